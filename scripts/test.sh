@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install everything the tests need into .venv, check style and types, run the whole suite.
+# Usage: bash scripts/test.sh [pytest arguments...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev,server,s3]'
+
+echo "== ruff"
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
+echo "== mypy --strict"
+.venv/bin/mypy
+echo "== pytest"
+.venv/bin/python -m pytest "$@"

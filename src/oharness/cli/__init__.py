@@ -1,0 +1,1 @@
+"""The ``oharness`` command line: a thin shell over the library."""

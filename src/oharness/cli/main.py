@@ -1,0 +1,61 @@
+"""Entry point: ``oharness``. Errors are one line on stderr and a non-zero exit code."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from oharness import __version__
+from oharness.cli.memory import memory
+from oharness.cli.project import project
+from oharness.errors import OHarnessError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="oharness")
+def cli() -> None:
+    """oharness: durable memory for AI agents."""
+
+
+cli.add_command(memory)
+cli.add_command(project)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 success, 1 refused/failed, 2 usage)."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        cli.main(args=args, prog_name="oharness", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.Abort:
+        click.echo("oharness: aborted", err=True)
+        return 1
+    except OHarnessError as exc:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"oharness: error: {exc.message}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        click.echo("oharness: interrupted", err=True)
+        return 130
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            f"oharness: unexpected error: {type(exc).__name__}: {exc} (run with --debug for "
+            "details)",
+            err=True,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,297 @@
+"""``oharness memory …``: the memory tools from the shell."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from oharness.cli.context import (
+    common_options,
+    emit_json,
+    format_time,
+    open_for,
+    stdin_is_terminal,
+    warn,
+)
+from oharness.errors import OHarnessError, ValidationError
+from oharness.tools.doctor import diagnose
+from oharness.tools.service import UNSET, Unset, note_file_text
+from oharness.types import NOTE_TYPES, Scope, parse_scope
+
+_SCOPE = click.Choice(["project", "user"])
+
+
+def _scope(value: str | None) -> Scope | None:
+    return parse_scope(value) if value is not None else None
+
+
+@click.group()
+def memory() -> None:
+    """Remember, read and forget notes in the project and user scopes."""
+
+
+@memory.command()
+@common_options
+@click.option("--summary", "-s", required=True, help="One line, at most 200 characters.")
+@click.option("--body", "-b", default=None, help="The note's Markdown body (default: stdin).")
+@click.option("--type", "note_type", type=click.Choice(list(NOTE_TYPES)), default=None)
+@click.option("--no-type", is_flag=True, help="Remove the type (when updating with --id).")
+@click.option("--tags", "-t", default=None, help="Comma or space separated; '' clears them.")
+@click.option("--scope", type=_SCOPE, default=None, help="Default: user for type user.")
+@click.option("--id", "note_id", default=None, help="Update this note instead of creating one.")
+def remember(
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    summary: str,
+    body: str | None,
+    note_type: str | None,
+    no_type: bool,
+    tags: str | None,
+    scope: str | None,
+    note_id: str | None,
+) -> None:
+    """Create a note, or update one with --id (fields left out are kept)."""
+    if note_type is not None and no_type:
+        raise click.UsageError("--type and --no-type exclude each other")
+    if body is None:
+        if stdin_is_terminal():
+            click.echo("Type the body, then Ctrl-D on a new line:", err=True)
+        body = sys.stdin.read()
+    workspace = open_for(project_path, register=True)
+    warn(workspace, as_json)
+    type_arg: str | Unset | None = UNSET
+    if note_type is not None:
+        type_arg = note_type
+    elif no_type:
+        type_arg = None
+    result = workspace.service.remember(
+        summary,
+        body,
+        type=type_arg,
+        tags=UNSET if tags is None else tags,
+        scope=_scope(scope),
+        id=note_id,
+    )
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    if result.created:
+        click.echo(f"Saved {result.id} ({result.scope}): {result.path}")
+    elif result.changed:
+        click.echo(f"Updated {result.id} ({result.scope}): {result.path}")
+    elif note_id is None:
+        click.echo(
+            f"Already saved with the same content as {result.id} ({result.scope}); nothing written"
+        )
+    else:
+        click.echo(f"No change to {result.id} ({result.scope})")
+    for target in result.dangling_links:
+        click.echo(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
+
+
+@memory.command("show")
+@common_options
+@click.argument("note_id")
+@click.option("--scope", type=_SCOPE, default=None)
+def show_note(
+    project_path: Path | None, as_json: bool, debug: bool, note_id: str, scope: str | None
+) -> None:
+    """Show one note with its links."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    view = workspace.service.read(note_id, _scope(scope))
+    if as_json:
+        emit_json(view.to_dict())
+        return
+    click.echo(click.style(view.summary, bold=True))
+    click.echo(f"id: {view.id}  scope: {view.scope}  type: {view.type or '-'}")
+    click.echo(f"tags: {', '.join(view.tags) or '-'}")
+    click.echo(f"created {format_time(view.created_at)}, updated {format_time(view.updated_at)}")
+    click.echo(f"file: {view.path}")
+    click.echo("")
+    click.echo(view.body.rstrip("\n"))
+    if view.links:
+        click.echo("\nlinks:")
+        for link in view.links:
+            shown = f"{link.summary} ({link.scope})" if link.scope else "missing"
+            click.echo(f"  -> [[{link.id}]] {shown}")
+    if view.incoming:
+        click.echo("\nlinked from:")
+        for link in view.incoming:
+            click.echo(f"  <- [[{link.id}]] {link.summary} ({link.scope})")
+
+
+@memory.command("list")
+@common_options
+@click.option("--offset", type=click.IntRange(min=0), default=0)
+@click.option("--limit", type=click.IntRange(min=1), default=50)
+def list_notes(
+    project_path: Path | None, as_json: bool, debug: bool, offset: int, limit: int
+) -> None:
+    """List notes of both scopes, most recently updated first."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    listing = workspace.service.listing(offset, limit)
+    if as_json:
+        emit_json(listing.to_dict())
+        return
+    if listing.total == 0:
+        click.echo("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
+        return
+    for item in listing.items:
+        click.echo(item.line())
+    if listing.next_offset is not None:
+        rest = listing.total - listing.next_offset
+        click.echo(f"... {rest} more: --offset {listing.next_offset}")
+
+
+@memory.command()
+@common_options
+@click.argument("note_id")
+@click.option("--scope", type=_SCOPE, default=None)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def forget(
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    note_id: str,
+    scope: str | None,
+    yes: bool,
+) -> None:
+    """Delete a note (a backup is written first; 'restore' brings it back)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    stored = workspace.service.find(note_id, _scope(scope))
+    if not yes:
+        if not stdin_is_terminal():
+            raise ValidationError(
+                f"not forgetting {note_id} without confirmation: pass --yes to confirm"
+            )
+        click.confirm(f"Forget {stored.id} ({stored.scope}): {stored.note.summary}?", abort=True)
+    result = workspace.service.forget(stored.id, stored.scope)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(f"Forgot {result.id} ({result.scope}); backup {result.backup_id}")
+
+
+def _run_editor(path: Path) -> None:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    try:
+        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+    except OSError as exc:
+        raise ValidationError(
+            f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR"
+        ) from exc
+    if completed.returncode != 0:
+        raise ValidationError(
+            f"the editor exited with status {completed.returncode}; nothing was changed "
+            f"(your text is kept in {path})"
+        )
+
+
+@memory.command()
+@common_options
+@click.argument("note_id")
+@click.option("--scope", type=_SCOPE, default=None)
+def edit(
+    project_path: Path | None, as_json: bool, debug: bool, note_id: str, scope: str | None
+) -> None:
+    """Open a note in $EDITOR; the result is checked like 'remember' before it is saved."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    stored = workspace.service.find(note_id, _scope(scope))
+    original = note_file_text(stored)
+    handle, name = tempfile.mkstemp(prefix=f"{stored.id}-", suffix=".md")
+    path = Path(name)
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(original)
+    _run_editor(path)
+    text = path.read_text(encoding="utf-8")
+    if text == original:
+        path.unlink()
+        click.echo(f"No change to {stored.id}")
+        return
+    try:
+        result = workspace.service.apply_edit(stored.id, stored.scope, text)
+    except OHarnessError as exc:
+        raise type(exc)(f"{exc.message} (your edited text is kept in {path})") from exc
+    path.unlink()
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(f"{'Updated' if result.changed else 'No change to'} {result.id}")
+
+
+@memory.command()
+@common_options
+def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Report files that were skipped and why (nothing is changed)."""
+    workspace = open_for(project_path, register=False)
+    report = diagnose(workspace.service, workspace.warnings)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    for message in report.warnings:
+        click.echo(f"warning: {message}")
+    for scope, info in report.scopes.items():
+        if info.get("available") is False:
+            click.echo(f"{scope}: not available")
+        else:
+            click.echo(
+                f"{scope}: {info['notes']} notes in {info['directory']}"
+                f" ({info['skipped']} skipped, {info['unloaded']} not loaded)"
+            )
+    for finding in report.findings:
+        label = "problem" if finding.is_problem else "info"
+        click.echo(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
+    click.echo("healthy" if report.healthy else "problems found (files left untouched)")
+
+
+@memory.command()
+@common_options
+@click.option("--limit", type=click.IntRange(min=1), default=50)
+def backups(project_path: Path | None, as_json: bool, debug: bool, limit: int) -> None:
+    """List the most recent backups, with when and why."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    records = workspace.service.backups().recent(limit)
+    if as_json:
+        emit_json({"backups": [record.to_dict() for record in records]})
+        return
+    if not records:
+        click.echo("No backups yet.")
+    for record in records:
+        click.echo(
+            f"{record.backup_id}  {format_time(record.created_at)}  {record.reason:<18} "
+            f"{record.note_id or '?'}"
+        )
+
+
+@memory.command()
+@common_options
+@click.argument("backup_id")
+@click.option("--scope", type=_SCOPE, default=None, help="Only for backups with no origin.")
+def restore(
+    project_path: Path | None, as_json: bool, debug: bool, backup_id: str, scope: str | None
+) -> None:
+    """Put a backup back where it came from (a different current version is backed up)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    result = workspace.service.restore(backup_id, _scope(scope))
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    if not result.changed:
+        click.echo(f"{result.id} already has this content; nothing changed")
+        return
+    click.echo(f"Restored {result.id} ({result.scope}): {result.path}")
+    if result.replaced_backup_id:
+        click.echo(f"the version it replaced is kept as backup {result.replaced_backup_id}")

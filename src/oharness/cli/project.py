@@ -1,0 +1,95 @@
+"""``oharness project init|show|reset-id``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from oharness.cli.context import common_options, emit_json, open_for, warn
+from oharness.errors import ProjectError
+from oharness.notes.ids import random_hex
+from oharness.project.identity import reset_project_id
+from oharness.tools.workspace import Workspace, wall_clock_ms
+
+
+@click.group()
+def project() -> None:
+    """Register and inspect the project of the current directory."""
+
+
+def _describe(workspace: Workspace) -> dict[str, object]:
+    info = workspace.project
+    service = workspace.service
+    counts = {scope: len(service.store(scope).notes()) for scope in service.available_scopes()}
+    return {
+        "root": str(info.root) if info else None,
+        "registered": bool(info and info.registered),
+        "id": info.identity.id if info and info.identity else None,
+        "memoryDir": str(info.memory_dir) if info else None,
+        "home": str(workspace.home.home),
+        "userMemoryDir": str(workspace.home.user_memory_dir) if workspace.user_available else None,
+        "notes": counts,
+    }
+
+
+def _print(data: dict[str, object]) -> None:
+    notes = data["notes"]
+    assert isinstance(notes, dict)
+    click.echo(f"project:   {data['root'] or '(none)'}")
+    click.echo(f"id:        {data['id'] or '(not registered)'}")
+    click.echo(f"notes dir: {data['memoryDir'] or '-'} ({notes.get('project', 0)} notes)")
+    click.echo(
+        f"user dir:  {data['userMemoryDir'] or 'unavailable'} ({notes.get('user', 0)} notes)"
+    )
+    click.echo(f"home:      {data['home']}")
+
+
+@project.command()
+@common_options
+def init(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Register the project (creates .oharness/project.json, MEMORY/, ARTIFACTS/)."""
+    workspace = open_for(project_path, register=True)
+    warn(workspace, as_json)
+    if workspace.project is None or not workspace.project.registered:
+        raise ProjectError("this folder cannot be registered as a project")
+    data = _describe(workspace)
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"Registered project {data['id']} at {data['root']}")
+        _print(data)
+
+
+@project.command()
+@common_options
+def show(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Show the project found from here, its id and notes folders (changes nothing)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    data = _describe(workspace)
+    if as_json:
+        emit_json(data)
+    else:
+        _print(data)
+
+
+@project.command("reset-id")
+@common_options
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+def reset_id(project_path: Path | None, as_json: bool, debug: bool, yes: bool) -> None:
+    """Give this project a new id on purpose (e.g. a copied folder that should stand alone)."""
+    workspace = open_for(project_path, register=False)
+    if workspace.project is None or not workspace.project.registered:
+        raise ProjectError("no registered project here; run 'oharness project init' first")
+    if not yes:
+        click.confirm(
+            "A new id detaches this project from its sync state, usage counts and sessions. "
+            "Continue?",
+            abort=True,
+        )
+    identity = reset_project_id(workspace.project.root, hex_source=random_hex, clock=wall_clock_ms)
+    if as_json:
+        emit_json({"root": str(workspace.project.root), "id": identity.id})
+    else:
+        click.echo(f"New project id {identity.id}")

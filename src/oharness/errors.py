@@ -1,0 +1,86 @@
+"""The one exception tree of oharness.
+
+Every error the library raises on purpose derives from :class:`OHarnessError`. Each carries a
+message that says what went wrong *and what to do about it*, plus structured fields for callers
+that want to react programmatically (``code`` is stable and documented).
+
+Tree::
+
+    OHarnessError
+    ├── ConfigError             a config file or key is wrong (names the file and key)
+    ├── ProjectError            no project here, home used as a project, bad memory.dir
+    ├── NoteFormatError         a note file or frontmatter cannot be parsed
+    ├── ValidationError         input refused: bad id, summary, type, tags, size
+    │   └── SecretError         input looks like a credential (never echoes it)
+    ├── NotFoundError           no note / backup with that id
+    ├── ConflictError           case-insensitive id collision, ambiguous id across scopes
+    ├── LimitError              maxNotes reached, body too large
+    ├── UnavailableError        a feature or scope is not available here (says why)
+    ├── PathSafetyError         a path would escape its directory
+    └── StorageError            the file system refused (permission, disk full, lock timeout)
+
+Merge conflicts and sync rejections are values, not exceptions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OHarnessError(Exception):
+    """Root of every error oharness raises on purpose."""
+
+    code = "error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description: stable code, message and structured details."""
+        return {"code": self.code, "message": self.message, **self.details}
+
+
+class ConfigError(OHarnessError):
+    code = "config"
+
+
+class ProjectError(OHarnessError):
+    code = "project"
+
+
+class NoteFormatError(OHarnessError):
+    code = "note_format"
+
+
+class ValidationError(OHarnessError):
+    code = "invalid"
+
+
+class SecretError(ValidationError):
+    code = "secret"
+
+
+class NotFoundError(OHarnessError):
+    code = "not_found"
+
+
+class ConflictError(OHarnessError):
+    code = "conflict"
+
+
+class LimitError(OHarnessError):
+    code = "limit"
+
+
+class UnavailableError(OHarnessError):
+    code = "unavailable"
+
+
+class PathSafetyError(OHarnessError):
+    code = "path_safety"
+
+
+class StorageError(OHarnessError):
+    code = "storage"

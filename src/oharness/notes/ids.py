@@ -1,0 +1,135 @@
+"""Note ids, summaries, tags and types: the validation and generation rules of spec 01.1."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+
+from oharness.errors import ValidationError
+from oharness.types import NOTE_TYPES, HexSource
+
+ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+MAX_SUMMARY_CHARS: Final = 200
+MAX_SLUG_CHARS: Final = 48
+_TAG_SPLIT: Final = re.compile(r"[,\s]+")
+_ASCII_UPPER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def is_valid_id(value: str) -> bool:
+    """True when ``value`` is a well-formed note id (always a safe file name)."""
+    return ID_PATTERN.fullmatch(value) is not None
+
+
+def check_id(value: object) -> str:
+    """Return ``value`` if it is a valid id, else raise a :class:`ValidationError`."""
+    if not isinstance(value, str) or not is_valid_id(value):
+        raise ValidationError(
+            f"invalid note id {value!r}: an id is 1-128 letters, digits, '-' or '_', starting "
+            "with a letter or digit (no dots, slashes or spaces)",
+            field="id",
+        )
+    return value
+
+
+def random_hex(count: int) -> str:
+    """``count`` random lower-case hex characters from the OS's secure source."""
+    return secrets.token_hex((count + 1) // 2)[:count]
+
+
+def slugify(summary: str) -> str:
+    """The id stem of a summary: its ASCII letters and digits, words joined by '-'."""
+    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > MAX_SLUG_CHARS:
+            if not slug:
+                slug = word[:MAX_SLUG_CHARS]
+            break
+        slug = candidate
+    return slug or "note"
+
+
+def generate_id(summary: str, hex_source: HexSource = random_hex) -> str:
+    """A new id for a note with this summary: ``<slug>-<3 hex>``, e.g. ``deploys-tuesday-3fa``."""
+    return f"{slugify(summary)}-{hex_source(3)}"
+
+
+def clean_summary(value: object) -> str:
+    """Trim a summary and check it is one line of 1-200 characters."""
+    if not isinstance(value, str):
+        raise ValidationError("summary must be a string", field="summary")
+    summary = value.strip()
+    if not summary:
+        raise ValidationError("summary is empty: give the note a one-line summary", field="summary")
+    if "\n" in summary or "\r" in summary:
+        raise ValidationError(
+            "summary has a line break: a summary is one line; put details in the body",
+            field="summary",
+        )
+    if len(summary) > MAX_SUMMARY_CHARS:
+        raise ValidationError(
+            f"summary is {len(summary)} characters: at most {MAX_SUMMARY_CHARS}; "
+            "shorten it and put details in the body",
+            field="summary",
+        )
+    return summary
+
+
+def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items: Iterable[object] = [value]
+    else:
+        items = value
+    cleaned: list[str] = []
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise ValidationError("tags must be strings", field="tags")
+        for part in _TAG_SPLIT.split(item):
+            tag = part.strip().translate(_ASCII_UPPER)
+            if tag and tag not in seen:
+                seen.add(tag)
+                cleaned.append(tag)
+    return tuple(cleaned)
+
+
+def check_type(value: object) -> str | None:
+    """Return a valid note type (or ``None`` for no type), else raise."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value in NOTE_TYPES:
+        return value
+    raise ValidationError(
+        f"unknown note type {value!r}: use one of {', '.join(NOTE_TYPES)}, or leave it out",
+        field="type",
+    )
+
+
+def clean_body(value: object, max_bytes: int) -> str:
+    """Normalise line endings (ending in one), check non-empty and within ``max_bytes``."""
+    from oharness.errors import LimitError
+
+    if not isinstance(value, str):
+        raise ValidationError("body must be a string", field="body")
+    body = value.replace("\r\n", "\n")
+    if body and not body.endswith("\n"):
+        body += "\n"  # files end with a newline; an update repeating the same text is no change
+    if not body.strip():
+        raise ValidationError("body is empty: say what the note records", field="body")
+    size = len(body.encode("utf-8"))
+    if size > max_bytes:
+        raise LimitError(
+            f"body is {size} bytes: at most {max_bytes} (memory.maxNoteBytes); split it into "
+            "several linked notes",
+            field="body",
+            limit=max_bytes,
+        )
+    return body

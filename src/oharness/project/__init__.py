@@ -1,0 +1,1 @@
+"""Projects and machine-local places: OHARNESS_HOME layout, project identity, config files."""

@@ -1,0 +1,205 @@
+"""Finding and registering projects (spec 01.4, 01.8).
+
+A project is found by walking up from the current directory to the nearest
+``.oharness/project.json``, else the git top level, else the current directory. Registering
+creates ``.oharness/project.json`` (id ``git-<root commit>`` in a git repository with at least
+one commit, ``p-<32 hex>`` elsewhere), ``MEMORY/`` and ``ARTIFACTS/``. The id is written once
+(an exclusive create, so two processes registering at once agree) and never recomputed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from oharness.errors import ProjectError
+from oharness.fsio import fsync_directory, temp_path_for
+from oharness.types import Clock, HexSource
+
+STATE_DIR: Final = ".oharness"
+PROJECT_FILE: Final = "project.json"
+ARTIFACTS_DIR: Final = "ARTIFACTS"
+DEFAULT_MEMORY_DIR: Final = "MEMORY"
+
+
+@dataclass(frozen=True)
+class ProjectLocation:
+    """Where a command's project is, and whether it is registered yet."""
+
+    root: Path
+    registered: bool
+
+
+@dataclass(frozen=True)
+class ProjectIdentity:
+    """The contents of ``.oharness/project.json``."""
+
+    id: str
+    created_at: int
+
+
+def _is_inside(path: Path, parent: Path) -> bool:
+    try:
+        path.resolve().relative_to(parent.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def find_project(start: Path, home: Path) -> ProjectLocation | None:
+    """The project a command run in ``start`` works on; ``None`` inside ``OHARNESS_HOME``."""
+    start = start.resolve()
+    if _is_inside(start, home):
+        return None
+    home_resolved = home.resolve()
+    for directory in (start, *start.parents):
+        state = directory / STATE_DIR
+        if (state / PROJECT_FILE).is_file() and state.resolve() != home_resolved:
+            return ProjectLocation(directory, True)
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists():
+            return ProjectLocation(directory, False)
+    return ProjectLocation(start, False)
+
+
+def git_root_commit(root: Path) -> str | None:
+    """The root commit of the repository at ``root`` (smallest when several), if any."""
+    if not (root / ".git").exists():
+        return None
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    roots = sorted(line.strip() for line in result.stdout.splitlines() if line.strip())
+    return roots[0] if result.returncode == 0 and roots else None
+
+
+def read_identity(root: Path) -> ProjectIdentity:
+    """Read ``.oharness/project.json``, or raise a clear :class:`ProjectError`."""
+    path = root / STATE_DIR / PROJECT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ProjectError(
+            f"{root} is not a registered project; run 'oharness project init' there",
+            path=str(path),
+        ) from exc
+    except (OSError, ValueError) as exc:
+        raise ProjectError(
+            f"{path} cannot be read as JSON ({exc}); fix it or run 'oharness project reset-id'",
+            path=str(path),
+        ) from exc
+    project_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(project_id, str) or not project_id:
+        raise ProjectError(
+            f"{path} has no project id; fix it or run 'oharness project reset-id'",
+            path=str(path),
+        )
+    created = data.get("createdAt")
+    return ProjectIdentity(project_id, created if isinstance(created, int) else 0)
+
+
+def _write_exclusive(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` unless it exists; True when we created it."""
+    temp = temp_path_for(path)
+    with open(temp, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(temp)
+    fsync_directory(path.parent)
+    return True
+
+
+def new_project_id(
+    root: Path, hex_source: HexSource, root_commit: Callable[[Path], str | None]
+) -> str:
+    """``git-<root commit>`` in a git repository with commits, else ``p-<32 hex>``."""
+    commit = root_commit(root)
+    return f"git-{commit}" if commit else f"p-{hex_source(32)}"
+
+
+def register_project(
+    root: Path,
+    home: Path,
+    *,
+    clock: Clock,
+    hex_source: HexSource,
+    memory_dir: Path | None = None,
+    root_commit: Callable[[Path], str | None] = git_root_commit,
+) -> ProjectIdentity:
+    """Make ``root`` a project (idempotent) and return its identity."""
+    if _is_inside(root, home) or (_is_inside(home, root) and root.resolve() == home.resolve()):
+        raise ProjectError(
+            f"{root} is inside OHARNESS_HOME ({home}), which is never a project; "
+            "run the command in your project folder",
+            path=str(root),
+        )
+    state = root / STATE_DIR
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        (root / ARTIFACTS_DIR).mkdir(exist_ok=True)
+        (memory_dir or root / DEFAULT_MEMORY_DIR).mkdir(parents=True, exist_ok=True)
+        path = state / PROJECT_FILE
+        if not path.exists():
+            identity = {
+                "id": new_project_id(root, hex_source, root_commit),
+                "createdAt": clock(),
+            }
+            _write_exclusive(path, (json.dumps(identity, indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise ProjectError(
+            f"cannot register {root} as a project: {exc.strerror or exc}; check permissions",
+            path=str(root),
+        ) from exc
+    return read_identity(root)
+
+
+def reset_project_id(root: Path, *, hex_source: HexSource, clock: Clock) -> ProjectIdentity:
+    """Give a registered project a new random id on purpose (e.g. after copying a folder)."""
+    from oharness.fsio import atomic_write
+
+    read_identity(root)
+    identity = {"id": f"p-{hex_source(32)}", "createdAt": clock()}
+    atomic_write(
+        root / STATE_DIR / PROJECT_FILE, (json.dumps(identity, indent=2) + "\n").encode("utf-8")
+    )
+    return read_identity(root)
+
+
+def resolve_memory_dir(root: Path, configured: str | None, source: str) -> Path:
+    """The project's notes folder: ``memory.dir`` relative to the root, else ``MEMORY/``."""
+    if configured is None or configured == "":
+        return root / DEFAULT_MEMORY_DIR
+    relative = Path(configured)
+    normal = os.path.normpath(configured)
+    if relative.is_absolute() or normal == ".." or normal.startswith(".." + os.sep):
+        raise ProjectError(
+            f"{source}: memory.dir {configured!r} must be a path inside the project, relative "
+            "to its root (e.g. 'docs/memory')",
+            key="memory.dir",
+        )
+    target = root / normal
+    if normal == "." or not _is_inside(target, root):
+        raise ProjectError(
+            f"{source}: memory.dir {configured!r} leaves the project folder or is its root; "
+            "use a subfolder (e.g. 'docs/memory')",
+            key="memory.dir",
+        )
+    return target

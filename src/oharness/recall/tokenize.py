@@ -1,0 +1,215 @@
+"""Turning text into recall terms (spec 03.2, "Tokenising").
+
+Rules, in the order they apply:
+
+1. Text that is not pure ASCII is NFKC-normalised (full-width Latin becomes ASCII, half-width
+   katakana becomes full-width), then cut into *chunks*: runs of CJK characters (Han,
+   Hiragana, Katakana, Hangul), and runs of other word characters joined by ``- _ . /``. The
+   word pattern excludes the CJK ranges, so ``重跑gen-itgc后`` gives ``重跑``, ``gen-itgc``, ``后``.
+2. A CJK run becomes its overlapping pairs (``数据库`` -> ``数据``, ``据库``); a lone character
+   stays a unigram.
+3. A word chunk made of several parts (``gen-itgc``, ``run_tests.py``, ``getUserName``) is kept
+   whole (case-folded, unstemmed) *and* split into its parts, on the separators and on
+   camelCase boundaries.
+4. Each word or part is case-folded; stop words are dropped; the rest are stemmed with every
+   configured Snowball stemmer. With several languages a word yields each *distinct* stem
+   (``pricing`` -> ``price`` in English and ``pricing`` in French), and documents index them
+   all. Queries group a word's stems as alternatives (:meth:`Tokenizer.query_terms`) and the
+   scorer counts the best one, so a second language widens matching without counting a word
+   twice.
+
+Results are cached per chunk, so a word costs one dictionary lookup after its first sighting
+(this is why PyStemmer's own cache is switched off: it slows mostly-new words down).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from typing import Final
+
+import Stemmer
+
+from oharness.errors import ConfigError
+from oharness.recall.words import (
+    CJK_COMMON,
+    CJK_STOP,
+    COMMON_WORDS,
+    ENGLISH_STOP,
+    STOP_WORDS,
+    VERY_COMMON_WORDS,
+)
+
+#: Bump when a change here changes the terms of any text: it invalidates derived caches.
+TOKENIZER_VERSION: Final = 1
+
+#: Prior share of notes that contain a term (see :mod:`oharness.recall.score`).
+PRIOR_VERY_COMMON: Final = 0.25
+PRIOR_COMMON: Final = 0.08
+PRIOR_NUMBER: Final = 0.05
+
+_CJK: Final = (
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u2e80-\u2fdf"  # CJK and Kangxi radicals
+    "\u3005-\u3007\u3021-\u3029\u3038-\u303b"  # 々〆〇, Hangzhou numerals
+    "\u3041-\u309f"  # Hiragana
+    "\u30a1-\u30fa\u30fc-\u30ff"  # Katakana without the middle dot
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf\u4e00-\u9fff"  # Han
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # Han compatibility
+    "\uff66-\uff9f"  # half-width Katakana (NFKC usually removes these)
+    "\U00020000-\U0003134f"  # Han extensions B-H
+)
+_WORD_CHAR: Final = rf"[^\W_{_CJK}]"
+_CHUNK: Final = re.compile(rf"[{_CJK}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
+_CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
+_SEPARATORS: Final = re.compile(r"[-_./]+")
+_CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
+_CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
+_HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
+_MAX_CACHED_CHUNKS: Final = 400_000
+
+#: The terms of one chunk: one tuple of alternatives per word or part.
+Groups = tuple[tuple[str, ...], ...]
+
+
+def available_languages() -> tuple[str, ...]:
+    """The Snowball stemmer names accepted in ``memory.recall.languages``."""
+    return tuple(sorted(Stemmer.algorithms()))
+
+
+class Tokenizer:
+    """Splits text into recall terms for a fixed list of Snowball languages.
+
+    Not thread-safe (it fills a cache); give each thread its own or serialise calls.
+    """
+
+    def __init__(self, languages: Sequence[str] = ("english",)) -> None:
+        names = tuple(dict.fromkeys(language.strip().lower() for language in languages))
+        known = available_languages()
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ConfigError(
+                f"memory.recall.languages: unknown stemmer language(s) {', '.join(unknown)}; "
+                f"available: {', '.join(known)}",
+                key="memory.recall.languages",
+                unknown=unknown,
+                available=list(known),
+            )
+        self.languages: tuple[str, ...] = names
+        self._stemmers = [Stemmer.Stemmer(name, 0) for name in names]
+        stop = set(ENGLISH_STOP)
+        for name in names:
+            stop |= STOP_WORDS.get(name, frozenset())
+        self._stop: frozenset[str] = frozenset(stop)
+        self._cache: dict[str, Groups] = {}
+        self._priors = self._build_priors()
+
+    @property
+    def signature(self) -> str:
+        """Identifies the term output: equal signatures give equal terms for equal text."""
+        return f"v{TOKENIZER_VERSION}:{','.join(self.languages)}"
+
+    def tokens(self, text: str) -> list[str]:
+        """All terms of ``text`` in order, repeats kept (each alternative stem listed)."""
+        return [term for chunk in _chunks(text) for group in self._analyse(chunk) for term in group]
+
+    def counts(self, text: str) -> dict[str, int]:
+        """How often each term occurs in ``text`` (the form documents are indexed in)."""
+        result: dict[str, int] = {}
+        for chunk, times in Counter(_chunks(text)).items():
+            for group in self._analyse(chunk):
+                for term in group:
+                    result[term] = result.get(term, 0) + times
+        return result
+
+    def query_terms(self, text: str) -> list[tuple[str, ...]]:
+        """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
+        seen: set[str] = set()
+        groups: list[tuple[str, ...]] = []
+        for chunk in dict.fromkeys(_chunks(text)):
+            for group in self._analyse(chunk):
+                fresh = tuple(term for term in group if term not in seen)
+                if fresh:
+                    seen.update(fresh)
+                    groups.append(fresh)
+        return groups
+
+    def prior(self, term: str) -> float:
+        """The share of notes a term is assumed to occur in before any note is seen."""
+        found = self._priors.get(term)
+        if found is not None:
+            return found
+        if term.isdigit():
+            return PRIOR_NUMBER
+        if _HIRAGANA_PAIR.fullmatch(term):
+            return PRIOR_COMMON  # hiragana-only pairs are mostly inflections and particles
+        return 0.0
+
+    def _build_priors(self) -> dict[str, float]:
+        priors: dict[str, float] = {}
+        for words, share in (
+            (COMMON_WORDS, PRIOR_COMMON),
+            (CJK_COMMON, PRIOR_COMMON),
+            (VERY_COMMON_WORDS, PRIOR_VERY_COMMON),
+        ):
+            for word in words:
+                for group in self._analyse(word):
+                    for term in group:
+                        priors[term] = max(share, priors.get(term, 0.0))
+        return priors
+
+    def _analyse(self, chunk: str) -> Groups:
+        cached = self._cache.get(chunk)
+        if cached is not None:
+            return cached
+        if _CJK_RUN.fullmatch(chunk):
+            groups = _cjk_groups(chunk)
+        else:
+            groups = self._word_groups(chunk)
+        if len(self._cache) >= _MAX_CACHED_CHUNKS:
+            self._cache.clear()  # bounded memory in long-lived processes; refills quickly
+        self._cache[chunk] = groups
+        return groups
+
+    def _word_groups(self, chunk: str) -> Groups:
+        parts: list[str] = []
+        for piece in _SEPARATORS.split(chunk):
+            if _CAMEL_BOUNDARY.search(piece):
+                parts.extend(_CAMEL_PART.findall(piece))
+            elif piece:
+                parts.append(piece)
+        groups: list[tuple[str, ...]] = []
+        if len(parts) > 1:
+            whole = chunk.casefold()
+            if whole not in self._stop:
+                groups.append((whole,))
+        seen: set[str] = {group[0] for group in groups}
+        for part in parts:
+            word = part.casefold()
+            # A lone letter cut out of an identifier ("e.g", "v-model") names nothing.
+            if word in self._stop or (len(parts) > 1 and len(word) == 1 and word.isalpha()):
+                continue
+            stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
+            fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
+            if fresh:
+                seen.update(fresh)
+                groups.append(fresh)
+        return tuple(groups)
+
+
+def _chunks(text: str) -> list[str]:
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return _CHUNK.findall(text)
+
+
+def _cjk_groups(run: str) -> Groups:
+    if len(run) == 1:
+        return () if run in CJK_STOP else ((run,),)
+    pairs = dict.fromkeys(run[i : i + 2] for i in range(len(run) - 1))
+    return tuple((pair,) for pair in pairs if pair not in CJK_STOP)

@@ -1,0 +1,108 @@
+"""A health report of the notes folders: what was skipped and why (``oharness memory doctor``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from oharness.notes.ids import MAX_SUMMARY_CHARS
+from oharness.tools.service import MemoryService
+from oharness.types import NOTE_TYPES
+
+#: Finding kinds that are information, not problems (a dangling link is usually intended).
+INFO_KINDS = frozenset({"dangling_link"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    scope: str
+    kind: str
+    path: str
+    message: str
+
+    @property
+    def is_problem(self) -> bool:
+        return self.kind not in INFO_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "kind": self.kind,
+            "path": self.path,
+            "message": self.message,
+            "problem": self.is_problem,
+        }
+
+
+@dataclass
+class DoctorReport:
+    scopes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        return not any(finding.is_problem for finding in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "healthy": self.healthy,
+            "scopes": self.scopes,
+            "findings": [finding.to_dict() for finding in self.findings],
+            "warnings": self.warnings,
+        }
+
+
+def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
+    """Check both scopes; files are only read, never changed."""
+    report = DoctorReport(warnings=list(warnings))
+    for scope in service.available_scopes():
+        store = service.store(scope)
+        store.refresh(full=True)
+        notes = store.notes()
+        report.scopes[scope] = {
+            "directory": str(store.directory),
+            "notes": len(notes),
+            "skipped": len(store.problems()),
+            "unloaded": len(store.unloaded()),
+        }
+        for problem in store.problems():
+            report.findings.append(
+                Finding(scope, problem.reason, str(problem.path), problem.message)
+            )
+        for path in store.unloaded():
+            report.findings.append(
+                Finding(scope, "unloaded", str(path), "not loaded: memory.maxNotes reached")
+            )
+        for path in store.stray_temp_files():
+            report.findings.append(
+                Finding(
+                    scope,
+                    "stray_temp",
+                    str(path),
+                    "a temp file left by an interrupted write; never loaded, safe to delete",
+                )
+            )
+        for stored in notes:
+            note = stored.note
+            if len(note.summary) > MAX_SUMMARY_CHARS:
+                report.findings.append(
+                    Finding(scope, "long_summary", str(stored.path), "summary over 200 characters")
+                )
+            if note.type is not None and note.type not in NOTE_TYPES:
+                report.findings.append(
+                    Finding(scope, "unknown_type", str(stored.path), f"unknown type {note.type!r}")
+                )
+            for target in service.dangling_links(note.body):
+                report.findings.append(
+                    Finding(
+                        scope,
+                        "dangling_link",
+                        str(stored.path),
+                        f"links to [[{target}]], which exists in neither scope",
+                    )
+                )
+    for scope in ("project", "user"):
+        if scope not in report.scopes:
+            report.scopes[scope] = {"available": False}
+    return report

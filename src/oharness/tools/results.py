@@ -1,0 +1,146 @@
+"""Structured results of the memory tools, with the JSON shapes of spec 02.1."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from oharness.types import Scope
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    id: str
+    scope: Scope
+    path: str
+    created: bool
+    changed: bool
+    dangling_links: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "path": self.path,
+            "created": self.created,
+            "changed": self.changed,
+            "danglingLinks": list(self.dangling_links),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True)
+class LinkView:
+    id: str
+    scope: Scope | None
+    summary: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.scope is None:
+            return {"id": self.id, "scope": None, "summary": "missing", "missing": True}
+        return {"id": self.id, "scope": self.scope, "summary": self.summary, "missing": False}
+
+
+@dataclass(frozen=True)
+class NoteView:
+    id: str
+    scope: Scope
+    summary: str
+    type: str | None
+    tags: tuple[str, ...]
+    created_at: int
+    updated_at: int
+    body: str
+    path: str
+    hash: str
+    links: tuple[LinkView, ...]
+    incoming: tuple[LinkView, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "summary": self.summary,
+            "type": self.type,
+            "tags": list(self.tags),
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+            "body": self.body,
+            "path": self.path,
+            "hash": self.hash,
+            "links": [link.to_dict() for link in self.links],
+            "incoming": [link.to_dict() for link in self.incoming],
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+
+@dataclass(frozen=True)
+class ListingItem:
+    id: str
+    scope: Scope
+    type: str | None
+    summary: str
+    updated_at: int
+
+    def line(self) -> str:
+        """``- [type] summary (id)`` with a ``user:`` marker for user notes."""
+        kind = f"[{self.type}] " if self.type else ""
+        marker = "user:" if self.scope == "user" else ""
+        return f"- {kind}{self.summary} ({marker}{self.id})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "type": self.type,
+            "summary": self.summary,
+            "updatedAt": self.updated_at,
+        }
+
+
+@dataclass(frozen=True)
+class Listing:
+    items: tuple[ListingItem, ...]
+    total: int
+    offset: int
+    next_offset: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "notes": [item.to_dict() for item in self.items],
+            "total": self.total,
+            "offset": self.offset,
+            "nextOffset": self.next_offset,
+        }
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    id: str
+    scope: Scope
+    backup_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "scope": self.scope, "backupId": self.backup_id}
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    id: str
+    scope: Scope
+    path: str
+    backup_id: str
+    replaced_backup_id: str | None
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "path": self.path,
+            "backupId": self.backup_id,
+            "replacedBackupId": self.replaced_backup_id,
+            "changed": self.changed,
+        }

@@ -1,0 +1,73 @@
+"""Shared fixtures: a temporary OHARNESS_HOME, projects, a fixed clock and id source."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from oharness.tools.workspace import Workspace, open_workspace
+
+
+class FakeClock:
+    """A clock that only moves when told (milliseconds)."""
+
+    def __init__(self, start: int = 1_789_000_000_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+def counting_hex() -> Callable[[int], str]:
+    """Deterministic 'random' hex: 001, 002, ..."""
+    counter = itertools.count(1)
+
+    def source(count: int) -> str:
+        return format(next(counter), "x").rjust(count, "0")[-count:]
+
+    return source
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def open_ws(
+    home: Path, project_dir: Path, clock: FakeClock
+) -> Iterator[Callable[..., Workspace]]:
+    hex_source = counting_hex()
+
+    def factory(start: Path | None = None, *, register: bool = True) -> Workspace:
+        return open_workspace(
+            start or project_dir, home, register=register, clock=clock, hex_source=hex_source
+        )
+
+    yield factory
+
+
+@pytest.fixture
+def workspace(open_ws: Callable[..., Workspace]) -> Workspace:
+    return open_ws()

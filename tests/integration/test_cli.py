@@ -1,0 +1,163 @@
+"""The CLI through its installed entry point (spec 12), on a real project folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OHARNESS = Path(sys.executable).with_name("oharness")
+
+
+class Cli:
+    def __init__(self, home: Path, cwd: Path) -> None:
+        self.home = home
+        self.cwd = cwd
+
+    def run(
+        self, *args: str, input: str | None = None, cwd: Path | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "OHARNESS_HOME": str(self.home), **env}
+        environment.pop("EDITOR", None) if "EDITOR" not in env else None
+        return subprocess.run(
+            [str(OHARNESS), *args],
+            cwd=cwd or self.cwd,
+            input=input if input is not None else "",
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=60,
+        )
+
+    def ok(self, *args: str, **kwargs: str) -> subprocess.CompletedProcess[str]:
+        result = self.run(*args, **kwargs)
+        assert result.returncode == 0, result.stderr
+        return result
+
+    def json(self, *args: str, **kwargs: str) -> dict[str, object]:
+        data: dict[str, object] = json.loads(self.ok(*args, "--json", **kwargs).stdout)
+        return data
+
+    def fails(self, *args: str, **kwargs: str) -> str:
+        result = self.run(*args, **kwargs)
+        assert result.returncode != 0, result.stdout
+        assert "Traceback" not in result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        return lines[0]
+
+
+@pytest.fixture
+def cli(home: Path, project_dir: Path) -> Cli:
+    return Cli(home, project_dir)
+
+
+def test_project_init_and_show(cli: Cli, project_dir: Path) -> None:
+    shown = cli.json("project", "show")
+    assert shown["registered"] is False and not (project_dir / ".oharness").exists()
+    created = cli.json("project", "init")
+    assert created["registered"] is True and str(created["id"]).startswith("p-")
+    assert (project_dir / "MEMORY").is_dir() and (project_dir / "ARTIFACTS").is_dir()
+    sub = project_dir / "deep" / "er"
+    sub.mkdir(parents=True)
+    assert cli.json("project", "show", cwd=sub)["id"] == created["id"]
+    assert "Registered project" in cli.ok("project", "init").stdout
+
+
+def test_remember_show_list_forget_restore_round_trip(cli: Cli, project_dir: Path) -> None:
+    saved = cli.json(
+        "memory", "remember", "--summary", "Deploys happen on Tuesdays",
+        "--body", "Release train at noon.", "--tags", "release, Deploy", "--type", "project",
+    )
+    assert saved["created"] is True
+    note_id = str(saved["id"])
+    assert (project_dir / "MEMORY" / f"{note_id}.md").is_file()
+    from_stdin = cli.json(
+        "memory", "remember", "--summary", "Prefers terse answers", "--type", "user",
+        input="Lead with code.\n",
+    )
+    assert from_stdin["scope"] == "user"
+    assert (cli.home / "memory" / "user" / f"{from_stdin['id']}.md").is_file()
+
+    shown = cli.json("memory", "show", note_id)
+    assert shown["tags"] == ["release", "deploy"] and shown["body"] == "Release train at noon.\n"
+    text = cli.ok("memory", "show", note_id).stdout
+    assert "Deploys happen on Tuesdays" in text and "Release train at noon." in text
+
+    listing = cli.ok("memory", "list").stdout.splitlines()
+    assert listing[0].startswith("- [user] Prefers terse answers (user:")
+    assert listing[1] == f"- [project] Deploys happen on Tuesdays ({note_id})"
+
+    refused = cli.fails("memory", "forget", note_id)
+    assert "--yes" in refused
+    forgotten = cli.json("memory", "forget", note_id, "--yes")
+    assert not (project_dir / "MEMORY" / f"{note_id}.md").exists()
+    backups = cli.json("memory", "backups")["backups"]
+    assert isinstance(backups, list) and backups[0]["reason"] == "forget"
+    assert backups[0]["backupId"] == forgotten["backupId"]
+    cli.ok("memory", "restore", str(forgotten["backupId"]))
+    assert cli.json("memory", "show", note_id)["summary"] == "Deploys happen on Tuesdays"
+
+
+def test_update_with_id_keeps_fields(cli: Cli) -> None:
+    saved = cli.json("memory", "remember", "-s", "Original", "-b", "Body", "--tags", "a")
+    note_id = str(saved["id"])
+    updated = cli.json("memory", "remember", "-s", "Renamed", "-b", "Body", "--id", note_id)
+    assert updated["changed"] is True and updated["created"] is False
+    assert cli.json("memory", "show", note_id)["tags"] == ["a"]
+    cli.ok("memory", "remember", "-s", "Renamed", "-b", "Body", "--id", note_id, "--tags", "")
+    assert cli.json("memory", "show", note_id)["tags"] == []
+
+
+def test_errors_are_one_line_without_traceback(cli: Cli) -> None:
+    assert "summary is empty" in cli.fails("memory", "remember", "-s", " ", "-b", "x")
+    secret = "AKIA" + "Z7QX3MVB2KJ4PL9T"
+    line = cli.fails("memory", "remember", "-s", "creds", "-b", f"key {secret}")
+    assert "AWS" in line and secret not in line
+    assert "no note 'nope-123'" in cli.fails("memory", "show", "nope-123")
+    assert "invalid note id" in cli.fails("memory", "show", "../../etc/passwd")
+    assert "no backup" in cli.fails("memory", "restore", "../x")
+    assert cli.run("memory", "show", "nope-1", "--debug").returncode == 1
+
+
+def test_edit_uses_editor_and_validates(cli: Cli, tmp_path: Path) -> None:
+    note_id = str(cli.json("memory", "remember", "-s", "Edit me", "-b", "old body")["id"])
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import sys, pathlib\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('old body', 'new body'))\n"
+    )
+    editor = f"{sys.executable} {script}"
+    cli.ok("memory", "edit", note_id, EDITOR=editor)
+    assert cli.json("memory", "show", note_id)["body"] == "new body\n"
+    breaker = tmp_path / "breaker.py"
+    breaker.write_text("import sys, pathlib\npathlib.Path(sys.argv[1]).write_text('garbage')\n")
+    line = cli.fails("memory", "edit", note_id, EDITOR=f"{sys.executable} {breaker}")
+    assert "cannot be read" in line and "kept in" in line
+    assert cli.json("memory", "show", note_id)["body"] == "new body\n"
+
+
+def test_doctor_reports_and_touches_nothing(cli: Cli, project_dir: Path) -> None:
+    cli.ok("project", "init")
+    broken = project_dir / "MEMORY" / "broken.md"
+    broken.write_bytes(b"---\n{oops\n---\nbody")
+    before = broken.stat()
+    report = cli.json("memory", "doctor")
+    assert report["healthy"] is False
+    findings = report["findings"]
+    assert isinstance(findings, list) and findings[0]["kind"] == "invalid_json"
+    assert broken.read_bytes() == b"---\n{oops\n---\nbody"
+    assert broken.stat().st_mtime_ns == before.st_mtime_ns
+    assert "problems found" in cli.ok("memory", "doctor").stdout
+
+
+def test_help_and_version(cli: Cli) -> None:
+    assert "remember" in cli.ok("memory", "--help").stdout
+    assert "oharness" in cli.ok("--version").stdout
+    usage = cli.run("memory", "remember")
+    assert usage.returncode == 2 and "--summary" in usage.stderr
