@@ -70,14 +70,27 @@ def test_project_init_and_show(cli: Cli, project_dir: Path) -> None:
 
 def test_remember_show_list_forget_restore_round_trip(cli: Cli, project_dir: Path) -> None:
     saved = cli.json(
-        "memory", "remember", "--summary", "Deploys happen on Tuesdays",
-        "--body", "Release train at noon.", "--tags", "release, Deploy", "--type", "project",
+        "memory",
+        "remember",
+        "--summary",
+        "Deploys happen on Tuesdays",
+        "--body",
+        "Release train at noon.",
+        "--tags",
+        "release, Deploy",
+        "--type",
+        "project",
     )
     assert saved["created"] is True
     note_id = str(saved["id"])
     assert (project_dir / "MEMORY" / f"{note_id}.md").is_file()
     from_stdin = cli.json(
-        "memory", "remember", "--summary", "Prefers terse answers", "--type", "user",
+        "memory",
+        "remember",
+        "--summary",
+        "Prefers terse answers",
+        "--type",
+        "user",
         input="Lead with code.\n",
     )
     assert from_stdin["scope"] == "user"

@@ -23,6 +23,7 @@ from typing import Final
 from oharness.errors import NoteFormatError, NotFoundError, StorageError, ValidationError
 from oharness.fsio import atomic_write, is_temp_name
 from oharness.notes.format import parse_note_bytes
+from oharness.notes.ids import check_id
 from oharness.types import Clock
 
 BACKUP_REASONS: Final[tuple[str, ...]] = (
@@ -47,7 +48,6 @@ _NAME: Final = re.compile(
     + "|".join(re.escape(reason) for reason in BACKUP_REASONS)
     + r")(?:-\d+)?$"
 )
-_SAFE_BACKUP_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}$")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ class BackupStore:
         content_hash: str,
     ) -> BackupRecord:
         """Save a note file's bytes with a self-describing sidecar; returns the record."""
+        check_id(note_id)
         if reason not in BACKUP_REASONS:
             raise ValidationError(f"unknown backup reason {reason!r}", field="reason")
         try:
@@ -139,13 +140,15 @@ class BackupStore:
 
     def get(self, backup_id: str) -> BackupRecord:
         """One backup by id, or :class:`NotFoundError`."""
-        if not _SAFE_BACKUP_ID.match(backup_id) or backup_id.endswith((".md", ".json")):
-            raise NotFoundError(
-                f"no backup {backup_id!r}: use an id shown by 'oharness memory backups'",
-                backupId=backup_id,
-            )
+        # Any listed file name is a valid id (legacy backups may be named anything), but an id
+        # is always one plain path segment: it can never reach outside the backup folder.
+        unsafe = (
+            not backup_id
+            or backup_id.startswith(".")
+            or any(char in backup_id for char in ("/", "\\", "\x00"))
+        )
         path = self.directory / f"{backup_id}.md"
-        if not path.is_file():
+        if unsafe or not path.is_file():
             raise NotFoundError(
                 f"no backup {backup_id!r}: use an id shown by 'oharness memory backups'",
                 backupId=backup_id,

@@ -115,6 +115,8 @@ class NoteStore:
         self._by_folded: dict[str, StoredNote] = {}
         self._problems: dict[str, LoadProblem] = {}
         self._unloaded: list[Path] = []
+        self._skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
+        self._file_total = 0
         self._stray_temp: list[Path] = []
         self._dir_stamp: int | None = None
         self._last_sweep: float | None = None
@@ -182,9 +184,9 @@ class NoteStore:
         return list(self._stray_temp)
 
     def file_count(self) -> int:
-        """Note files in the directory, loaded or not (what ``maxNotes`` counts)."""
+        """Note files in the directory, loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
         self.refresh()
-        return len(self._by_id) + len(self._unloaded)
+        return self._file_total
 
     def read_bytes(self, note_id: str) -> bytes:
         """The exact bytes of a loaded note's file."""
@@ -219,22 +221,32 @@ class NoteStore:
         loaded, unloaded = entries[: self.max_notes], entries[self.max_notes :]
         previous = self._by_name
         by_name: dict[str, StoredNote] = {}
-        changed = len(previous) != len(loaded)
+        skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
         for name, path, st in loaded:
             stamp = FileStamp.of(st)
             cached = previous.get(name)
             if cached is not None and cached.stamp == stamp:
                 by_name[name] = cached
                 continue
-            changed = True
+            known = self._skipped.get(name)
+            if known is not None and known[0] == stamp:
+                skipped[name] = known  # still the same unreadable file: no need to parse again
+                continue
             stored = self._load_file(name, path, stamp, st, problems)
             if stored is not None:
                 by_name[name] = stored
+            else:
+                skipped[name] = (stamp, problems[name])
+        problems.update({name: problem for name, (_, problem) in skipped.items()})
+        self._skipped = skipped
+        self._file_total = len(entries)
         self._install(by_name, problems, [path for _, path, _ in unloaded], stray)
-        if changed or set(previous) != set(by_name):
+        changed = by_name.keys() != previous.keys() or any(
+            by_name[name] is not previous[name] for name in by_name
+        )
+        if changed:
             self._generation += 1
-            return True
-        return False
+        return changed
 
     def _checked_stat(
         self, entry: os.DirEntry[str], problems: dict[str, LoadProblem]
@@ -368,6 +380,7 @@ class NoteStore:
 
     def save_bytes(self, note_id: str, data: bytes, *, create: bool) -> StoredNote:
         """Write a note file's exact bytes (they must parse as a note with this id)."""
+        check_id(note_id)
         note = parse_note_bytes(data)
         if note.id != note_id:
             raise ConflictError(f"the file's id {note.id!r} does not match {note_id!r}", id=note_id)
@@ -402,7 +415,7 @@ class NoteStore:
         if create:
             if existing is not None or (self.directory / (note_id + NOTE_SUFFIX)).exists():
                 raise ConflictError(f"a note {note_id!r} already exists", id=note_id)
-            count = len(self._by_id) + len(self._unloaded)
+            count = self._file_total
             if count >= self.max_notes:
                 raise LimitError(
                     f"the {self.scope} scope holds {count} notes, the limit "
@@ -419,6 +432,8 @@ class NoteStore:
 
     def _remember_written(self, stored: StoredNote) -> None:
         by_name = dict(self._by_name)
+        if stored.path.name not in by_name:
+            self._file_total += 1
         by_name[stored.path.name] = stored
         self._install(by_name, dict(self._problems), self._unloaded, self._stray_temp)
         self._dir_stamp = None  # our own rename changed the directory: sweep next time
@@ -435,6 +450,7 @@ class NoteStore:
             remove_file(path)
             by_name = dict(self._by_name)
             by_name.pop(stored.path.name, None)
+            self._file_total -= 1
             self._install(by_name, dict(self._problems), self._unloaded, self._stray_temp)
             self._dir_stamp = None
             self._generation += 1

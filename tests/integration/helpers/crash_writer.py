@@ -4,10 +4,11 @@ Usage: crash_writer.py NOTES_DIR LOCK_PATH VERSION_A VERSION_B
 
 VERSION_A and VERSION_B are files holding the two note file versions (same id). For each
 ``spawn`` line on stdin this process forks a child that prints ``child <pid>``, then saves
-version A, B, A, ... through ``NoteStore.save``, printing ``saving`` before and ``saved``
-after each save, until it is killed. The parent reaps the child and prints ``dead``. A line
-``quit`` (or end of input) ends the parent. Forking avoids paying interpreter start-up for
-every round.
+version A, B, A, ... through ``NoteStore.save`` until it is killed. The child prints
+``saving`` before each save, ``fsync`` as each fsync starts (so the test can also kill it
+while the temp file exists or right after the rename) and ``saved`` after it. The parent
+reaps the child and prints ``dead``. A line ``quit`` (or end of input) ends the parent.
+Forking avoids paying interpreter start-up for every round.
 """
 
 from __future__ import annotations
@@ -20,7 +21,18 @@ from oharness.notes.format import parse_note_bytes
 from oharness.notes.store import NoteStore
 
 
+def announce_fsyncs() -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        print("fsync", flush=True)
+        real_fsync(fd)
+
+    os.fsync = fsync
+
+
 def rewrite_forever(directory: Path, lock_path: Path, versions: list[bytes]) -> None:
+    announce_fsyncs()
     notes = [parse_note_bytes(data) for data in versions]
     store = NoteStore(directory, scope="project", lock_path=lock_path)
     print(f"child {os.getpid()}", flush=True)
