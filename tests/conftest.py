@@ -55,9 +55,7 @@ def project_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def open_ws(
-    home: Path, project_dir: Path, clock: FakeClock
-) -> Iterator[Callable[..., Workspace]]:
+def open_ws(home: Path, project_dir: Path, clock: FakeClock) -> Iterator[Callable[..., Workspace]]:
     hex_source = counting_hex()
 
     def factory(start: Path | None = None, *, register: bool = True) -> Workspace:

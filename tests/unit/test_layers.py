@@ -71,7 +71,9 @@ def test_lower_layers_never_import_higher_ones() -> None:
             if other not in LAYERS:
                 violations.append(f"{relative} imports unknown package {module}")
             elif LAYERS[other] > LAYERS[own] or (LAYERS[other] == LAYERS[own] and own == "errors"):
-                violations.append(f"{relative} (L{LAYERS[own]}) imports {module} (L{LAYERS[other]})")
+                violations.append(
+                    f"{relative} (L{LAYERS[own]}) imports {module} (L{LAYERS[other]})"
+                )
     assert violations == []
 
 

@@ -18,9 +18,7 @@ from oharness.notes.ids import (
 )
 
 
-@pytest.mark.parametrize(
-    "value", ["a", "A", "0", "pricing-borderless-3fa", "Foo_Bar-1", "x" * 128]
-)
+@pytest.mark.parametrize("value", ["a", "A", "0", "pricing-borderless-3fa", "Foo_Bar-1", "x" * 128])
 def test_valid_ids(value: str) -> None:
     assert is_valid_id(value)
     assert check_id(value) == value

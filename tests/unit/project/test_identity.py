@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import ConfigError, ProjectError
+from oharness.notes.ids import random_hex
 from oharness.project.config import load_settings
 from oharness.project.identity import (
     find_project,
@@ -17,7 +18,6 @@ from oharness.project.identity import (
     register_project,
     resolve_memory_dir,
 )
-from oharness.notes.ids import random_hex
 
 
 def _git(root: Path, *args: str) -> str:
@@ -26,8 +26,13 @@ def _git(root: Path, *args: str) -> str:
         check=True,
         capture_output=True,
         text=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-             "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+        },
     ).stdout.strip()
 
 
@@ -129,5 +134,5 @@ def test_config_files_are_read_and_broken_ones_named(tmp_path: Path, project_dir
     settings = load_settings(user, project_dir)
     assert settings.memory.max_notes == 7 and settings.memory.index_chars == 9
     user.write_text("{broken")
-    with pytest.raises(ConfigError, match="config.json: not valid JSON"):
+    with pytest.raises(ConfigError, match=r"config\.json: not valid JSON"):
         load_settings(user, project_dir)

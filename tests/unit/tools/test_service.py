@@ -185,9 +185,7 @@ def test_listing_is_newest_first_and_paged(workspace: Workspace) -> None:
     assert [item.id for item in rest.items] == ids[:2][::-1] and rest.next_offset is None
 
 
-def test_forget_backs_up_first_and_restore_brings_it_back(
-    workspace: Workspace, home: Path
-) -> None:
+def test_forget_backs_up_first_and_restore_brings_it_back(workspace: Workspace, home: Path) -> None:
     service = workspace.service
     note = service.remember("To forget", "precious body")
     original = Path(note.path).read_bytes()
