@@ -411,7 +411,7 @@ class _Fields:
 
 
 def _check_secrets(summary: str, tags: Iterable[str], body: str) -> None:
-    check_no_secrets({"summary": summary, "tags": ", ".join(tags), "body": body})
+    check_no_secrets({"summary": summary, "tags": "\n".join(tags), "body": body})
 
 
 def note_file_text(stored: StoredNote) -> str:

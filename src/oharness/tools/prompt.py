@@ -1,0 +1,66 @@
+"""The Memory section of the system prompt (spec 03.1).
+
+Guidance on when a note is worth writing, then one line per note, most recently updated first
+across both scopes, until ``memory.indexChars`` characters of lines are used; a final line
+counts the rest. With no notes at all, two short lines replace the whole section.
+
+Line format (stable): ``- [type] summary (id)``; user notes show ``(user:id)``; untyped notes
+have no ``[type]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from oharness.notes.store import StoredNote
+from oharness.tools.results import ListingItem
+
+HEADING: Final = "# Memory"
+
+GUIDANCE: Final = """\
+You have durable notes that persist across sessions: project notes (this repository) and user
+notes (this person, every project). Relevant notes are attached to user messages inside
+<recalled-memory> blocks; the `memory` tool reads any note by id and lists them all.
+
+Write a note with `remember` when you learn something a future session needs: a correction or
+a confirmed approach, a decision and its reason, a constraint, who the user is and how they like
+to work, where external information lives. Do not write what the code or git history already
+says, ephemeral task state, or secrets. Update an existing note (pass its id) rather than adding
+a near-duplicate; link related notes with [[note-id]]. Recall matches words, not meaning: give
+notes tags for synonyms and for the term in the other language in use.
+
+Notes, most recently updated first:"""
+
+EMPTY: Final = """\
+# Memory
+No notes yet. When you learn something a future session needs (a correction, a decision and its
+reason, a constraint, the user's preferences), save it with the `remember` tool."""
+
+
+def index_line(stored: StoredNote) -> str:
+    """One index line for a note."""
+    note = stored.note
+    return ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at).line()
+
+
+def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:
+    """The whole Memory section for these notes (both scopes)."""
+    ordered = sorted(notes, key=lambda s: (-s.note.updated_at, s.scope, s.id))
+    if not ordered:
+        return EMPTY
+    lines: list[str] = []
+    used = 0
+    for stored in ordered:
+        line = index_line(stored)
+        if used + len(line) + 1 > index_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    rest = len(ordered) - len(lines)
+    if rest:
+        lines.append(
+            f"… and {rest} more note{'s' if rest != 1 else ''} not shown: the `memory` tool lists "
+            "and searches them all."
+        )
+    return "\n".join([HEADING, GUIDANCE, *lines])
