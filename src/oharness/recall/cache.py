@@ -20,17 +20,17 @@ directory), so a crash leaves the old cache or the new one.
 
 from __future__ import annotations
 
-import contextlib
 import marshal
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from oharness.errors import StorageError
+from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey
 
@@ -42,28 +42,28 @@ _SCOPES: Final = ("project", "user")
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
-    terms, entries = index.entries()
-    rows = [
-        (
-            entry.key[0],
-            entry.key[1],
-            entry.cache_key,
-            entry.term_ids.astype("<i4").tobytes(),
-            entry.frequencies.astype("<f4").tobytes(),
-            entry.lengths,
-        )
-        for entry in entries
-        if entry.cache_key is not None
-    ]
+    terms, all_entries = index.entries()
+    entries = [entry for entry in all_entries if entry.cache_key is not None]
+    counts = np.array([len(entry.term_ids) for entry in entries], dtype="<i4")
+    ids = _concatenate([entry.term_ids for entry in entries], np.int32, (0,))
+    frequencies = _concatenate(
+        [entry.frequencies for entry in entries], np.float32, (0, FIELD_COUNT)
+    )
     payload = {
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
         "tokenizer": index.tokenizer.signature,
         "terms": terms,
-        "notes": rows,
+        "notes": [(e.key[0], e.key[1], e.cache_key, e.lengths) for e in entries],
+        "counts": counts.tobytes(),
+        "ids": ids.astype("<i4").tobytes(),
+        # Term frequencies fit 16 bits: a body of maxNoteBytes has fewer than 65,536 words.
+        "frequencies": frequencies.clip(0, 65535).astype("<u2").tobytes(),
+        # Postings in term order, so a load regroups them without sorting.
+        "order": np.argsort(ids, kind="stable").astype("<i4").tobytes(),
     }
     write_atomically(Path(path), marshal.dumps(payload))
-    return len(rows)
+    return len(entries)
 
 
 def read_cache(
@@ -78,52 +78,41 @@ def read_cache(
     payload = _load(Path(path))
     if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
         return missing
-    terms = payload.get("terms")
-    rows = payload.get("notes")
-    if not isinstance(terms, list) or not isinstance(rows, list):
+    arrays = _arrays(payload)
+    if arrays is None:
         return missing
+    terms, notes, counts, ids, frequencies, order = arrays
+    valid = np.zeros(len(notes), dtype=np.bool_)
     entries: list[NoteEntry] = []
-    for row in rows:
-        entry = _entry(row, len(terms))
-        if entry is not None and entry.key in missing and keys[entry.key] == entry.cache_key:
-            entries.append(entry)
-            missing.discard(entry.key)
-    index.restore(terms, entries)
+    offsets = [0, *np.cumsum(counts).tolist()]
+    for number, (scope, note_id, cache_key, lengths) in enumerate(notes):
+        key: NoteKey = ("project", note_id) if scope == "project" else ("user", note_id)
+        if key in missing and keys[key] == cache_key:
+            missing.discard(key)
+            valid[number] = True
+            start, end = offsets[number], offsets[number + 1]
+            entries.append(
+                NoteEntry(key, cache_key, ids[start:end], frequencies[start:end], lengths)
+            )
+    if not valid.all():
+        kept = np.repeat(valid, counts)
+        renumber = np.cumsum(kept, dtype=np.int64) - 1
+        order = renumber[order[kept[order]]].astype(np.int32)
+        ids, frequencies = ids[kept], frequencies[kept]
+    index.restore(terms, entries, order, (ids, frequencies))
     return missing
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file, fsync, ``os.replace``, fsync of the directory."""
+    """Replace the cache file atomically (the shared crash-safe write helper)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
-        _fsync_directory(path.parent)
     except OSError as exc:
         raise StorageError(
-            f"could not write the recall cache {path}: {exc.strerror or exc}; it is only a "
-            "cache - check the folder's permissions and free space",
+            f"could not create the recall cache folder {path.parent}: {exc.strerror or exc}",
             path=str(path),
         ) from exc
-
-
-def _fsync_directory(directory: Path) -> None:
-    if os.name == "nt":  # Windows cannot open a directory for fsync; os.replace is durable there
-        return
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
+    atomic_write(path, data)
 
 
 def _load(path: Path) -> dict[str, Any] | None:
@@ -144,28 +133,62 @@ def _load(path: Path) -> dict[str, Any] | None:
     return payload
 
 
-def _entry(row: object, term_count: int) -> NoteEntry | None:
-    """One cached note, or None when the row is malformed in any way."""
-    if not isinstance(row, tuple) or len(row) != 6:
+_Arrays = tuple[
+    list[str],
+    list[tuple[str, str, CacheKey, tuple[int, int, int]]],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.int32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.int32],
+]
+
+
+def _arrays(payload: dict[str, Any]) -> _Arrays | None:
+    """The payload's parts, checked for consistency; None when anything is off."""
+    terms, notes = payload.get("terms"), payload.get("notes")
+    raw = [payload.get(name) for name in ("counts", "ids", "frequencies", "order")]
+    if not isinstance(terms, list) or not isinstance(notes, list):
         return None
-    scope, note_id, cache_key, ids_bytes, frequency_bytes, lengths = row
-    if scope not in _SCOPES or not isinstance(note_id, str) or cache_key is None:
+    blobs = [part for part in raw if isinstance(part, bytes)]
+    if len(blobs) != len(raw) or not all(_note_row(row) for row in notes):
         return None
-    if not isinstance(ids_bytes, bytes) or not isinstance(frequency_bytes, bytes):
+    counts_blob, ids_blob, frequencies_blob, order_blob = blobs
+    if any(len(blob) % 4 for blob in (counts_blob, ids_blob, order_blob)):
         return None
-    if len(ids_bytes) % 4 or len(frequency_bytes) != len(ids_bytes) * FIELD_COUNT:
+    counts = np.frombuffer(counts_blob, dtype="<i4").astype(np.int32, copy=False)
+    ids = np.frombuffer(ids_blob, dtype="<i4").astype(np.int32, copy=False)
+    order = np.frombuffer(order_blob, dtype="<i4").astype(np.int32, copy=False)
+    total = len(ids)
+    if len(counts) != len(notes) or int(counts.sum()) != total or len(order) != total:
         return None
-    if not (isinstance(lengths, tuple) and len(lengths) == FIELD_COUNT):
+    if len(frequencies_blob) != total * FIELD_COUNT * 2 or (len(counts) and counts.min() < 0):
         return None
-    term_ids = np.frombuffer(ids_bytes, dtype="<i4").astype(np.int32, copy=False)
-    if len(term_ids) and (int(term_ids.min()) < 0 or int(term_ids.max()) >= term_count):
-        return None
-    frequencies = np.frombuffer(frequency_bytes, dtype="<f4").astype(np.float32, copy=False)
-    key: NoteKey = ("project", note_id) if scope == "project" else ("user", note_id)
-    return NoteEntry(
-        key,
-        cache_key,
-        term_ids,
-        frequencies.reshape(-1, FIELD_COUNT),
-        (int(lengths[0]), int(lengths[1]), int(lengths[2])),
+    if total:
+        if int(ids.min()) < 0 or int(ids.max()) >= len(terms):
+            return None
+        if int(order.min()) < 0 or int(order.max()) >= total:
+            return None
+        if np.bincount(order, minlength=total).max() != 1 or np.any(np.diff(ids[order]) < 0):
+            return None
+    frequencies = np.frombuffer(frequencies_blob, dtype="<u2").astype(np.float32)
+    return terms, notes, counts, ids, frequencies.reshape(-1, FIELD_COUNT), order
+
+
+def _note_row(row: object) -> bool:
+    if not isinstance(row, tuple) or len(row) != 4:
+        return False
+    scope, note_id, cache_key, lengths = row
+    return (
+        scope in _SCOPES
+        and isinstance(note_id, str)
+        and isinstance(cache_key, str | int | tuple)
+        and isinstance(lengths, tuple)
+        and len(lengths) == FIELD_COUNT
+        and all(isinstance(length, int) for length in lengths)
     )
+
+
+def _concatenate(
+    parts: list[npt.NDArray[Any]], dtype: type[np.generic], empty_shape: tuple[int, ...]
+) -> npt.NDArray[Any]:
+    return np.concatenate(parts) if parts else np.empty(empty_shape, dtype=dtype)

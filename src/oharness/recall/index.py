@@ -6,6 +6,10 @@ removed by touching only its own terms' postings, so an edit shows in the next r
 a rebuild. Scores are accumulated with numpy over the postings of the message's terms; the
 formula and its scale are described in :mod:`oharness.recall.score`.
 
+Two ways in: :meth:`RecallIndex.recall` decides what to attach to a user message (gate,
+threshold, at most ``perTurn`` notes; usually nothing), :meth:`RecallIndex.search` ranks for
+an explicit query (no gate, no threshold, widened by pseudo-relevance feedback).
+
 Not thread-safe: callers serialise access (one index per process, updated under its owner's
 lock).
 """
@@ -14,32 +18,55 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
-from oharness.recall.postings import CacheKey, NoteEntry, NoteKey, Postings
+from oharness.recall.postings import (
+    CacheKey,
+    FreqArray,
+    IntArray,
+    NoteEntry,
+    NoteKey,
+    Postings,
+)
 from oharness.recall.score import (
     DEFAULT_PARAMS,
+    GATE_WEIGHT,
+    LIKELY_DUPLICATE,
     MIN_TERM_WEIGHT,
     ScoringParams,
     Usage,
+    search_weight,
     similarity,
     term_weight,
     usage_boost,
 )
-from oharness.recall.tokenize import Tokenizer
+from oharness.recall.tokenize import PRIOR_VERY_COMMON, Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+#: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
+WeightedGroups = list[tuple[tuple[str, ...], float]]
+
+#: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
+#: the weight of the strongest added word relative to a query word.
+FEEDBACK_NOTES: Final = 5
+FEEDBACK_TERMS: Final = 20
+FEEDBACK_WEIGHT: Final = 0.5
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked note. ``in_summary_or_tags``: a message word matched its summary or tags."""
+    """One ranked note.
+
+    ``in_summary_or_tags``: a query word matched the note's summary or tags (for
+    :meth:`RecallIndex.recall`, a distinctive word; always true there, as that is the gate).
+    """
 
     scope: Scope
     id: str
@@ -60,7 +87,7 @@ class RecallIndex:
     ) -> None:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
-        self._postings = Postings(self.tokenizer.prior)
+        self._postings = Postings()
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -110,17 +137,47 @@ class RecallIndex:
         """The vocabulary and every note's indexed form (what the cache stores)."""
         return self._postings.export()
 
-    def restore(self, terms: list[str], entries: Iterable[NoteEntry]) -> None:
-        """Add notes from their indexed form, with term ids into ``terms``."""
-        self._postings.insert(self._postings.translate(terms, entries))
+    def restore(
+        self,
+        terms: list[str],
+        entries: list[NoteEntry],
+        order: IntArray | None = None,
+        flat: tuple[IntArray, FreqArray] | None = None,
+    ) -> None:
+        """Add notes from their indexed form, with term ids into ``terms``.
+
+        ``order`` (postings sorted by term, as the cache stores them) lets an empty index
+        adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
+        """
+        if order is not None and len(self._postings) == 0 and not self._postings.terms:
+            self._postings.load(terms, entries, order, flat)
+        else:
+            self._postings.insert(self._postings.translate(terms, entries))
 
     # -- queries ---------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 10) -> list[Hit]:
-        """Best notes for ``query``, highest first: no gate, no threshold (``memory(query)``)."""
-        scored = self._score(query, capped=False)
-        if scored is None or limit <= 0:
+    def search(self, query: str, limit: int = 10, *, expand: bool = True) -> list[Hit]:
+        """Best notes for ``query``, highest first: no gate, no threshold (``memory(query)``).
+
+        Ranking: the score of :mod:`~oharness.recall.score` with plain BM25 term weights,
+        multiplied by the share of the query's weight the note matches (so a note matching
+        most of the query beats one matching a single word many times). With ``expand``, the
+        query is widened once by pseudo-relevance feedback: the most characteristic words of
+        the first :data:`FEEDBACK_NOTES` results are added at a fraction of a query word's
+        weight, which finds notes that say the same thing in other words.
+        """
+        if limit <= 0:
             return []
+        groups = [(group, 1.0) for group in self.tokenizer.query_terms(query)]
+        scored = self._score(groups, recall=False)
+        if scored is None:
+            return []
+        if expand:
+            first = self._hits(scored[0], scored[1], scored[0] > 0, FEEDBACK_NOTES)
+            extra = self._feedback(first, {term for group, _ in groups for term in group})
+            if extra:
+                scored = self._score(groups + extra, recall=False)
+                assert scored is not None
         scores, head = scored
         return self._hits(scores, head, scores > 0, limit)
 
@@ -135,23 +192,28 @@ class RecallIndex:
     ) -> list[Hit]:
         """Notes to attach to a user message: at most ``per_turn``, best first, often none.
 
-        A note qualifies when a word of the message matches its summary or tags and its score
-        reaches ``min_score``. ``exclude`` holds notes already attached in this session, as
-        ``(scope, id)`` or as a bare id (meaning both scopes). ``usage`` (recall counts, last
-        use at ``now``) only reorders qualifying notes by at most
-        :data:`~oharness.recall.score.USAGE_BOOST_MAX`.
+        A note qualifies when a distinctive word of the message (recall weight at least
+        :data:`~oharness.recall.score.GATE_WEIGHT`: not an everyday word, and held by at most
+        ~6% of notes) matches its summary or tags, and its score reaches ``min_score``.
+        ``exclude`` holds notes already attached in this session, as ``(scope, id)`` or as a
+        bare id (meaning both scopes). ``usage`` (recall counts, last use at ``now``) only
+        reorders qualifying notes, by at most :data:`~oharness.recall.score.USAGE_BOOST_MAX`.
+        Of ``settings`` only ``enabled``, ``per_turn`` and ``min_score`` are read: the
+        languages are fixed when the index is made (:meth:`from_settings`).
         """
         config = settings if settings is not None else RecallSettings()
         if not config.enabled or config.per_turn <= 0:
             return []
-        scored = self._score(message, capped=True)
+        scored = self._score([(group, 1.0) for group in self.tokenizer.query_terms(message)])
         if scored is None:
             return []
         scores, head = scored
         allowed = head & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
-        candidates = self._hits(scores, head, allowed, limit=len(self._postings))
+        # Usage may lift a note past others only within USAGE_BOOST_MAX: rank all qualifiers.
+        limit = len(self._postings) if usage else config.per_turn
+        candidates = self._hits(scores, head, allowed, limit)
         if usage:
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in candidates]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
@@ -161,17 +223,23 @@ class RecallIndex:
     def related(self, note: Note, limit: int = 5, *, scope: Scope | None = None) -> list[Hit]:
         """Notes on a similar topic to ``note`` (its own entry excluded), best first."""
         text = "\n".join((note.summary, " ".join(note.tags), note.body))
-        hits = self.search(text, limit + 2)
         own = {(scope, note.id)} if scope else {("project", note.id), ("user", note.id)}
+        hits = self.search(text, limit + len(own), expand=False)
         return [hit for hit in hits if hit.key not in own][:limit]
 
     def similarity(self, first: Note, second: Note) -> float:
-        """Summary + tags similarity of two notes (see :func:`~oharness.recall.score.similarity`)."""
+        """Summary + tags similarity of two notes, 0..1 (:func:`~.score.similarity`)."""
         return similarity(self.summary_terms(first), self.summary_terms(second))
 
+    def likely_duplicate(self, first: Note, second: Note) -> bool:
+        """True when two notes are on the same topic: similarity >= ``LIKELY_DUPLICATE``."""
+        return self.similarity(first, second) >= LIKELY_DUPLICATE
+
     def summary_terms(self, note: Note) -> frozenset[str]:
-        """The terms of a note's summary and tags."""
-        return frozenset(self.tokenizer.tokens(note.summary + "\n" + "\n".join(note.tags)))
+        """The terms of a note's summary and tags, without the most common words."""
+        text = note.summary + "\n" + "\n".join(note.tags)
+        prior = self.tokenizer.prior
+        return frozenset(t for t in self.tokenizer.tokens(text) if prior(t) < PRIOR_VERY_COMMON)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -180,7 +248,14 @@ class RecallIndex:
         fields = (count(note.summary), count("\n".join(note.tags)), count(note.body))
         return self._postings.entry(scope, note.id, cache_key, fields)
 
-    def _score(self, text: str, *, capped: bool) -> tuple[FloatArray, BoolArray] | None:
+    def _score(
+        self, groups: WeightedGroups, *, recall: bool = True
+    ) -> tuple[FloatArray, BoolArray] | None:
+        """Scores and gate flags per slot for weighted word groups (alternative stems).
+
+        ``recall`` selects the recall weights (prior, cap, gate on distinctive words);
+        otherwise search weights and the query-coverage factor apply.
+        """
         postings = self._postings
         note_count = len(postings)
         if note_count == 0:
@@ -189,32 +264,77 @@ class RecallIndex:
         capacity = norms.shape[0]
         scores = np.zeros(capacity, dtype=np.float64)
         head = np.zeros(capacity, dtype=np.bool_)
+        covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
+        query_weight = 0.0
         top = self.params.k1 + 1.0
-        for group in self.tokenizer.query_terms(text):
-            parts: list[tuple[npt.NDArray[np.int32], FloatArray]] = []
+        for group, factor in groups:
+            parts: list[tuple[IntArray, FloatArray, float]] = []
             for term in group:
                 found = postings.lookup(term)
                 if found is None:
                     continue
-                term_id, slots, frequencies = found
-                weight = term_weight(
-                    len(slots), note_count, postings.priors[term_id], self.params, capped=capped
+                slots, frequencies = found
+                weight = (
+                    term_weight(len(slots), note_count, self.tokenizer.prior(term), self.params)
+                    if recall
+                    else search_weight(len(slots), note_count, self.params)
                 )
                 if weight < MIN_TERM_WEIGHT:
                     continue
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
-                parts.append((slots, (weight * top) * x / (x + self.params.k1)))
-                head[slots[frequencies[:, 0] + frequencies[:, 1] > 0]] = True
+                parts.append((slots, (factor * weight * top) * x / (x + self.params.k1), weight))
+                if not recall or weight >= GATE_WEIGHT:
+                    head[slots[frequencies[:, 0] + frequencies[:, 1] > 0]] = True
+            if not parts:
+                continue
+            coverage = not recall and factor == 1.0
+            if coverage:
+                query_weight += max(weight for _, _, weight in parts)
             if len(parts) == 1:
-                slots, contribution = parts[0]
+                slots, contribution, weight = parts[0]
                 scores[slots] += contribution
-            elif parts:
-                # A word with several stems counts its best-matching stem once.
-                best = np.zeros(capacity, dtype=np.float64)
-                for slots, contribution in parts:
-                    best[slots] = np.maximum(best[slots], contribution)
-                scores += best
+                if coverage:
+                    covered[slots] += weight
+                continue
+            # A word with several stems counts its best-matching stem once.
+            best = np.zeros(capacity, dtype=np.float64)
+            best_weight = np.zeros(capacity, dtype=np.float64)
+            for slots, contribution, weight in parts:
+                best[slots] = np.maximum(best[slots], contribution)
+                best_weight[slots] = np.maximum(best_weight[slots], weight)
+            scores += best
+            if coverage:
+                covered += best_weight
+        if not recall and query_weight > 0:
+            scores *= np.minimum(covered / query_weight, 1.0)
         return scores, head
+
+    def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
+        """Expansion words from the first results, weighted for :meth:`search`."""
+        if not hits:
+            return []
+        postings = self._postings
+        note_count = len(postings)
+        candidates: dict[int, float] = {}
+        for hit in hits:
+            entry = postings.entry_of(hit.key)
+            counts = entry.frequencies.sum(axis=1)
+            total = float(counts.sum()) or 1.0
+            share = hit.score / hits[0].score
+            for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
+                frequency = postings.document_frequency(term_id)
+                if frequency < 2 or postings.terms[term_id] in query_terms:
+                    continue  # a word of one note cannot lead anywhere new
+                rarity = search_weight(frequency, note_count, self.params)
+                candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share
+        best = sorted(candidates.items(), key=lambda item: -item[1])[:FEEDBACK_TERMS]
+        if not best:
+            return []
+        strongest = best[0][1]
+        return [
+            ((postings.terms[term_id],), FEEDBACK_WEIGHT * value / strongest)
+            for term_id, value in best
+        ]
 
     def _hits(self, scores: FloatArray, head: BoolArray, mask: BoolArray, limit: int) -> list[Hit]:
         candidates = np.flatnonzero(mask)

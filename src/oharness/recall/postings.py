@@ -9,9 +9,8 @@ Freed slots are reused, so arrays never grow past the largest number of notes he
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Final
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -30,9 +29,12 @@ _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
 
 
-@dataclass(frozen=True)
-class NoteEntry:
-    """A note's indexed form: its term ids and their per-field frequencies."""
+class NoteEntry(NamedTuple):
+    """A note's indexed form: its term ids and their per-field frequencies.
+
+    A named tuple rather than a dataclass: a cache load creates one per note, and tuples are
+    several times cheaper to build.
+    """
 
     key: NoteKey
     cache_key: CacheKey | None
@@ -44,11 +46,9 @@ class NoteEntry:
 class Postings:
     """Term postings and per-note rows; see the module docstring."""
 
-    def __init__(self, prior: Callable[[str], float]) -> None:
-        self._prior = prior
+    def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
         self.terms: list[str] = []
-        self.priors: list[float] = []
         self._slots: list[IntArray] = []
         self._frequencies: list[FreqArray] = []
         self.slot_of: dict[NoteKey, int] = {}
@@ -72,7 +72,6 @@ class Postings:
         new = len(self.terms)
         self.vocabulary[term] = new
         self.terms.append(term)
-        self.priors.append(self._prior(term))
         self._slots.append(_EMPTY_SLOTS)
         self._frequencies.append(_EMPTY_FREQUENCIES)
         return new
@@ -86,23 +85,42 @@ class Postings:
     ) -> NoteEntry:
         """Build a note's entry from its per-field term counts."""
         summary, tags, body = fields
-        union = {**body, **tags, **summary}
-        ids = np.fromiter((self.term_id(term) for term in union), np.int32, len(union))
-        values = [
-            count
-            for term in union
-            for count in (summary.get(term, 0), tags.get(term, 0), body.get(term, 0))
+        union = dict(body)  # body terms first: most terms only occur there
+        for term in (*tags, *summary):
+            union.setdefault(term, 0)
+        found = list(map(self.vocabulary.get, union))
+        ids = [
+            self.term_id(term) if term_id is None else term_id
+            for term, term_id in zip(union, found, strict=True)
         ]
-        frequencies = np.array(values, dtype=np.float32).reshape(-1, FIELD_COUNT)
+        frequencies = np.zeros((len(union), FIELD_COUNT), dtype=np.float32)
+        frequencies[:, 2] = np.fromiter(union.values(), np.float32, len(union))
+        if tags or summary:
+            position = dict(zip(union, range(len(union)), strict=True))
+            for field, counts in ((0, summary), (1, tags)):
+                for term, count in counts.items():
+                    frequencies[position[term], field] = count
         lengths = (sum(summary.values()), sum(tags.values()), sum(body.values()))
-        return NoteEntry((scope, note_id), cache_key, ids, frequencies, lengths)
+        return NoteEntry(
+            (scope, note_id), cache_key, np.array(ids, dtype=np.int32), frequencies, lengths
+        )
 
-    def lookup(self, term: str) -> tuple[int, IntArray, FreqArray] | None:
-        """A term's id, slots and frequencies, or None when no note holds it."""
+    def lookup(self, term: str) -> tuple[IntArray, FreqArray] | None:
+        """The slots holding a term and its frequencies there, or None when no note has it."""
         term_id = self.vocabulary.get(term)
         if term_id is None or len(self._slots[term_id]) == 0:
             return None
-        return term_id, self._slots[term_id], self._frequencies[term_id]
+        return self._slots[term_id], self._frequencies[term_id]
+
+    def entry_of(self, key: NoteKey) -> NoteEntry:
+        """The indexed form of a note (KeyError when absent)."""
+        entry = self._entries[self.slot_of[key]]
+        assert entry is not None
+        return entry
+
+    def document_frequency(self, term_id: int) -> int:
+        """How many notes hold the term."""
+        return len(self._slots[term_id])
 
     def slots_of(self, keys: Collection[NoteKey | str]) -> list[int]:
         """Slots of the given notes; a bare id names that id in both scopes."""
@@ -143,15 +161,68 @@ class Postings:
                 self._append(term_id, single, entry.frequencies[row : row + 1])
             return
         ids = np.concatenate([entry.term_ids for entry in batch])
-        owner = np.repeat(np.array(slots, dtype=np.int32), [len(e.term_ids) for e in batch])
         frequencies = np.concatenate([entry.frequencies for entry in batch])
-        order = np.argsort(ids, kind="stable")
-        ids, owner, frequencies = ids[order], owner[order], frequencies[order]
+        self._group(batch, slots, np.argsort(ids, kind="stable"), (ids, frequencies))
+
+    def load(
+        self,
+        terms: list[str],
+        entries: list[NoteEntry],
+        order: IntArray,
+        flat: tuple[IntArray, FreqArray] | None = None,
+    ) -> None:
+        """Fill an empty store from entries whose ids index ``terms``, skipping the sort.
+
+        ``order`` lists the positions of the entries' concatenated postings sorted by term id
+        (the cache stores it); ``flat`` may hand over that concatenation when the caller has it.
+        """
+        if self.slot_of or self.terms:
+            raise ValueError("load() needs an empty store")
+        self.terms = list(terms)
+        self.vocabulary = dict(zip(self.terms, range(len(self.terms)), strict=True))
+        self._slots = [_EMPTY_SLOTS] * len(self.terms)
+        self._frequencies = [_EMPTY_FREQUENCIES] * len(self.terms)
+        if not entries:
+            return
+        # The per-note bookkeeping of _allocate, done for all notes at once.
+        keys = [entry.key for entry in entries]
+        self.owners = keys
+        self._entries = list(entries)
+        self.slot_of = dict(zip(keys, range(len(keys)), strict=True))
+        self.cache_keys = {e.key: e.cache_key for e in entries if e.cache_key is not None}
+        lengths = np.array([entry.lengths for entry in entries], dtype=np.float64)
+        self._lengths = np.zeros((max(16, len(entries)), FIELD_COUNT), dtype=np.float64)
+        self._lengths[: len(entries)] = lengths
+        self._totals = [int(total) for total in lengths.sum(axis=0)]
+        self._norms = None
+        self._group(entries, list(range(len(entries))), order, flat)
+
+    def _group(
+        self,
+        batch: list[NoteEntry],
+        slots: list[int],
+        order: npt.NDArray[np.integer[Any]],
+        flat: tuple[IntArray, FreqArray] | None = None,
+    ) -> None:
+        """Append the batch's postings to each term, visiting them in term order."""
+        if flat is None:
+            flat = (
+                np.concatenate([entry.term_ids for entry in batch]),
+                np.concatenate([entry.frequencies for entry in batch]),
+            )
+        ids, frequencies = flat[0][order], flat[1][order]
+        owner = np.repeat(np.array(slots, dtype=np.int32), [len(e.term_ids) for e in batch])
+        owner = owner[order]
         bounds = np.flatnonzero(np.diff(ids)) + 1
         starts = [0, *bounds.tolist()]
         ends = [*bounds.tolist(), len(ids)]
+        all_slots, all_frequencies = self._slots, self._frequencies
         for term_id, start, end in zip(ids[starts].tolist(), starts, ends, strict=True):
-            self._append(term_id, owner[start:end], frequencies[start:end])
+            if len(all_slots[term_id]):
+                self._append(term_id, owner[start:end], frequencies[start:end])
+            else:  # the common case on a first build or a load: no copy, a view
+                all_slots[term_id] = owner[start:end]
+                all_frequencies[term_id] = frequencies[start:end]
 
     def delete(self, key: NoteKey) -> bool:
         """Remove a note; False when absent."""
@@ -182,12 +253,12 @@ class Postings:
         remap = np.full(len(self.terms), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
         terms = [self.terms[term_id] for term_id in used]
-        return terms, [replace(e, term_ids=remap[e.term_ids]) for e in entries]
+        return terms, [e._replace(term_ids=remap[e.term_ids]) for e in entries]
 
     def translate(self, terms: list[str], entries: Iterable[NoteEntry]) -> list[NoteEntry]:
         """Entries whose term ids index ``terms``, re-expressed in this vocabulary."""
         remap = np.fromiter((self.term_id(term) for term in terms), np.int32, len(terms))
-        return [replace(entry, term_ids=remap[entry.term_ids]) for entry in entries]
+        return [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]
 
     def _allocate(self, entry: NoteEntry) -> int:
         if self._free:

@@ -4,31 +4,38 @@ The score of a note for a message is a BM25F-style sum over the message's distin
 
     score = sum over words w of  max over w's stems t of  weight(t) * saturation(x_t)
 
-    x_t          = sum over fields f of  boost_f * tf_f / (1 - b_f + b_f * len_f / avglen_f)
-    saturation   = x * (k1 + 1) / (x + k1)                       # 0 .. k1 + 1 = 2.2
-    weight(t)    = min(1, ln((N + N0 + 1) / (df_t + N0 * prior_t + 0.5)) / ln(R))
+    x_t        = sum over fields f of  boost_f * tf_f / (1 - b_f + b_f * len_f / avglen_f)
+    saturation = x * (k1 + 1) / (x + k1)                                   # 0 .. 2.2
+    weight(t)  = min(1, ln(1 / share_t) / ln(100))                         # 0 .. 1
+    share_t    = max(prior_t, (df_t + 0.5) / (N + 101))
 
-with fields summary (boost 3), tags (boost 3) and body (boost 1), ``N`` notes in the index,
-``df_t`` of them holding ``t``, ``N0 = 100`` pseudo-notes of background text in which a term
-has the share ``prior_t`` (0 for ordinary words, 0.08 for everyday words, 0.25 for the most
-common ones; see :mod:`oharness.recall.words`), and ``R = 100``.
+Fields: summary (boost 3, b 0.3), tags (boost 3, b 0), body (boost 1, b 0.75); k1 = 1.2;
+``N`` notes in the index, ``df_t`` of them holding ``t``. ``prior_t`` is the share of notes a
+term is assumed to be in whatever the index holds: 0.08 for everyday words ("weekend",
+"message", "fix"), 0.25 for the most common ones and for function words of languages not
+configured, 0 for the rest (see :mod:`oharness.recall.words`). The 101 in the denominator is
+a pseudo-collection of 100 notes, so that in a tiny index a word held by one note is not
+infinitely rare.
 
-How to read it (this is the scale ``memory.recall.minScore`` is on):
+How to read it - this is the scale ``memory.recall.minScore`` is on:
 
-- ``weight`` is a rarity in [0, 1]: 1 for a word in at most ~1% of notes, 0.5 for one in
-  ~10%, ~0.25 for everyday words like "weekend" or "thanks", 0 for a word in every note. The
-  cap at 1 and the background prior are what make the scale the same at 10 notes and at 10,000:
-  in a small index every word is rare, and the prior stops chit-chat from looking distinctive;
-  in a large one the cap stops the many truly rare words from outweighing a summary match.
-- A rare word once in an average body scores 1.0; in the summary or tags ~1.57; in both ~1.7
-  (at most 2.2). So the default threshold 1.2 means "a distinctive word of the message names
-  the note in its summary or tags, or several weaker words match" - and recall additionally
-  requires a match in summary or tags (the gate).
+- ``weight`` is a rarity in [0, 1]: 1 for a word in at most 1% of notes, 0.5 for one in
+  10%, 0.55 at most for everyday words and 0.3 for the most common, 0 for a word in every
+  note. The cap and the prior floor make the scale the same at 10 notes and at 10,000: in a
+  small index every word looks rare, and the floor stops chit-chat from looking distinctive;
+  in a large one the cap stops truly rare words from outweighing each other without end.
+- A rare word once in an average body scores 1.0; in the summary or tags about 1.57; in
+  both about 1.7 (at most 2.2). The default threshold 1.2 therefore means "a distinctive word
+  of the message names the note in its summary or tags, or several weaker words match".
+- Recall also gates: some word of weight >= :data:`GATE_WEIGHT` (0.6: not an everyday word,
+  held by at most ~6% of notes) must match the note's summary or tags. Everyday words alone
+  never attach a note, however many match.
 
-Search (``memory(query)``) uses the same formula without the cap, so that among rare words
-the rarer still ranks higher; its scores are for ordering only.
+Search (``memory(query)``) ranks by the same sum with plain BM25 weights (no prior, no cap,
+divided by ln(100) to stay on the same unit), times the share of the query's weight that the
+note matches; its scores order results and mean nothing absolute.
 
-Terms whose weight is below :data:`MIN_TERM_WEIGHT` (words in about 95% of notes) are skipped:
+Terms whose weight is below :data:`MIN_TERM_WEIGHT` (in ~95% of notes or more) are skipped:
 they cannot move a note across the threshold and cost the most to accumulate.
 """
 
@@ -50,6 +57,8 @@ USAGE_HALF_LIFE_MS: Final = 30 * 24 * 3600 * 1000
 LIKELY_DUPLICATE: Final = 0.6
 
 MIN_TERM_WEIGHT: Final = 0.01
+#: Weight a word needs for its summary or tags match to open the recall gate.
+GATE_WEIGHT: Final = 0.6
 
 
 @dataclass(frozen=True)
@@ -85,16 +94,19 @@ def term_weight(
     note_count: int,
     prior: float,
     params: ScoringParams = DEFAULT_PARAMS,
-    *,
-    capped: bool = True,
 ) -> float:
-    """The rarity weight of a term held by ``document_frequency`` of ``note_count`` notes."""
-    pseudo = params.prior_notes
-    rarity = math.log(
-        (note_count + pseudo + 1.0) / (document_frequency + pseudo * prior + 0.5)
-    ) / math.log(params.rarity_reference)
-    rarity = max(0.0, rarity)
-    return min(1.0, rarity) if capped else rarity
+    """The recall weight (rarity in [0, 1]) of a term held by ``document_frequency`` notes."""
+    share = max(prior, (document_frequency + 0.5) / (note_count + params.prior_notes + 1.0))
+    rarity = math.log(1.0 / share) / math.log(params.rarity_reference)
+    return min(1.0, max(0.0, rarity))
+
+
+def search_weight(
+    document_frequency: int, note_count: int, params: ScoringParams = DEFAULT_PARAMS
+) -> float:
+    """The search weight: plain BM25 IDF (no prior, no cap), on the same unit as recall's."""
+    idf = math.log(1.0 + (note_count - document_frequency + 0.5) / (document_frequency + 0.5))
+    return idf / math.log(params.rarity_reference)
 
 
 def saturation(x: float, params: ScoringParams = DEFAULT_PARAMS) -> float:
@@ -129,10 +141,10 @@ def usage_boost(usage: Usage, now: int) -> float:
 def similarity(first: Collection[str], second: Collection[str]) -> float:
     """Cosine similarity of two term sets (|A ∩ B| / sqrt(|A| |B|)), 0 when either is empty.
 
-    Fed with the summary + tags terms of two notes (stemmed, stop words removed), values from
-    :data:`LIKELY_DUPLICATE` (0.6) up mean "the same topic": e.g. "Pricing cards use fills, not
-    borders" and "Pricing cards: fill instead of borders" score 0.89, while two notes sharing
-    one word of four score about 0.3.
+    Fed with the summary + tags terms of two notes (stemmed; stop words and the most common
+    words removed), values from :data:`LIKELY_DUPLICATE` (0.6) up mean "the same topic": e.g.
+    "Pricing cards use fills, not borders" and "Pricing cards: fill instead of borders" score
+    0.89, while "Cards on the dashboard use shadows" shares one word of four and scores 0.29.
     """
     a = first if isinstance(first, set | frozenset) else set(first)
     b = second if isinstance(second, set | frozenset) else set(second)

@@ -28,9 +28,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Protocol
 
-import Stemmer
+import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
 from oharness.errors import ConfigError
 from oharness.recall.words import (
@@ -42,13 +42,15 @@ from oharness.recall.words import (
     VERY_COMMON_WORDS,
 )
 
-#: Bump when a change here changes the terms of any text: it invalidates derived caches.
+#: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
+#: terms of any text: it invalidates derived caches.
 TOKENIZER_VERSION: Final = 1
 
 #: Prior share of notes that contain a term (see :mod:`oharness.recall.score`).
 PRIOR_VERY_COMMON: Final = 0.25
 PRIOR_COMMON: Final = 0.08
-PRIOR_NUMBER: Final = 0.05
+PRIOR_SHORT_NUMBER: Final = PRIOR_COMMON  # one or two digits: list items, counts, line numbers
+PRIOR_NUMBER: Final = 0.02  # three or four digits: years, ports, status codes
 
 _CJK: Final = (
     "\u1100-\u11ff"  # Hangul Jamo
@@ -77,9 +79,14 @@ _MAX_CACHED_CHUNKS: Final = 400_000
 Groups = tuple[tuple[str, ...], ...]
 
 
+class _Stemmer(Protocol):
+    def stemWord(self, word: str) -> str: ...
+
+
 def available_languages() -> tuple[str, ...]:
     """The Snowball stemmer names accepted in ``memory.recall.languages``."""
-    return tuple(sorted(Stemmer.algorithms()))
+    names: list[str] = Stemmer.algorithms()
+    return tuple(sorted(names))
 
 
 class Tokenizer:
@@ -101,12 +108,14 @@ class Tokenizer:
                 available=list(known),
             )
         self.languages: tuple[str, ...] = names
-        self._stemmers = [Stemmer.Stemmer(name, 0) for name in names]
+        # maxCacheSize=0: our per-chunk cache makes PyStemmer's own a pure slowdown.
+        self._stemmers: list[_Stemmer] = [Stemmer.Stemmer(name, 0) for name in names]
         stop = set(ENGLISH_STOP)
         for name in names:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
         self._cache: dict[str, Groups] = {}
+        self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
         self._priors = self._build_priors()
 
     @property
@@ -121,10 +130,16 @@ class Tokenizer:
     def counts(self, text: str) -> dict[str, int]:
         """How often each term occurs in ``text`` (the form documents are indexed in)."""
         result: dict[str, int] = {}
+        known = self._flat.get
+        found = result.get
         for chunk, times in Counter(_chunks(text)).items():
-            for group in self._analyse(chunk):
-                for term in group:
-                    result[term] = result.get(term, 0) + times
+            terms = known(chunk)
+            if terms is None:
+                terms = self._flat[chunk] = tuple(
+                    term for group in self._analyse(chunk) for term in group
+                )
+            for term in terms:
+                result[term] = found(term, 0) + times
         return result
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
@@ -145,17 +160,24 @@ class Tokenizer:
         if found is not None:
             return found
         if term.isdigit():
-            return PRIOR_NUMBER
+            if len(term) <= 2:
+                return PRIOR_SHORT_NUMBER
+            return PRIOR_NUMBER if len(term) <= 4 else 0.0
         if _HIRAGANA_PAIR.fullmatch(term):
             return PRIOR_COMMON  # hiragana-only pairs are mostly inflections and particles
         return 0.0
 
     def _build_priors(self) -> dict[str, float]:
+        # Function words of languages not configured still occur (a French sentence in an
+        # English setup): they score like the most common words instead of being dropped,
+        # because some are real words elsewhere ("die", "son", "pour").
+        foreign = frozenset().union(*STOP_WORDS.values()) - self._stop
         priors: dict[str, float] = {}
         for words, share in (
             (COMMON_WORDS, PRIOR_COMMON),
             (CJK_COMMON, PRIOR_COMMON),
             (VERY_COMMON_WORDS, PRIOR_VERY_COMMON),
+            (foreign, PRIOR_VERY_COMMON),
         ):
             for word in words:
                 for group in self._analyse(word):
@@ -167,12 +189,10 @@ class Tokenizer:
         cached = self._cache.get(chunk)
         if cached is not None:
             return cached
-        if _CJK_RUN.fullmatch(chunk):
-            groups = _cjk_groups(chunk)
-        else:
-            groups = self._word_groups(chunk)
+        groups = _cjk_groups(chunk) if _CJK_RUN.fullmatch(chunk) else self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
             self._cache.clear()  # bounded memory in long-lived processes; refills quickly
+            self._flat.clear()
         self._cache[chunk] = groups
         return groups
 

@@ -1,9 +1,11 @@
 """Curated word lists for recall: stop words per language and a background list of common words.
 
-Stop words never score (spec 03.2). English is always active, because messages to a coding
-assistant mix English into every language; the other lists apply only when their language is
-in ``memory.recall.languages``. Languages with a Snowball stemmer but no list here are stemmed
-without stop words. The lists are compared with case-folded surface words, before stemming.
+Stop words never score (spec 03.2). English is always active, because technical writing
+mixes English into every language; the other lists apply only when their language is
+in ``memory.recall.languages`` - otherwise their words still score, as the most common words
+do, because some are real words elsewhere ("die", "son", "pour"). Languages with a Snowball
+stemmer but no list here are stemmed without stop words. The lists are compared with
+case-folded surface words, before stemming.
 
 Because the tokeniser splits words at apostrophes, the English list holds contraction pieces
 (``don``, ``ll``, ``ve``...) and the French one elided articles (``l``, ``qu``...).
@@ -34,7 +36,7 @@ ENGLISH_STOP: Final = _words(
     yourself yourselves s t d ll m re ve o y don didn doesn isn aren wasn weren hasn haven hadn
     won wouldn shouldn couldn mustn shan needn let hi hey hello yes yeah yep ok okay oh um uh
     hmm lol please thanks thank really actually maybe well anyway still even though got get
-    gets getting going gonna wanna whether yet etc via e.g i.e
+    gets getting going gonna wanna whether yet etc via e.g i.e one ones
     """
 )
 
@@ -48,7 +50,8 @@ FRENCH_STOP: Final = _words(
     soient ayant eu eue eues eus ai as avons avez ont aurai auras aura aurons aurez auront
     aurais aurait aurions auriez auraient avais avait avions aviez avaient ceci cela cet cette
     ici ils les leurs quel quels quelle quelles sans soi ça très aussi tout tous toute toutes
-    bonjour salut merci oui non alors donc car comme si plus moins peu bien fait faire
+    bonjour salut merci oui non alors donc car comme si plus moins peu bien fait faire va vais
+    vas vont allez allons faut peut peux veux voilà
     """
 )
 
@@ -151,32 +154,97 @@ VERY_COMMON_WORDS: Final = _words(
 #: Everyday words, including the everyday vocabulary of software work (prior share: medium).
 COMMON_WORDS: Final = _words(
     """
-    find found call called ask asked feel seem help helped talk talked turn start started show
-    showed hear heard play played run running ran move moved live lived believe hold bring
-    happen happened write wrote written read sit stand lose lost pay paid meet met include
-    continue set learn learned change changed lead understand watch follow stop create speak
-    allow add added spend grow open walk win offer remember consider appear buy wait serve
-    send expect build built stay fall cut reach remain suggest raise pass sell require report
-    decide pull push check fix fixed update updated done do doing keep kept leave left put mean
-    means meant begin began plan planned share shared visit visited enjoy enjoyed miss missed
-    year years week weeks month months hour hours minute minutes moment morning afternoon
-    evening night tonight tomorrow yesterday weekend monday tuesday wednesday thursday friday
-    saturday sunday january february march april may june july august september october
-    november december spring summer autumn fall winter home house family friend friends kid
-    kids child children mom dad mother father wife husband life world place part case point
-    question questions problem problems idea ideas reason fact kind sort story name number
-    group team company business job money game book books car city country school water food
-    music photo picture place area side end hand head eye face body word words line lines
-    page pages list note notes example information info detail details version step steps
-    issue issues bug bugs error errors code file files test tests project projects system
-    function data value values type types thing result results option options setting
-    settings different same small large long short high low next early late easy hard real
-    free full whole important possible able available simple quick quickly again always never
-    often sometimes usually probably already almost enough quite pretty super totally
-    definitely especially exactly though although instead since around away together another
-    every each other others own else ever far less least last later soon yet recently
-    currently finally interesting amazing beautiful fun funny excited exciting tough busy
-    tired lovely wonderful fantastic incredible proud support supportive chat talk
+    ability able accept account across act action active activity add added address
+    admit adult affect afraid after afternoon age agency agent ago agree ahead air allow almost
+    alone along already alright although always amazing among amount analysis animal another
+    answer anybody anymore anyone anything anyway anywhere appear apply approach area argue
+    arm around arrive art article ask asked assume attack attention attempt available avoid
+    awake aware away awful baby back background bad bag ball bank bar base basic basically
+    beat beautiful become bed began begin beginning behind believe belong benefit beside best
+    better beyond big bill bit black blue board boat body book bored boring born borrow boss
+    bother bottom box boy brain break breakfast bring broke broken brother brought brown build
+    building built burn bus business busy buy call calm came camera can't car card care careful
+    carry case catch cause center centre certain certainly chair chance change changed
+    character charge cheap check child children choice choose chose church city claim class
+    clean clear clearer clearly click close closed clothes club coffee cold collect college
+    colour color come comes coming comment common company complete completely computer concern
+    condition consider contain continue control cook cool copy corner correct cost couple
+    course cover crazy create crowd cry culture cup current currently customer cut cute dad
+    daily damage dance dark date daughter dead deal dear death decide decision deep definitely
+    degree depend describe detail details develop did die difference different difficult
+    dinner direction directly discover discuss disease doctor does dog done door double doubt
+    down draw dream dress drink drive drop dry during early earn easily east easy eat economy
+    edge effect effort either else email end energy enjoy enough enter entire environment
+    equal especially even evening event ever every everybody everyone everything everywhere
+    exactly example excellent except excited exciting exercise expect expensive experience
+    explain explanation eye face fact fail fair fall false family famous fan fantastic far farm
+    fast father fault favorite favourite fear feature feed feel feeling feet fellow felt few
+    field fight figure fill film final finally find fine finger finish fire firm fish fit fix
+    fixed floor fly focus folk follow food foot force forget forgot form forward free fresh
+    friend friendly front fruit full fun funny future game garden gave general generally gift
+    girl give given glad glass goal god gold gone good goodbye great green ground group grow
+    guess guy hair half hall hand handle hang happen happened happy hard hate head health hear
+    heard heart heat heavy hello help helpful here high hill hire history hit hold hole holiday
+    home honest hope horrible hospital hot hotel hour house huge human hungry hurry hurt
+    husband ice idea ignore ill image imagine important improve include including increase
+    indeed individual industry information inside instead interest interested interesting
+    introduce involve island issue item job join joke journey judge jump keep kept key kid kids
+    kill kind king kitchen knew knock know knowledge lady lake land language large last late
+    later laugh law lay lead learn least leave leg less lesson let letter level lie life light
+    likely limit line list listen little live local lock long look loose lose loss lost lot
+    loud love lovely low luck lucky lunch machine mad main major make man manage manager many
+    map mark market married matter maybe meal mean meaning meant measure meet meeting member
+    memory mention mess message met method middle might mind mine minute miss missing mistake
+    model modern mom moment money month mood morning mostly mother mountain mouth move movie
+    much music must myself name nation natural nature near nearly necessary neck need neighbor
+    neither nervous network never news next nice night nobody noise none normal north nose
+    nothing notice number nurse object obvious obviously occur offer office officer often
+    oil old once online open opinion opportunity order ordinary original others otherwise
+    outside page pain paint pair paper parent park part particular particularly partner party
+    pass past path pay peace pen people perfect perfectly perhaps period person personal
+    phone pick picture piece place plan plant play player pleasant pleased plenty pocket point
+    police policy polite poor popular position positive possible possibly post pound power
+    practice prefer prepare present pretty prevent price print private probably problem
+    process produce product professional program promise proper properly protect proud prove
+    provide public pull purpose push put quality quarter queen question quick quickly quiet
+    quite race rain raise range rate rather reach read ready real reality realize realise
+    really reason receive recent recently recognize recommend record red reduce relationship
+    remain remember remove repeat reply report request require rest restaurant result return
+    rich ride right ring rise risk river road rock role room rough round rule rush sad safe
+    said sale salt same save saw say scared scene school science score sea season seat second
+    secret section see seem seen sell send sense sentence separate serious seriously serve
+    service session set several shape share sharp shoe shop short shot shoulder shout show
+    shut sick side sign significant silly similar simple simply since sing single sister site
+    situation size skill skin sleep slightly slow slowly small smart smell smile snow social
+    society soft solution solve somebody somehow someone something sometimes somewhere son
+    song soon sorry sort sound source south space speak special speech speed spend spent
+    spot spring staff stage stand standard star start state station stay step stick still
+    stone stop store story straight strange street strength stress strong student study stuff
+    stupid style subject success successful suddenly suggest summer sun supply support suppose
+    sure surprise surprised sweet table take taken talk tall task taste tea teach teacher team
+    tear tell term terrible test text than thank themselves thing think third though thought
+    throw ticket tie till time tiny tired title today together told tomorrow tonight took top
+    total touch tough toward towards town track trade traffic train travel treat tree trip
+    trouble true trust truth try turn twice type typical ugly uncle under understand unit
+    university unless unusual upon upset use useful user usual usually value various version
+    view village visit voice wait wake walk wall want war warm warn wash watch water wave way
+    weak wear weather week weekend weird welcome west wet whatever whenever white whole wide
+    wife wild win window winter wish within without woman wonder wonderful wood word work
+    worker world worried worry worse worst worth write writing wrong wrote yard year yellow
+    yesterday young yourself youth zero one two three four five six seven eight nine ten
+    hundred thousand million half first second third
+    monday tuesday wednesday thursday friday saturday sunday january february march april may
+    june july august september october november december autumn spring summer winter
+    photo pictures vacation trip weekend hobby hobbies kids
+    bug bugs error errors code file files folder function functions variable variables value
+    values data option options setting settings test tests testing run running build builds
+    fix fixes update updates change changes project projects version step steps issue issues
+    line lines page pages list note notes example detail details result results output input
+    command commands script scripts tool tools program app application screen button link
+    click review feature features thing stuff rename summarise summarize explain approach
+    simpler clean cleanup refactor improve improvement question answer problem wrong working
+    broken message messages warning warnings doc docs document documentation comment
+    comments name names format number numbers word words text string strings call calls
     """
 )
 

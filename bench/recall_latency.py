@@ -1,0 +1,298 @@
+"""Recall speed (spec 03.3): build, cache load in a new process, per-message latency.
+
+10,000 synthetic notes (two scopes of 5,000, bodies of 40-400 words from a Zipf vocabulary,
+seeded; see ``recall_corpus.py``) are indexed from scratch, the derived cache is written, a
+new Python process is spawned to load it, and messages are timed against the warm index - and,
+in the same run, against a naive full-scan scorer (the same formula, computed note by note
+from per-note term counts) and a SQLite FTS5 table with ``bm25()`` ranking::
+
+    python bench/recall_latency.py            # the spec's 10,000 notes
+    python bench/recall_latency.py --quick    # 1,000 notes, a few seconds, for CI
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import marshal
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from recall_corpus import Corpus, synthetic_corpus, synthetic_messages
+
+from oharness.notes.format import Note
+from oharness.recall.cache import read_cache, write_cache
+from oharness.recall.index import RecallIndex
+from oharness.recall.postings import CacheKey, NoteKey
+from oharness.recall.score import DEFAULT_PARAMS, GATE_WEIGHT, saturation, term_weight
+from oharness.recall.tokenize import Tokenizer
+from oharness.settings import RecallSettings
+from oharness.types import Scope
+
+_CHILD = """
+import time
+started = time.perf_counter()
+import marshal, sys, json
+keys = {(s, i): k for s, i, k in marshal.loads(open(sys.argv[1], "rb").read())}
+from oharness.recall.cache import read_cache
+from oharness.recall.index import RecallIndex
+imported = time.perf_counter()
+index = RecallIndex()
+missing = read_cache(sys.argv[2], index, keys)
+loaded = time.perf_counter()
+index.recall(sys.argv[3])
+answered = time.perf_counter()
+print(json.dumps({"imports": imported - started, "load": loaded - imported,
+                  "first_recall": answered - loaded, "ready": answered - started,
+                  "notes": len(index), "missing": len(missing)}))
+"""
+
+
+def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
+    """p50, p95, p99 in milliseconds."""
+    values = np.percentile(np.array(samples) * 1000.0, [50, 95, 99])
+    return float(values[0]), float(values[1]), float(values[2])
+
+
+def timed(function: Callable[[str], object], messages: Sequence[str]) -> list[float]:
+    samples = []
+    for message in messages:
+        started = time.perf_counter()
+        function(message)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+class NaiveScorer:
+    """The recall formula evaluated note by note over per-note term counts: the floor."""
+
+    def __init__(self, tokenizer: Tokenizer, notes: Sequence[tuple[Scope, Note]]) -> None:
+        self.tokenizer = tokenizer
+        self.keys = [(scope, note.id) for scope, note in notes]
+        self.fields = [
+            (
+                tokenizer.counts(note.summary),
+                tokenizer.counts("\n".join(note.tags)),
+                tokenizer.counts(note.body),
+            )
+            for _, note in notes
+        ]
+        self.lengths = [tuple(sum(f.values()) for f in fields) for fields in self.fields]
+        count = len(notes)
+        self.averages = [max(1.0, sum(row[i] for row in self.lengths) / count) for i in range(3)]
+        self.frequency: dict[str, int] = {}
+        for summary, tags, body in self.fields:
+            for term in {*summary, *tags, *body}:
+                self.frequency[term] = self.frequency.get(term, 0) + 1
+
+    def recall(self, message: str, minimum: float = 1.2) -> list[tuple[float, NoteKey]]:
+        params = DEFAULT_PARAMS
+        terms = [term for group in self.tokenizer.query_terms(message) for term in group[:1]]
+        weights = {
+            t: term_weight(self.frequency.get(t, 0), len(self.keys), self.tokenizer.prior(t))
+            for t in terms
+        }
+        found = []
+        for key, fields, lengths in zip(self.keys, self.fields, self.lengths, strict=True):
+            score, gate = 0.0, False
+            for term in terms:
+                x = 0.0
+                for field, boost, b, length, average in zip(
+                    fields,
+                    params.boosts,
+                    params.length_factors,
+                    lengths,
+                    self.averages,
+                    strict=True,
+                ):
+                    tf = field.get(term, 0)
+                    if tf:
+                        x += boost * tf / (1 - b + b * length / average)
+                if x:
+                    score += weights[term] * saturation(x)
+                    in_head = term in fields[0] or term in fields[1]
+                    gate = gate or (in_head and weights[term] >= GATE_WEIGHT)
+            if gate and score >= minimum:
+                found.append((score, key))
+        return sorted(found, reverse=True)[:3]
+
+
+class Fts5Baseline:
+    """SQLite FTS5 over summary, tags and body, OR of the message's words, ``bm25()`` order."""
+
+    _WORD = re.compile(r"\w+")
+
+    def __init__(self, notes: Sequence[tuple[Scope, Note]]) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE notes USING fts5(summary, tags, body)")
+        self.db.executemany(
+            "INSERT INTO notes (summary, tags, body) VALUES (?, ?, ?)",
+            ((note.summary, " ".join(note.tags), note.body) for _, note in notes),
+        )
+        self.db.commit()
+
+    def search(self, message: str) -> list[tuple[int, float]]:
+        words = dict.fromkeys(word.lower() for word in self._WORD.findall(message))
+        if not words:
+            return []
+        query = " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
+        rows = self.db.execute(
+            "SELECT rowid, bm25(notes, 3.0, 3.0, 1.0) AS rank FROM notes "
+            "WHERE notes MATCH ? ORDER BY rank LIMIT 3",
+            (query,),
+        ).fetchall()
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+
+def cache_keys(corpus: Corpus) -> dict[NoteKey, CacheKey]:
+    """Stand-ins for each file's (mtime_ns, size, inode)."""
+    return {
+        (scope, note.id): (1_700_000_000_000_000_000 + n, len(note.body.encode()), 10_000 + n)
+        for n, (scope, note) in enumerate(corpus.notes)
+    }
+
+
+def new_process(cache: Path, keys: dict[NoteKey, CacheKey], message: str) -> dict[str, float]:
+    """Spawn a fresh interpreter that loads the cache and answers one recall."""
+    with tempfile.NamedTemporaryFile(suffix=".keys", delete=False) as handle:
+        handle.write(marshal.dumps([(s, i, k) for (s, i), k in keys.items()]))
+    try:
+        started = time.perf_counter()
+        output = subprocess.run(
+            [sys.executable, "-c", _CHILD, handle.name, str(cache), message],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        wall = time.perf_counter() - started
+    finally:
+        os.unlink(handle.name)
+    result: dict[str, float] = json.loads(output)
+    result["wall"] = wall
+    return result
+
+
+def update_latency(index: RecallIndex, corpus: Corpus, count: int) -> list[float]:
+    """Edit single notes and check that the next recall sees the edit."""
+    samples = []
+    for n in range(count):
+        scope, note = corpus.notes[(n * 7919) % len(corpus.notes)]
+        marker = f"zzedit{n}marker"
+        edited = note.with_changes(summary=f"{note.summary} {marker}")
+        started = time.perf_counter()
+        index.update(scope, edited)
+        samples.append(time.perf_counter() - started)
+        assert [hit.id for hit in index.recall(marker)] == [note.id], "edit not reflected"
+        index.update(scope, note)
+    return samples
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 notes, fewer messages")
+    parser.add_argument("--notes", type=int, help="number of notes (default 10,000)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    count = args.notes or (1_000 if args.quick else 10_000)
+    message_count, naive_count = (200, 20) if args.quick else (1_000, 60)
+
+    corpus = synthetic_corpus(count, seed=args.seed)
+    messages = synthetic_messages(corpus, message_count, seed=args.seed + 1)
+    keys = cache_keys(corpus)
+    words = sum(len(note.body.split()) for _, note in corpus.notes) / count
+    print(f"{count:,} notes ({count // 2:,} per scope), {words:.0f} body words on average, ")
+    print(f"{message_count:,} messages of 5-60 words; Python {sys.version.split()[0]}\n")
+
+    started = time.perf_counter()
+    index = RecallIndex()
+    index.add_many(corpus.notes, keys)
+    build = time.perf_counter() - started
+
+    with tempfile.TemporaryDirectory() as folder:
+        cache = Path(folder) / "recall-index.bin"
+        started = time.perf_counter()
+        write_cache(cache, index)
+        write = time.perf_counter() - started
+        size = cache.stat().st_size
+        child = new_process(cache, keys, messages[0])
+        restored = RecallIndex()
+        started = time.perf_counter()
+        read_cache(cache, restored, keys)
+        load_here = time.perf_counter() - started
+
+    settings = RecallSettings()
+    for message in messages[:50]:
+        index.recall(message)  # warm up
+    recall_times = timed(lambda m: index.recall(m, settings=settings), messages)
+    search_times = timed(lambda m: index.search(m, 10), messages)
+    attached = [bool(index.recall(m)) for m in messages]
+    updates = update_latency(index, corpus, 100 if not args.quick else 30)
+
+    started = time.perf_counter()
+    naive = NaiveScorer(index.tokenizer, corpus.notes)
+    naive_build = time.perf_counter() - started
+    naive_times = timed(naive.recall, messages[:naive_count])
+    # Same attachments, compared by score: exact ties may be broken differently.
+    agree = sum(
+        [round(score, 5) for score, _ in naive.recall(m)]
+        == [round(hit.score, 5) for hit in index.recall(m)]
+        for m in messages[:naive_count]
+    )
+    started = time.perf_counter()
+    fts = Fts5Baseline(corpus.notes)
+    fts_build = time.perf_counter() - started
+    fts_times = timed(fts.search, messages)
+
+    print(f"{'measure':<52} {'value':>12}  bar")
+    print("-" * 76)
+    rows = [
+        ("first build, no cache (tokenise + index)", f"{build:.2f} s", "<= 5 s"),
+        (f"cache write ({size / 1e6:.1f} MB, atomic)", f"{write:.2f} s", ""),
+        ("new process: spawn -> cache loaded -> first recall", f"{child['wall']:.2f} s", "<= 1 s"),
+        ("  of which imports (numpy, oharness.recall)", f"{child['imports']:.2f} s", ""),
+        ("  of which cache load and validation", f"{child['load']:.2f} s", ""),
+        ("cache load in this process", f"{load_here:.2f} s", ""),
+        ("single-note update (p50 / p95)", _pair(updates), ""),
+        ("SQLite FTS5 build (insert all notes)", f"{fts_build:.2f} s", ""),
+        ("naive full-scan scorer build (token counts)", f"{naive_build:.2f} s", ""),
+    ]
+    for name, value, bar in rows:
+        print(f"{name:<52} {value:>12}  {bar}")
+    print(f"\n{'per-message latency (ms)':<32} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
+    print("-" * 66)
+    for name, samples in (
+        ("recall (index, numpy)", recall_times),
+        ("search (index, with feedback)", search_times),
+        ("naive full-scan scorer", naive_times),
+        ("SQLite FTS5 bm25(), OR query", fts_times),
+    ):
+        p50, p95, p99 = percentiles(samples)
+        print(f"{name:<32} {p50:8.2f} {p95:8.2f} {p99:8.2f} {len(samples):6d}")
+    kinds = ("about a note", "chit-chat", "random words")
+    shares = [statistics.mean(attached[k::3]) for k in range(3)]
+    print(
+        "\nmessages attaching a note: "
+        + ", ".join(f"{kind} {share:.0%}" for kind, share in zip(kinds, shares, strict=True))
+    )
+    print(f"naive scorer and index attach the same notes: {agree}/{naive_count} messages")
+    ok = build <= 5 and child["wall"] <= 1 and percentiles(recall_times)[1] <= 5
+    print(f"bars met: {'yes' if ok else 'NO'} (recall p95 <= 5 ms, ready <= 1 s, build <= 5 s)")
+    return 0 if ok or args.quick else 1
+
+
+def _pair(samples: Sequence[float]) -> str:
+    p50, p95, _ = percentiles(samples)
+    return f"{p50:.2f}/{p95:.2f} ms"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""The recall index: incremental changes, search, the recall gate and threshold, helpers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from recall_helpers import synthetic_notes
+
+from oharness.notes.format import Note
+from oharness.recall.index import Hit, RecallIndex
+from oharness.recall.score import USAGE_BOOST_MAX, Usage
+from oharness.recall.tokenize import Tokenizer
+from oharness.settings import RecallSettings
+from oharness.types import Scope
+
+PRICING = Note(
+    "pricing-borderless-3fa",
+    "Pricing cards use fills, not borders",
+    "Cards on the pricing page are separated by fill and whitespace.",
+    ("design", "pricing"),
+)
+K8S = Note(
+    "k8s-cluster-1ab",
+    "Kubernetes cluster lives in eu-west-1",
+    "Both staging and production run there; kubectl contexts are named after them.",
+    ("infra", "k8s"),
+)
+BODY_ONLY = Note(
+    "release-notes-7c1",
+    "How release notes are written",
+    "Mention kubernetes upgrades at the top of the release notes.",
+    ("docs",),
+)
+ITGC = Note(
+    "itgc-cache-9ff",
+    "重跑gen-itgc后要清缓存",
+    "运行 gen-itgc 之后需要清理 .cache/itgc 目录，否则构建会使用旧的类型。",
+    ("gen-itgc", "缓存"),
+)
+JAPANESE = Note("ja-deploy-5c8", "本番デプロイには二人の承認が必要", "緊急時は責任者の承認で可。")
+
+
+def index_of(*notes: tuple[Scope, Note]) -> RecallIndex:
+    index = RecallIndex()
+    index.add_many(notes)
+    return index
+
+
+@pytest.fixture
+def small() -> RecallIndex:
+    return index_of(
+        ("project", PRICING),
+        ("project", K8S),
+        ("project", BODY_ONLY),
+        ("project", ITGC),
+        ("user", JAPANESE),
+    )
+
+
+def ids(hits: list[Hit]) -> list[str]:
+    return [hit.id for hit in hits]
+
+
+def test_search_ranks_without_gate_or_threshold(small: RecallIndex) -> None:
+    hits = small.search("kubernetes")
+    assert ids(hits) == ["k8s-cluster-1ab", "release-notes-7c1"]
+    assert [hit.in_summary_or_tags for hit in hits] == [True, False]
+    assert small.search("words nobody wrote") == []
+    assert small.search("kubernetes", limit=0) == []
+
+
+def test_recall_attaches_a_note_named_in_its_summary(small: RecallIndex) -> None:
+    hits = small.recall("where does the kubernetes cluster run?")
+    assert ids(hits) == ["k8s-cluster-1ab"]  # the body-only match is gated out
+    assert hits[0].score >= RecallSettings().min_score
+
+
+def test_recall_attaches_nothing_for_chit_chat(small: RecallIndex) -> None:
+    for message in ("hey, how was your weekend?", "thanks, that worked", "ok"):
+        assert small.recall(message) == []
+
+
+def test_body_only_matches_are_never_attached(small: RecallIndex) -> None:
+    assert ids(small.recall("upgrades mentioned at the top")) == []
+    assert ids(small.search("upgrades mentioned at the top")) == ["release-notes-7c1"]
+
+
+def test_threshold_limit_and_switch_come_from_settings(small: RecallIndex) -> None:
+    message = "borders of the pricing cards, and the kubernetes cluster"
+    assert len(small.recall(message)) == 2
+    assert small.recall(message, settings=RecallSettings(min_score=50.0)) == []
+    assert len(small.recall(message, settings=RecallSettings(per_turn=1))) == 1
+    assert small.recall(message, settings=RecallSettings(enabled=False)) == []
+
+
+def test_excluded_notes_are_not_attached_again(small: RecallIndex) -> None:
+    message = "borders of the pricing cards, and the kubernetes cluster"
+    assert ids(small.recall(message, exclude={("project", "k8s-cluster-1ab")})) == [
+        "pricing-borderless-3fa"
+    ]
+    assert small.recall(message, exclude={"k8s-cluster-1ab", "pricing-borderless-3fa"}) == []
+    assert len(small.recall(message, exclude={("user", "k8s-cluster-1ab")})) == 2
+
+
+def test_usage_breaks_ties_but_never_attaches(small: RecallIndex) -> None:
+    twin = Note("k8s-twin-2bc", K8S.summary, K8S.body, K8S.tags)
+    small.add("user", twin)
+    message = "where does the kubernetes cluster run?"
+    plain = small.recall(message)
+    assert ids(plain) == ["k8s-cluster-1ab", "k8s-twin-2bc"]  # a tie, ordered by key
+    usage = {("user", "k8s-twin-2bc"): Usage(count=12, last_used=1_000)}
+    boosted = small.recall(message, usage=usage, now=2_000)
+    assert ids(boosted) == ["k8s-twin-2bc", "k8s-cluster-1ab"]
+    assert boosted[0].score == plain[1].score  # reported scores stay unboosted
+    heavy = {("project", "release-notes-7c1"): Usage(count=10_000, last_used=2_000)}
+    assert "release-notes-7c1" not in ids(small.recall(message, usage=heavy, now=2_000))
+    assert USAGE_BOOST_MAX <= 0.05
+
+
+def test_an_edit_shows_in_the_next_recall(small: RecallIndex) -> None:
+    edited = K8S.with_changes(summary="Nomad cluster lives in eu-west-1", tags=("infra",))
+    small.update("project", edited)
+    assert ids(small.recall("the nomad cluster")) == ["k8s-cluster-1ab"]
+    assert ids(small.recall("kubernetes")) == []  # now only in another note's body
+    assert small.remove("project", "k8s-cluster-1ab")
+    assert not small.remove("project", "k8s-cluster-1ab")
+    assert small.search("nomad") == []
+    assert len(small) == 4
+
+
+def test_the_same_id_in_both_scopes_is_two_notes(small: RecallIndex) -> None:
+    small.add("user", K8S)
+    assert {hit.key for hit in small.search("kubernetes")} >= {
+        ("project", "k8s-cluster-1ab"),
+        ("user", "k8s-cluster-1ab"),
+    }
+    assert ("user", "k8s-cluster-1ab") in small
+
+
+def test_chinese_and_japanese_queries_find_their_notes(small: RecallIndex) -> None:
+    assert ids(small.recall("gen-itgc 跑完之后要清缓存吗"))[:1] == ["itgc-cache-9ff"]
+    assert ids(small.search("缓存"))[:1] == ["itgc-cache-9ff"]
+    assert ids(small.recall("本番にデプロイしてもいいですか")) == ["ja-deploy-5c8"]
+
+
+def test_mixed_cjk_and_ascii_queries_find_identifiers(small: RecallIndex) -> None:
+    assert ids(small.recall("重跑gen-itgc之后构建失败"))[:1] == ["itgc-cache-9ff"]
+    assert ids(small.search("itgc"))[:1] == ["itgc-cache-9ff"]
+
+
+def test_related_excludes_the_note_itself() -> None:
+    layout = Note("pricing-layout-a91", "Pricing page layout: three tiers", "Cards side by side.")
+    index = index_of(("project", PRICING), ("project", K8S), ("project", layout))
+    assert ids(index.related(PRICING, scope="project")) == ["pricing-layout-a91"]
+    assert ids(index.related(PRICING, limit=0)) == []
+
+
+def test_summary_similarity_flags_likely_duplicates() -> None:
+    index = RecallIndex()
+    same = Note("a-1", "Pricing cards: fill instead of borders", "", ("pricing",))
+    other = Note("b-2", "Cards on the dashboard use shadows", "")
+    assert index.similarity(PRICING, same) == pytest.approx(0.8)  # 4 shared terms of 5 each
+    assert index.likely_duplicate(PRICING, same)
+    assert not index.likely_duplicate(PRICING, other)
+    assert index.similarity(PRICING, Note("c-3", "the", "")) == 0.0
+
+
+def test_a_word_with_several_stems_counts_once() -> None:
+    index = RecallIndex(Tokenizer(["english", "french"]))
+    index.add("project", Note("runs-1", "Running the nightly job", "", ()))
+    (hit,) = index.search("running", expand=False)
+    (alone,) = index.search("nightly", expand=False)
+    # "running" has two stems here (run, running), both in the note; it must not count double.
+    assert hit.score == pytest.approx(alone.score, rel=0.01)
+
+
+def test_empty_index_answers_nothing() -> None:
+    index = RecallIndex()
+    assert index.search("anything") == []
+    assert index.recall("anything") == []
+    assert index.related(PRICING) == []
+
+
+def _results(index: RecallIndex, queries: list[str]) -> list[list[tuple[str, str, float]]]:
+    return [
+        [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.search(query, 20)]
+        + [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.recall(query)]
+        for query in queries
+    ]
+
+
+def test_incremental_changes_equal_a_rebuild() -> None:
+    rng = random.Random(3)
+    pool = synthetic_notes(400, seed=9)
+    incremental = RecallIndex()
+    incremental.add_many(pool[:200])
+    current = dict(((scope, note.id), note) for scope, note in pool[:200])
+    for step in range(300):
+        scope, note = rng.choice(pool)
+        key = (scope, note.id)
+        if key in current and step % 3 == 0:
+            incremental.remove(*key)
+            del current[key]
+        else:
+            changed = note.with_changes(body=note.body + f" step{step}")
+            incremental.add(scope, changed)
+            current[key] = changed
+    rebuilt = RecallIndex()
+    rebuilt.add_many((key[0], note) for key, note in sorted(current.items()))
+    queries = [note.summary for _, note in pool[:30]] + ["step7 step150", "nothing here"]
+    assert sorted(incremental.keys()) == sorted(rebuilt.keys())
+    assert _results(incremental, queries) == _results(rebuilt, queries)
+
+
+_WORDS = ["alpha", "beta", "gamma", "delta", "deploy", "cache", "重跑", "gen-itgc", "weekend"]
+_operations = st.lists(
+    st.tuples(
+        st.booleans(),  # True: add or replace, False: remove
+        st.sampled_from(["project", "user"]),
+        st.integers(0, 5),
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+        st.lists(st.sampled_from(_WORDS), max_size=12),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_operations)
+def test_any_sequence_of_changes_equals_a_rebuild(
+    operations: list[tuple[bool, Scope, int, list[str], list[str]]],
+) -> None:
+    index = RecallIndex()
+    current: dict[tuple[Scope, str], Note] = {}
+    for is_add, scope, number, summary, body in operations:
+        key = (scope, f"note-{number}")
+        if is_add:
+            note = Note(key[1], " ".join(summary), " ".join(body), (summary[0],))
+            index.add(scope, note)
+            current[key] = note
+        else:
+            assert index.remove(*key) == (key in current)
+            current.pop(key, None)
+    rebuilt = RecallIndex()
+    rebuilt.add_many((scope, note) for (scope, _), note in current.items())
+    queries = [" ".join(_WORDS[:3]), "deploy cache", "重跑gen-itgc", "weekend alpha"]
+    assert _results(index, queries) == _results(rebuilt, queries)

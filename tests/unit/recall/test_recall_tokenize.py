@@ -1,0 +1,107 @@
+"""Tokeniser cases of spec 03.2."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oharness.errors import ConfigError
+from oharness.recall.tokenize import Tokenizer, available_languages
+
+ENGLISH = Tokenizer()
+
+
+def test_words_are_case_folded_and_stemmed() -> None:
+    assert ENGLISH.tokens("Running RUNS") == ["run", "run"]
+    assert ENGLISH.tokens("Straße") == ["strass"]
+
+
+def test_stop_words_do_not_score() -> None:
+    assert ENGLISH.tokens("the and of it was there") == []
+    assert ENGLISH.tokens("Don't use Caroline's car") == ["use", "carolin", "car"]
+
+
+def test_cjk_runs_become_overlapping_pairs() -> None:
+    assert ENGLISH.tokens("数据库迁移") == ["数据", "据库", "库迁", "迁移"]
+    assert ENGLISH.tokens("缓存 清理") == ["缓存", "清理"]
+
+
+def test_a_lone_cjk_character_stays_a_unigram() -> None:
+    assert ENGLISH.tokens("后") == ["后"]
+    assert ENGLISH.tokens("的") == []  # a grammatical particle on its own
+
+
+def test_cjk_glued_to_latin_yields_pairs_and_identifier_parts() -> None:
+    tokens = ENGLISH.tokens("重跑gen-itgc后")
+    assert tokens == ["重跑", "gen-itgc", "gen", "itgc", "后"]
+
+
+def test_japanese_and_korean_runs() -> None:
+    assert "移行" in ENGLISH.tokens("データベースを移行する")
+    assert "データ" not in ENGLISH.tokens("データ")  # pairs, not words
+    assert ENGLISH.tokens("データ") == ["デー", "ータ"]
+    assert ENGLISH.tokens("설정을 변경") == ["설정", "정을", "변경"]
+
+
+def test_identifiers_are_split_and_kept_whole() -> None:
+    assert ENGLISH.tokens("run_tests.py") == ["run_tests.py", "run", "test", "py"]
+    assert ENGLISH.tokens("src/oharness/recall") == ["src/oharness/recall", "src", "ohar", "recal"]
+    assert ENGLISH.tokens("gen-itgc") == ["gen-itgc", "gen", "itgc"]
+
+
+def test_camel_case_is_split_and_kept_whole() -> None:
+    assert ENGLISH.tokens("fetchUserName") == ["fetchusername", "fetch", "user", "name"]
+    assert ENGLISH.tokens("HTTPServer") == ["httpserver", "http", "server"]
+
+
+def test_full_width_latin_is_normalised() -> None:
+    assert ENGLISH.tokens("ｇｅｎ－ｉｔｇｃ") == ["gen-itgc", "gen", "itgc"]
+
+
+def test_unknown_language_is_a_config_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Tokenizer(["english", "klingon"])
+    assert "memory.recall.languages" in caught.value.message
+    assert "klingon" in caught.value.message
+    assert "french" in caught.value.message  # the available ones are listed
+    assert caught.value.details["key"] == "memory.recall.languages"
+    assert "english" in available_languages()
+
+
+def test_several_languages_give_each_distinct_stem_as_alternatives() -> None:
+    both = Tokenizer(["english", "french"])
+    assert both.tokens("pricing") == ["price", "pricing"]
+    assert both.query_terms("pricing running pricing") == [("price", "pricing"), ("run", "running")]
+    assert both.signature != ENGLISH.signature
+
+
+def test_stop_words_of_configured_languages_only() -> None:
+    french = Tokenizer(["english", "french"])
+    assert french.tokens("la réunion est annulée") == ["réunion", "annulé", "annul"]
+    # Unconfigured, French function words stay but count as the most common words.
+    assert "la" in ENGLISH.tokens("la réunion")
+    assert ENGLISH.prior("la") >= 0.25
+
+
+def test_everyday_words_have_a_prior_and_topic_words_none() -> None:
+    assert ENGLISH.prior(ENGLISH.tokens("weekend")[0]) > 0
+    assert ENGLISH.prior(ENGLISH.tokens("kubernetes")[0]) == 0
+
+
+def test_query_terms_are_distinct() -> None:
+    assert ENGLISH.query_terms("deploy deploys Deploying") == [("deploy",)]
+
+
+@given(st.text(max_size=200))
+def test_counts_agree_with_tokens(text: str) -> None:
+    assert ENGLISH.counts(text) == dict(Counter(ENGLISH.tokens(text)))
+
+
+@given(st.text(max_size=200))
+def test_terms_are_non_empty_and_case_folded(text: str) -> None:
+    for term in ENGLISH.tokens(text):
+        assert term
+        assert term == term.casefold()
