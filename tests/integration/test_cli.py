@@ -174,3 +174,32 @@ def test_help_and_version(cli: Cli) -> None:
     assert "oharness" in cli.ok("--version").stdout
     usage = cli.run("memory", "remember")
     assert usage.returncode == 2 and "--summary" in usage.stderr
+
+
+def test_search_index_and_recall_inspection(cli: Cli) -> None:
+    empty_index = cli.ok("memory", "index").stdout
+    assert "No notes yet" in empty_index
+    saved = cli.json(
+        "memory",
+        "remember",
+        "-s",
+        "Deploys happen on Tuesdays",
+        "--tags",
+        "release deploy",
+        "-b",
+        "The release train leaves at noon.",
+    )
+    note_id = str(saved["id"])
+    assert saved["related"] == [] and saved["likelyDuplicate"] is None
+    found = cli.json("memory", "search", "release train")
+    assert found["results"][0]["id"] == note_id
+    assert "The release train leaves at noon." in cli.ok("memory", "search", "release").stdout
+    index = cli.ok("memory", "index").stdout
+    assert f"- Deploys happen on Tuesdays ({note_id})" in index
+    recalled = cli.json("memory", "recall", "when is the next deploy?")
+    assert [item["id"] for item in recalled["attached"]] == [note_id]
+    assert recalled["block"].startswith("<recalled-memory>")
+    excluded = cli.json("memory", "recall", "when is the next deploy?", "--exclude", note_id)
+    assert excluded == {"attached": [], "linked": [], "block": ""}
+    assert "nothing would be attached" in cli.ok("memory", "recall", "hello there!").stdout
+    assert not (cli.home / "memory-usage").exists()

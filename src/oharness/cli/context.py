@@ -42,7 +42,11 @@ def open_for(project_path: Path | None, *, register: bool) -> Workspace:
     start = project_path if project_path is not None else Path.cwd()
     if project_path is not None and not project_path.is_dir():
         raise click.ClickException(f"--project {project_path}: no such folder")
-    return open_workspace(start, home_from_environment(), register=register)
+    workspace = open_workspace(start, home_from_environment(), register=register)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(workspace.close)
+    return workspace
 
 
 def emit_json(data: Any) -> None:

@@ -19,8 +19,10 @@ from oharness.cli.context import (
     stdin_is_terminal,
     warn,
 )
-from oharness.errors import OHarnessError, ValidationError
+from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.tools.attach import recall_for_message
 from oharness.tools.doctor import diagnose
+from oharness.tools.prompt import render_index
 from oharness.tools.service import UNSET, Unset, note_file_text
 from oharness.types import NOTE_TYPES, Scope, parse_scope
 
@@ -94,6 +96,72 @@ def remember(
         click.echo(f"No change to {result.id} ({result.scope})")
     for target in result.dangling_links:
         click.echo(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
+    if result.likely_duplicate:
+        twin = result.likely_duplicate
+        click.echo(
+            f"note: looks like a duplicate of {twin['id']} ({twin['scope']}): {twin['summary']}; "
+            "consider merging them"
+        )
+    if result.related:
+        click.echo("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
+
+
+@memory.command()
+@common_options
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1, max=200), default=10)
+def search(project_path: Path | None, as_json: bool, debug: bool, query: str, limit: int) -> None:
+    """Find notes in both scopes matching QUERY, best first (no threshold)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    hits = workspace.service.search(query, limit)
+    if as_json:
+        emit_json({"query": query, "results": [hit.to_dict() for hit in hits]})
+        return
+    if not hits:
+        click.echo("No matching notes.")
+    for hit in hits:
+        marker = "user:" if hit.scope == "user" else ""
+        click.echo(f"{hit.score:6.2f}  {hit.summary} ({marker}{hit.id})")
+        if hit.snippet:
+            click.echo(f"        {hit.snippet}")
+
+
+@memory.command("index")
+@common_options
+def show_index(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Print the Memory section of the system prompt, as a model would see it."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    text = render_index(workspace.service.all_notes(), workspace.settings.memory.index_chars)
+    if as_json:
+        emit_json({"section": text})
+    else:
+        click.echo(text)
+
+
+@memory.command("recall")
+@common_options
+@click.argument("message")
+@click.option(
+    "--exclude", multiple=True, help="A note id already attached in the conversation (repeat)."
+)
+def recall_message(
+    project_path: Path | None, as_json: bool, debug: bool, message: str, exclude: tuple[str, ...]
+) -> None:
+    """Print exactly what would be attached to MESSAGE (usually nothing)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    recall = workspace.service.recall
+    if recall is None:
+        raise UnavailableError("recall is not available here")
+    outcome = recall_for_message(recall, message, exclude, record=False, strict=True)
+    if as_json:
+        emit_json(outcome.to_dict())
+    elif outcome.block:
+        click.echo(outcome.block)
+    else:
+        click.echo("(nothing would be attached)")
 
 
 @memory.command("show")

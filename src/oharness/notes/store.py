@@ -184,7 +184,7 @@ class NoteStore:
         return list(self._stray_temp)
 
     def file_count(self) -> int:
-        """Note files in the directory, loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
+        """Note files in the folder: loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
         self.refresh()
         return self._file_total
 

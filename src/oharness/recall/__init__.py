@@ -1,5 +1,8 @@
 """Recall: lexical scoring of notes against messages and queries (spec 03.2, 03.3).
 
+Import the submodules directly: this package imports nothing itself, so a command that does
+not recall never pays for numpy and the stemmers.
+
 Layer L1: imports only ``oharness.errors``, ``oharness.types``, ``oharness.settings``,
 ``oharness.notes`` and the third-party PyStemmer and numpy.
 
@@ -39,37 +42,3 @@ Cache (:mod:`oharness.recall.cache`)
     ``read_cache(path, index, keys) -> set[NoteKey]`` (restores every note whose cached key
     equals the caller's current key; returns the notes to index from their files).
 """
-
-from __future__ import annotations
-
-from oharness.recall.cache import read_cache, write_cache
-from oharness.recall.index import Hit, RecallIndex
-from oharness.recall.postings import CacheKey, NoteKey
-from oharness.recall.score import (
-    GATE_WEIGHT,
-    LIKELY_DUPLICATE,
-    USAGE_BOOST_MAX,
-    ScoringParams,
-    Usage,
-    similarity,
-    usage_boost,
-)
-from oharness.recall.tokenize import Tokenizer, available_languages
-
-__all__ = [
-    "GATE_WEIGHT",
-    "LIKELY_DUPLICATE",
-    "USAGE_BOOST_MAX",
-    "CacheKey",
-    "Hit",
-    "NoteKey",
-    "RecallIndex",
-    "ScoringParams",
-    "Tokenizer",
-    "Usage",
-    "available_languages",
-    "read_cache",
-    "similarity",
-    "usage_boost",
-    "write_cache",
-]

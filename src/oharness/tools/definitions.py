@@ -55,14 +55,16 @@ REMEMBER: Final[dict[str, Any]] = {
 MEMORY: Final[dict[str, Any]] = {
     "name": "memory",
     "description": (
-        "Read notes. With an id: the full note with its links. Without arguments: every note "
-        "of the project and user scopes, newest first, one line each, paged with offset/limit "
-        "(the index in the system prompt is truncated; this lists them all)."
+        "Read notes. With an id: the full note with its links. With a query: the best matching "
+        "notes of both scopes with a snippet each. Without arguments: every note of the project "
+        "and user scopes, newest first, one line each, paged with offset/limit (the index in "
+        "the system prompt is truncated; this lists them all)."
     ),
     "input_schema": {
         "type": "object",
         "properties": {
             "id": _ID,
+            "query": {"type": "string", "description": "Words to search for in both scopes."},
             "scope": _SCOPE,
             "offset": {"type": "integer", "minimum": 0},
             "limit": {"type": "integer", "minimum": 1, "maximum": 200},
@@ -132,7 +134,7 @@ def _check_arguments(name: str, arguments: Mapping[str, Any], schema: dict[str, 
         value = arguments.get(key)
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
             raise ValidationError(f"{name}: {key} must be an integer", field=key)
-    for key in ("id", "scope", "summary", "body"):
+    for key in ("id", "scope", "summary", "body", "query"):
         value = arguments.get(key)
         if value is not None and not isinstance(value, str):
             raise ValidationError(f"{name}: {key} must be a string", field=key)
@@ -165,6 +167,9 @@ def _dispatch(service: MemoryService, name: str, arguments: Mapping[str, Any]) -
         _check_arguments(name, arguments, MEMORY)
         if arguments.get("id") is not None:
             return service.read(arguments["id"], scope).to_dict()
+        if arguments.get("query") is not None:
+            hits = service.search(arguments["query"], arguments.get("limit", 10))
+            return {"query": arguments["query"], "results": [hit.to_dict() for hit in hits]}
         return service.listing(arguments.get("offset", 0), arguments.get("limit", 50)).to_dict()
     if name == "forget":
         _check_arguments(name, arguments, FORGET)

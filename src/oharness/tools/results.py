@@ -17,17 +17,24 @@ class RememberResult:
     changed: bool
     dangling_links: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    #: ``[{id, scope, summary, score}]``; ``None`` when recall is not available.
+    related: tuple[dict[str, Any], ...] | None = None
+    likely_duplicate: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "scope": self.scope,
             "path": self.path,
             "created": self.created,
             "changed": self.changed,
-            "danglingLinks": list(self.dangling_links),
-            "warnings": list(self.warnings),
         }
+        if self.related is not None:
+            data["related"] = list(self.related)
+            data["likelyDuplicate"] = self.likely_duplicate
+        data["danglingLinks"] = list(self.dangling_links)
+        data["warnings"] = list(self.warnings)
+        return data
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from oharness.notes.ids import (
 from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
+from oharness.tools.recall import MemoryRecall, SearchHit
 from oharness.tools.results import (
     ForgetResult,
     LinkView,
@@ -74,6 +75,7 @@ class MemoryService:
         hex_source: HexSource = random_hex,
         unavailable: Mapping[Scope, str] | None = None,
         backups_unavailable: str | None = None,
+        recall: MemoryRecall | None = None,
     ) -> None:
         self._scopes = dict(scopes)
         self._backups = backups
@@ -82,6 +84,7 @@ class MemoryService:
         self._hex = hex_source
         self._unavailable = dict(unavailable or {})
         self._backups_unavailable = backups_unavailable
+        self.recall = recall
 
     # ---- scopes --------------------------------------------------------------------------
 
@@ -237,6 +240,16 @@ class MemoryService:
     def _remember_result(
         self, stored: StoredNote, *, created: bool, changed: bool
     ) -> RememberResult:
+        related: tuple[dict[str, Any], ...] | None = None
+        duplicate: dict[str, Any] | None = None
+        if self.recall is not None:
+            related = tuple(
+                {key: value for key, value in hit.to_dict().items() if key != "snippet"}
+                for hit in self.recall.related(stored)
+            )
+            twin = self.recall.likely_duplicate(stored)
+            if twin is not None:
+                duplicate = {"id": twin.id, "scope": twin.scope, "summary": twin.note.summary}
         return RememberResult(
             id=stored.id,
             scope=stored.scope,
@@ -244,7 +257,19 @@ class MemoryService:
             created=created,
             changed=changed,
             dangling_links=self.dangling_links(stored.note.body),
+            related=related,
+            likely_duplicate=duplicate,
         )
+
+    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
+        """``memory(query)``: ranked matches across both scopes with snippets, no threshold."""
+        if self.recall is None:
+            raise UnavailableError("search needs the recall index, which is not available here")
+        if not query.strip():
+            raise ValidationError("query is empty: give words to search for", field="query")
+        if limit < 1:
+            raise ValidationError("limit must be >= 1", field="limit")
+        return self.recall.search(query, limit)
 
     # ---- memory --------------------------------------------------------------------------
 

@@ -22,7 +22,9 @@ from oharness.project.identity import (
 )
 from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.settings import Settings
+from oharness.tools.recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
+from oharness.tools.usage import UsageLog
 from oharness.types import Clock, HexSource, Scope
 
 
@@ -57,6 +59,11 @@ class Workspace:
     @property
     def user_available(self) -> bool:
         return "user" in self.service.available_scopes()
+
+    def close(self) -> None:
+        """Save derived state worth keeping (the recall cache, when enough changed)."""
+        if self.service.recall is not None:
+            self.service.recall.flush_cache()
 
 
 def _home_usable(home: HomeLayout) -> str | None:
@@ -156,8 +163,17 @@ def open_workspace(
             "you can write)"
         )
 
+    recall = MemoryRecall(
+        {scope: handle.store for scope, handle in scopes.items()},
+        memory.recall,
+        scope_keys={scope: handle.key for scope, handle in scopes.items()},
+        clock=clock,
+        cache_dir=layout.cache_dir if home_problem is None else None,
+        usage=UsageLog(layout.usage_dir, clock=clock) if home_problem is None else None,
+    )
     service = MemoryService(
         scopes,
+        recall=recall,
         backups=backups,
         clock=clock,
         max_note_bytes=memory.max_note_bytes,

@@ -20,7 +20,7 @@ def test_definitions_are_json_and_shaped_for_both_apis() -> None:
     json.dumps(openai_tools())
     remember = tool_definitions()[0]["input_schema"]
     assert remember["required"] == ["summary", "body"]
-    assert "query" not in tool_definitions()[1]["input_schema"]["properties"]
+    assert "query" in tool_definitions()[1]["input_schema"]["properties"]
 
 
 def test_a_model_can_remember_read_list_and_forget(workspace: Workspace) -> None:
@@ -34,6 +34,9 @@ def test_a_model_can_remember_read_list_and_forget(workspace: Workspace) -> None
     assert Path(saved["path"]).is_file()
     read = call_tool(service, "memory", {"id": saved["id"]})
     assert read["summary"] == "Use fills" and read["tags"] == ["ui"]
+    found = call_tool(service, "memory", {"query": "fills on cards"})
+    assert found["results"][0]["id"] == saved["id"]
+    assert found["results"][0]["snippet"] == "Cards use fills."
     listing = call_tool(service, "memory", {})
     assert listing["total"] == 1 and listing["notes"][0]["id"] == saved["id"]
     forgotten = call_tool(service, "forget", {"id": saved["id"]})

@@ -1,0 +1,80 @@
+"""Per-machine recall counts (spec 03.2): ``$OHARNESS_HOME/memory-usage/<sha256(key)>.json``.
+
+Kept outside the notes so recall never changes a note (and never triggers a sync upload), and
+never synced. Shape: ``{"scopeKey": "...", "notes": {"<id>": {"count": n, "lastRecalledAt": ms}}}``.
+Feeds a tie-breaker-sized ranking boost (:func:`oharness.recall.score.usage_boost`) and the
+review's "unused" finding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import filelock
+
+from oharness.errors import StorageError
+from oharness.fsio import atomic_write
+from oharness.project.paths import scope_key_digest
+from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    from oharness.recall.score import Usage
+
+
+class UsageLog:
+    """Reads and records how often notes were recalled on this machine."""
+
+    def __init__(self, directory: Path, *, clock: Clock) -> None:
+        self.directory = directory
+        self._clock = clock
+
+    def _path(self, scope_key: str) -> Path:
+        return self.directory / f"{scope_key_digest(scope_key)}.json"
+
+    def _read(self, scope_key: str) -> dict[str, dict[str, int]]:
+        try:
+            data = json.loads(self._path(scope_key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        notes = data.get("notes") if isinstance(data, dict) else None
+        if not isinstance(notes, dict):
+            return {}
+        return {
+            note_id: entry
+            for note_id, entry in notes.items()
+            if isinstance(entry, dict)
+            and isinstance(entry.get("count"), int)
+            and isinstance(entry.get("lastRecalledAt"), int)
+        }
+
+    def load(self, scope_keys: Mapping[Scope, str]) -> dict[tuple[Scope, str], Usage]:
+        """Usage of every note of these scopes that was ever recalled here."""
+        from oharness.recall.score import Usage
+
+        usage: dict[tuple[Scope, str], Usage] = {}
+        for scope, key in scope_keys.items():
+            for note_id, entry in self._read(key).items():
+                usage[(scope, note_id)] = Usage(entry["count"], entry["lastRecalledAt"])
+        return usage
+
+    def record(self, scope_key: str, note_ids: Iterable[str]) -> None:
+        """Count one recall of each note (read-modify-write under a file lock)."""
+        ids = list(note_ids)
+        if not ids:
+            return
+        path = self._path(scope_key)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with filelock.FileLock(str(path) + ".lock", timeout=10):
+                notes = self._read(scope_key)
+                now = self._clock()
+                for note_id in ids:
+                    entry = notes.get(note_id, {"count": 0, "lastRecalledAt": 0})
+                    notes[note_id] = {"count": entry["count"] + 1, "lastRecalledAt": now}
+                payload = {"scopeKey": scope_key, "notes": notes}
+                atomic_write(path, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        except (OSError, filelock.Timeout) as exc:
+            raise StorageError(f"could not record recall usage in {path}: {exc}") from exc
