@@ -16,5 +16,10 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests bench
 echo "== mypy --strict"
 .venv/bin/mypy
+echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
+for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_quality.py; do
+  .venv/bin/python "$bench" --quick >/dev/null
+  echo "ok  $bench --quick"
+done
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
