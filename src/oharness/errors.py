@@ -17,7 +17,11 @@ Tree::
     ├── LimitError              maxNotes reached, body too large
     ├── UnavailableError        a feature or scope is not available here (says why)
     ├── PathSafetyError         a path would escape its directory
+    ├── SyncError               the sync server refused a request or could not be reached
+    │                           (``code``: the server's error code; ``retry_after`` seconds)
     └── StorageError            the file system refused (permission, disk full, lock timeout)
+        ├── PreconditionFailed  an object store's conditional write lost: re-read and retry
+        └── StorageUnavailable  an object store cannot be reached or failed: retry later
 
 Merge conflicts and sync rejections are values, not exceptions.
 """
@@ -84,3 +88,36 @@ class PathSafetyError(OHarnessError):
 
 class StorageError(OHarnessError):
     code = "storage"
+
+
+class PreconditionFailed(StorageError):
+    code = "precondition_failed"
+
+
+class StorageUnavailable(StorageError):
+    code = "unavailable"
+
+
+class SyncError(OHarnessError):
+    """A request-level sync failure; per-note rejections are values, not this."""
+
+    code = "sync"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "sync",
+        status: int | None = None,
+        retry_after: float | None = None,
+        **details: Any,
+    ) -> None:
+        super().__init__(message, **details)
+        self.code = code
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def transient(self) -> bool:
+        """True for failures worth retrying later (network, 429, 503)."""
+        return self.code in {"unavailable", "rate_limited", "network"}
