@@ -11,12 +11,27 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from oharness.errors import StorageError
 
 TEMP_SUFFIX: Final = ".tmp"
+
+#: Fault injection for crash simulations: called as ``hook(stage, target)`` with stage
+#: ``"before-replace"`` (the temp file is written and fsynced, the target untouched) or
+#: ``"after-replace"`` (the new file is in place). A hook that raises simulates a crash at that
+#: instant. ``None`` in normal use.
+FaultHook = Callable[[str, Path], None]
+_fault_hook: FaultHook | None = None
+
+
+def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
+    """Install a crash-simulation hook (``None`` removes it); returns the previous one."""
+    global _fault_hook
+    previous, _fault_hook = _fault_hook, hook
+    return previous
 
 
 def temp_path_for(target: Path) -> Path:
@@ -58,6 +73,8 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
             os.close(fd)
         if mode is None:
             _copy_mode(target, temp)
+        if _fault_hook is not None:
+            _fault_hook("before-replace", target)
         os.replace(temp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -68,6 +85,8 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
             path=str(target),
         ) from exc
     fsync_directory(target.parent)
+    if _fault_hook is not None:
+        _fault_hook("after-replace", target)
 
 
 def _copy_mode(target: Path, temp: Path) -> None:

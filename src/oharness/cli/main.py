@@ -10,6 +10,8 @@ import click
 from oharness import __version__
 from oharness.cli.memory import memory
 from oharness.cli.project import project
+from oharness.cli.sync import login, logout, sync
+from oharness.cli.sync_server import sync_server
 from oharness.errors import OHarnessError
 
 
@@ -21,6 +23,10 @@ def cli() -> None:
 
 cli.add_command(memory)
 cli.add_command(project)
+cli.add_command(login)
+cli.add_command(logout)
+cli.add_command(sync)
+cli.add_command(sync_server)
 
 
 def main(argv: list[str] | None = None) -> int:

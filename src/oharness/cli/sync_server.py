@@ -11,17 +11,19 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import click
-from fastapi import FastAPI
 
 from oharness.cli.context import emit_json
 from oharness.errors import ConfigError
-from oharness.server.auth import mint_token
-from oharness.server.config import JwtSettings
-from oharness.server.environment import create_app_from_env
-from oharness.server.logs import configure_json_logging, log_event
 from oharness.sync.protocol import Plan, TeamEntitlement
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+# The server stack (FastAPI, uvicorn, PyJWT) is imported inside the commands: every other
+# `oharness` command starts without paying for it.
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
@@ -36,6 +38,9 @@ def sync_server() -> None:
 
 def app_from_environment() -> FastAPI:
     """The server configured from this process's environment (an ASGI app factory)."""
+    from oharness.server.environment import create_app_from_env
+    from oharness.server.logs import configure_json_logging
+
     configure_json_logging(_log_level(os.environ))
     return create_app_from_env(os.environ)
 
@@ -79,6 +84,9 @@ def _log_level(environ: Mapping[str, str]) -> int:
 def serve(storage: str | None, host: str, port: int, workers: int, debug: bool) -> None:
     """Start the sync server (uvicorn) on the configured storage."""
     import uvicorn
+
+    from oharness.server.environment import create_app_from_env
+    from oharness.server.logs import configure_json_logging, log_event
 
     if storage is not None:
         # Set in this process's environment so worker processes see it too.
@@ -125,6 +133,9 @@ def token(
     user_id: str, plan: str, teams: tuple[str, ...], ttl: int, as_json: bool, debug: bool
 ) -> None:
     """Print a development token signed with OHARNESS_SYNC_JWT_SECRET."""
+    from oharness.server.auth import mint_token
+    from oharness.server.config import JwtSettings
+
     secret = os.environ.get("OHARNESS_SYNC_JWT_SECRET", "").strip()
     if not secret:
         raise ConfigError(

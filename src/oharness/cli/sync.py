@@ -1,0 +1,341 @@
+"""``oharness login|logout`` and ``oharness sync …`` (spec 07, 12)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from oharness.cli.context import common_options, emit_json, format_time, open_for, warn
+from oharness.errors import SyncError, ValidationError
+from oharness.project.paths import HomeLayout
+from oharness.sync.client import SyncClient
+from oharness.sync.conflicts import ConflictBook
+from oharness.sync.resolve import ConflictResolver
+from oharness.sync.service import PassReport, SyncService, SyncTarget, combined_status
+from oharness.sync.settings import SyncSettings
+from oharness.tools.workspace import Workspace, wall_clock_ms
+from oharness.types import Scope, parse_scope
+
+
+def _targets(workspace: Workspace) -> list[SyncTarget]:
+    service = workspace.service
+    targets = []
+    for scope in service.available_scopes():
+        project = workspace.project
+        targets.append(
+            SyncTarget(
+                scope=scope,
+                scope_key=service.scope_key(scope),
+                store=service.store(scope),
+                project_id=project.identity.id
+                if scope == "project" and project and project.identity
+                else None,
+                project_root=project.root if scope == "project" and project else None,
+            )
+        )
+    return targets
+
+
+def _service(workspace: Workspace) -> SyncService:
+    return SyncService(
+        workspace.home,
+        backups=workspace.service.backups(),
+        clock=wall_clock_ms,
+        environ_token=os.environ.get("OHARNESS_TOKEN"),
+    )
+
+
+def _target(workspace: Workspace, scope: Scope) -> SyncTarget:
+    for target in _targets(workspace):
+        if target.scope == scope:
+            return target
+    workspace.service.store(scope)  # raises the clear "not available" reason
+    raise ValidationError(f"the {scope} scope is not available here")
+
+
+@click.command()
+@click.option("--origin", required=True, help="The sync server's URL, e.g. https://sync.example.")
+@click.option("--token", default=None, help="Access token (default: OHARNESS_TOKEN, or a prompt).")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--debug", is_flag=True)
+def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
+    """Sign in to a sync server; the token is checked, then kept in credentials.json (0600)."""
+    from oharness.cli.context import home_from_environment, stdin_is_terminal
+
+    if not origin.startswith(("https://", "http://")):
+        raise ValidationError(f"--origin {origin!r} must be an http:// or https:// URL")
+    origin = origin.rstrip("/")
+    token = token or os.environ.get("OHARNESS_TOKEN")
+    if not token:
+        if not stdin_is_terminal():
+            raise ValidationError(
+                "no token: pass --token, set OHARNESS_TOKEN, or run on a terminal to be asked"
+            )
+        token = click.prompt("Token", hide_input=True)
+    client = SyncClient(origin, token)
+    try:
+        identity = client.identity()
+    except SyncError as exc:
+        raise SyncError(f"sign-in failed, nothing saved: {exc.message}", code=exc.code) from exc
+    finally:
+        client.close()
+    settings = SyncSettings(HomeLayout(home_from_environment()))
+    settings.login(origin, None if os.environ.get("OHARNESS_TOKEN") == token else token)
+    data = {"origin": origin, "userId": identity.user_id, "plan": identity.plan}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"Signed in to {origin} as {identity.user_id} ({identity.plan} plan)")
+        if not settings.enabled():
+            click.echo("Cloud sync is switched off; 'oharness sync on' switches it back on.")
+
+
+@click.command()
+def logout() -> None:
+    """Forget the stored token (notes, bindings and the origin stay)."""
+    from oharness.cli.context import home_from_environment
+
+    removed = SyncSettings(HomeLayout(home_from_environment())).logout()
+    click.echo("Signed out." if removed else "No stored token; nothing to do.")
+
+
+@click.group()
+def sync() -> None:
+    """Cloud sync of project and user notes: status, sync now, the switch, conflicts."""
+
+
+def _print_status(data: dict[str, Any]) -> None:
+    click.echo(f"cloud sync: {'on' if data['enabled'] else 'off'}")
+    for scope in data["scopes"]:
+        when = format_time(scope["lastSyncedAt"]) if scope.get("lastSyncedAt") else "never"
+        click.echo(f"{scope['scope']}: last synced {when}")
+        if scope.get("account"):
+            click.echo(f"  account {scope['account']} at {scope['origin']}")
+        if scope.get("paused"):
+            click.echo(f"  paused: {scope['paused']}")
+        if scope.get("lastError"):
+            click.echo(f"  error: {scope['lastError']['message']}")
+        pull = scope.get("lastPull") or {}
+        if any(pull.values()):
+            click.echo(
+                f"  last pull: {pull.get('added', 0)} added, {pull.get('modified', 0)} modified,"
+                f" {pull.get('removed', 0)} removed"
+            )
+        for note_id in scope.get("conflicts", []):
+            click.echo(f"  conflict: {note_id} ('oharness sync resolve {note_id} --keep …')")
+        for name in scope.get("unsyncable", []):
+            click.echo(f"  not synced (unreadable or over the limit): {name}")
+        if scope.get("planLimits"):
+            limits = scope["planLimits"]
+            click.echo(f"  free plan: at most {limits.get('maxNotes')} notes")
+
+
+@sync.command()
+@common_options
+def status(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Show sync status per scope (changes nothing, sends nothing)."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    service = _service(workspace)
+    data = combined_status(
+        [service.status(target) for target in _targets(workspace)], service.settings.enabled()
+    )
+    if as_json:
+        emit_json(data)
+    else:
+        _print_status(data)
+
+
+def _progress_printer() -> Any:
+    if not sys.stderr.isatty():
+        return None
+    state: dict[str, Any] = {}
+
+    def show(stage: str, done: int, total: int) -> None:
+        if total < 50:
+            return
+        bar = state.get(stage)
+        if bar is None:
+            bar = click.progressbar(length=total, label=stage, file=sys.stderr)
+            bar.__enter__()
+            state[stage] = bar
+        bar.update(done - bar.pos)
+
+    return show
+
+
+def _describe(report: PassReport) -> list[str]:
+    label = report.target.scope
+    if report.paused:
+        return [f"{label}: paused: {report.paused}"]
+    if report.error:
+        return [f"{label}: {report.error['message']}"]
+    result = report.result
+    assert result is not None
+    if result.skipped:
+        return [f"{label}: skipped: {result.skipped}"]
+    lines = [
+        f"{label}: pushed {len(result.pushed)}, pulled {len(result.pulled)}, merged "
+        f"{len(result.merged)}, conflicts {len(result.conflicts)}"
+    ]
+    lines += [f"  conflict: {note_id}" for note_id in result.conflicts]
+    lines += [f"  refused: {item['id']}: {item['message']}" for item in result.rejected]
+    lines += [f"  not synced: {name}" for name in result.unsyncable]
+    return lines
+
+
+@sync.command()
+@common_options
+def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """Sync now: push, pull, merge; conflicts wait for you."""
+    workspace = open_for(project_path, register=True)  # pulling notes writes them
+    warn(workspace, as_json)
+    service = _service(workspace)
+    progress = None if as_json else _progress_printer()
+    reports = [service.run(target, progress=progress) for target in _targets(workspace)]
+    if as_json:
+        data = combined_status(
+            [service.status(report.target) for report in reports], service.settings.enabled()
+        )
+        emit_json(data)
+    else:
+        for report in reports:
+            for line in _describe(report):
+                click.echo(line)
+    failed = [report for report in reports if report.error]
+    if failed and len(failed) == len(reports):
+        raise SyncError(failed[0].error["message"] if failed[0].error else "sync failed")
+
+
+@sync.command("on")
+def switch_on() -> None:
+    """Switch cloud sync on (both scopes)."""
+    from oharness.cli.context import home_from_environment
+
+    SyncSettings(HomeLayout(home_from_environment())).set_enabled(True)
+    click.echo("Cloud sync is on.")
+
+
+@sync.command("off")
+def switch_off() -> None:
+    """Switch cloud sync off (both scopes; nothing in the cloud is deleted)."""
+    from oharness.cli.context import home_from_environment
+
+    SyncSettings(HomeLayout(home_from_environment())).set_enabled(False)
+    click.echo(
+        "Cloud sync is off: nothing is sent or fetched until 'oharness sync on'. Copies the "
+        "cloud already holds are not deleted."
+    )
+
+
+@sync.command()
+@common_options
+def conflicts(project_path: Path | None, as_json: bool, debug: bool) -> None:
+    """List open conflicts with this machine's and the cloud's versions."""
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    service = _service(workspace)
+    found = []
+    for target in _targets(workspace):
+        for record in ConflictBook(service.base(target).conflicts).records():
+            found.append({"scope": target.scope, **record.to_json()})
+    if as_json:
+        emit_json({"conflicts": found})
+        return
+    if not found:
+        click.echo("No conflicts.")
+    for item in found:
+        click.echo(f"{item['id']} ({item['scope']}): {item['reason']}")
+        for side in ("local", "cloud"):
+            text = item[side]
+            first = text.split("\n---\n", 1)[-1].strip().splitlines()[:3] if text else ["(deleted)"]
+            click.echo(f"  {side}: " + " / ".join(first))
+
+
+@sync.command()
+@common_options
+@click.argument("note_id")
+@click.option("--keep", type=click.Choice(["local", "cloud", "both"]), default=None)
+@click.option(
+    "--text-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A note (or just a body) merged by hand.",
+)
+@click.option("--scope", type=click.Choice(["project", "user"]), default=None)
+def resolve(
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    note_id: str,
+    keep: str | None,
+    text_file: Path | None,
+    scope: str | None,
+) -> None:
+    """Resolve a conflict; the next sync uploads the choice (set-aside versions are backed up)."""
+    if (keep is None) == (text_file is None):
+        raise click.UsageError("give exactly one of --keep local|cloud|both and --text-file F")
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    service = _service(workspace)
+    chosen: SyncTarget | None = None
+    for target in _targets(workspace):
+        if scope is not None and target.scope != scope:
+            continue
+        if note_id in ConflictBook(service.base(target).conflicts).ids():
+            chosen = target
+            break
+    if chosen is None:
+        raise ValidationError(
+            f"no open conflict for {note_id!r}; 'oharness sync conflicts' lists them"
+        )
+    resolver = ConflictResolver(
+        store=chosen.store,
+        base=service.base(chosen),
+        backups=workspace.service.backups(),
+        scope_key=chosen.scope_key,
+        clock=wall_clock_ms,
+    )
+    text = text_file.read_text(encoding="utf-8") if text_file else None
+    result = resolver.resolve(note_id, keep=keep, text=text)  # type: ignore[arg-type]
+    report = service.run(chosen)
+    data = {
+        "id": result.id,
+        "keep": result.keep,
+        "newId": result.new_id,
+        "backups": list(result.backups),
+        "synced": report.result is not None and report.error is None,
+    }
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(
+        f"Resolved {note_id}: kept {result.keep}"
+        + (f"; cloud copy is {result.new_id}" if result.new_id else "")
+    )
+    for line in _describe(report):
+        click.echo(line)
+
+
+@sync.command()
+@common_options
+@click.argument("scope", type=click.Choice(["project", "user"]))
+@click.option("--confirm", "confirm_key", default=None, help="Type the scope key to confirm.")
+def unbind(
+    project_path: Path | None, as_json: bool, debug: bool, scope: str, confirm_key: str | None
+) -> None:
+    """Unbind a scope from its account and origin (deliberate: type the scope key)."""
+    workspace = open_for(project_path, register=False)
+    key = workspace.service.scope_key(parse_scope(scope))
+    if confirm_key is None:
+        if not sys.stdin.isatty():
+            raise ValidationError(f"to unbind, pass --confirm {key}")
+        confirm_key = click.prompt(f"Type the scope key to unbind ({key})")
+    if confirm_key != key:
+        raise ValidationError(f"the typed key does not match {key}; nothing changed")
+    removed = SyncSettings(workspace.home).unbind(key)
+    click.echo(f"Unbound {key}." if removed else f"{key} was not bound; nothing changed.")

@@ -1,0 +1,121 @@
+"""The sync server's ASGI application (spec 08): :func:`create_app` over a store and settings.
+
+Stateless: every request reads and writes the object store, so replicas behind a load balancer
+over one bucket need no coordination beyond the manifest compare-and-swap. The rate limiter and
+the per-scope commit queue are per replica by design.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oharness import __version__
+from oharness.errors import StorageError
+from oharness.server.auth import TokenVerifier
+from oharness.server.config import ServerSettings
+from oharness.server.context import ServerContext
+from oharness.server.engine import ScopeEngine, wall_clock
+from oharness.server.logs import RequestLogMiddleware, log_event
+from oharness.server.ratelimit import MonotonicClock, RateLimiter
+from oharness.server.responses import ApiError, error_response
+from oharness.server.routes import admin_router, health_router, memory_router
+from oharness.storage.base import ObjectStore
+from oharness.sync.protocol import Plan
+from oharness.types import Clock
+
+
+def create_app(
+    store: ObjectStore,
+    settings: ServerSettings,
+    *,
+    clock: Clock = wall_clock,
+    monotonic: MonotonicClock = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    rng: random.Random | None = None,
+) -> FastAPI:
+    """The sync server over ``store``; time, sleeping and randomness are injectable."""
+    app = FastAPI(
+        title="oharness sync server",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.context = ServerContext(
+        settings=settings,
+        store=store,
+        verifier=TokenVerifier(settings.jwt),
+        limiter=RateLimiter(settings.rate_per_minute, monotonic),
+        engine=ScopeEngine(store, settings, clock=clock, sleep=sleep, rng=rng),
+        clock=clock,
+    )
+    app.include_router(memory_router())
+    app.include_router(health_router())
+    if settings.admin_key:
+        app.include_router(admin_router(settings.admin_key))
+    _install_error_handlers(app, settings)
+    app.add_middleware(RequestLogMiddleware)
+    _add_bearer_scheme(app)
+    return app
+
+
+def _plan_of(request: Request) -> Plan:
+    plan = getattr(request.state, "plan", "free")
+    return "paid" if plan == "paid" else "free"
+
+
+def _install_error_handlers(app: FastAPI, settings: ServerSettings) -> None:
+    quotas = settings.quotas
+
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc, quotas, _plan_of(request))
+
+    async def on_storage_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StorageError)
+        log_event(logging.WARNING, "storage_error", error=type(exc).__name__, detail=exc.message)
+        error = ApiError(
+            "unavailable",
+            f"storage is unavailable or too busy ({exc.message}); retry later",
+            retry_after=settings.unavailable_retry_after,
+        )
+        return error_response(error, quotas, _plan_of(request))
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 405:
+            error = ApiError("method_not_allowed", "this route does not take that method")
+        else:
+            error = ApiError("not_found", f"no such route: {request.url.path}")
+        return error_response(error, quotas, _plan_of(request))
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        log_event(logging.ERROR, "internal_error", error=type(exc).__name__)
+        error = ApiError("internal", "the server failed unexpectedly; retry later")
+        return error_response(error, quotas, _plan_of(request))
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(StorageError, on_storage_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def _add_bearer_scheme(app: FastAPI) -> None:
+    def openapi() -> dict[str, object]:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            components = schema.setdefault("components", {})
+            components["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            }
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

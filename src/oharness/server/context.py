@@ -1,0 +1,101 @@
+"""What every route shares: settings, the store, the token verifier, the rate limiter, the
+engine, and :func:`authorize`, the gate every ``/v1/memory/*`` request passes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+
+from oharness.server.auth import Principal, TokenRejected, TokenVerifier, effective_plan
+from oharness.server.config import ServerSettings
+from oharness.server.engine import ScopeEngine
+from oharness.server.erase import read_erase_state
+from oharness.server.ratelimit import RateLimiter
+from oharness.server.responses import ApiError
+from oharness.storage.base import ObjectStore
+from oharness.sync.protocol import Plan
+from oharness.types import Clock
+
+_T = TypeVar("_T")
+
+
+class ScopeLocks:
+    """One lock per scope on this replica: its commits queue here instead of racing for the
+    manifest (compare-and-swap still guards against other replicas)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[anyio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Hold the lock of ``key`` for the duration of the block."""
+        lock, users = self._locks.get(key, (anyio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+@dataclass
+class ServerContext:
+    """The parts of one app instance."""
+
+    settings: ServerSettings
+    store: ObjectStore
+    verifier: TokenVerifier
+    limiter: RateLimiter
+    engine: ScopeEngine
+    clock: Clock
+    locks: ScopeLocks = field(default_factory=ScopeLocks)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """An authorised caller and its effective plan."""
+
+    principal: Principal
+    plan: Plan
+    erased_teams: frozenset[str]
+
+
+async def in_thread(func: Callable[..., _T], *args: object) -> _T:
+    """Run blocking storage work in the thread pool."""
+    return await run_in_threadpool(func, *args)
+
+
+async def authorize(context: ServerContext, request: Request) -> Caller:
+    """Verify the token, apply the rate limit, refuse erased accounts, work out the plan."""
+    try:
+        principal = context.verifier.verify(request.headers.get("authorization"))
+    except TokenRejected as exc:
+        raise ApiError("unauthorized", exc.message) from exc
+    request.state.user_segment = principal.segment
+    request.state.plan = principal.claimed_plan
+    wait = context.limiter.acquire(principal.segment)
+    if wait is not None:
+        raise ApiError(
+            "rate_limited",
+            f"too many requests for this account: retry in {wait} s",
+            retry_after=wait,
+        )
+    user_erased, erased_teams = await in_thread(read_erase_state, context.store, principal)
+    if user_erased:
+        raise ApiError(
+            "account_erased",
+            "this account was erased: nothing more is accepted for it; local notes are kept",
+        )
+    plan = effective_plan(principal, erased_teams)
+    request.state.plan = plan
+    return Caller(principal, plan, erased_teams)

@@ -1,0 +1,311 @@
+"""Snapshots and commits over an object store: the I/O around :mod:`oharness.server.planner`.
+
+A commit writes the new revision objects first, then replaces the manifest with compare-and-swap
+on its ETag. When another writer won the race, it re-reads the manifest and re-plans (every
+change is checked again against the new state) with a short randomised backoff, a bounded number
+of times, then gives up with a retryable 503. A failure between the object writes and the
+manifest write leaves the old manifest in place: the orphaned objects are harmless and a retry
+rewrites the same content-addressed keys.
+
+Everything here is blocking; the app calls it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
+
+from oharness.errors import PreconditionFailed, StorageUnavailable, ValidationError
+from oharness.notes.format import file_revision
+from oharness.server.config import ServerSettings
+from oharness.server.logs import log_event
+from oharness.server.planner import (
+    CommitLimits,
+    CommitPlan,
+    ObjectRef,
+    atomic_failure,
+    fit_objects,
+    plan_commit,
+    plan_listing,
+    plan_objects,
+    prepare_changes,
+)
+from oharness.server.responses import ApiError
+from oharness.storage.base import ObjectStore, StoredObject
+from oharness.sync.protocol import (
+    CommitRequest,
+    CommitResponse,
+    Manifest,
+    Plan,
+    SnapshotRequest,
+    SnapshotResponse,
+    manifest_key,
+    manifest_to_bytes,
+    parse_manifest,
+    peek_manifest_version,
+)
+from oharness.types import Clock
+
+#: Room left in a snapshot for everything but the bodies (version, flags, quotas, framing).
+_RESPONSE_OVERHEAD: Final = 4096
+_BACKOFF_BASE: Final = 0.005
+_BACKOFF_CAP: Final = 0.25
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def wall_clock() -> int:
+    """Milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class StoredManifest:
+    """A manifest and the ETag to replace it with (``None``: not created yet)."""
+
+    manifest: Manifest
+    etag: str | None
+
+
+class ManifestCache:
+    """Parsed manifests by scope and ETag, so a manifest that did not change is not parsed
+    again. The store stays the truth: an entry is used only when the ETag just read from the
+    store matches, so replicas need not agree on anything."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._entries: OrderedDict[str, tuple[str, Manifest]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, prefix: str, etag: str) -> Manifest | None:
+        """The manifest cached for ``prefix`` if it has this ETag."""
+        with self._lock:
+            entry = self._entries.get(prefix)
+            if entry is None or entry[0] != etag:
+                return None
+            self._entries.move_to_end(prefix)
+            return entry[1]
+
+    def put(self, prefix: str, etag: str, manifest: Manifest) -> None:
+        """Remember ``manifest`` as the one with ``etag``."""
+        if self._capacity <= 0:
+            return
+        with self._lock:
+            self._entries[prefix] = (etag, manifest)
+            self._entries.move_to_end(prefix)
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+
+
+class ScopeEngine:
+    """Reads and writes scopes of one object store."""
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        settings: ServerSettings,
+        *,
+        clock: Clock = wall_clock,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._cache = ManifestCache(settings.manifest_cache_size)
+
+    # ----------------------------------------------------------------- reading
+
+    def read_manifest(self, prefix: str) -> StoredManifest:
+        """The scope's manifest (an empty one when the scope was never written)."""
+        stored = self.store.get(manifest_key(prefix))
+        if stored is None:
+            return StoredManifest(Manifest(), None)
+        return StoredManifest(self._parse(prefix, stored), stored.etag)
+
+    def _parse(self, prefix: str, stored: StoredObject) -> Manifest:
+        cached = self._cache.get(prefix, stored.etag)
+        if cached is not None:
+            return cached
+        try:
+            manifest = parse_manifest(stored.data)
+        except ValidationError as exc:
+            log_event(logging.ERROR, "manifest_unreadable", key=manifest_key(prefix))
+            raise StorageUnavailable(
+                f"the scope's manifest cannot be read ({exc.message}); the operator must repair it"
+            ) from exc
+        self._cache.put(prefix, stored.etag, manifest)
+        return manifest
+
+    def snapshot(self, prefix: str, request: SnapshotRequest, plan: Plan) -> SnapshotResponse:
+        """Answer a snapshot request (spec 06.3)."""
+        quotas = self.settings.quotas
+        stored = self.store.get(manifest_key(prefix))
+        if stored is None:
+            manifest = Manifest()
+        elif (
+            request.since is not None
+            and not request.want
+            and peek_manifest_version(stored.data) == request.since
+        ):
+            # The idle-machine case: answered from the manifest's first bytes.
+            return SnapshotResponse(request.since, plan, quotas, unchanged=True)
+        else:
+            manifest = self._parse(prefix, stored)
+        listing = plan_listing(manifest, request.since, request.protocol)
+        if listing.unchanged and not request.want:
+            return SnapshotResponse(listing.version, plan, quotas, unchanged=True)
+        listing_bytes = len(
+            json.dumps(
+                [note.to_json(request.protocol) for note in listing.notes]
+                + [tomb.to_json() for tomb in listing.tombstones],
+                ensure_ascii=False,
+            ).encode("utf-8")
+        )
+        budget = max(0, quotas.max_response_bytes - listing_bytes - _RESPONSE_OVERHEAD)
+        refs, pending = plan_objects(
+            manifest,
+            listing,
+            have=request.have,
+            want=request.want,
+            prefix=prefix,
+            protocol=request.protocol,
+            budget=budget,
+        )
+        objects, unfit = fit_objects(self._read_objects(refs), budget)
+        return SnapshotResponse(
+            version=listing.version,
+            plan=plan,
+            quotas=quotas,
+            unchanged=listing.unchanged,
+            full=listing.full,
+            notes=listing.notes,
+            tombstones=listing.tombstones,
+            objects=objects,
+            pending=tuple(unfit + pending),
+        )
+
+    def _read_objects(self, refs: list[ObjectRef]) -> list[tuple[str, str]]:
+        results = self._map(lambda ref: self.store.get(ref.key), refs)
+        fetched: list[tuple[str, str]] = []
+        for ref, stored in zip(refs, results, strict=True):
+            if stored is None:
+                log_event(logging.WARNING, "object_missing", key=ref.key)
+                continue
+            if file_revision(stored.data) != ref.rev:
+                log_event(logging.ERROR, "object_corrupt", key=ref.key)
+                continue
+            fetched.append((ref.rev, stored.data.decode("utf-8", errors="replace")))
+        return fetched
+
+    # ----------------------------------------------------------------- committing
+
+    def commit(
+        self, prefix: str, request: CommitRequest, limits: CommitLimits, plan: Plan
+    ) -> CommitResponse:
+        """Apply a commit (spec 06.4); raises :class:`ApiError` for a failed atomic commit and
+        :class:`StorageUnavailable` when storage fails or contention does not let up."""
+        prepared = prepare_changes(request, self.settings.frontmatter_allowance)
+        written: set[str] = set()
+        attempts = self.settings.commit_attempts
+        for attempt in range(attempts):
+            current = self.read_manifest(prefix)
+            manifest = current.manifest
+            outcome = plan_commit(manifest, prepared, limits, now=self.clock(), prefix=prefix)
+            if request.atomic:
+                _check_atomic(request, manifest, outcome)
+            if not outcome.changed:
+                return self._response(manifest.version, outcome, plan)
+            pending = {key: data for key, data in outcome.objects.items() if key not in written}
+            self._write_objects(pending)
+            written.update(pending)
+            if self._replace_manifest(prefix, current, outcome.manifest):
+                log_event(
+                    logging.INFO,
+                    "commit",
+                    version=outcome.manifest.version,
+                    applied=len(outcome.applied),
+                    rejected=len(outcome.rejected),
+                    attempts=attempt + 1,
+                )
+                return self._response(outcome.manifest.version, outcome, plan)
+            self._backoff(attempt)
+        log_event(logging.WARNING, "commit_contention", attempts=attempts)
+        raise StorageUnavailable(
+            f"the scope is being changed by many writers at once ({attempts} attempts lost the "
+            "race): retry shortly"
+        )
+
+    def _response(self, version: int, outcome: CommitPlan, plan: Plan) -> CommitResponse:
+        return CommitResponse(
+            version=version,
+            plan=plan,
+            quotas=self.settings.quotas,
+            applied=outcome.applied,
+            rejected=outcome.rejected,
+        )
+
+    def _replace_manifest(self, prefix: str, current: StoredManifest, manifest: Manifest) -> bool:
+        data = manifest_to_bytes(manifest)
+        try:
+            if current.etag is None:
+                etag = self.store.put(manifest_key(prefix), data, if_none_match=True)
+            else:
+                etag = self.store.put(manifest_key(prefix), data, if_match=current.etag)
+        except PreconditionFailed:
+            return False
+        self._cache.put(prefix, etag, manifest)
+        return True
+
+    def _write_objects(self, objects: Mapping[str, bytes]) -> None:
+        # Content-addressed and immutable: a plain put is idempotent, a retry rewrites the same.
+        self._map(lambda item: self.store.put(item[0], item[1]), list(objects.items()))
+
+    def _backoff(self, attempt: int) -> None:
+        ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * (2**attempt))
+        self._sleep(self._rng.uniform(0, ceiling))
+
+    def _map(self, func: Callable[[_T], _R], items: list[_T]) -> list[_R]:
+        if len(items) < 4:
+            return [func(item) for item in items]
+        workers = min(self.settings.io_concurrency, len(items))
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            return list(pool.map(func, items))
+
+
+def _check_atomic(request: CommitRequest, manifest: Manifest, outcome: CommitPlan) -> None:
+    if request.base_version != manifest.version:
+        if outcome.changed or outcome.rejected:
+            raise ApiError(
+                "manifest_changed",
+                f"the scope is at version {manifest.version}, not {request.base_version}: "
+                "sync, then retry the batch",
+                version=manifest.version,
+            )
+        return  # every change is already there: the retry of a commit whose answer was lost
+    failure = atomic_failure(outcome.rejected)
+    if failure is None:
+        return
+    code, message = failure
+    details: dict[str, Any] = {}
+    if code == "conflict":
+        details["conflicts"] = [
+            {
+                "id": item.id,
+                "reason": item.reason,
+                "message": item.message,
+                "currentRev": item.current_rev,
+            }
+            for item in outcome.rejected
+        ]
+    raise ApiError(code, message, **details)

@@ -1,0 +1,95 @@
+"""JSON responses and request bodies: every answer carries ``quotas`` and ``plan`` (spec 06.2).
+
+:class:`ApiError` is how a handler refuses a request; the app's exception handler turns it into
+the error body of spec 06.6, ``{"error", "message", "quotas", "plan", …}``, with ``Retry-After``
+on 429 and 503.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oharness.errors import OHarnessError
+from oharness.sync.protocol import ERROR_STATUS, ErrorResponse, JsonObject, Plan, Quotas
+
+#: Bodies larger than this are decoded in a worker thread.
+_PARSE_IN_THREAD_BYTES = 256 * 1024
+#: Codes outside the protocol's table, for routes that do not exist and for bugs.
+_EXTRA_STATUS = {"not_found": 404, "method_not_allowed": 405, "internal": 500}
+
+
+class ApiError(OHarnessError):
+    """A refused request: an error code of the table, a message saying what to do, and extra
+    body fields (``conflicts``, ``protocols``) or a ``Retry-After`` in seconds."""
+
+    def __init__(
+        self, code: str, message: str, *, retry_after: int | None = None, **details: Any
+    ) -> None:
+        super().__init__(message, **details)
+        self.code = code
+        self.retry_after = retry_after
+
+    @property
+    def status(self) -> int:
+        """The HTTP status of this code."""
+        return ERROR_STATUS.get(self.code) or _EXTRA_STATUS.get(self.code, 500)
+
+
+def json_response(
+    body: JsonObject, status: int = 200, headers: dict[str, str] | None = None
+) -> Response:
+    """A compact UTF-8 JSON response."""
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Response(data, status_code=status, headers=headers, media_type="application/json")
+
+
+def error_response(error: ApiError, quotas: Quotas, plan: Plan) -> Response:
+    """The error body of spec 06.6 for ``error``."""
+    body = ErrorResponse(
+        error=error.code, message=error.message, quotas=quotas, plan=plan, details=error.details
+    ).to_json()
+    headers = {}
+    if error.retry_after is not None:
+        headers["Retry-After"] = str(error.retry_after)
+    if error.status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return json_response(body, error.status, headers)
+
+
+async def read_json_body(request: Request, limit: int) -> object:
+    """The decoded JSON body, read with a size cap (Content-Length is not trusted alone)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    if len(data) > _PARSE_IN_THREAD_BYTES:  # keep the event loop free for other requests
+        return await run_in_threadpool(_decode_json, data)
+    return _decode_json(data)
+
+
+def _decode_json(data: bytes) -> object:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ApiError(
+            "invalid_request", f"the request body is not valid UTF-8 JSON: {exc}"
+        ) from exc
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(
+        "too_large",
+        f"the request is over {limit} bytes: split the commit into smaller ones",
+    )

@@ -1,0 +1,168 @@
+"""The sync base of one scope (spec 07.1): what this machine last agreed on with the server.
+
+Layout, in ``$OHARNESS_HOME/memory-sync/<sha256(stable scope key)>/``::
+
+    state.json                 format, scope key, notes directory, manifest version last seen,
+                               per note {rev, hash}
+    status.json                the last pass's status, the 429 deadline, the verified account
+    copies/<id>.<rev>.md       each note's file as it was when last synced
+    conflicts/<id>.json        open conflicts (base, local and cloud texts)
+    lock                       the cross-process lock of sync passes over this scope
+
+Copies are named by revision and written before ``state.json`` points at them, so a crash
+between the two leaves a consistent base; copies no longer referenced are removed after the
+state is saved. Every write is atomic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oharness.errors import NoteFormatError, StorageError
+from oharness.fsio import atomic_write, is_temp_name
+from oharness.notes.format import Note, parse_note_bytes
+from oharness.notes.ids import is_valid_id
+from oharness.project.paths import scope_key_digest
+
+STATE_FORMAT = 1
+
+
+@dataclass
+class BaseNote:
+    rev: str
+    hash: str
+
+
+@dataclass
+class BaseState:
+    """The mutable base of one scope; saved with :meth:`SyncBase.save`."""
+
+    scope_key: str
+    directory: str | None = None
+    version: int | None = None
+    notes: dict[str, BaseNote] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "scopeKey": self.scope_key,
+            "directory": self.directory,
+            "version": self.version,
+            "notes": {k: {"rev": v.rev, "hash": v.hash} for k, v in sorted(self.notes.items())},
+        }
+
+
+def _parse_state(data: Any, scope_key: str) -> BaseState:
+    if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+        raise ValueError("not a sync state file of this format")
+    notes: dict[str, BaseNote] = {}
+    for note_id, entry in (data.get("notes") or {}).items():
+        if (
+            isinstance(note_id, str)
+            and is_valid_id(note_id)
+            and isinstance(entry, dict)
+            and isinstance(entry.get("rev"), str)
+            and isinstance(entry.get("hash"), str)
+        ):
+            notes[note_id] = BaseNote(entry["rev"], entry["hash"])
+    version = data.get("version")
+    return BaseState(
+        scope_key=scope_key,
+        directory=data.get("directory") if isinstance(data.get("directory"), str) else None,
+        version=version if isinstance(version, int) else None,
+        notes=notes,
+    )
+
+
+class SyncBase:
+    """The on-disk base of one scope."""
+
+    def __init__(self, sync_dir: Path, scope_key: str) -> None:
+        self.scope_key = scope_key
+        self.folder = sync_dir / scope_key_digest(scope_key)
+        self.state_path = self.folder / "state.json"
+        self.status_path = self.folder / "status.json"
+        self.copies = self.folder / "copies"
+        self.conflicts = self.folder / "conflicts"
+        self.lock_path = self.folder / "lock"
+
+    def load(self) -> BaseState:
+        """The saved state, or an empty one (a corrupt file is set aside, never trusted)."""
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return BaseState(self.scope_key)
+        except (OSError, ValueError):
+            self._set_aside()
+            return BaseState(self.scope_key)
+        try:
+            return _parse_state(data, self.scope_key)
+        except ValueError:
+            self._set_aside()
+            return BaseState(self.scope_key)
+
+    def _set_aside(self) -> None:
+        with contextlib.suppress(OSError):
+            os.replace(self.state_path, self.state_path.with_suffix(".corrupt"))
+
+    def save(self, state: BaseState) -> None:
+        """Write ``state.json`` atomically, then drop copies it no longer references."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(
+            self.state_path, json.dumps(state.to_json(), ensure_ascii=False).encode("utf-8")
+        )
+        self._prune_copies(state)
+
+    def load_status(self) -> dict[str, Any]:
+        """The scope's status record (``{}`` when none or unreadable)."""
+        try:
+            data = json.loads(self.status_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_status(self, status: dict[str, Any]) -> None:
+        """Write the status record atomically (separate from the base: no lock needed)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.status_path, json.dumps(status, ensure_ascii=False).encode("utf-8"))
+
+    def copy_path(self, note_id: str, rev: str) -> Path:
+        return self.copies / f"{note_id}.{rev}.md"
+
+    def write_copy(self, note_id: str, rev: str, data: bytes) -> None:
+        """Keep the note file as synced at ``rev`` (before the state points at it)."""
+        try:
+            self.copies.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create {self.copies}: {exc}") from exc
+        path = self.copy_path(note_id, rev)
+        if not path.exists():
+            atomic_write(path, data)
+
+    def read_copy(self, note_id: str, entry: BaseNote) -> tuple[bytes, Note] | None:
+        """The synced copy of a note, if present and still matching its recorded hash."""
+        try:
+            data = self.copy_path(note_id, entry.rev).read_bytes()
+            note = parse_note_bytes(data)
+        except (OSError, NoteFormatError):  # a damaged copy counts as missing, never trusted
+            return None
+        return (data, note) if note.content_hash == entry.hash else None
+
+    def has_copy(self, note_id: str, entry: BaseNote) -> bool:
+        return self.copy_path(note_id, entry.rev).is_file()
+
+    def _prune_copies(self, state: BaseState) -> None:
+        keep = {f"{note_id}.{entry.rev}.md" for note_id, entry in state.notes.items()}
+        try:
+            names = os.listdir(self.copies)
+        except FileNotFoundError:
+            return
+        for name in names:
+            if name not in keep or is_temp_name(name):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.copies / name)

@@ -1,0 +1,104 @@
+"""The HTTP side of sync: identity, snapshot and commit over httpx2 (spec 06).
+
+Every failure becomes a :class:`~oharness.errors.SyncError` whose ``code`` is the server's
+error code (``network`` when the server could not be reached); httpx2's exceptions never leak.
+The transport is injectable (an ``httpx2.Client``), so tests and the multi-device simulation
+run the real client against an in-process app.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+
+from oharness.errors import SyncError
+from oharness.sync.protocol import (
+    CommitRequest,
+    CommitResponse,
+    Identity,
+    SnapshotRequest,
+    SnapshotResponse,
+    parse_commit_response,
+    parse_error_response,
+    parse_identity,
+    parse_snapshot_response,
+)
+
+DEFAULT_TIMEOUT = 30.0
+
+
+class SyncClient:
+    """One account at one origin."""
+
+    def __init__(
+        self,
+        origin: str,
+        token: str,
+        *,
+        http: httpx2.Client | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.origin = origin.rstrip("/")
+        self._token = token
+        self._http = http if http is not None else httpx2.Client(timeout=timeout)
+        self._owns_http = http is None
+
+    def close(self) -> None:
+        """Release the connection pool (when this client created it)."""
+        if self._owns_http:
+            self._http.close()
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        headers = {"Authorization": f"Bearer {self._token}"}
+        try:
+            response = self._http.request(method, self.origin + path, headers=headers, json=body)
+        except httpx2.HTTPError as exc:
+            raise SyncError(
+                f"cannot reach the sync server at {self.origin} ({type(exc).__name__}); local "
+                "notes keep working and sync retries later",
+                code="network",
+            ) from exc
+        try:
+            data = response.json()
+        except (ValueError, json.JSONDecodeError):
+            data = None
+        if response.status_code == 200 and isinstance(data, dict):
+            return data
+        raise self._error(response, data)
+
+    def _error(self, response: httpx2.Response, data: Any) -> SyncError:
+        retry = response.headers.get("Retry-After")
+        retry_after = float(retry) if retry and retry.replace(".", "", 1).isdigit() else None
+        try:
+            error = parse_error_response(data)
+        except Exception:  # not our server's JSON (a proxy page, say): report the status
+            return SyncError(
+                f"the sync server answered HTTP {response.status_code} without a readable "
+                "error; check the origin URL",
+                code="unavailable" if response.status_code >= 500 else "invalid_response",
+                status=response.status_code,
+                retry_after=retry_after,
+            )
+        return SyncError(
+            error.message,
+            code=error.error,
+            status=response.status_code,
+            retry_after=retry_after,
+            **dict(error.details),
+        )
+
+    def identity(self) -> Identity:
+        """``GET /v1/memory/identity``."""
+        return parse_identity(self._request("GET", "/v1/memory/identity"))
+
+    def snapshot(self, request: SnapshotRequest) -> SnapshotResponse:
+        """``POST /v1/memory/snapshot``."""
+        return parse_snapshot_response(
+            self._request("POST", "/v1/memory/snapshot", request.to_json())
+        )
+
+    def commit(self, request: CommitRequest) -> CommitResponse:
+        """``POST /v1/memory/commit``."""
+        return parse_commit_response(self._request("POST", "/v1/memory/commit", request.to_json()))

@@ -1,0 +1,522 @@
+"""When sync runs (spec 07.5–07.6): one coordinator per process schedules every notes directory.
+
+The scheduling core is a state machine over an injected clock (milliseconds): ``due()`` names
+the directories that want a pass, ``next_wake()`` says when to look again and ``tick()`` runs
+what is due. :class:`SyncLoop` is a thin background thread around it, woken by an event.
+
+Rules:
+
+- one schedule per notes directory, however many times it is registered (user notes shared by
+  several open projects sync once);
+- a local write is synced 3 s after the last write of a burst, at most 10 s after its first;
+- otherwise a directory is checked every 60 s, backing off 60 → 120 → 240 → 300 s while passes
+  change nothing on either side; any change resets it to 60 s;
+- user notes are always checked, a project's notes only while it is in use (``touch``) and for
+  30 minutes after (a write to them is still uploaded);
+- a token bucket of about 20 requests a minute is shared by every directory;
+- a 429 pauses every directory until its deadline; transient failures (``unavailable``,
+  ``network``) are retried after 60 s; other errors wait for the next regular check;
+- ``sync_now`` skips the debounce, the backoff, the cooldown and the bucket, but never the off
+  switch, a 429 deadline in force or an account/origin pause (the service refuses those);
+- switching off persists, cancels the requests of a pass in flight (the service's
+  ``cancelled`` callable turns true) and blocks every pass until switched back on.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from oharness.errors import OHarnessError
+from oharness.sync.protocol import Quotas
+from oharness.sync.service import PassReport, SyncTarget
+from oharness.types import Clock
+
+log = logging.getLogger(__name__)
+
+WRITE_DEBOUNCE_MS = 3_000
+WRITE_CAP_MS = 10_000
+CHECK_INTERVALS_MS = (60_000, 120_000, 240_000, 300_000)
+TRANSIENT_COOLDOWN_MS = 60_000
+PROJECT_IN_USE_MS = 30 * 60_000
+REQUESTS_PER_MINUTE = 20
+TRANSIENT_CODES = frozenset({"unavailable", "network"})
+#: Errors raised before any request leaves the machine.
+LOCAL_ERROR_CODES = frozenset({"not_logged_in", "config"})
+SWITCHED_OFF = "cloud sync is switched off ('oharness sync on')"
+Progress = Callable[[str, int, int], None]
+
+
+class OffSwitch(Protocol):
+    """The persisted on/off switch (``SyncSettings``)."""
+
+    def enabled(self) -> bool: ...
+
+    def set_enabled(self, enabled: bool) -> None: ...
+
+
+class PassRunner(Protocol):
+    """What the coordinator needs of a ``SyncService``."""
+
+    cancelled: Callable[[], bool] | None
+
+    @property
+    def settings(self) -> OffSwitch: ...
+
+    def run(self, target: SyncTarget, *, progress: Progress | None = None) -> PassReport: ...
+
+
+def estimate_requests(report: PassReport) -> int:
+    """How many requests a pass probably made (used when requests are not counted one by one)."""
+    result = report.result
+    if result is None:
+        if report.error is None:
+            return 0  # paused by a local check before asking the server
+        return 0 if report.error.get("code") in LOCAL_ERROR_CODES else 1
+    if result.skipped is not None:
+        return 0
+    bodies = 1 if result.pulled or result.merged or result.conflicts else 0
+    changes = len(result.pushed) + len(result.rejected)
+    return 1 + bodies + math.ceil(changes / Quotas.max_changes_per_commit)
+
+
+class TokenBucket:
+    """About ``per_minute`` requests a minute, in bursts of at most ``capacity``.
+
+    Integer arithmetic (one token is 60,000 units; each millisecond adds ``per_minute`` units)
+    so that ``ready_at`` is exact. Debits may overdraw; the debt is repaid before the next pass.
+    """
+
+    UNIT = 60_000
+
+    def __init__(self, per_minute: int, *, now: int, capacity: int | None = None) -> None:
+        if per_minute < 1:
+            raise ValueError("per_minute must be at least 1")
+        self.per_minute = per_minute
+        self.capacity = (capacity if capacity is not None else per_minute) * self.UNIT
+        self._units = self.capacity
+        self._at = now
+
+    def _level(self, now: int) -> int:
+        if now <= self._at:
+            return self._units
+        return min(self.capacity, self._units + (now - self._at) * self.per_minute)
+
+    def tokens(self, now: int) -> float:
+        """Requests available at ``now`` (negative while in debt)."""
+        return self._level(now) / self.UNIT
+
+    def take(self, count: int, now: int) -> None:
+        """Debit ``count`` requests."""
+        self._units = self._level(now) - count * self.UNIT
+        self._at = max(self._at, now)
+
+    def ready_at(self, now: int) -> int:
+        """The first time at or after ``now`` with a whole request available."""
+        missing = self.UNIT - self._level(now)
+        return now if missing <= 0 else now + -(-missing // self.per_minute)
+
+
+@dataclass
+class _Schedule:
+    """The timing state of one notes directory."""
+
+    target: SyncTarget
+    next_check: int
+    registrations: int = 0
+    quiet: int = 0  # consecutive passes that changed nothing
+    burst_first: int | None = None
+    burst_last: int | None = None
+    used_at: int | None = None
+    busy: bool = False
+    running: threading.Lock = field(default_factory=threading.Lock)
+
+    def write_due_at(self) -> int | None:
+        if self.burst_first is None or self.burst_last is None:
+            return None
+        return min(self.burst_last + WRITE_DEBOUNCE_MS, self.burst_first + WRITE_CAP_MS)
+
+    def check_due_at(self) -> int | None:
+        """The regular check, when it falls while the directory is looked after."""
+        if self.target.scope == "user":
+            return self.next_check
+        if self.used_at is not None and self.next_check < self.used_at + PROJECT_IN_USE_MS:
+            return self.next_check
+        return None
+
+    def due_at(self) -> int | None:
+        times = [time for time in (self.write_due_at(), self.check_due_at()) if time is not None]
+        return min(times) if times else None
+
+    def interval(self) -> int:
+        return CHECK_INTERVALS_MS[min(self.quiet, len(CHECK_INTERVALS_MS) - 1)]
+
+
+def directory_key(target: SyncTarget) -> Path:
+    """The identity of a notes directory (one schedule each)."""
+    return target.store.directory.resolve()
+
+
+class SyncCoordinator:
+    """Schedules every notes directory of this process (create one per process)."""
+
+    def __init__(
+        self,
+        service: PassRunner,
+        *,
+        clock: Clock,
+        requests_per_minute: int = REQUESTS_PER_MINUTE,
+        counts_requests: bool = False,
+    ) -> None:
+        """``counts_requests``: the service calls :meth:`count_request` before each request,
+        so the bucket is debited exactly instead of estimated from the pass report."""
+        self.service = service
+        self.clock = clock
+        self.counts_requests = counts_requests
+        self._lock = threading.RLock()
+        self._schedules: dict[Path, _Schedule] = {}
+        self._bucket = TokenBucket(requests_per_minute, now=clock())
+        self._rate_limited_until: int | None = None
+        self._on = self._read_switch(default=True)
+        self._listeners: list[Callable[[], None]] = []
+        previous = service.cancelled
+
+        def cancelled() -> bool:
+            return not self._on or (previous is not None and previous())
+
+        service.cancelled = cancelled
+
+    # ---- directories -----------------------------------------------------------------------
+
+    def register(self, target: SyncTarget) -> SyncTarget:
+        """Schedule a directory (checked at once); returns the target it is scheduled as."""
+        with self._lock:
+            key = directory_key(target)
+            schedule = self._schedules.get(key)
+            if schedule is None:
+                schedule = _Schedule(target, next_check=self.clock())
+                self._schedules[key] = schedule
+            schedule.registrations += 1
+            target = schedule.target
+        self._wake()
+        return target
+
+    def unregister(self, target: SyncTarget) -> None:
+        """Drop one registration; the schedule goes when the last one does."""
+        with self._lock:
+            key = directory_key(target)
+            schedule = self._schedules.get(key)
+            if schedule is not None:
+                schedule.registrations -= 1
+                if schedule.registrations <= 0:
+                    del self._schedules[key]
+
+    def targets(self) -> list[SyncTarget]:
+        """Every scheduled directory, once each."""
+        with self._lock:
+            return [schedule.target for schedule in self._schedules.values()]
+
+    def notify_write(self, target: SyncTarget, now: int | None = None) -> bool:
+        """A note was written locally; False if the directory is not scheduled."""
+        with self._lock:
+            schedule = self._schedules.get(directory_key(target))
+            if schedule is None:
+                return False
+            now = self.clock() if now is None else now
+            if schedule.burst_first is None:
+                schedule.burst_first = now
+            schedule.burst_last = now
+        self._wake()
+        return True
+
+    def touch(self, target: SyncTarget, now: int | None = None) -> bool:
+        """The project is in use (a message sent, its Memory page open); False if unknown."""
+        with self._lock:
+            schedule = self._schedules.get(directory_key(target))
+            if schedule is None:
+                return False
+            schedule.used_at = self.clock() if now is None else now
+        self._wake()
+        return True
+
+    # ---- the off switch --------------------------------------------------------------------
+
+    @property
+    def enabled(self) -> bool:
+        return self._on
+
+    def cancelled(self) -> bool:
+        """True while sync is switched off (the service stops before its next request)."""
+        return not self._on
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Switch cloud sync on or off (persisted); off cancels a pass in flight."""
+        with self._lock:
+            if not enabled:
+                self._on = False  # first, so a pass in flight stops as soon as possible
+                self.service.settings.set_enabled(False)
+            else:
+                self.service.settings.set_enabled(True)
+                if not self._on:
+                    now = self.clock()
+                    for schedule in self._schedules.values():
+                        schedule.next_check = min(schedule.next_check, now)
+                self._on = True
+        self._wake()
+
+    def _read_switch(self, *, default: bool) -> bool:
+        try:
+            return self.service.settings.enabled()
+        except OHarnessError:
+            return default  # an unreadable config: the service reports it on the next pass
+
+    def _refresh_switch(self) -> None:
+        """Follow a switch flipped by another process (``oharness sync off``)."""
+        with self._lock:
+            on = self._read_switch(default=self._on)
+            if on and not self._on:
+                now = self.clock()
+                for schedule in self._schedules.values():
+                    schedule.next_check = min(schedule.next_check, now)
+            self._on = on
+
+    # ---- the 429 pause ---------------------------------------------------------------------
+
+    def rate_limited_until(self, now: int | None = None) -> int | None:
+        """The 429 deadline still in force (ms), if any."""
+        now = self.clock() if now is None else now
+        deadline = self._rate_limited_until
+        return deadline if deadline is not None and deadline > now else None
+
+    def blocked(self, now: int | None = None) -> str | None:
+        """Why no pass may run now (switched off, or too frequent), or None."""
+        if not self._on:
+            return SWITCHED_OFF
+        deadline = self.rate_limited_until(now)
+        if deadline is not None:
+            now = self.clock() if now is None else now
+            seconds = -(-(deadline - now) // 1000)
+            return f"sync was too frequent; it will be retried in {seconds} s"
+        return None
+
+    # ---- scheduling ------------------------------------------------------------------------
+
+    def due(self, now: int | None = None) -> list[SyncTarget]:
+        """Directories that want a pass now, earliest first (the bucket is not considered)."""
+        now = self.clock() if now is None else now
+        with self._lock:
+            if self.blocked(now) is not None:
+                return []
+            return [schedule.target for schedule in self._due_schedules(now)]
+
+    def _due_schedules(self, now: int) -> list[_Schedule]:
+        timed = [
+            (due_at, schedule)
+            for schedule in self._schedules.values()
+            if not schedule.busy and (due_at := schedule.due_at()) is not None and due_at <= now
+        ]
+        return [schedule for _, schedule in sorted(timed, key=lambda item: item[0])]
+
+    def next_wake(self, now: int | None = None) -> int | None:
+        """When something may become due (ms); None when only an outside event can change it."""
+        now = self.clock() if now is None else now
+        with self._lock:
+            if not self._on:
+                return None
+            times = [
+                due_at
+                for schedule in self._schedules.values()
+                if not schedule.busy and (due_at := schedule.due_at()) is not None
+            ]
+            if not times:
+                return None
+            wake = max(min(times), now)
+            deadline = self.rate_limited_until(now)
+            if deadline is not None:
+                wake = max(wake, deadline)
+            return max(wake, self._bucket.ready_at(wake))
+
+    def tick(self, now: int | None = None, progress: Progress | None = None) -> list[PassReport]:
+        """Run every due pass the request budget allows; returns their reports."""
+        self._refresh_switch()
+        now = self.clock() if now is None else now
+        reports: list[PassReport] = []
+        for target in self.due(now):
+            with self._lock:
+                schedule = self._schedules.get(directory_key(target))
+                if (
+                    schedule is None
+                    or self.blocked(now) is not None  # switched off, or a 429 just now
+                    or self._bucket.tokens(now) < 1
+                ):
+                    break
+                if not schedule.running.acquire(blocking=False):
+                    continue  # a manual pass is running it
+            try:
+                reports.append(self._pass(schedule, now, progress))
+            finally:
+                schedule.running.release()
+        return reports
+
+    def sync_now(
+        self, target: SyncTarget | None = None, progress: Progress | None = None
+    ) -> list[PassReport]:
+        """Run at once for one directory or all, unless switched off or under a 429 deadline."""
+        self._refresh_switch()
+        with self._lock:
+            if target is None:
+                schedules = list(self._schedules.values())
+            else:
+                found = self._schedules.get(directory_key(target))
+                schedules = [found if found is not None else _Schedule(target, self.clock())]
+        reports: list[PassReport] = []
+        for schedule in schedules:
+            now = self.clock()
+            refusal = self._refusal(schedule.target, now)
+            if refusal is not None:
+                reports.append(refusal)
+                continue
+            with schedule.running:  # after a pass already in flight on this directory
+                reports.append(self._pass(schedule, self.clock(), progress))
+        return reports
+
+    def _refusal(self, target: SyncTarget, now: int) -> PassReport | None:
+        reason = self.blocked(now)
+        if reason is None:
+            return None
+        return PassReport(target, paused=reason, retry_after_ms=self.rate_limited_until(now))
+
+    # ---- one pass --------------------------------------------------------------------------
+
+    def count_request(self) -> None:
+        """One request is about to be sent (wired when ``counts_requests``)."""
+        with self._lock:
+            self._bucket.take(1, self.clock())
+
+    def _pass(self, schedule: _Schedule, now: int, progress: Progress | None) -> PassReport:
+        with self._lock:
+            schedule.busy = True
+            # The pass reads the directory fresh; writes from now on start a new burst.
+            schedule.burst_first = schedule.burst_last = None
+        target = schedule.target
+        try:
+            report = self.service.run(target, progress=progress)
+        except OHarnessError as exc:
+            report = PassReport(target, error={"code": exc.code, "message": exc.message})
+        except BaseException:
+            with self._lock:  # unexpected: try again at the next regular check
+                schedule.busy = False
+                schedule.next_check = max(now, self.clock()) + schedule.interval()
+            raise
+        with self._lock:
+            schedule.busy = False
+            self._settle(schedule, report, max(now, self.clock()))
+        return report
+
+    def _settle(self, schedule: _Schedule, report: PassReport, now: int) -> None:
+        """Debit the bucket and plan the directory's next check from a pass report."""
+        if not self.counts_requests:
+            self._bucket.take(estimate_requests(report), now)
+        deadline = report.retry_after_ms
+        if deadline is not None and deadline > now:
+            self._rate_limited_until = max(self._rate_limited_until or 0, deadline)
+            schedule.next_check = deadline
+            return
+        code = report.error.get("code") if report.error is not None else None
+        if code == "cancelled":
+            schedule.next_check = now  # switched off mid-pass: again as soon as it is back on
+        elif code in TRANSIENT_CODES:
+            schedule.next_check = now + TRANSIENT_COOLDOWN_MS
+        elif code is not None:
+            schedule.next_check = now + schedule.interval()
+        else:
+            result = report.result
+            if result is not None and result.changed_anything:
+                schedule.quiet = 0
+            elif result is None or result.skipped is None:
+                schedule.quiet += 1  # nothing changed (or paused until the user acts)
+            schedule.next_check = now + schedule.interval()
+
+    # ---- waking a loop ---------------------------------------------------------------------
+
+    def add_listener(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` whenever the schedule changes from outside (writes, switch, …)."""
+        with self._lock:
+            self._listeners.append(wake)
+
+    def _wake(self) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for wake in listeners:
+            wake()
+
+
+class SyncLoop:
+    """Runs a coordinator's ``tick`` on a background thread until stopped."""
+
+    def __init__(
+        self,
+        coordinator: SyncCoordinator,
+        *,
+        on_report: Callable[[PassReport], None] | None = None,
+        event: threading.Event | None = None,
+        max_wait_ms: int = 60_000,
+    ) -> None:
+        self.coordinator = coordinator
+        self.on_report = on_report
+        self.max_wait_ms = max_wait_ms
+        self._event = event if event is not None else threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        coordinator.add_listener(self._event.set)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start the thread (once)."""
+        if self._thread is not None:
+            raise RuntimeError("the sync loop was already started")
+        self._thread = threading.Thread(target=self._run, name="oharness-sync", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Look at the schedule now."""
+        self._event.set()
+
+    def stop(self, timeout: float | None = 30.0) -> bool:
+        """Stop after the pass in flight, if any; True once the thread has ended."""
+        self._stopping = True
+        self._event.set()
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        while not self._stopping:
+            self._event.clear()  # before looking, so a wake-up during the tick is kept
+            try:
+                reports = self.coordinator.tick()
+            except Exception:  # the loop must outlive one bad pass
+                log.exception("sync pass failed")
+                reports = []
+            for report in reports:
+                if self.on_report is not None:
+                    try:
+                        self.on_report(report)
+                    except Exception:
+                        log.exception("sync report listener failed")
+            if self._stopping:
+                break
+            wake = self.coordinator.next_wake()
+            wait = self.max_wait_ms
+            if wake is not None:
+                wait = min(wait, max(0, wake - self.coordinator.clock()))
+            self._event.wait(wait / 1000)

@@ -1,0 +1,564 @@
+"""One sync pass over one scope (spec 07.1–07.4): snapshot, plan, apply, commit, advance.
+
+Order matters for crash safety, and every step is written so that a crash anywhere leaves a
+state from which the next pass neither loses an edit nor re-applies a stale one:
+
+1. under the scope's cross-process lock (a process that cannot take it skips the pass);
+2. local notes are read fresh; unparseable and unloaded files are unsyncable, never deletions;
+3. a snapshot (delta since the version last seen, or a full listing with ``have`` hashes);
+4. downloads, local deletions and merges are written to disk first (each replaced or removed
+   local file backed up), and only then recorded in the base;
+5. uploads go in commits of at most ``maxChangesPerCommit``; each applied change is recorded in
+   the base only after the server accepted it;
+6. the manifest version last seen moves forward only when every remote change was handled.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import filelock
+
+from oharness.errors import OHarnessError, SyncError
+from oharness.merge.note import merge_notes
+from oharness.notes.backups import BackupStore
+from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
+from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
+from oharness.sync.base import BaseNote, BaseState, SyncBase
+from oharness.sync.client import SyncClient
+from oharness.sync.conflicts import ConflictBook, ConflictRecord
+from oharness.sync.plan import (
+    Action,
+    BaseView,
+    Kind,
+    LocalState,
+    RemoteState,
+    RemoteView,
+    plan_sync,
+)
+from oharness.sync.protocol import (
+    Change,
+    CommitRequest,
+    Quotas,
+    SnapshotRequest,
+    SnapshotResponse,
+    SyncScope,
+)
+from oharness.types import Clock
+
+log = logging.getLogger(__name__)
+#: Commits are split by count (the server's maxChangesPerCommit) and by bytes (this).
+MAX_COMMIT_BYTES = 8 * 1024 * 1024
+_PENDING_ROUNDS = 64
+
+
+@dataclass
+class PassResult:
+    """What one pass did (the ``sync now`` report and the scope's status)."""
+
+    skipped: str | None = None
+    version: int | None = None
+    pushed: list[str] = field(default_factory=list)
+    pulled: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    deleted_here: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    unsyncable: list[str] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    plan: str | None = None
+    changed_anything: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "skipped": self.skipped,
+            "version": self.version,
+            "pushed": self.pushed,
+            "pulled": self.pulled,
+            "merged": self.merged,
+            "conflicts": self.conflicts,
+            "unsyncable": self.unsyncable,
+            "rejected": self.rejected,
+            "errors": self.errors,
+            "lastPull": {"added": self.added, "modified": self.modified, "removed": self.removed},
+            "plan": self.plan,
+        }
+
+
+@dataclass
+class _Local:
+    stored: StoredNote
+    data: bytes
+
+
+class ScopeSync:
+    """Sync of one notes directory with one scope on the server."""
+
+    def __init__(
+        self,
+        *,
+        store: NoteStore,
+        base: SyncBase,
+        client: SyncClient,
+        scope: SyncScope,
+        scope_key: str,
+        backups: BackupStore,
+        clock: Clock,
+        protocol: int = 2,
+        progress: Callable[[str, int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        self.store = store
+        self.base = base
+        self.client = client
+        self.scope = scope
+        self.scope_key = scope_key
+        self.backups = backups
+        self.clock = clock
+        self.protocol = protocol
+        self.conflicts = ConflictBook(base.conflicts)
+        self._progress = progress
+        self._cancelled = cancelled
+
+    def _check_cancelled(self) -> None:
+        """Sync switched off mid-pass: stop before the next request (the base stays valid)."""
+        if self._cancelled is not None and self._cancelled():
+            raise SyncError("sync was switched off; the pass stopped", code="cancelled")
+
+    # ---- entry point -------------------------------------------------------------------
+
+    def run(self) -> PassResult:
+        """One pass; returns what it did. Request-level failures raise :class:`SyncError`."""
+        self.base.folder.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(self.base.lock_path, timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return PassResult(skipped="another process is syncing this scope")
+        try:
+            return self._run()
+        finally:
+            lock.release()
+
+    def _run(self) -> PassResult:
+        result = PassResult()
+        state = self.base.load()
+        state.directory = str(self.store.directory)
+        self.store.refresh(full=True)
+        local, result.unsyncable, blocked = self._local_notes()
+        snapshot = self._snapshot(state, local)
+        if (
+            not snapshot.unchanged
+            and state.version is not None
+            and snapshot.version < state.version
+        ):
+            log.warning(
+                "server version went back (%s < %s): treating as a first sync",
+                snapshot.version,
+                state.version,
+            )
+            state.notes.clear()
+            state.version = None
+            snapshot = self._snapshot(state, local)
+        result.plan = snapshot.plan
+        quotas = snapshot.quotas
+        bodies = dict(snapshot.objects)
+        remote = self._remote_view(snapshot)
+        plan_base = {
+            note_id: BaseView(entry.rev, entry.hash, self.base.has_copy(note_id, entry))
+            for note_id, entry in state.notes.items()
+        }
+        actions = plan_sync(
+            {note_id: LocalState(item.stored.note.content_hash) for note_id, item in local.items()},
+            plan_base,
+            remote,
+            unsyncable=blocked,
+            conflicted=self.conflicts.ids(),
+        )
+        self._repair_copies(state, local)
+        complete = self._fetch_bodies(actions, bodies, local, state)
+        uploads: list[tuple[Change, bytes | None]] = []
+        for action in actions:
+            try:
+                upload = self._apply(action, state, local, bodies, quotas, result)
+            except OHarnessError as exc:
+                result.errors.append({"id": action.id, "code": exc.code, "message": exc.message})
+                complete = False
+                continue
+            if upload is not None:
+                uploads.append(upload)
+        self.base.save(state)  # everything pulled is on disk: record it
+        reached = self._commit(uploads, state, quotas, result, snapshot.version)
+        if complete:
+            # Our own commits follow the snapshot directly when nobody else committed in
+            # between; then the base may claim their version too (so a server reset to an
+            # older version is noticed), otherwise only the snapshot's.
+            state.version = reached
+        result.version = state.version
+        result.conflicts = sorted(self.conflicts.ids())
+        self.base.save(state)
+        return result
+
+    # ---- reading -----------------------------------------------------------------------
+
+    def _local_notes(self) -> tuple[dict[str, _Local], list[str], set[str]]:
+        local: dict[str, _Local] = {}
+        unsyncable: list[str] = []
+        blocked: set[str] = set()
+        for stored in self.store.notes():
+            if self.protocol < 2 and stored.note.type is not None:
+                unsyncable.append(stored.path.name)  # an old server cannot hold typed notes
+                blocked.add(stored.id)
+                continue
+            try:
+                data = stored.path.read_bytes()
+            except OSError:
+                unsyncable.append(stored.path.name)
+                blocked.add(stored.id)
+                continue
+            local[stored.id] = _Local(stored, data)
+        skipped = [problem.path for problem in self.store.problems()] + self.store.unloaded()
+        for path in skipped:
+            unsyncable.append(path.name)
+            if path.name.endswith(NOTE_SUFFIX):
+                blocked.add(path.name[: -len(NOTE_SUFFIX)])
+        return local, sorted(unsyncable), blocked
+
+    def _snapshot(self, state: BaseState, local: dict[str, _Local]) -> SnapshotResponse:
+        since = state.version
+        have: frozenset[str] = frozenset()
+        if since is None:
+            have = frozenset(item.stored.note.content_hash for item in local.values()) | {
+                entry.hash for entry in state.notes.values()
+            }
+        self._check_cancelled()
+        return self.client.snapshot(
+            SnapshotRequest(self.scope, protocol=self.protocol, since=since, have=have)
+        )
+
+    @staticmethod
+    def _remote_view(snapshot: SnapshotResponse) -> RemoteView:
+        if snapshot.unchanged:
+            return RemoteView({}, full=False)
+        entries: dict[str, RemoteState] = {
+            tomb.id: RemoteState(tomb.rev, deleted=True) for tomb in snapshot.tombstones
+        }
+        entries.update({note.id: RemoteState(note.rev, note.hash) for note in snapshot.notes})
+        return RemoteView(entries, full=snapshot.full)
+
+    def _repair_copies(self, state: BaseState, local: dict[str, _Local]) -> None:
+        """A missing copy of a note that is the same on this machine is rewritten from it."""
+        for note_id, entry in state.notes.items():
+            item = local.get(note_id)
+            if (
+                item is not None
+                and item.stored.note.content_hash == entry.hash
+                and not self.base.has_copy(note_id, entry)
+            ):
+                self.base.write_copy(note_id, entry.rev, item.data)
+
+    def _fetch_bodies(
+        self,
+        actions: list[Action],
+        bodies: dict[str, str],
+        local: dict[str, _Local],
+        state: BaseState,
+    ) -> bool:
+        """Ask for the bodies the plan needs that the snapshot did not carry; True when all."""
+        needed = {
+            action.remote.rev
+            for action in actions
+            if action.kind in (Kind.DOWNLOAD, Kind.MERGE, Kind.CONFLICT)
+            and action.remote is not None
+            and not action.remote.deleted
+            and action.remote.rev not in bodies
+            and self._known_text(action.id, action.remote, local, state) is None
+        }
+        for _ in range(_PENDING_ROUNDS):
+            wanted = sorted(needed - bodies.keys())
+            if not wanted:
+                return True
+            if self._progress is not None:
+                self._progress("download", len(needed) - len(wanted), len(needed))
+            self._check_cancelled()
+            reply = self.client.snapshot(
+                SnapshotRequest(
+                    self.scope,
+                    protocol=self.protocol,
+                    since=state.version if state.version is not None else 0,
+                    want=tuple(wanted),
+                )
+            )
+            if not reply.objects:
+                return False
+            bodies.update(reply.objects)
+        return not (needed - bodies.keys())
+
+    def _known_text(
+        self, note_id: str, remote: RemoteState, local: dict[str, _Local], state: BaseState
+    ) -> bytes | None:
+        """The remote version's bytes when this machine already holds that content."""
+        item = local.get(note_id)
+        if item is not None and item.stored.note.content_hash == remote.hash:
+            return item.data
+        entry = state.notes.get(note_id)
+        if entry is not None and entry.hash == remote.hash:
+            copy = self.base.read_copy(note_id, entry)
+            return copy[0] if copy else None
+        return None
+
+    def _remote_bytes(
+        self,
+        action: Action,
+        bodies: dict[str, str],
+        local: dict[str, _Local],
+        state: BaseState,
+    ) -> bytes | None:
+        remote = action.remote
+        if remote is None or remote.deleted:
+            return None
+        text = bodies.get(remote.rev)
+        if text is not None:
+            return text.encode("utf-8")
+        return self._known_text(action.id, remote, local, state)
+
+    # ---- applying ----------------------------------------------------------------------
+
+    def _apply(
+        self,
+        action: Action,
+        state: BaseState,
+        local: dict[str, _Local],
+        bodies: dict[str, str],
+        quotas: Quotas,
+        result: PassResult,
+    ) -> tuple[Change, bytes | None] | None:
+        kind, note_id = action.kind, action.id
+        item = local.get(note_id)
+        if kind is Kind.UPLOAD:
+            assert item is not None
+            change = Change("put", note_id, action.base_rev, item.data.decode("utf-8"))
+            return change, item.data
+        if kind is Kind.UPLOAD_DELETE:
+            return Change("delete", note_id, action.base_rev), None
+        if kind is Kind.CLEAR_BASE:
+            state.notes.pop(note_id, None)
+            return None
+        if kind is Kind.ADVANCE_BASE:
+            assert item is not None and action.remote is not None
+            self.base.write_copy(note_id, action.remote.rev, item.data)
+            state.notes[note_id] = BaseNote(action.remote.rev, item.stored.note.content_hash)
+            return None
+        if kind is Kind.DELETE_LOCAL:
+            assert item is not None
+            self._backup(item, "pull-delete")
+            self.store.delete(note_id)
+            state.notes.pop(note_id, None)
+            result.removed += 1
+            result.deleted_here.append(note_id)
+            result.changed_anything = True
+            return None
+        data = self._remote_bytes(action, bodies, local, state)
+        if kind is Kind.DOWNLOAD:
+            if data is None:
+                raise SyncError(f"the body of {note_id} did not arrive", code="incomplete")
+            self._download(action, item, data, state, result)
+            return None
+        if kind is Kind.MERGE:
+            return self._merge(action, item, data, state, quotas, result)
+        self._record_conflict(action, item, data, state, result)
+        return None
+
+    def _backup(self, item: _Local, reason: str) -> None:
+        self.backups.write(
+            item.data,
+            note_id=item.stored.id,
+            reason=reason,
+            scope_dir=self.store.directory.absolute(),
+            scope_key=self.scope_key,
+            content_hash=item.stored.note.content_hash,
+        )
+
+    def _download(
+        self,
+        action: Action,
+        item: _Local | None,
+        data: bytes,
+        state: BaseState,
+        result: PassResult,
+    ) -> None:
+        assert action.remote is not None
+        note = parse_note_bytes(data)
+        if item is not None:
+            self._backup(item, "pull-update")
+        self.store.save_bytes(action.id, data, create=item is None)
+        self.base.write_copy(action.id, action.remote.rev, data)
+        state.notes[action.id] = BaseNote(action.remote.rev, note.content_hash)
+        result.pulled.append(action.id)
+        result.changed_anything = True
+        if item is None:
+            result.added += 1
+        else:
+            result.modified += 1
+
+    def _merge(
+        self,
+        action: Action,
+        item: _Local | None,
+        data: bytes | None,
+        state: BaseState,
+        quotas: Quotas,
+        result: PassResult,
+    ) -> tuple[Change, bytes | None] | None:
+        assert item is not None and action.remote is not None
+        entry = state.notes.get(action.id)
+        copy = self.base.read_copy(action.id, entry) if entry is not None else None
+        if data is None or copy is None:
+            self._record_conflict(action, item, data, state, result)
+            return None
+        merged = merge_notes(
+            copy[1],
+            item.stored.note,
+            parse_note_bytes(data),
+            now=self.clock(),
+            max_body_bytes=quotas.max_body_bytes,
+        )
+        if merged.note is None:
+            self._record_conflict(action, item, data, state, result, reason="merge-conflict")
+            return None
+        cloud = parse_note_bytes(data)
+        self._backup(item, "sync-merge")
+        self.backups.write(
+            data,
+            note_id=action.id,
+            reason="sync-merge",
+            scope_dir=self.store.directory.absolute(),
+            scope_key=self.scope_key,
+            content_hash=cloud.content_hash,
+        )
+        merged_bytes = serialise_note_bytes(merged.note)
+        self.store.save_bytes(action.id, merged_bytes, create=False)
+        result.merged.append(action.id)
+        result.changed_anything = True
+        change = Change("put", action.id, action.remote.rev, merged_bytes.decode("utf-8"))
+        return change, merged_bytes
+
+    def _record_conflict(
+        self,
+        action: Action,
+        item: _Local | None,
+        data: bytes | None,
+        state: BaseState,
+        result: PassResult,
+        *,
+        reason: str | None = None,
+    ) -> None:
+        entry = state.notes.get(action.id)
+        copy = self.base.read_copy(action.id, entry) if entry is not None else None
+        remote = action.remote
+        cloud_note: Note | None = parse_note_bytes(data) if data is not None else None
+        self.conflicts.put(
+            ConflictRecord(
+                id=action.id,
+                reason=reason or action.reason or "conflict",
+                created_at=self.clock(),
+                base=copy[0].decode("utf-8") if copy else None,
+                local=item.data.decode("utf-8") if item else None,
+                cloud=data.decode("utf-8") if data is not None else None,
+                cloud_rev=remote.rev if remote is not None and not remote.deleted else None,
+                cloud_hash=cloud_note.content_hash if cloud_note else None,
+            )
+        )
+        result.changed_anything = True
+
+    # ---- uploading ---------------------------------------------------------------------
+
+    def _chunks(
+        self, uploads: list[tuple[Change, bytes | None]], quotas: Quotas
+    ) -> list[list[tuple[Change, bytes | None]]]:
+        chunks: list[list[tuple[Change, bytes | None]]] = [[]]
+        size = 0
+        for upload in uploads:
+            weight = len(upload[1] or b"") + 256
+            if chunks[-1] and (
+                len(chunks[-1]) >= quotas.max_changes_per_commit or size + weight > MAX_COMMIT_BYTES
+            ):
+                chunks.append([])
+                size = 0
+            chunks[-1].append(upload)
+            size += weight
+        return [chunk for chunk in chunks if chunk]
+
+    def _commit(
+        self,
+        uploads: list[tuple[Change, bytes | None]],
+        state: BaseState,
+        quotas: Quotas,
+        result: PassResult,
+        version: int,
+    ) -> int:
+        """Upload in chunks; returns the version the base may claim afterwards."""
+        uploads = self._refuse_case_collisions(uploads, state, result)
+        chunks = self._chunks(uploads, quotas)
+        done = 0
+        reached: int | None = version
+        for chunk in chunks:
+            if self._progress is not None:
+                self._progress("upload", done, len(uploads))
+            by_id = {change.id: data for change, data in chunk}
+            self._check_cancelled()
+            response = self.client.commit(
+                CommitRequest(self.scope, tuple(change for change, _ in chunk), self.protocol)
+            )
+            for applied in response.applied:
+                data = by_id.get(applied.id)
+                if applied.op == "delete":
+                    state.notes.pop(applied.id, None)
+                elif data is not None:
+                    self.base.write_copy(applied.id, applied.rev, data)
+                    state.notes[applied.id] = BaseNote(
+                        applied.rev, parse_note_bytes(data).content_hash
+                    )
+                result.pushed.append(applied.id)
+            for rejected in response.rejected:
+                if rejected.reason != "conflict":  # a CAS race is settled by the next pass
+                    result.rejected.append(
+                        {"id": rejected.id, "reason": rejected.reason, "message": rejected.message}
+                    )
+            result.changed_anything = result.changed_anything or bool(response.rejected)
+            self.base.save(state)
+            done += len(chunk)
+            if reached is not None and response.version == reached + (1 if response.applied else 0):
+                reached = response.version
+            else:
+                reached = None  # someone else committed in between: claim only the snapshot
+        return version if reached is None else reached
+
+    def _refuse_case_collisions(
+        self,
+        uploads: list[tuple[Change, bytes | None]],
+        state: BaseState,
+        result: PassResult,
+    ) -> list[tuple[Change, bytes | None]]:
+        known = {note_id.casefold(): note_id for note_id in state.notes}
+        kept = []
+        for change, data in uploads:
+            other = known.get(change.id.casefold())
+            if change.op == "put" and other is not None and other != change.id:
+                result.rejected.append(
+                    {
+                        "id": change.id,
+                        "reason": "case_collision",
+                        "message": f"{change.id} differs from the synced note {other} only by "
+                        "letter case; rename one of them",
+                    }
+                )
+                continue
+            kept.append((change, data))
+        return kept

@@ -1,0 +1,316 @@
+"""Running sync for the scopes of one ``OHARNESS_HOME`` (spec 07.5–07.7), one pass at a time.
+
+Before a pass: the off switch, the stored origin and token, the 429 deadline (persisted, so a
+restarted process does not retry early), the scope's binding to its first account and origin,
+a copied project folder (paused) versus a moved one (followed). The account is verified with
+``identity`` only when the token changed since the last verification, so a pass where nothing
+changed stays one request. After a pass the scope's status is recorded (``status.json``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from oharness.errors import OHarnessError, SyncError
+from oharness.notes.backups import BackupStore
+from oharness.notes.store import NoteStore
+from oharness.project.paths import HomeLayout
+from oharness.sync.base import SyncBase
+from oharness.sync.client import SyncClient
+from oharness.sync.conflicts import ConflictBook
+from oharness.sync.engine import PassResult, ScopeSync
+from oharness.sync.protocol import SyncScope
+from oharness.sync.settings import SyncSettings
+from oharness.types import Clock, Scope
+
+OLD_SERVER = "the sync server is older than this client: upgrade the server first"
+
+
+@dataclass(frozen=True)
+class SyncTarget:
+    """One notes directory and the scope it syncs with."""
+
+    scope: Scope
+    scope_key: str
+    store: NoteStore
+    project_id: str | None = None
+    project_root: Path | None = None
+
+    @property
+    def label(self) -> str:
+        return "project notes" if self.scope == "project" else "your user notes"
+
+
+@dataclass
+class PassReport:
+    """The outcome of asking for a pass: ran (``result``), or why not (``paused``/``error``)."""
+
+    target: SyncTarget
+    result: PassResult | None = None
+    paused: str | None = None
+    error: dict[str, str] | None = None
+    retry_after_ms: int | None = None
+
+    @property
+    def transient(self) -> bool:
+        return self.error is not None and self.error.get("code") in {
+            "unavailable",
+            "network",
+            "rate_limited",
+        }
+
+
+def _fingerprint(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()[:16]
+
+
+class SyncService:
+    """Sync passes for one home (shared by every directory of a process)."""
+
+    def __init__(
+        self,
+        home: HomeLayout,
+        *,
+        backups: BackupStore,
+        clock: Clock,
+        environ_token: str | None = None,
+        http: httpx2.Client | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        self.home = home
+        self.settings = SyncSettings(home)
+        self.backups = backups
+        self.clock = clock
+        self.environ_token = environ_token
+        self.http = http
+        self.cancelled = cancelled
+
+    def base(self, target: SyncTarget) -> SyncBase:
+        return SyncBase(self.home.home / "memory-sync", target.scope_key)
+
+    # ---- one pass ------------------------------------------------------------------------
+
+    def run(
+        self, target: SyncTarget, *, progress: Callable[[str, int, int], None] | None = None
+    ) -> PassReport:
+        """One pass over ``target`` (manual or scheduled: the checks are the same)."""
+        report = self._run(target, progress)
+        self._record(target, report)
+        return report
+
+    def _run(
+        self, target: SyncTarget, progress: Callable[[str, int, int], None] | None
+    ) -> PassReport:
+        base = self.base(target)
+        status = base.load_status()
+        if not self.settings.enabled():
+            return PassReport(target, paused="cloud sync is switched off ('oharness sync on')")
+        origin, token = self.settings.origin(), self.settings.token(self.environ_token)
+        if not origin or not token:
+            return PassReport(
+                target,
+                error={
+                    "code": "not_logged_in",
+                    "message": "not signed in: run 'oharness login --origin URL'",
+                },
+            )
+        if status.get("erased"):
+            return PassReport(target, paused=str(status["erased"]))
+        deadline = status.get("retryAfter")
+        if isinstance(deadline, int) and deadline > self.clock():
+            return PassReport(
+                target,
+                paused="sync was too frequent; it will be retried after the server's wait",
+                retry_after_ms=deadline,
+            )
+        bound = self.settings.target(target.scope_key)
+        if bound.origin and bound.origin != origin:
+            return PassReport(target, paused=self._other("origin", bound.origin, origin, target))
+        client = SyncClient(origin, token, http=self.http)
+        try:
+            protocol, paused = self._verify(target, client, status, token, origin)
+            if paused:
+                return PassReport(target, paused=paused)
+            moved = self._check_folder(target, base)
+            if moved:
+                return PassReport(target, paused=moved)
+            engine = ScopeSync(
+                store=target.store,
+                base=base,
+                client=client,
+                scope=SyncScope(target.scope, target.project_id),
+                scope_key=target.scope_key,
+                backups=self.backups,
+                clock=self.clock,
+                protocol=protocol,
+                progress=progress,
+                cancelled=self.cancelled,
+            )
+            return PassReport(target, result=engine.run())
+        except SyncError as exc:
+            return self._failed(target, exc)
+        except OHarnessError as exc:
+            return PassReport(target, error={"code": exc.code, "message": exc.message})
+        finally:
+            client.close()
+
+    def _other(self, what: str, bound: str, now: str, target: SyncTarget) -> str:
+        return (
+            f"{target.label} are bound to another {what} ({bound}) than the one signed in "
+            f"({now}); use a separate OHARNESS_HOME for that {what}, or 'oharness sync unbind "
+            f"{target.scope_key}' to rebind deliberately"
+        )
+
+    def _verify(
+        self,
+        target: SyncTarget,
+        client: SyncClient,
+        status: dict[str, Any],
+        token: str,
+        origin: str,
+    ) -> tuple[int, str | None]:
+        """The protocol to speak, or why this scope is paused (identity only on a new token)."""
+        known = status.get("account")
+        if not (isinstance(known, dict) and known.get("token") == _fingerprint(token)):
+            identity = client.identity()
+            known = {
+                "token": _fingerprint(token),
+                "userId": identity.user_id,
+                "protocols": list(identity.protocols),
+                "plan": identity.plan,
+                "planLimits": identity.plan_limits.to_json() if identity.plan_limits else None,
+            }
+            status["account"] = known
+            self.base(target).save_status(status)
+        user_id = str(known["userId"])
+        bound = self.settings.target(target.scope_key)
+        if bound.user_id and bound.user_id != user_id:
+            return 0, self._other("account", bound.user_id, user_id, target)
+        if not bound.user_id:
+            self.settings.bind(target.scope_key, user_id, origin)
+        protocols = known.get("protocols") or [2]
+        if 2 in protocols:
+            return 2, None
+        if target.scope == "user":
+            return 1, f"{OLD_SERVER} (user notes are not synced until then)"
+        return 1, None
+
+    def _check_folder(self, target: SyncTarget, base: SyncBase) -> str | None:
+        """A copied project folder is paused; a moved one is followed."""
+        if target.scope != "project" or target.project_root is None:
+            return None
+        state = base.load()
+        recorded = state.directory
+        current = str(target.store.directory)
+        if not recorded or recorded == current:
+            return None
+        old_root = Path(recorded).parent
+        try:
+            data = json.loads((old_root / ".oharness" / "project.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if (
+            Path(recorded).is_dir()
+            and isinstance(data, dict)
+            and data.get("id") == target.project_id
+        ):
+            return (
+                f"this folder is a copy of {old_root}, which syncs as the same project; give "
+                "the copy its own identity with 'oharness project reset-id' (or sync from the "
+                "original)"
+            )
+        return None  # moved or renamed: the pass records the new directory
+
+    def _failed(self, target: SyncTarget, exc: SyncError) -> PassReport:
+        error = {"code": exc.code, "message": f"{target.label}: {exc.message}"}
+        if exc.code == "rate_limited":
+            wait = exc.retry_after if exc.retry_after is not None else 60.0
+            deadline = self.clock() + int(wait * 1000)
+            error["message"] = (
+                f"{target.label}: sync was too frequent; it will be retried in {int(wait)} s"
+            )
+            return PassReport(target, error=error, retry_after_ms=deadline)
+        if exc.code == "account_erased":
+            return PassReport(
+                target,
+                paused=f"the account was erased on the sync server; sync stopped and every "
+                f"local note stays ({exc.message})",
+            )
+        return PassReport(target, error=error)
+
+    # ---- status --------------------------------------------------------------------------
+
+    def _record(self, target: SyncTarget, report: PassReport) -> None:
+        base = self.base(target)
+        status = base.load_status()
+        now = self.clock()
+        if report.retry_after_ms is not None and report.error is not None:
+            status["retryAfter"] = report.retry_after_ms
+        if report.paused and "erased" in report.paused:
+            status["erased"] = report.paused
+        status["paused"] = report.paused
+        status["lastError"] = report.error
+        if report.result is not None and report.result.skipped is None:
+            result = report.result
+            status["lastSyncedAt"] = now
+            status["lastPass"] = result.to_json()
+            if result.added or result.modified or result.removed:
+                status["lastPull"] = result.to_json()["lastPull"]
+            if result.rejected:
+                status["lastError"] = {
+                    "code": result.rejected[0]["reason"],
+                    "message": f"{target.label}: {result.rejected[0]['message']}",
+                }
+            status.pop("retryAfter", None)
+        with contextlib.suppress(OHarnessError):  # informative; the real state is in the base
+            base.save_status(status)
+
+    def status(self, target: SyncTarget) -> dict[str, Any]:
+        """The 07.7 status of one scope."""
+        base = self.base(target)
+        saved = base.load_status()
+        bound = self.settings.target(target.scope_key)
+        account = _dict(saved.get("account"))
+        last_pass = _dict(saved.get("lastPass"))
+        return {
+            "scope": target.scope,
+            "key": target.scope_key,
+            "enabled": bound.enabled,
+            "account": bound.user_id,
+            "origin": bound.origin,
+            "paused": saved.get("paused"),
+            "lastSyncedAt": saved.get("lastSyncedAt"),
+            "lastError": saved.get("lastError"),
+            "lastPull": saved.get("lastPull", {"added": 0, "modified": 0, "removed": 0}),
+            "pushed": last_pass.get("pushed", []),
+            "pulled": last_pass.get("pulled", []),
+            "merged": last_pass.get("merged", []),
+            "conflicts": sorted(ConflictBook(base.conflicts).ids()),
+            "unsyncable": last_pass.get("unsyncable", []),
+            "retryAfter": saved.get("retryAfter"),
+            "plan": account.get("plan"),
+            "planLimits": account.get("planLimits"),
+        }
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def combined_status(scopes: list[dict[str, Any]], enabled: bool) -> dict[str, Any]:
+    """Both scopes together: on only when on for both; the older last-synced time."""
+    times = [scope.get("lastSyncedAt") for scope in scopes]
+    known = [time for time in times if isinstance(time, int)]
+    return {
+        "enabled": enabled and all(scope.get("enabled") for scope in scopes),
+        "lastSyncedAt": min(known) if known and len(known) == len(times) else None,
+        "scopes": scopes,
+    }

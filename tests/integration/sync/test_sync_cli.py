@@ -1,0 +1,191 @@
+"""Two machines syncing through a real sync server on loopback, driven by the CLI (spec 07, 12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+OHARNESS = Path(sys.executable).with_name("oharness")
+SECRET = "cli-sync-secret-0123456789abcdef0123456789"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    storage = tmp_path_factory.mktemp("storage")
+    port = _free_port()
+    env = {**os.environ, "OHARNESS_SYNC_JWT_SECRET": SECRET}
+    log = (storage.parent / "server.log").open("w")
+    process = subprocess.Popen(
+        [
+            str(OHARNESS),
+            "sync-server",
+            "serve",
+            "--storage",
+            f"file://{storage}",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    origin = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx2.get(origin + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx2.HTTPError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(
+                f"sync server did not start: {process.stderr.read() if process.stderr else ''}"
+            )
+        time.sleep(0.05)
+    yield origin
+    process.terminate()
+    process.wait(timeout=10)
+    log.close()
+
+
+class Device:
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root, self.home = root, home
+
+    def run(self, *args: str, input: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+        environment = {**os.environ, "OHARNESS_HOME": str(self.home), **env}
+        environment.pop("OHARNESS_TOKEN", None) if "OHARNESS_TOKEN" not in env else None
+        return subprocess.run(
+            [str(OHARNESS), *args],
+            cwd=self.root,
+            input=input,
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=60,
+        )
+
+    def ok(self, *args: str, **env: str) -> str:
+        result = self.run(*args, **env)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def json(self, *args: str) -> dict[str, object]:
+        data: dict[str, object] = json.loads(self.ok(*args, "--json"))
+        return data
+
+
+def _git(path: Path, *args: str) -> None:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": os.environ["PATH"],
+    }
+    subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
+
+
+@pytest.fixture
+def devices(tmp_path: Path, server: str) -> tuple[Device, Device, str]:
+    origin_repo = tmp_path / "origin"
+    origin_repo.mkdir()
+    _git(origin_repo, "init", "-q")
+    _git(origin_repo, "commit", "-q", "--allow-empty", "-m", "root")
+    machines = []
+    for name in ("a", "b"):
+        _git(tmp_path, "clone", "-q", str(origin_repo), name)
+        machines.append(Device(tmp_path / name, tmp_path / f"home-{name}"))
+    a, b = machines
+    token = a.ok(
+        "sync-server", "token", "--user", "alice", "--plan", "paid", OHARNESS_SYNC_JWT_SECRET=SECRET
+    ).strip()
+    for device in (a, b):
+        device.ok("login", "--origin", server, "--token", token)
+    return a, b, token
+
+
+def test_login_refuses_a_bad_token_and_saves_nothing(tmp_path: Path, server: str) -> None:
+    device = Device(tmp_path, tmp_path / "home")
+    result = device.run("login", "--origin", server, "--token", "not-a-jwt")
+    assert result.returncode == 1 and "sign-in failed" in result.stderr
+    assert not (tmp_path / "home" / "credentials.json").exists()
+
+
+def test_two_clones_sync_notes_both_ways(devices: tuple[Device, Device, str]) -> None:
+    a, b, _ = devices
+    saved = a.json("memory", "remember", "-s", "Deploys happen on Tuesdays", "-b", "Noon.")
+    user = a.json("memory", "remember", "-s", "Prefers terse answers", "-b", "x", "--type", "user")
+    assert "project: pushed 1" in a.ok("sync", "now")
+    pulled = b.json("sync", "now")
+    scopes = {scope["scope"]: scope for scope in pulled["scopes"]}  # type: ignore[union-attr]
+    assert scopes["project"]["pulled"] == [saved["id"]]
+    assert scopes["user"]["pulled"] == [user["id"]]
+    assert (b.root / "MEMORY" / f"{saved['id']}.md").read_bytes() == (
+        a.root / "MEMORY" / f"{saved['id']}.md"
+    ).read_bytes()
+    credentials = a.home / "credentials.json"
+    assert oct(credentials.stat().st_mode & 0o777) == "0o600"
+    plugins = json.loads((a.home / "plugins.json").read_text())
+    (memory,) = plugins["runtimePlugins"]
+    targets = memory["config"]["syncTargets"]
+    assert {t["userId"] for t in targets.values()} == {"alice"}
+    assert "token" not in json.dumps(plugins)
+    status = b.json("sync", "status")
+    assert status["enabled"] is True and status["lastSyncedAt"]
+
+
+def test_conflict_then_resolve_from_the_cli(devices: tuple[Device, Device, str]) -> None:
+    a, b, _ = devices
+    note = a.json("memory", "remember", "-s", "Shared", "-b", "line one")
+    note_id = str(note["id"])
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.ok("memory", "remember", "-s", "Shared", "-b", "line one from a", "--id", note_id)
+    b.ok("memory", "remember", "-s", "Shared", "-b", "line one from b", "--id", note_id)
+    a.ok("sync", "now")
+    out = b.ok("sync", "now")
+    assert f"conflict: {note_id}" in out
+    listed = b.json("sync", "conflicts")["conflicts"]
+    assert [item["id"] for item in listed] == [note_id]  # type: ignore[index]
+    b.ok("sync", "resolve", note_id, "--keep", "local")
+    a.ok("sync", "now")
+    assert "line one from b" in (a.root / "MEMORY" / f"{note_id}.md").read_text()
+    assert b.json("sync", "conflicts")["conflicts"] == []
+
+
+def test_off_switch_blocks_sync_until_switched_on(devices: tuple[Device, Device, str]) -> None:
+    a, b, _ = devices
+    a.json("memory", "remember", "-s", "Offline note", "-b", "stays here")
+    a.ok("sync", "off")
+    out = a.ok("sync", "now")
+    assert "paused: cloud sync is switched off" in out
+    assert b.json("sync", "now")["scopes"][0]["pulled"] == []  # type: ignore[index]
+    a.ok("sync", "on")
+    assert "pushed 1" in a.ok("sync", "now")
+
+
+def test_unbind_requires_the_typed_key(devices: tuple[Device, Device, str]) -> None:
+    a, _, _ = devices
+    a.ok("sync", "now")
+    refused = a.run("sync", "unbind", "user", "--confirm", "wrong")
+    assert refused.returncode == 1 and "does not match" in refused.stderr
+    assert "Unbound user." in a.ok("sync", "unbind", "user", "--confirm", "user")
