@@ -261,7 +261,8 @@ def test_logs_are_json_with_request_ids_and_hold_no_content_or_tokens(
     assert len(requests) == 3
     assert all(e["requestId"] and e["status"] and e["path"] for e in requests)
     assert requests[0]["user"] == "alice"
-    assert any(e.get("event") == "commit" for e in entries)
+    commits = [e for e in entries if e.get("event") == "commit"]
+    assert len(commits) == 1 and commits[0]["requestId"] == requests[0]["requestId"]
     text = "\n".join(lines)
     assert "swordfish" not in text and api.token not in text and "garbage.token" not in text
 
