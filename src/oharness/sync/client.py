@@ -9,6 +9,7 @@ run the real client against an in-process app.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -39,11 +40,13 @@ class SyncClient:
         *,
         http: httpx2.Client | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        on_request: Callable[[], None] | None = None,
     ) -> None:
         self.origin = origin.rstrip("/")
         self._token = token
         self._http = http if http is not None else httpx2.Client(timeout=timeout)
         self._owns_http = http is None
+        self._on_request = on_request
 
     def close(self) -> None:
         """Release the connection pool (when this client created it)."""
@@ -52,6 +55,8 @@ class SyncClient:
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         headers = {"Authorization": f"Bearer {self._token}"}
+        if self._on_request is not None:
+            self._on_request()  # the process-wide request budget (spec 07.5)
         try:
             response = self._http.request(method, self.origin + path, headers=headers, json=body)
         except httpx2.HTTPError as exc:

@@ -427,10 +427,10 @@ class SyncCoordinator:
             self._rate_limited_until = max(self._rate_limited_until or 0, deadline)
             schedule.next_check = deadline
             return
+        # A pass cancelled by the switch needs nothing here: switching on makes every
+        # directory due at once.
         code = report.error.get("code") if report.error is not None else None
-        if code == "cancelled":
-            schedule.next_check = now  # switched off mid-pass: again as soon as it is back on
-        elif code in TRANSIENT_CODES:
+        if code in TRANSIENT_CODES:
             schedule.next_check = now + TRANSIENT_COOLDOWN_MS
         elif code is not None:
             schedule.next_check = now + schedule.interval()

@@ -84,6 +84,7 @@ class SyncService:
         environ_token: str | None = None,
         http: httpx2.Client | None = None,
         cancelled: Callable[[], bool] | None = None,
+        on_request: Callable[[], None] | None = None,
     ) -> None:
         self.home = home
         self.settings = SyncSettings(home)
@@ -92,6 +93,8 @@ class SyncService:
         self.environ_token = environ_token
         self.http = http
         self.cancelled = cancelled
+        #: Called before every request (the coordinator's request budget).
+        self.on_request = on_request
 
     def base(self, target: SyncTarget) -> SyncBase:
         return SyncBase(self.home.home / "memory-sync", target.scope_key)
@@ -134,7 +137,7 @@ class SyncService:
         bound = self.settings.target(target.scope_key)
         if bound.origin and bound.origin != origin:
             return PassReport(target, paused=self._other("origin", bound.origin, origin, target))
-        client = SyncClient(origin, token, http=self.http)
+        client = SyncClient(origin, token, http=self.http, on_request=self.on_request)
         try:
             protocol, paused = self._verify(target, client, status, token, origin)
             if paused:
