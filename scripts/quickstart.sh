@@ -7,12 +7,13 @@ cd "$REPO"
 
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install --quiet -e .
+.venv/bin/python -m pip install --quiet -e '.[server]'
 OH="$REPO/.venv/bin/oharness"
 PY="$REPO/.venv/bin/python"
 
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+SERVER_PID=
+trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 export OHARNESS_HOME="$WORK/home"
 mkdir -p "$WORK/shop" && cd "$WORK/shop"
 
@@ -35,5 +36,29 @@ run "$OH" memory backups
 BACKUP=$("$OH" memory backups --json | first_id backups backupId)
 run "$OH" memory restore "$BACKUP"
 run "$OH" memory doctor
+run "$OH" memory search "pricing borders"
+run "$OH" memory recall "When do we deploy to production?"
+run "$OH" memory index
 printf '\nNotes are plain Markdown files:\n'
 ls "$WORK/shop/MEMORY" "$OHARNESS_HOME/memory/user"
+
+printf '\n== Sync to a second machine through a local sync server\n'
+export OHARNESS_SYNC_JWT_SECRET="quickstart-secret-$(date +%s)-0123456789abcdef"
+PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$OH" sync-server serve --storage "file://$WORK/cloud" --port "$PORT" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do
+  "$PY" -c "import httpx2,sys; sys.exit(httpx2.get('http://127.0.0.1:$PORT/healthz').status_code!=200)" 2>/dev/null && break
+  sleep 0.1
+done
+TOKEN=$("$OH" sync-server token --user demo --plan paid)
+login() { printf '\n$ oharness login --origin http://127.0.0.1:%s --token …\n' "$PORT"; "$OH" login --origin "http://127.0.0.1:$PORT" --token "$TOKEN"; }
+login
+run "$OH" sync now
+mkdir -p "$WORK/laptop" && cp "$WORK/shop/.oharness/project.json" "$WORK/laptop.json"
+mkdir -p "$WORK/laptop/.oharness" && mv "$WORK/laptop.json" "$WORK/laptop/.oharness/project.json"
+cd "$WORK/laptop"
+export OHARNESS_HOME="$WORK/laptop-home"
+login
+run "$OH" sync now
+run "$OH" memory list
