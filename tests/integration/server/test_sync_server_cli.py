@@ -1,4 +1,4 @@
-"""``oharness sync-server serve|token`` through the CLI's main entry point, in a subprocess."""
+"""``oharness sync-server serve|token`` through the installed ``oharness`` entry point."""
 
 from __future__ import annotations
 
@@ -16,13 +16,7 @@ from sync_server_support import SECRET, free_port
 from oharness.server.auth import TokenVerifier
 from oharness.server.config import JwtSettings
 
-# The group is registered in oharness.cli.main; adding it again here is harmless and keeps
-# these tests independent of that registration.
-_ENTRY = (
-    "import sys; from oharness.cli.main import cli, main; "
-    "from oharness.cli.sync_server import sync_server; "
-    "cli.add_command(sync_server); sys.exit(main(sys.argv[1:]))"
-)
+OHARNESS = Path(sys.executable).with_name("oharness")
 
 
 def environment(**values: str) -> dict[str, str]:
@@ -33,7 +27,7 @@ def environment(**values: str) -> dict[str, str]:
 
 def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", _ENTRY, "sync-server", *args],
+        [str(OHARNESS), "sync-server", *args],
         capture_output=True,
         text=True,
         env=environment(**env),
@@ -120,9 +114,7 @@ def test_serve_runs_end_to_end(tmp_path: Path) -> None:
     log = (tmp_path / "server.log").open("w")
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-c",
-            _ENTRY,
+            str(OHARNESS),
             "sync-server",
             "serve",
             "--storage",
