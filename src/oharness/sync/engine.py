@@ -182,7 +182,7 @@ class ScopeSync:
             conflicted=self.conflicts.ids(),
         )
         self._repair_copies(state, local)
-        complete = self._fetch_bodies(actions, bodies, local, state)
+        complete = self._fetch_bodies(actions, bodies, local, state, snapshot.version)
         uploads: list[tuple[Change, bytes | None]] = []
         for action in actions:
             try:
@@ -269,8 +269,13 @@ class ScopeSync:
         bodies: dict[str, str],
         local: dict[str, _Local],
         state: BaseState,
+        version: int,
     ) -> bool:
-        """Ask for the bodies the plan needs that the snapshot did not carry; True when all."""
+        """Ask for the bodies the plan needs that the snapshot did not carry; True when all.
+
+        The follow-up names the version just listed, so the server answers ``unchanged`` with
+        only the wanted bodies instead of listing everything again.
+        """
         needed = {
             action.remote.rev
             for action in actions
@@ -291,7 +296,7 @@ class ScopeSync:
                 SnapshotRequest(
                     self.scope,
                     protocol=self.protocol,
-                    since=state.version if state.version is not None else 0,
+                    since=version,
                     want=tuple(wanted),
                 )
             )
