@@ -8,6 +8,7 @@ import traceback
 import click
 
 from oharness import __version__
+from oharness.cli.chat import chat
 from oharness.cli.memory import memory
 from oharness.cli.project import project
 from oharness.cli.sync import login, logout, sync
@@ -27,6 +28,7 @@ cli.add_command(login)
 cli.add_command(logout)
 cli.add_command(sync)
 cli.add_command(sync_server)
+cli.add_command(chat)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,23 +5,25 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from oharness.cli.context import common_options, emit_json, format_time, open_for, warn
 from oharness.errors import SyncError, ValidationError
 from oharness.project.paths import HomeLayout
-from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.resolve import ConflictResolver
-from oharness.sync.service import PassReport, SyncService, SyncTarget, combined_status
 from oharness.sync.settings import SyncSettings
 from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import Scope, parse_scope
 
+if TYPE_CHECKING:  # the HTTP client stack loads only for commands that talk to the server
+    from oharness.sync.service import PassReport, SyncService, SyncTarget
+
 
 def _targets(workspace: Workspace) -> list[SyncTarget]:
+    from oharness.sync.service import SyncTarget
+
     service = workspace.service
     targets = []
     for scope in service.available_scopes():
@@ -41,6 +43,8 @@ def _targets(workspace: Workspace) -> list[SyncTarget]:
 
 
 def _service(workspace: Workspace) -> SyncService:
+    from oharness.sync.service import SyncService
+
     return SyncService(
         workspace.home,
         backups=workspace.service.backups(),
@@ -65,6 +69,7 @@ def _target(workspace: Workspace, scope: Scope) -> SyncTarget:
 def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
     """Sign in to a sync server; the token is checked, then kept in credentials.json (0600)."""
     from oharness.cli.context import home_from_environment, stdin_is_terminal
+    from oharness.sync.client import SyncClient
 
     if not origin.startswith(("https://", "http://")):
         raise ValidationError(f"--origin {origin!r} must be an http:// or https:// URL")
@@ -140,6 +145,8 @@ def status(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Show sync status per scope (changes nothing, sends nothing)."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
+    from oharness.sync.service import combined_status
+
     service = _service(workspace)
     data = combined_status(
         [service.status(target) for target in _targets(workspace)], service.settings.enabled()
@@ -192,6 +199,8 @@ def _describe(report: PassReport) -> list[str]:
 @common_options
 def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Sync now: push, pull, merge; conflicts wait for you."""
+    from oharness.sync.service import combined_status
+
     workspace = open_for(project_path, register=True)  # pulling notes writes them
     warn(workspace, as_json)
     service = _service(workspace)
@@ -293,6 +302,8 @@ def resolve(
         raise ValidationError(
             f"no open conflict for {note_id!r}; 'oharness sync conflicts' lists them"
         )
+    from oharness.sync.resolve import ConflictResolver
+
     resolver = ConflictResolver(
         store=chosen.store,
         base=service.base(chosen),

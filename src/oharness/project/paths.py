@@ -37,6 +37,10 @@ class HomeLayout:
         return self.home / "cache"
 
     @property
+    def sessions_dir(self) -> Path:
+        return self.home / "sessions"
+
+    @property
     def config_file(self) -> Path:
         return self.home / "config.json"
 

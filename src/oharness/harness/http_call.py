@@ -1,0 +1,123 @@
+"""One JSON POST to a model provider over httpx2: timeout, cancellation, error translation.
+
+With a :class:`~oharness.harness.model.CancelToken` the request runs on a worker thread and the
+caller returns as soon as the token is cancelled (the worker closes its response and ends on its
+own). httpx2 exceptions never leave this module: they become :class:`ModelError` values.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+
+from oharness.harness.model import CancelToken, ModelCancelled, ModelError
+
+_ERROR_TEXT_CHARS = 300
+_TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def _error_text(response: httpx2.Response) -> str:
+    """The provider's own error message, shortened (never the request, which may hold keys)."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:_ERROR_TEXT_CHARS].strip()
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])[:_ERROR_TEXT_CHARS]
+        if isinstance(error, str):
+            return error[:_ERROR_TEXT_CHARS]
+    return json.dumps(data)[:_ERROR_TEXT_CHARS]
+
+
+def _send(
+    client: httpx2.Client,
+    url: str,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    timeout_s: float,
+    provider: str,
+) -> dict[str, Any]:
+    try:
+        response = client.post(
+            url, json=dict(body), headers=dict(headers), timeout=httpx2.Timeout(timeout_s)
+        )
+    except httpx2.TimeoutException as exc:
+        raise ModelError(
+            f"{provider} did not answer within {timeout_s:g} s; try again, or raise the timeout",
+            code="model_timeout",
+            transient=True,
+        ) from exc
+    except httpx2.HTTPError as exc:
+        raise ModelError(
+            f"{provider} could not be reached at {url} ({type(exc).__name__}: {exc}); check the "
+            "base URL and that the server is running",
+            code="network",
+            transient=True,
+        ) from exc
+    if response.status_code >= 400:
+        hint = ""
+        if response.status_code in (401, 403):
+            hint = "; check the API key"
+        raise ModelError(
+            f"{provider} refused the request (HTTP {response.status_code}): "
+            f"{_error_text(response)}{hint}",
+            code="model_http",
+            status=response.status_code,
+            transient=response.status_code in _TRANSIENT_STATUS,
+        )
+    try:
+        data = response.json()
+    except ValueError as exc:
+        raise ModelError(
+            f"{provider} answered with something that is not JSON; check the base URL",
+            code="model_output",
+        ) from exc
+    if not isinstance(data, dict):
+        raise ModelError(f"{provider} answered with unexpected JSON", code="model_output")
+    return data
+
+
+def post_json(
+    client: httpx2.Client,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    timeout_s: float,
+    provider: str,
+    cancel: CancelToken | None = None,
+) -> dict[str, Any]:
+    """POST ``body`` and return the JSON answer, or raise :class:`ModelError`."""
+    if cancel is None:
+        return _send(client, url, headers, body, timeout_s, provider)
+    cancel.check()
+    wake = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            outcome["data"] = _send(client, url, headers, body, timeout_s, provider)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+        finally:
+            wake.set()
+
+    unsubscribe = cancel.on_cancel(wake.set)
+    worker = threading.Thread(target=work, name="oharness-model-call", daemon=True)
+    worker.start()
+    try:
+        wake.wait()
+    finally:
+        unsubscribe()
+    if "error" in outcome:
+        raise outcome["error"]
+    if "data" not in outcome:
+        raise ModelCancelled()
+    data: dict[str, Any] = outcome["data"]
+    return data
