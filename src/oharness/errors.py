@@ -23,7 +23,9 @@ Tree::
         ├── PreconditionFailed  an object store's conditional write lost: re-read and retry
         └── StorageUnavailable  an object store cannot be reached or failed: retry later
 
-The sync server has two internal subclasses that never leave it: ``server.responses.ApiError``
+``harness.model.ModelError`` (a model provider failed: ``status``, ``transient``) and
+``ModelCancelled`` belong to the model adapters. The sync server has two internal subclasses
+that never leave it: ``server.responses.ApiError``
 (a refused request, turned into its HTTP error body) and ``server.auth.TokenRejected`` (401).
 
 Merge conflicts and sync rejections are values, not exceptions.
