@@ -82,3 +82,27 @@ def test_the_layer_table_in_the_docs_matches() -> None:
     for name in LAYERS:
         if (SRC / name).exists() or (SRC / f"{name}.py").exists():
             assert f"`{name}`" in doc, f"docs/architecture.md does not place {name!r}"
+
+
+#: The sync server may use only the object stores, the wire protocol and the note format, so it
+#: can be deployed without the rest of the client.
+SERVER_MAY_IMPORT = (
+    "oharness.server",
+    "oharness.storage",
+    "oharness.sync.protocol",
+    "oharness.notes.format",
+    "oharness.notes.ids",
+    "oharness.errors",
+    "oharness.types",
+    "oharness.settings",
+    "oharness.fsio",
+)
+
+
+def test_the_server_imports_only_storage_protocol_and_note_format() -> None:
+    violations = []
+    for path in (SRC / "server").rglob("*.py"):
+        for module in _imports(path):
+            if module.startswith("oharness.") and not module.startswith(SERVER_MAY_IMPORT):
+                violations.append(f"{path.relative_to(SRC)} imports {module}")
+    assert violations == []
