@@ -22,24 +22,9 @@ if TYPE_CHECKING:  # the HTTP client stack loads only for commands that talk to 
 
 
 def _targets(workspace: Workspace) -> list[SyncTarget]:
-    from oharness.sync.service import SyncTarget
+    from oharness.sync.service import sync_targets
 
-    service = workspace.service
-    targets = []
-    for scope in service.available_scopes():
-        project = workspace.project
-        targets.append(
-            SyncTarget(
-                scope=scope,
-                scope_key=service.scope_key(scope),
-                store=service.store(scope),
-                project_id=project.identity.id
-                if scope == "project" and project and project.identity
-                else None,
-                project_root=project.root if scope == "project" and project else None,
-            )
-        )
-    return targets
+    return sync_targets(workspace)
 
 
 def _service(workspace: Workspace) -> SyncService:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from oharness.errors import OHarnessError
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop
-from oharness.sync.service import SyncService, SyncTarget
+from oharness.sync.service import SyncService, SyncTarget, sync_targets
 from oharness.sync.settings import SyncSettings
 from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
@@ -78,27 +78,6 @@ def release_coordinator(home: HomeLayout) -> None:
         del _shared[key]
     if shared.loop is not None:
         shared.loop.stop(timeout=5.0)
-
-
-def sync_targets(workspace: Workspace) -> list[SyncTarget]:
-    """The notes folders of a workspace as sync targets."""
-    service = workspace.service
-    project = workspace.project
-    targets = []
-    for scope in service.available_scopes():
-        in_project = scope == "project" and project is not None
-        targets.append(
-            SyncTarget(
-                scope=scope,
-                scope_key=service.scope_key(scope),
-                store=service.store(scope),
-                project_id=project.identity.id
-                if in_project and project is not None and project.identity is not None
-                else None,
-                project_root=project.root if in_project and project is not None else None,
-            )
-        )
-    return targets
 
 
 class MemorySync:

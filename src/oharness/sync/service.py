@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -30,6 +30,9 @@ from oharness.sync.engine import PassResult, ScopeSync
 from oharness.sync.protocol import SyncScope
 from oharness.sync.settings import SyncSettings
 from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    from oharness.tools.workspace import Workspace
 
 OLD_SERVER = "the sync server is older than this client: upgrade the server first"
 
@@ -47,6 +50,26 @@ class SyncTarget:
     @property
     def label(self) -> str:
         return "project notes" if self.scope == "project" else "your user notes"
+
+
+def sync_targets(workspace: Workspace) -> list[SyncTarget]:
+    """The notes folders of a workspace as sync targets (project first, when registered)."""
+    service = workspace.service
+    project = workspace.project
+    identity = project.identity if project is not None else None
+    targets = []
+    for scope in service.available_scopes():
+        in_project = scope == "project" and project is not None
+        targets.append(
+            SyncTarget(
+                scope=scope,
+                scope_key=service.scope_key(scope),
+                store=service.store(scope),
+                project_id=identity.id if in_project and identity is not None else None,
+                project_root=project.root if in_project and project is not None else None,
+            )
+        )
+    return targets
 
 
 @dataclass
