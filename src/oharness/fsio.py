@@ -57,8 +57,18 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``target`` atomically and durably (never a torn file)."""
+def atomic_write(
+    target: Path,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    on_durable: Callable[[], None] | None = None,
+) -> None:
+    """Write ``data`` to ``target`` atomically and durably (never a torn file).
+
+    ``on_durable`` runs once the new file and its directory entry are on disk, for callers that
+    must record that fact durably right away (the sync journal of pulled files).
+    """
     temp = temp_path_for(target)
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -85,6 +95,8 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None = None) -> None:
             path=str(target),
         ) from exc
     fsync_directory(target.parent)
+    if on_durable is not None:
+        on_durable()
     if _fault_hook is not None:
         _fault_hook("after-replace", target)
 

@@ -44,6 +44,8 @@ from oharness.types import Scope
 
 NOTE_SUFFIX: Final = ".md"
 _RACY_WINDOW_NS: Final = 2_000_000_000
+#: While the folder's mtime is too recent to be trusted, sweep again at most this often (s).
+_RACY_RESWEEP: Final = 0.05
 
 
 @dataclass(frozen=True)
@@ -119,9 +121,12 @@ class NoteStore:
         self._file_total = 0
         self._stray_temp: list[Path] = []
         self._dir_stamp: int | None = None
+        self._racy = False
+        self._sweep_end = 0.0
         self._last_sweep: float | None = None
         self._real_dir: str | None = None
         self._generation = 0
+        self._batch_depth = 0
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -142,15 +147,17 @@ class NoteStore:
             or self._last_sweep is None
             or dir_mtime != self._dir_stamp
             or now - self._last_sweep >= self._sweep_interval
+            or (self._racy and now - self._sweep_end >= _RACY_RESWEEP)
         )
         if not stale:
             return False
         changed = self._sweep(dir_mtime)
         self._last_sweep = now
+        self._sweep_end = self._monotonic()
         # A directory changed within the clock's granularity may change again unseen with the
         # same mtime: only trust the stamp once it is safely in the past.
-        recent = dir_mtime is not None and time.time_ns() - dir_mtime < _RACY_WINDOW_NS
-        self._dir_stamp = None if recent else dir_mtime
+        self._racy = dir_mtime is not None and time.time_ns() - dir_mtime < _RACY_WINDOW_NS
+        self._dir_stamp = dir_mtime
         return changed
 
     def notes(self) -> list[StoredNote]:
@@ -360,6 +367,36 @@ class NoteStore:
         finally:
             self._lock.release()
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold the lock for many writes with one full re-read at the start, not one per write.
+
+        Inside a batch no other oharness writer can interleave (they wait for the lock), so the
+        cache stays exact; writes that pass ``expect_revision`` still check the file on disk.
+        """
+        with self.locked():
+            self.refresh(full=True)
+            self._batch_depth += 1
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+
+    def _check_revision(self, path: Path, note_id: str, expect_revision: str | None) -> None:
+        """Compare-and-swap: refuse when the file is no longer the version the caller read."""
+        if expect_revision is None:
+            return
+        try:
+            current = file_revision(path.read_bytes())
+        except FileNotFoundError:
+            current = None
+        if current != expect_revision:
+            raise ConflictError(
+                f"note {note_id!r} changed on disk while it was being updated; nothing was "
+                "replaced (the next pass sees the new version)",
+                id=note_id,
+            )
+
     def path_for(self, note_id: str) -> Path:
         """The file path of a note id, refusing anything that is not a safe id."""
         check_id(note_id)
@@ -378,18 +415,33 @@ class NoteStore:
         """Write a note. ``create`` refuses existing ids; otherwise the note must exist."""
         return self.save_bytes(note.id, serialise_note_bytes(note), create=create)
 
-    def save_bytes(self, note_id: str, data: bytes, *, create: bool) -> StoredNote:
-        """Write a note file's exact bytes (they must parse as a note with this id)."""
+    def save_bytes(
+        self,
+        note_id: str,
+        data: bytes,
+        *,
+        create: bool,
+        expect_revision: str | None = None,
+        on_durable: Callable[[], None] | None = None,
+    ) -> StoredNote:
+        """Write a note file's exact bytes (they must parse as a note with this id).
+
+        ``expect_revision``: only replace the file if it still is that version (see
+        :func:`~oharness.notes.format.file_revision`). ``on_durable`` runs as soon as the file
+        is durably in place (see :func:`oharness.fsio.atomic_write`).
+        """
         check_id(note_id)
         note = parse_note_bytes(data)
         if note.id != note_id:
             raise ConflictError(f"the file's id {note.id!r} does not match {note_id!r}", id=note_id)
         path = self.path_for(note_id)
         with self.locked():
-            self.refresh(full=True)
+            if not self._batch_depth:
+                self.refresh(full=True)
             self._check_write(note_id, create)
+            self._check_revision(path, note_id, expect_revision)
             self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            atomic_write(path, data, on_durable=on_durable)
             st = os.stat(path)
             stored = StoredNote(
                 note=note,
@@ -431,26 +483,32 @@ class NoteStore:
             )
 
     def _remember_written(self, stored: StoredNote) -> None:
-        by_name = dict(self._by_name)
-        if stored.path.name not in by_name:
+        # One note changed under the lock, with collisions already refused: update the cache
+        # in place (a batch of thousands of writes must not re-sort everything each time).
+        name = stored.path.name
+        if name not in self._by_name:
             self._file_total += 1
-        by_name[stored.path.name] = stored
-        self._install(by_name, dict(self._problems), self._unloaded, self._stray_temp)
+        self._by_name[name] = stored
+        self._by_id[stored.id] = stored
+        self._by_folded[stored.id.casefold()] = stored
         self._dir_stamp = None  # our own rename changed the directory: sweep next time
         self._generation += 1
 
-    def delete(self, note_id: str) -> None:
-        """Remove a note's file (the caller writes a backup first)."""
+    def delete(self, note_id: str, *, expect_revision: str | None = None) -> None:
+        """Remove a note's file (the caller writes a backup first); optionally only if it is
+        still the version ``expect_revision``."""
         path = self.path_for(note_id)
         with self.locked():
-            self.refresh(full=True)
+            if not self._batch_depth:
+                self.refresh(full=True)
             stored = self._by_id.get(note_id)
             if stored is None:
                 raise NotFoundError(f"no note {note_id!r} in the {self.scope} scope", id=note_id)
+            self._check_revision(path, note_id, expect_revision)
             remove_file(path)
-            by_name = dict(self._by_name)
-            by_name.pop(stored.path.name, None)
+            self._by_name.pop(stored.path.name, None)
+            self._by_id.pop(stored.id, None)
+            self._by_folded.pop(stored.id.casefold(), None)
             self._file_total -= 1
-            self._install(by_name, dict(self._problems), self._unloaded, self._stray_temp)
             self._dir_stamp = None
             self._generation += 1

@@ -39,6 +39,20 @@ class BaseNote:
 
 
 @dataclass
+class PendingNote:
+    """A version on its way (written ahead of the act, so a crash or a lost answer is safe).
+
+    ``upload``: sent in a commit whose answer has not been recorded yet; it joins the base when
+    the server lists exactly this revision. ``download``: about to be written locally; it joins
+    the base when the local file has this content.
+    """
+
+    rev: str
+    hash: str
+    kind: str
+
+
+@dataclass
 class BaseState:
     """The mutable base of one scope; saved with :meth:`SyncBase.save`."""
 
@@ -46,6 +60,7 @@ class BaseState:
     directory: str | None = None
     version: int | None = None
     notes: dict[str, BaseNote] = field(default_factory=dict)
+    pending: dict[str, PendingNote] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +69,10 @@ class BaseState:
             "directory": self.directory,
             "version": self.version,
             "notes": {k: {"rev": v.rev, "hash": v.hash} for k, v in sorted(self.notes.items())},
+            "pending": {
+                k: {"rev": v.rev, "hash": v.hash, "kind": v.kind}
+                for k, v in sorted(self.pending.items())
+            },
         }
 
 
@@ -70,12 +89,22 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
             and isinstance(entry.get("hash"), str)
         ):
             notes[note_id] = BaseNote(entry["rev"], entry["hash"])
+    pending: dict[str, PendingNote] = {}
+    for note_id, entry in (data.get("pending") or {}).items():
+        if (
+            isinstance(note_id, str)
+            and is_valid_id(note_id)
+            and isinstance(entry, dict)
+            and all(isinstance(entry.get(key), str) for key in ("rev", "hash", "kind"))
+        ):
+            pending[note_id] = PendingNote(entry["rev"], entry["hash"], entry["kind"])
     version = data.get("version")
     return BaseState(
         scope_key=scope_key,
         directory=data.get("directory") if isinstance(data.get("directory"), str) else None,
         version=version if isinstance(version, int) else None,
         notes=notes,
+        pending=pending,
     )
 
 
@@ -87,6 +116,7 @@ class SyncBase:
         self.folder = sync_dir / scope_key_digest(scope_key)
         self.state_path = self.folder / "state.json"
         self.status_path = self.folder / "status.json"
+        self.landed_path = self.folder / "landed.log"
         self.copies = self.folder / "copies"
         self.conflicts = self.folder / "conflicts"
         self.lock_path = self.folder / "lock"
@@ -118,6 +148,31 @@ class SyncBase:
         )
         self._prune_copies(state)
 
+    def mark_landed(self, note_id: str, rev: str) -> None:
+        """Note durably that a pulled file is on disk (before the base records it).
+
+        Without this, a crash between writing a pulled file and saving the base, followed by
+        the person deleting that note, would read as "never had it" and download it again.
+        """
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.landed_path, "a", encoding="utf-8") as journal:
+            journal.write(f"{note_id} {rev}\n")
+            journal.flush()
+            os.fsync(journal.fileno())
+
+    def landed(self) -> set[tuple[str, str]]:
+        """(id, rev) of pulled files that reached the disk since the base was last saved."""
+        try:
+            lines = self.landed_path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return set()
+        return {(parts[0], parts[1]) for line in lines if len(parts := line.split()) == 2}
+
+    def clear_landed(self) -> None:
+        """Forget the journal once the base has recorded what it held."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.landed_path)
+
     def load_status(self) -> dict[str, Any]:
         """The scope's status record (``{}`` when none or unreadable)."""
         try:
@@ -144,7 +199,7 @@ class SyncBase:
         if not path.exists():
             atomic_write(path, data)
 
-    def read_copy(self, note_id: str, entry: BaseNote) -> tuple[bytes, Note] | None:
+    def read_copy(self, note_id: str, entry: BaseNote | PendingNote) -> tuple[bytes, Note] | None:
         """The synced copy of a note, if present and still matching its recorded hash."""
         try:
             data = self.copy_path(note_id, entry.rev).read_bytes()
@@ -158,6 +213,7 @@ class SyncBase:
 
     def _prune_copies(self, state: BaseState) -> None:
         keep = {f"{note_id}.{entry.rev}.md" for note_id, entry in state.notes.items()}
+        keep |= {f"{note_id}.{entry.rev}.md" for note_id, entry in state.pending.items()}
         try:
             names = os.listdir(self.copies)
         except FileNotFoundError:

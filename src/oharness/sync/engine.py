@@ -15,19 +15,21 @@ state from which the next pass neither loses an edit nor re-applies a stale one:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import filelock
 
-from oharness.errors import OHarnessError, SyncError
+from oharness.errors import ConflictError, OHarnessError, StorageError, SyncError
 from oharness.merge.note import merge_notes
 from oharness.notes.backups import BackupStore
-from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
+from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
-from oharness.sync.base import BaseNote, BaseState, SyncBase
+from oharness.sync.base import BaseNote, BaseState, PendingNote, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.plan import (
@@ -91,10 +93,25 @@ class PassResult:
         }
 
 
-@dataclass
+@dataclass(eq=False)
 class _Local:
+    """A syncable local note; its bytes are read only when a step needs them."""
+
     stored: StoredNote
-    data: bytes
+
+    @cached_property
+    def data(self) -> bytes:
+        """The file's bytes, exactly the version the pass planned with (else a conflict)."""
+        try:
+            data = self.stored.path.read_bytes()
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.stored.path}: {exc}") from exc
+        if file_revision(data) != self.stored.revision:
+            raise ConflictError(
+                f"{self.stored.id} changed on disk during the sync pass; the next pass takes it",
+                id=self.stored.id,
+            )
+        return data
 
 
 class ScopeSync:
@@ -170,40 +187,129 @@ class ScopeSync:
         quotas = snapshot.quotas
         bodies = dict(snapshot.objects)
         remote = self._remote_view(snapshot)
+        self._promote_pending(state, local, remote)
         plan_base = {
             note_id: BaseView(entry.rev, entry.hash, self.base.has_copy(note_id, entry))
             for note_id, entry in state.notes.items()
         }
+        conflicted = self.conflicts.ids()
         actions = plan_sync(
             {note_id: LocalState(item.stored.note.content_hash) for note_id, item in local.items()},
             plan_base,
             remote,
             unsyncable=blocked,
-            conflicted=self.conflicts.ids(),
+            conflicted=conflicted,
         )
         self._repair_copies(state, local)
-        complete = self._fetch_bodies(actions, bodies, local, state, snapshot.version)
+        stale_records = self._stale_conflict_revs(conflicted, remote)
+        complete = self._fetch_bodies(
+            self._needed_revs(actions, bodies, local, state) | stale_records,
+            bodies,
+            snapshot.version,
+        )
+        self._refresh_conflicts(conflicted, remote, bodies)
         uploads: list[tuple[Change, bytes | None]] = []
-        for action in actions:
-            try:
-                upload = self._apply(action, state, local, bodies, quotas, result)
-            except OHarnessError as exc:
-                result.errors.append({"id": action.id, "code": exc.code, "message": exc.message})
-                complete = False
-                continue
-            if upload is not None:
-                uploads.append(upload)
+        with self.store.batch():
+            self._announce_downloads(actions, bodies, local, state)
+            for action in actions:
+                try:
+                    upload = self._apply(action, state, local, bodies, quotas, result)
+                except OHarnessError as exc:
+                    result.errors.append(
+                        {"id": action.id, "code": exc.code, "message": exc.message}
+                    )
+                    complete = False
+                    continue
+                if upload is not None:
+                    uploads.append(upload)
+            state.pending = {k: v for k, v in state.pending.items() if v.kind != "download"}
         self.base.save(state)  # everything pulled is on disk: record it
-        reached = self._commit(uploads, state, quotas, result, snapshot.version)
-        if complete:
+        self.base.clear_landed()
+        reached, refused = self._commit(uploads, state, quotas, result, snapshot.version)
+        if complete and not refused:
             # Our own commits follow the snapshot directly when nobody else committed in
             # between; then the base may claim their version too (so a server reset to an
-            # older version is noticed), otherwise only the snapshot's.
+            # older version is noticed), otherwise only the snapshot's. A refused
+            # compare-and-swap keeps the old position, so the next delta lists that note again.
             state.version = reached
         result.version = state.version
         result.conflicts = sorted(self.conflicts.ids())
         self.base.save(state)
         return result
+
+    # ---- write-ahead -------------------------------------------------------------------
+
+    def _promote_pending(
+        self, state: BaseState, local: dict[str, _Local], remote: RemoteView
+    ) -> None:
+        """Versions a previous pass sent or wrote without recording: join the base if landed."""
+        journal = self.base.landed() if state.pending else set()
+        for note_id, pending in state.pending.items():
+            if pending.kind == "download":
+                item = local.get(note_id)
+                landed = (note_id, pending.rev) in journal or (
+                    item is not None and item.stored.note.content_hash == pending.hash
+                )
+            else:
+                entry = remote.entries.get(note_id)
+                landed = entry is not None and not entry.deleted and entry.rev == pending.rev
+            if landed:
+                state.notes[note_id] = BaseNote(pending.rev, pending.hash)
+        state.pending = {}
+
+    def _announce_downloads(
+        self,
+        actions: list[Action],
+        bodies: dict[str, str],
+        local: dict[str, _Local],
+        state: BaseState,
+    ) -> None:
+        """Record every download before its file is written (one save for the batch)."""
+        for action in actions:
+            if action.kind is not Kind.DOWNLOAD or action.remote is None:
+                continue
+            data = self._remote_bytes(action, bodies, local, state)
+            if data is None:
+                continue
+            note = parse_note_bytes(data)
+            self.base.write_copy(action.id, action.remote.rev, data)
+            state.pending[action.id] = PendingNote(action.remote.rev, note.content_hash, "download")
+        if state.pending:
+            self.base.save(state)
+
+    # ---- conflicts that keep moving ----------------------------------------------------
+
+    @staticmethod
+    def _listed_changes(conflicted: set[str], remote: RemoteView) -> dict[str, RemoteState]:
+        return {
+            note_id: remote.entries[note_id] for note_id in conflicted if note_id in remote.entries
+        }
+
+    def _stale_conflict_revs(self, conflicted: set[str], remote: RemoteView) -> set[str]:
+        """Cloud revisions of conflicted notes newer than their records (bodies to fetch)."""
+        revs = set()
+        for note_id, entry in self._listed_changes(conflicted, remote).items():
+            record = self.conflicts.get(note_id)
+            if not entry.deleted and entry.rev != record.cloud_rev:
+                revs.add(entry.rev)
+        return revs
+
+    def _refresh_conflicts(
+        self, conflicted: set[str], remote: RemoteView, bodies: dict[str, str]
+    ) -> None:
+        """A conflicted note changed again in the cloud: the record follows the cloud."""
+        for note_id, entry in self._listed_changes(conflicted, remote).items():
+            record = self.conflicts.get(note_id)
+            if entry.deleted:
+                if record.cloud is None:
+                    continue
+                cloud, rev, content_hash = None, None, None
+            else:
+                if entry.rev == record.cloud_rev or entry.rev not in bodies:
+                    continue
+                cloud, rev = bodies[entry.rev], entry.rev
+                content_hash = parse_note_bytes(cloud.encode("utf-8")).content_hash
+            self.conflicts.put(replace(record, cloud=cloud, cloud_rev=rev, cloud_hash=content_hash))
 
     # ---- reading -----------------------------------------------------------------------
 
@@ -216,13 +322,7 @@ class ScopeSync:
                 unsyncable.append(stored.path.name)  # an old server cannot hold typed notes
                 blocked.add(stored.id)
                 continue
-            try:
-                data = stored.path.read_bytes()
-            except OSError:
-                unsyncable.append(stored.path.name)
-                blocked.add(stored.id)
-                continue
-            local[stored.id] = _Local(stored, data)
+            local[stored.id] = _Local(stored)
         skipped = [problem.path for problem in self.store.problems()] + self.store.unloaded()
         for path in skipped:
             unsyncable.append(path.name)
@@ -261,22 +361,18 @@ class ScopeSync:
                 and item.stored.note.content_hash == entry.hash
                 and not self.base.has_copy(note_id, entry)
             ):
-                self.base.write_copy(note_id, entry.rev, item.data)
+                with contextlib.suppress(OHarnessError):  # changed meanwhile: next pass
+                    self.base.write_copy(note_id, entry.rev, item.data)
 
-    def _fetch_bodies(
+    def _needed_revs(
         self,
         actions: list[Action],
         bodies: dict[str, str],
         local: dict[str, _Local],
         state: BaseState,
-        version: int,
-    ) -> bool:
-        """Ask for the bodies the plan needs that the snapshot did not carry; True when all.
-
-        The follow-up names the version just listed, so the server answers ``unchanged`` with
-        only the wanted bodies instead of listing everything again.
-        """
-        needed = {
+    ) -> set[str]:
+        """Revisions whose bodies the plan needs and neither the snapshot nor the disk has."""
+        return {
             action.remote.rev
             for action in actions
             if action.kind in (Kind.DOWNLOAD, Kind.MERGE, Kind.CONFLICT)
@@ -285,6 +381,13 @@ class ScopeSync:
             and action.remote.rev not in bodies
             and self._known_text(action.id, action.remote, local, state) is None
         }
+
+    def _fetch_bodies(self, needed: set[str], bodies: dict[str, str], version: int) -> bool:
+        """Ask for the bodies the snapshot did not carry; True when all arrived.
+
+        The follow-up names the version just listed, so the server answers ``unchanged`` with
+        only the wanted bodies instead of listing everything again.
+        """
         for _ in range(_PENDING_ROUNDS):
             wanted = sorted(needed - bodies.keys())
             if not wanted:
@@ -294,10 +397,7 @@ class ScopeSync:
             self._check_cancelled()
             reply = self.client.snapshot(
                 SnapshotRequest(
-                    self.scope,
-                    protocol=self.protocol,
-                    since=version,
-                    want=tuple(wanted),
+                    self.scope, protocol=self.protocol, since=version, want=tuple(wanted)
                 )
             )
             if not reply.objects:
@@ -311,7 +411,10 @@ class ScopeSync:
         """The remote version's bytes when this machine already holds that content."""
         item = local.get(note_id)
         if item is not None and item.stored.note.content_hash == remote.hash:
-            return item.data
+            try:
+                return item.data
+            except OHarnessError:
+                return None
         entry = state.notes.get(note_id)
         if entry is not None and entry.hash == remote.hash:
             copy = self.base.read_copy(note_id, entry)
@@ -363,7 +466,7 @@ class ScopeSync:
         if kind is Kind.DELETE_LOCAL:
             assert item is not None
             self._backup(item, "pull-delete")
-            self.store.delete(note_id)
+            self.store.delete(note_id, expect_revision=item.stored.revision)
             state.notes.pop(note_id, None)
             result.removed += 1
             result.deleted_here.append(note_id)
@@ -402,7 +505,14 @@ class ScopeSync:
         note = parse_note_bytes(data)
         if item is not None:
             self._backup(item, "pull-update")
-        self.store.save_bytes(action.id, data, create=item is None)
+        rev = action.remote.rev
+        self.store.save_bytes(
+            action.id,
+            data,
+            create=item is None,
+            expect_revision=item.stored.revision if item is not None else None,
+            on_durable=lambda: self.base.mark_landed(action.id, rev),
+        )
         self.base.write_copy(action.id, action.remote.rev, data)
         state.notes[action.id] = BaseNote(action.remote.rev, note.content_hash)
         result.pulled.append(action.id)
@@ -448,7 +558,9 @@ class ScopeSync:
             content_hash=cloud.content_hash,
         )
         merged_bytes = serialise_note_bytes(merged.note)
-        self.store.save_bytes(action.id, merged_bytes, create=False)
+        self.store.save_bytes(
+            action.id, merged_bytes, create=False, expect_revision=item.stored.revision
+        )
         result.merged.append(action.id)
         result.changed_anything = True
         change = Change("put", action.id, action.remote.rev, merged_bytes.decode("utf-8"))
@@ -507,16 +619,19 @@ class ScopeSync:
         quotas: Quotas,
         result: PassResult,
         version: int,
-    ) -> int:
-        """Upload in chunks; returns the version the base may claim afterwards."""
+    ) -> tuple[int, bool]:
+        """Upload in chunks; returns the version the base may claim afterwards, and whether
+        the server refused any change as a conflict (a compare-and-swap race)."""
         uploads = self._refuse_case_collisions(uploads, state, result)
         chunks = self._chunks(uploads, quotas)
         done = 0
+        refused = False
         reached: int | None = version
         for chunk in chunks:
             if self._progress is not None:
                 self._progress("upload", done, len(uploads))
             by_id = {change.id: data for change, data in chunk}
+            self._announce_uploads(chunk, state)
             self._check_cancelled()
             response = self.client.commit(
                 CommitRequest(self.scope, tuple(change for change, _ in chunk), self.protocol)
@@ -531,7 +646,9 @@ class ScopeSync:
                         applied.rev, parse_note_bytes(data).content_hash
                     )
                 result.pushed.append(applied.id)
+            state.pending = {}
             for rejected in response.rejected:
+                refused = refused or rejected.reason == "conflict"
                 if rejected.reason != "conflict":  # a CAS race is settled by the next pass
                     result.rejected.append(
                         {"id": rejected.id, "reason": rejected.reason, "message": rejected.message}
@@ -543,7 +660,18 @@ class ScopeSync:
                 reached = response.version
             else:
                 reached = None  # someone else committed in between: claim only the snapshot
-        return version if reached is None else reached
+        return (version if reached is None else reached), refused
+
+    def _announce_uploads(self, chunk: list[tuple[Change, bytes | None]], state: BaseState) -> None:
+        """Record what a commit sends before sending it: a lost answer is then recoverable."""
+        for change, data in chunk:
+            if change.op == "put" and data is not None:
+                rev = file_revision(data)
+                self.base.write_copy(change.id, rev, data)
+                state.pending[change.id] = PendingNote(
+                    rev, parse_note_bytes(data).content_hash, "upload"
+                )
+        self.base.save(state)
 
     def _refuse_case_collisions(
         self,

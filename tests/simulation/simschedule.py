@@ -1,0 +1,200 @@
+"""The random schedule of a simulation run: plain data, drawn from one seed up front.
+
+A step never depends on the outcome of an earlier one: choices that need the state (which note
+to edit, which conflict to resolve) are stored as a number and taken modulo the candidates when
+the step runs. So a seed always yields the same schedule, and its printed trace reads as a
+script of what happened.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+#: Lines of a new note's body: edits of lines far apart merge, of the same or adjacent lines
+#: conflict.
+BODY_LINES = 10
+EDIT_KINDS = ("create", "line", "line", "line", "line", "append", "summary", "tags")
+RESOLUTIONS = ("local", "cloud", "both", "text")
+CRASH_TARGETS = ("state", "note", "copy", "backup", "conflict", "any")
+HTTP_FAULTS = ("429", "503", "refused", "lost", "lost")
+STORE_FAULTS = ("objects-then-fail", "manifest-then-lost", "object-put-fails")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault armed for one sync pass (it fires at most once).
+
+    - ``http``: the ``nth`` request to ``target`` (snapshot or commit) is answered 429 or 503
+      without reaching the server, refused, or ``lost`` (applied, the answer never arrives);
+    - ``store``: the server's object store fails before the manifest write (objects already
+      uploaded), after it (written, answer lost), or on the first object upload;
+    - ``crash``: the device dies at the ``nth`` atomic write of ``target`` (its base state,
+      a note file, a base copy, a backup, a conflict record, or any file) at ``stage``;
+    - ``request-crash``: the device dies just before sending, or just after the server answered,
+      its ``nth`` request to ``target``;
+    - ``interleave``: device ``other`` runs a whole pass right after this pass's snapshot;
+    - ``local-edit``: the user edits a note of this device right after this pass's snapshot.
+    """
+
+    kind: str
+    target: str = ""
+    detail: str = ""
+    nth: int = 1
+    other: int = -1
+    pick: int = 0
+
+    @property
+    def label(self) -> str:
+        """The fault's family, for coverage counts: kind, target and detail."""
+        parts = [self.kind, self.target, self.detail]
+        if self.kind in ("interleave", "local-edit"):
+            parts = [self.kind]
+        return "fault:" + ":".join(part for part in parts if part)
+
+    def __str__(self) -> str:
+        if self.kind == "http":
+            return f"http {self.detail} on {self.target}#{self.nth}"
+        if self.kind == "store":
+            return f"store {self.target}"
+        if self.kind == "crash":
+            return f"crash at {self.target} write#{self.nth} {self.detail}"
+        if self.kind == "request-crash":
+            return f"crash {self.detail} {self.target}#{self.nth}"
+        if self.kind == "interleave":
+            return f"d{self.other} syncs after the snapshot"
+        return f"local edit #{self.pick} after the snapshot"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scheduled step; see :func:`generate_schedule` for the kinds."""
+
+    kind: str
+    device: int = 0
+    edit: str = ""
+    pick: int = 0
+    line: int = 0
+    duration: int = 0
+    choice: str = ""
+    fault: Fault | None = None
+    recheck: bool = False
+
+    def __str__(self) -> str:
+        who = f"d{self.device}"
+        if self.kind == "edit":
+            extra = f" line {self.line}" if self.edit in ("line",) else ""
+            return f"{who} edit:{self.edit}{extra} pick={self.pick}"
+        if self.kind == "sync":
+            fault = f" [{self.fault}]" if self.fault else ""
+            again = " +idempotence" if self.recheck else ""
+            return f"{who} sync{fault}{again}"
+        if self.kind == "offline":
+            return f"{who} offline for {self.duration} steps"
+        if self.kind == "expire":
+            return "server clock jumps past the tombstone window"
+        if self.kind == "resolve":
+            return f"{who} resolve:{self.choice} pick={self.pick}"
+        return f"{who} {self.kind}{':' + self.choice if self.choice else ''} pick={self.pick}"
+
+
+@dataclass(frozen=True)
+class ScheduleShape:
+    """How a schedule is drawn."""
+
+    devices: int = 3
+    steps: int = 24
+    fault_rate: float = 0.6
+    local_edits: bool = True
+    weights: dict[str, float] = field(
+        default_factory=lambda: {
+            "edit": 0.32,
+            "delete": 0.05,
+            "recreate": 0.04,
+            "sync": 0.41,
+            "offline": 0.05,
+            "expire": 0.03,
+            "resolve": 0.10,
+        }
+    )
+
+
+def draw_fault(rng: random.Random, shape: ScheduleShape, device: int) -> Fault | None:
+    """A random fault for a pass of ``device`` (or none)."""
+    if rng.random() >= shape.fault_rate:
+        return None
+    kinds = ["http", "http", "store", "crash", "crash", "crash", "request-crash", "interleave"]
+    if shape.local_edits:
+        kinds.append("local-edit")
+    kind = rng.choice(kinds)
+    if kind == "http":
+        target = rng.choice(("snapshot", "commit", "commit"))
+        return Fault(kind, target, rng.choice(HTTP_FAULTS), nth=1)
+    if kind == "store":
+        return Fault(kind, rng.choice(STORE_FAULTS))
+    if kind == "crash":
+        stage = rng.choice(("before-replace", "after-replace"))
+        return Fault(kind, rng.choice(CRASH_TARGETS), stage, nth=rng.choice((1, 1, 1, 2, 2, 3)))
+    if kind == "request-crash":
+        stage = rng.choice(("before", "after"))
+        return Fault(kind, rng.choice(("snapshot", "commit", "commit")), stage, nth=1)
+    if kind == "interleave":
+        other = rng.choice([index for index in range(shape.devices) if index != device])
+        return Fault(kind, "snapshot", other=other)
+    return Fault(kind, "snapshot", pick=rng.randrange(1 << 30))
+
+
+def generate_schedule(seed: int, shape: ScheduleShape) -> list[Step]:
+    """The steps of one seed."""
+    rng = random.Random(seed)
+    kinds = list(shape.weights)
+    weights = [shape.weights[kind] for kind in kinds]
+    steps: list[Step] = []
+    for _ in range(shape.steps):
+        kind = rng.choices(kinds, weights)[0]
+        device = rng.randrange(shape.devices)
+        pick = rng.randrange(1 << 30)
+        if kind == "edit":
+            steps.append(
+                Step(
+                    "edit",
+                    device,
+                    edit=rng.choice(EDIT_KINDS),
+                    pick=pick,
+                    line=rng.randrange(BODY_LINES),
+                )
+            )
+        elif kind == "recreate":
+            steps.append(Step("recreate", device, pick=pick, choice=rng.choice(("new", "restore"))))
+        elif kind == "sync":
+            fault = draw_fault(rng, shape, device)
+            steps.append(Step("sync", device, fault=fault, recheck=rng.random() < 0.3))
+        elif kind == "offline":
+            steps.append(Step("offline", device, duration=rng.randint(2, 10)))
+        elif kind == "resolve":
+            steps.append(Step("resolve", device, pick=pick, choice=rng.choice(RESOLUTIONS)))
+        else:
+            steps.append(Step(kind, device, pick=pick))
+    return steps
+
+
+def fault_labels(shape: ScheduleShape) -> list[str]:
+    """Every fault family :func:`draw_fault` can draw for ``shape``."""
+    faults = [
+        Fault("http", target, detail) for target in ("snapshot", "commit") for detail in HTTP_FAULTS
+    ]
+    faults += [Fault("store", target) for target in STORE_FAULTS]
+    faults += [
+        Fault("crash", target, stage)
+        for target in CRASH_TARGETS
+        for stage in ("before-replace", "after-replace")
+    ]
+    faults += [
+        Fault("request-crash", target, stage)
+        for target in ("snapshot", "commit")
+        for stage in ("before", "after")
+    ]
+    faults.append(Fault("interleave"))
+    if shape.local_edits:
+        faults.append(Fault("local-edit"))
+    return sorted({fault.label for fault in faults})

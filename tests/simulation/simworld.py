@@ -1,0 +1,402 @@
+"""The simulated world: one sync server and N devices in one process, with fault injection.
+
+The server is the real ASGI app over an in-memory object store, reached through an
+in-process transport; every device is a real OHARNESS_HOME and project folder on disk with
+the real workspace, sync engine and conflict resolver. Faults come from three places:
+
+- the device's transport (429/503 answers, refused connections, lost answers, the device
+  dying just before a request or just after its answer, another device syncing in between);
+- the server's object store hooks (failing before or after the manifest write);
+- the atomic-write hook of :mod:`oharness.fsio` (the device dying before or after a file
+  replace: its base state, a note, a base copy, a backup, a conflict record).
+
+A crashed device loses every in-memory object and starts again from its disk.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import jwt
+from simschedule import Fault
+from starlette.testclient import TestClient
+
+from oharness.errors import StorageUnavailable
+from oharness.fsio import set_fault_hook
+from oharness.project.paths import HomeLayout, stable_scope_key
+from oharness.server.app import create_app
+from oharness.server.config import JwtSettings, ServerSettings
+from oharness.storage.memory import MemoryObjectStore
+from oharness.sync.base import SyncBase
+from oharness.sync.client import SyncClient
+from oharness.sync.engine import PassResult, ScopeSync
+from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
+from oharness.sync.resolve import ConflictResolver
+from oharness.tools.workspace import Workspace, open_workspace
+
+SECRET = "simulation-secret-0123456789abcdef0123456789"
+PROJECT_ID = "p-5e1f0c0ffee0123456789abcdef0123"
+ORIGIN = "http://sync.sim"
+USER = "sim-user"
+SCOPE_KEY = stable_scope_key("project", PROJECT_ID)
+PREFIX = scope_prefix(USER, SyncScope("project", PROJECT_ID))
+DAY_MS = 86_400_000
+
+
+class SimulatedCrash(BaseException):
+    """The device died: nothing after this point of the pass ran (not an ``Exception``, so no
+    handler in the code under test can swallow it)."""
+
+
+class TickClock:
+    """Milliseconds that move by one per reading (and by days when told)."""
+
+    def __init__(self, start: int = 1_789_000_000_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+    def advance_days(self, days: int) -> None:
+        self.now += days * DAY_MS
+
+
+def seeded_hex(seed: int) -> Callable[[int], str]:
+    """A deterministic hex source for note ids."""
+    rng = random.Random(seed)
+
+    def source(count: int) -> str:
+        return "".join(rng.choice("0123456789abcdef") for _ in range(count))
+
+    return source
+
+
+class ArmedFault:
+    """The fault of the running step, bound to the device it targets."""
+
+    def __init__(self, fault: Fault, device: int) -> None:
+        self.fault = fault
+        self.device = device
+        self.fired = False
+        self.seen: dict[str, int] = {}
+
+    def count(self, what: str) -> int:
+        self.seen[what] = self.seen.get(what, 0) + 1
+        return self.seen[what]
+
+
+class SimServer:
+    """The sync server app over a memory store, with a history of every committed manifest."""
+
+    def __init__(self, world: World, seed: int, tombstone_days: int) -> None:
+        self.world = world
+        self.clock = TickClock()
+        self.tombstone_days = tombstone_days
+        self.store = MemoryObjectStore(before=self._before, after=self._after)
+        settings = ServerSettings(
+            jwt=JwtSettings(secret=SECRET),
+            quotas=Quotas(tombstone_days=tombstone_days),
+            rate_per_minute=0,
+        )
+        app = create_app(
+            self.store, settings, clock=self.clock, sleep=lambda _: None, rng=random.Random(seed)
+        )
+        self.http = TestClient(app, base_url=ORIGIN)
+        self.http.__enter__()
+        #: (id, rev) -> content hash, for every live note of every manifest ever committed.
+        self.revisions: dict[tuple[str, str], str] = {}
+        self.version = 0
+        self._recording = False
+
+    def close(self) -> None:
+        self.http.__exit__(None, None, None)
+
+    def forward(self, request: httpx2.Request) -> httpx2.Response:
+        return self.http.send(request)
+
+    def manifest_notes(self) -> dict[str, str]:
+        """The live notes of the current manifest: id -> content hash."""
+        self._recording = True
+        try:
+            stored = self.store.get(manifest_key(PREFIX))
+        finally:
+            self._recording = False
+        if stored is None:
+            return {}
+        return {note_id: note.hash for note_id, note in parse_manifest(stored.data).notes.items()}
+
+    def _store_fault(self, op: str, key: str, when: str) -> None:
+        armed = self.world.armed
+        if armed is None or armed.fired or armed.fault.kind != "store" or self._recording:
+            return
+        target = armed.fault.target
+        manifest = key.endswith("/manifest.json")
+        hit = (
+            (target == "objects-then-fail" and when == "before" and op == "put" and manifest)
+            or (target == "manifest-then-lost" and when == "after" and op == "put" and manifest)
+            or (target == "object-put-fails" and when == "before" and op == "put" and not manifest)
+        )
+        if hit:
+            armed.fired = True
+            raise StorageUnavailable(f"injected storage fault ({target}, {op} {key})")
+
+    def _before(self, op: str, key: str) -> None:
+        self._store_fault(op, key, "before")
+
+    def _after(self, op: str, key: str) -> None:
+        if op == "put" and key.endswith("/manifest.json") and not self._recording:
+            self._record(key)
+        self._store_fault(op, key, "after")
+
+    def _record(self, key: str) -> None:
+        self._recording = True
+        try:
+            stored = self.store.get(key)
+        finally:
+            self._recording = False
+        assert stored is not None
+        manifest = parse_manifest(stored.data)
+        self.version = max(self.version, manifest.version)
+        for note_id, note in manifest.notes.items():
+            self.revisions[(note_id, note.rev)] = note.hash
+
+
+class DeviceTransport(httpx2.BaseTransport):
+    """One device's network: forwards to the server, with the transport faults."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.requests = 0
+        #: Every change the server refused (CAS races included), in order.
+        self.rejected: list[str] = []
+        self.unchanged = False
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests += 1
+        endpoint = request.url.path.rsplit("/", 1)[-1]
+        armed = self._fault_for(endpoint)
+        if armed is not None:
+            early = self._before_server(armed, request)
+            if early is not None:
+                return early
+        response = self.device.world.server.forward(request)
+        if endpoint == "commit" and response.status_code == 200:
+            for item in response.json().get("rejected", []):
+                self.rejected.append(f"{item['id']} ({item['reason']})")
+        if endpoint == "snapshot" and response.status_code == 200:
+            self.unchanged = bool(response.json().get("unchanged"))
+        if armed is not None:
+            self._after_server(armed, request)
+        return response
+
+    def _fault_for(self, endpoint: str) -> ArmedFault | None:
+        """The armed fault when it targets this request of this device."""
+        armed = self.device.world.armed
+        if armed is None or armed.fired or armed.device != self.device.index:
+            return None
+        if armed.fault.target != endpoint or armed.count(endpoint) != armed.fault.nth:
+            return None
+        return armed
+
+    def _before_server(self, armed: ArmedFault, request: httpx2.Request) -> httpx2.Response | None:
+        fault = armed.fault
+        if fault.kind == "http" and fault.detail in ("429", "503"):
+            armed.fired = True
+            code = "rate_limited" if fault.detail == "429" else "unavailable"
+            body = {
+                "error": code,
+                "message": f"injected {fault.detail}; retry later",
+                "quotas": Quotas().to_json(),
+                "plan": "paid",
+            }
+            return httpx2.Response(
+                int(fault.detail), json=body, headers={"Retry-After": "30"}, request=request
+            )
+        if fault.kind == "http" and fault.detail == "refused":
+            armed.fired = True
+            raise httpx2.ConnectError("injected: connection refused", request=request)
+        if fault.kind == "request-crash" and fault.detail == "before":
+            armed.fired = True
+            raise SimulatedCrash(f"before sending {fault.target}")
+        return None
+
+    def _after_server(self, armed: ArmedFault, request: httpx2.Request) -> None:
+        fault, world = armed.fault, self.device.world
+        if fault.kind == "http" and fault.detail == "lost":
+            armed.fired = True
+            raise httpx2.ReadTimeout("injected: the answer was lost", request=request)
+        if fault.kind == "request-crash" and fault.detail == "after":
+            armed.fired = True
+            raise SimulatedCrash(f"after the answer to {fault.target}")
+        if fault.kind == "interleave" and world.devices[fault.other].online:
+            armed.fired = True
+            world.interleaved(world.devices[fault.other])
+        if fault.kind == "local-edit":
+            armed.fired = world.concurrent_edit(self.device, fault)
+
+
+class Device:
+    """One machine: its project folder, OHARNESS_HOME and (until it crashes) open objects."""
+
+    def __init__(self, world: World, index: int, seed: int) -> None:
+        self.world = world
+        self.index = index
+        self.name = f"d{index}"
+        self.root = world.directory / self.name / "repo"
+        self.home = world.directory / self.name / "home"
+        (self.root / ".oharness").mkdir(parents=True)
+        (self.root / ".oharness" / "project.json").write_text(
+            json.dumps({"id": PROJECT_ID, "createdAt": 1}), encoding="utf-8"
+        )
+        self.home.mkdir(parents=True)
+        self.hex = seeded_hex(seed * 31 + index)
+        self.transport = DeviceTransport(self)
+        self.http = httpx2.Client(transport=self.transport, base_url=ORIGIN)
+        payload = {"sub": USER, "exp": int(time.time()) + 7 * 86400, "ent": {"plan": "paid"}}
+        self.client = SyncClient(
+            ORIGIN, jwt.encode(payload, SECRET, algorithm="HS256"), http=self.http
+        )
+        self.offline_until = -1
+        self.crashes = 0
+        self._workspace: Workspace | None = None
+        self._engine: ScopeSync | None = None
+        self.notes_dir = self.workspace.service.store("project").directory
+        self.backups_dir = HomeLayout(self.home).backups_dir
+        self.base = SyncBase(self.home / "memory-sync", SCOPE_KEY)
+
+    @property
+    def online(self) -> bool:
+        return self.offline_until <= self.world.step
+
+    @property
+    def workspace(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = open_workspace(
+                self.root, self.home, register=True, clock=self.world.clock, hex_source=self.hex
+            )
+        return self._workspace
+
+    def fresh_workspace(self) -> Workspace:
+        """A second process on this machine (its own caches)."""
+        return open_workspace(
+            self.root, self.home, register=True, clock=self.world.clock, hex_source=self.hex
+        )
+
+    @property
+    def engine(self) -> ScopeSync:
+        if self._engine is None:
+            service = self.workspace.service
+            self._engine = ScopeSync(
+                store=service.store("project"),
+                base=SyncBase(self.home / "memory-sync", SCOPE_KEY),
+                client=self.client,
+                scope=SyncScope("project", PROJECT_ID),
+                scope_key=SCOPE_KEY,
+                backups=service.backups(),
+                clock=self.world.clock,
+            )
+        return self._engine
+
+    def resolver(self) -> ConflictResolver:
+        service = self.workspace.service
+        return ConflictResolver(
+            store=service.store("project"),
+            base=SyncBase(self.home / "memory-sync", SCOPE_KEY),
+            backups=service.backups(),
+            scope_key=SCOPE_KEY,
+            clock=self.world.clock,
+            hex_source=self.hex,
+            lock_timeout=0.5,
+        )
+
+    def sync(self) -> PassResult:
+        return self.engine.run()
+
+    def crash(self) -> None:
+        """Forget everything in memory; the next use starts again from disk."""
+        self._workspace = None
+        self._engine = None
+        self.crashes += 1
+
+    def owns(self, path: Path) -> bool:
+        return path.is_relative_to(self.root) or path.is_relative_to(self.home)
+
+
+class World:
+    """The server, the devices, the shared device clock and the armed fault."""
+
+    def __init__(self, directory: Path, seed: int, devices: int, tombstone_days: int = 1) -> None:
+        self.directory = directory
+        self.seed = seed
+        self.clock = TickClock()
+        self.step = 0
+        self.armed: ArmedFault | None = None
+        self.server = SimServer(self, seed, tombstone_days)
+        self.devices = [Device(self, index, seed) for index in range(devices)]
+        self.on_interleave: Callable[[Device], Any] | None = None
+        self.on_concurrent_edit: Callable[[Device, Fault], bool] | None = None
+        self._previous_hook = set_fault_hook(self._write_hook)
+
+    def close(self) -> None:
+        set_fault_hook(self._previous_hook)
+        for device in self.devices:
+            device.http.close()
+        self.server.close()
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def arm(self, fault: Fault | None, device: Device) -> None:
+        self.armed = ArmedFault(fault, device.index) if fault is not None else None
+
+    def disarm(self) -> bool:
+        """Stop faults; True when the armed one fired."""
+        fired = self.armed is not None and self.armed.fired
+        self.armed = None
+        return fired
+
+    def interleaved(self, other: Device) -> None:
+        assert self.on_interleave is not None
+        self.on_interleave(other)
+
+    def concurrent_edit(self, device: Device, fault: Fault) -> bool:
+        assert self.on_concurrent_edit is not None
+        return self.on_concurrent_edit(device, fault)
+
+    def _write_hook(self, stage: str, target: Path) -> None:
+        armed = self.armed
+        if armed is None or armed.fired or armed.fault.kind != "crash":
+            return
+        fault = armed.fault
+        device = self.devices[armed.device]
+        if stage != fault.detail or not device.owns(target):
+            return
+        if fault.target != "any" and _write_kind(device, target) != fault.target:
+            return
+        if armed.count(fault.target) == fault.nth:
+            armed.fired = True
+            raise SimulatedCrash(f"{stage} of {target.name}")
+
+
+def _write_kind(device: Device, target: Path) -> str:
+    if target.name == "state.json":
+        return "state"
+    if target.parent.name == "copies":
+        return "copy"
+    if target.parent.name == "conflicts":
+        return "conflict"
+    if target.parent == device.backups_dir:
+        return "backup"
+    if target.parent == device.notes_dir:
+        return "note"
+    return "other"
