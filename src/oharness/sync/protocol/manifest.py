@@ -1,0 +1,205 @@
+"""The stored manifest (spec 06.1) and the object-key layout of a scope."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from oharness.sync.protocol.base import (
+    _USER_SEGMENT,
+    MANIFEST_FORMAT,
+    JsonObject,
+    SyncScope,
+    _fail,
+    _int,
+    _object,
+    is_revision,
+    is_valid_segment,
+)
+
+# --------------------------------------------------------------------------- manifest
+
+
+@dataclass(frozen=True)
+class ManifestNote:
+    """A live note in the stored manifest."""
+
+    rev: str
+    hash: str
+    size: int
+    typed: bool
+    changed_at: int
+    v: int
+
+
+@dataclass(frozen=True)
+class ManifestTombstone:
+    """A deleted note in the stored manifest."""
+
+    rev: str
+    deleted_at: int
+    v: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """``manifest.json`` of one scope (spec 06.1)."""
+
+    version: int = 0
+    updated_at: int = 0
+    gc_version: int = 0
+    notes: Mapping[str, ManifestNote] = field(default_factory=dict)
+    tombstones: Mapping[str, ManifestTombstone] = field(default_factory=dict)
+
+    def to_json(self) -> JsonObject:
+        """The stored JSON form (always format 2)."""
+        return {
+            "format": MANIFEST_FORMAT,
+            "version": self.version,
+            "updatedAt": self.updated_at,
+            "gcVersion": self.gc_version,
+            "notes": {
+                note_id: {
+                    "rev": note.rev,
+                    "hash": note.hash,
+                    "size": note.size,
+                    "typed": note.typed,
+                    "changedAt": note.changed_at,
+                    "v": note.v,
+                }
+                for note_id, note in sorted(self.notes.items())
+            },
+            "tombstones": {
+                note_id: {"rev": tomb.rev, "deletedAt": tomb.deleted_at, "v": tomb.v}
+                for note_id, tomb in sorted(self.tombstones.items())
+            },
+        }
+
+
+def manifest_to_bytes(manifest: Manifest) -> bytes:
+    """Serialise a manifest for storage (compact UTF-8 JSON, keys sorted by note id)."""
+    return json.dumps(manifest.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+_MANIFEST_HEAD: Final = re.compile(rb'\{"format":2,"version":(\d+),')
+
+
+def peek_manifest_version(data: bytes) -> int | None:
+    """The version of a manifest this code wrote, read from its first bytes without parsing
+    the rest (``None`` when the head is not in the expected form: parse it fully)."""
+    match = _MANIFEST_HEAD.match(data, 0, 64)
+    return int(match.group(1)) if match else None
+
+
+def parse_manifest(data: bytes) -> Manifest:
+    """Parse a stored manifest (format 2; format 1, written before typed notes, has no
+    ``typed`` and reads as untyped)."""
+    try:
+        obj = _object(json.loads(data.decode("utf-8")), "manifest")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _fail(f"the manifest is not valid JSON: {exc}", "manifest") from exc
+    fmt = obj.get("format", 1)
+    if fmt not in (1, 2):
+        raise _fail(
+            f"manifest format {fmt!r} is newer than this server understands: upgrade it",
+            "manifest",
+        )
+    # A scope's manifest can list thousands of notes and is read by every request: check
+    # the entries with plain type tests rather than the per-field helpers.
+    notes: dict[str, ManifestNote] = {}
+    tombstones: dict[str, ManifestTombstone] = {}
+    try:
+        for note_id, entry in _object(obj.get("notes", {}), "manifest.notes").items():
+            note = ManifestNote(
+                entry["rev"],
+                entry["hash"],
+                entry["size"],
+                entry.get("typed", False),
+                entry["changedAt"],
+                entry["v"],
+            )
+            if not (
+                type(note.rev) is str
+                and type(note.hash) is str
+                and type(note.size) is int
+                and type(note.typed) is bool
+                and type(note.changed_at) is int
+                and type(note.v) is int
+            ):
+                raise _fail(f"manifest entry {note_id!r} has a field of the wrong type", "manifest")
+            notes[note_id] = note
+        for note_id, entry in _object(obj.get("tombstones", {}), "manifest.tombstones").items():
+            tomb = ManifestTombstone(entry["rev"], entry["deletedAt"], entry["v"])
+            if not (type(tomb.rev) is str and type(tomb.deleted_at) is int and type(tomb.v) is int):
+                raise _fail(f"tombstone {note_id!r} has a field of the wrong type", "manifest")
+            tombstones[note_id] = tomb
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise _fail(f"a manifest entry is incomplete ({exc!r})", "manifest") from exc
+    return Manifest(
+        version=_int(obj, "version"),
+        updated_at=_int(obj, "updatedAt"),
+        gc_version=_int(obj, "gcVersion"),
+        notes=notes,
+        tombstones=tombstones,
+    )
+
+
+# --------------------------------------------------------------------------- key layout
+
+
+def user_key_segment(sub: str) -> str:
+    """The key segment of a verified user (or team) id: itself when it is a safe segment,
+    else ``u-`` + the first 32 hex digits of its SHA-256 (spec 06.1)."""
+    if _USER_SEGMENT.fullmatch(sub):
+        return sub
+    return "u-" + hashlib.sha256(sub.encode("utf-8")).hexdigest()[:32]
+
+
+def user_prefix(user_segment: str) -> str:
+    """Everything stored for one user's memory: ``users/<segment>/``."""
+    return f"users/{user_segment}/"
+
+
+def scope_prefix(user_segment: str, scope: SyncScope) -> str:
+    """The key prefix of one scope, ending in ``/``."""
+    if scope.kind == "user":
+        return f"users/{user_segment}/memory/"
+    if scope.project_id is None or not is_valid_segment(scope.project_id):
+        raise _fail(f"invalid project id {scope.project_id!r}", "scope")
+    return f"users/{user_segment}/projects/{scope.project_id}/memory/"
+
+
+def manifest_key(prefix: str) -> str:
+    """The manifest of the scope at ``prefix``."""
+    return prefix + "manifest.json"
+
+
+def object_key(prefix: str, note_id: str, rev: str) -> str:
+    """The immutable object holding revision ``rev`` of note ``note_id``."""
+    if not is_valid_segment(note_id) or not is_revision(rev):
+        raise _fail(f"invalid object name {note_id!r}/{rev!r}", "id")
+    return f"{prefix}objects/{note_id}/{rev}.md"
+
+
+def user_erase_marker_key(user_segment: str) -> str:
+    """The erase marker of a user."""
+    return f"erased/users/{user_segment}.json"
+
+
+def team_erase_marker_key(team_segment: str) -> str:
+    """The erase marker of a team."""
+    return f"erased/teams/{team_segment}.json"
+
+
+def user_feed_prefix(user_segment: str) -> str:
+    """A user's feed objects (removed by an erase)."""
+    return f"feed/{user_segment}/"
+
+
+def team_feed_prefix(team_segment: str) -> str:
+    """A team's feed objects (removed by a team erase)."""
+    return f"feed/team-{team_segment}/"
