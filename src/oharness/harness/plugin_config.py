@@ -10,7 +10,6 @@ ready plugin object.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -19,6 +18,7 @@ from typing import Any, Protocol
 
 from oharness.errors import ConfigError
 from oharness.harness.plugin import Plugin
+from oharness.project.config import read_config_file
 
 ENTRY_POINT_GROUP = "oharness.plugins"
 
@@ -75,21 +75,8 @@ def parse_plugins(data: Any, source: str) -> PluginsFile:
 
 def read_plugins_file(path: Path) -> PluginsFile:
     """Read ``plugins.json``; a missing file lists nothing."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return PluginsFile()
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot be read ({exc.strerror or exc})", file=str(path)
-        ) from exc
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(
-            f"{path}: not valid JSON ({exc}); fix or remove it", file=str(path)
-        ) from exc
-    return parse_plugins(data, str(path))
+    data = read_config_file(path)
+    return PluginsFile() if data is None else parse_plugins(data, str(path))
 
 
 class EntryPointLike(Protocol):

@@ -19,6 +19,7 @@ from typing import Any
 
 from oharness.errors import ConfigError
 from oharness.fsio import atomic_write
+from oharness.project.config import read_config_file
 from oharness.project.paths import HomeLayout, scope_key_digest
 
 
@@ -32,17 +33,7 @@ class Target:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"{path}: not valid JSON ({exc}); fix or remove it", file=str(path)
-        ) from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: must hold a JSON object", file=str(path))
-    return data
+    return read_config_file(path) or {}
 
 
 class SyncSettings:
