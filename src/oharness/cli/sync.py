@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from oharness.cli.context import common_options, emit_json, format_time, open_for, warn
+from oharness.cli.context import (
+    common_options,
+    emit_json,
+    format_time,
+    home_from_environment,
+    open_for,
+    stdin_is_terminal,
+    warn,
+)
 from oharness.errors import SyncError, ValidationError
 from oharness.project.paths import HomeLayout
 from oharness.sync.conflicts import ConflictBook
@@ -53,7 +61,6 @@ def _target(workspace: Workspace, scope: Scope) -> SyncTarget:
 @click.option("--debug", is_flag=True)
 def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
     """Sign in to a sync server; the token is checked, then kept in credentials.json (0600)."""
-    from oharness.cli.context import home_from_environment, stdin_is_terminal
     from oharness.sync.client import SyncClient
 
     if not origin.startswith(("https://", "http://")):
@@ -87,7 +94,6 @@ def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
 @click.command()
 def logout() -> None:
     """Forget the stored token (notes, bindings and the origin stay)."""
-    from oharness.cli.context import home_from_environment
 
     removed = SyncSettings(HomeLayout(home_from_environment())).logout()
     click.echo("Signed out." if removed else "No stored token; nothing to do.")
@@ -208,7 +214,6 @@ def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
 @sync.command("on")
 def switch_on() -> None:
     """Switch cloud sync on (both scopes)."""
-    from oharness.cli.context import home_from_environment
 
     SyncSettings(HomeLayout(home_from_environment())).set_enabled(True)
     click.echo("Cloud sync is on.")
@@ -217,7 +222,6 @@ def switch_on() -> None:
 @sync.command("off")
 def switch_off() -> None:
     """Switch cloud sync off (both scopes; nothing in the cloud is deleted)."""
-    from oharness.cli.context import home_from_environment
 
     SyncSettings(HomeLayout(home_from_environment())).set_enabled(False)
     click.echo(
@@ -328,7 +332,7 @@ def unbind(
     workspace = open_for(project_path, register=False)
     key = workspace.service.scope_key(parse_scope(scope))
     if confirm_key is None:
-        if not sys.stdin.isatty():
+        if not stdin_is_terminal():
             raise ValidationError(f"to unbind, pass --confirm {key}")
         confirm_key = click.prompt(f"Type the scope key to unbind ({key})")
     if confirm_key != key:

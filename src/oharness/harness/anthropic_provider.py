@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx2
 
-from oharness.harness.http_call import post_json
+from oharness.harness.http_call import HttpChatModel, post_json
 from oharness.harness.message import Message
 from oharness.harness.model import (
     CancelToken,
@@ -129,8 +129,10 @@ def parse_reply(data: dict[str, Any], *, structured: bool) -> ModelReply:
     )
 
 
-class AnthropicChatModel:
+class AnthropicChatModel(HttpChatModel):
     """A model behind the Anthropic messages API."""
+
+    provider = "anthropic"
 
     def __init__(
         self,
@@ -140,14 +142,8 @@ class AnthropicChatModel:
         base_url: str = DEFAULT_BASE_URL,
         transport: httpx2.BaseTransport | None = None,
     ) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self._client = httpx2.Client(transport=transport)
-
-    @property
-    def name(self) -> str:
-        return f"anthropic:{self.model}"
+        super().__init__(model, base_url=base_url, api_key=api_key, transport=transport)
+        self._key = api_key  # required here, unlike OpenAI-compatible local servers
 
     def complete(self, request: ModelRequest, *, cancel: CancelToken | None = None) -> ModelReply:
         """One messages call."""
@@ -155,7 +151,7 @@ class AnthropicChatModel:
             self._client,
             f"{self.base_url}/v1/messages",
             headers={
-                "x-api-key": self._api_key,
+                "x-api-key": self._key,
                 "anthropic-version": API_VERSION,
                 "content-type": "application/json",
             },
@@ -165,7 +161,3 @@ class AnthropicChatModel:
             cancel=cancel,
         )
         return parse_reply(data, structured=request.json_schema is not None)
-
-    def close(self) -> None:
-        """Release the HTTP connections."""
-        self._client.close()

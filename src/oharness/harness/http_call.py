@@ -121,3 +121,30 @@ def post_json(
         raise ModelCancelled()
     data: dict[str, Any] = outcome["data"]
     return data
+
+
+class HttpChatModel:
+    """What the provider adapters share: the model name, the base URL, one connection pool."""
+
+    provider = "http"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None,
+        transport: httpx2.BaseTransport | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._client = httpx2.Client(transport=transport)
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    def close(self) -> None:
+        """Release the HTTP connections."""
+        self._client.close()

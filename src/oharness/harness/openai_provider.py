@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx2
 
-from oharness.harness.http_call import post_json
+from oharness.harness.http_call import HttpChatModel, post_json
 from oharness.harness.message import Message
 from oharness.harness.model import (
     CancelToken,
@@ -116,8 +116,10 @@ def parse_reply(data: dict[str, Any], *, structured: bool) -> ModelReply:
     )
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(HttpChatModel):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    provider = "openai"
 
     def __init__(
         self,
@@ -127,14 +129,7 @@ class OpenAIChatModel:
         api_key: str | None = None,
         transport: httpx2.BaseTransport | None = None,
     ) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self._client = httpx2.Client(transport=transport)
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}"
+        super().__init__(model, base_url=base_url, api_key=api_key, transport=transport)
 
     def complete(self, request: ModelRequest, *, cancel: CancelToken | None = None) -> ModelReply:
         """One chat-completions call."""
@@ -151,7 +146,3 @@ class OpenAIChatModel:
             cancel=cancel,
         )
         return parse_reply(data, structured=request.json_schema is not None)
-
-    def close(self) -> None:
-        """Release the HTTP connections."""
-        self._client.close()

@@ -32,7 +32,8 @@ class Target:
     enabled: bool
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_config(path: Path) -> dict[str, Any]:
+    """A settings file's object; absent means empty (broken ones raise ConfigError)."""
     return read_config_file(path) or {}
 
 
@@ -49,20 +50,20 @@ class SyncSettings:
     # ---- origin and token ------------------------------------------------------------------
 
     def origin(self) -> str | None:
-        value = _read_json(self.home.cloud_file).get("origin")
+        value = _read_config(self.home.cloud_file).get("origin")
         return value if isinstance(value, str) and value else None
 
     def token(self, environ_token: str | None = None) -> str | None:
         """``OHARNESS_TOKEN`` when given, else the stored token."""
         if environ_token:
             return environ_token
-        value = _read_json(self.credentials_file).get("token")
+        value = _read_config(self.credentials_file).get("token")
         return value if isinstance(value, str) and value else None
 
     def login(self, origin: str, token: str | None) -> None:
         """Record the origin (and the token, mode 0600, when one is given)."""
         self.home.home.mkdir(parents=True, exist_ok=True)
-        cloud = _read_json(self.home.cloud_file)
+        cloud = _read_config(self.home.cloud_file)
         cloud["origin"] = origin
         atomic_write(self.home.cloud_file, (json.dumps(cloud, indent=2) + "\n").encode("utf-8"))
         if token is not None:
@@ -85,7 +86,7 @@ class SyncSettings:
     # ---- plugins.json ----------------------------------------------------------------------
 
     def _plugins(self) -> dict[str, Any]:
-        return _read_json(self.home.plugins_file)
+        return _read_config(self.home.plugins_file)
 
     @staticmethod
     def _memory_entry(plugins: dict[str, Any]) -> dict[str, Any]:

@@ -206,17 +206,15 @@ class MemoryService:
         )
 
     def _update(self, note_id: str, fields: _Fields, scope: Scope | None) -> RememberResult:
-        current = self.find(note_id, None)
-        if scope is not None and current.scope != scope:
-            other = self._scopes.get(scope)
-            if other is None or other.store.get(note_id) is None:
-                raise ValidationError(
-                    f"note {note_id!r} lives in the {current.scope} scope; an update never "
-                    "moves a note to the other scope (leave out scope, or remember a new note "
-                    f"in the {scope} scope and forget this one)",
-                    field="scope",
-                )
-            current = self.find(note_id, scope)
+        if scope is not None and self.store(scope).get(note_id) is None:
+            elsewhere = self.find(note_id, None)  # NotFoundError when it is nowhere
+            raise ValidationError(
+                f"note {note_id!r} lives in the {elsewhere.scope} scope; an update never "
+                "moves a note to the other scope (leave out scope, or remember a new note "
+                f"in the {scope} scope and forget this one)",
+                field="scope",
+            )
+        current = self.find(note_id, scope)
         store = self.store(current.scope)
         with store.locked():
             latest = store.get(note_id)
@@ -282,12 +280,12 @@ class MemoryService:
             resolved = resolve_link(target, self._exists)
             found = self.store(resolved.scope).get(target) if resolved.scope else None
             outgoing.append(LinkView(target, resolved.scope, found.note.summary if found else None))
+        # Links to this id reach this note only if it is where the id resolves (project first).
+        reached = resolve_link(note.id, self._exists).scope == stored.scope
         incoming = [
             LinkView(other.id, other.scope, other.note.summary)
-            for other in self.all_notes()
-            if note.id in other.links
-            and resolve_link(note.id, self._exists).scope == stored.scope
-            and not (other.id == note.id and other.scope == stored.scope)
+            for other in (self.all_notes() if reached else [])
+            if note.id in other.links and not (other.id == note.id and other.scope == stored.scope)
         ]
         return NoteView(
             id=note.id,

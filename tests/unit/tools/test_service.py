@@ -289,3 +289,15 @@ def test_unregistered_directory_reads_user_scope_only(
     assert any("showing user notes only" in warning for warning in workspace.warnings)
     with pytest.raises(UnavailableError, match="not a registered project"):
         workspace.service.remember("Project", "x")
+
+
+def test_an_id_in_both_scopes_is_updated_in_the_scope_named(workspace: Workspace) -> None:
+    service = workspace.service
+    user_copy = service.remember("Shared name", "user version", type="user")
+    text = Path(user_copy.path).read_bytes().replace(b"user version", b"project version")
+    service.store("project").save_bytes(user_copy.id, text, create=True)
+    updated = service.remember("Shared name", "user version, edited", id=user_copy.id, scope="user")
+    assert updated.scope == "user" and updated.changed
+    assert service.read(user_copy.id, "project").body == "project version\n"
+    with pytest.raises(ConflictError, match="both the project and the user scope"):
+        service.remember("Shared name", "ambiguous", id=user_copy.id)
