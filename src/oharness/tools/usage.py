@@ -9,6 +9,7 @@ review's "unused" finding.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,13 +31,30 @@ class UsageLog:
     def __init__(self, directory: Path, *, clock: Clock) -> None:
         self.directory = directory
         self._clock = clock
+        # Read on every recalled message: parse a file again only when it changed.
+        self._cache: dict[Path, tuple[tuple[int, int], dict[str, dict[str, int]]]] = {}
 
     def _path(self, scope_key: str) -> Path:
         return self.directory / f"{scope_key_digest(scope_key)}.json"
 
     def _read(self, scope_key: str) -> dict[str, dict[str, int]]:
+        path = self._path(scope_key)
         try:
-            data = json.loads(self._path(scope_key).read_text(encoding="utf-8"))
+            st = os.stat(path)
+        except OSError:
+            return {}
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._cache.get(path)
+        if cached is not None and cached[0] == stamp:
+            return dict(cached[1])
+        notes = self._parse(path)
+        self._cache[path] = (stamp, notes)
+        return dict(notes)
+
+    @staticmethod
+    def _parse(path: Path) -> dict[str, dict[str, int]]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         notes = data.get("notes") if isinstance(data, dict) else None
@@ -69,7 +87,7 @@ class UsageLog:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             with filelock.FileLock(str(path) + ".lock", timeout=10):
-                notes = self._read(scope_key)
+                notes = self._parse(path)  # exact under the lock, whatever the cache holds
                 now = self._clock()
                 for note_id in ids:
                     entry = notes.get(note_id, {"count": 0, "lastRecalledAt": 0})
