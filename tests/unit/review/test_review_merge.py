@@ -86,7 +86,7 @@ def test_a_stale_plan_is_refused_and_nothing_changes(
 def test_a_plan_survives_json_and_a_deleted_note_makes_it_stale(
     workspace: Workspace, clock: FakeClock
 ) -> None:
-    a, b, c = _three(workspace)
+    a, b, _ = _three(workspace)
     review = open_review(workspace, clock=clock)
     plan = plan_from_dict(json.loads(json.dumps(review.plan([a, b]).to_dict())))
     workspace.service.forget(b)
