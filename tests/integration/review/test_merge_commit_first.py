@@ -1,0 +1,140 @@
+"""Merges with cloud sync on commit to the cloud first (spec 05.2, 06.4), through a live
+server on loopback, with two machines of one account."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from review_machines import Clock, Machine, loopback_port, server_notes
+from sync_server_support import LiveServer, make_settings
+
+from oharness.errors import ConflictError, LimitError
+from oharness.server.app import create_app
+from oharness.storage.memory import MemoryObjectStore
+from oharness.sync.protocol import Quotas
+
+
+@pytest.fixture
+def server() -> Iterator[LiveServer]:
+    app = create_app(MemoryObjectStore(), make_settings(quotas=Quotas(max_body_bytes=4096)))
+    live = LiveServer(app, port=loopback_port()).start()
+    try:
+        yield live
+    finally:
+        live.stop()
+
+
+@pytest.fixture
+def machines(tmp_path: Path, server: LiveServer) -> Iterator[tuple[Machine, Machine]]:
+    clock = Clock()
+    one, two = Machine(tmp_path / "one", server, clock), Machine(tmp_path / "two", server, clock)
+    try:
+        yield one, two
+    finally:
+        one.close()
+        two.close()
+
+
+def _seed(one: Machine, two: Machine) -> tuple[str, str, str]:
+    s = one.ws.service
+    a = s.remember("Pricing cards use fills, not borders", "Fills.", tags="design").id
+    b = s.remember("Pricing cards: fill instead of borders", "No borders.", tags="design").id
+    c = s.remember("Deploys happen on Tuesdays", f"Unrelated; see [[{b}]].").id
+    one.sync()
+    two.sync()
+    assert set(two.files()) == {a, b, c}
+    return a, b, c
+
+
+def test_an_involved_note_edited_elsewhere_refuses_the_merge(
+    machines: tuple[Machine, Machine], server: LiveServer
+) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+    two.ws.service.remember("Pricing cards: fill instead of borders", "Edited on two.", id=b)
+    two.sync()
+    cloud_before = server_notes(server)
+    two_before = two.files()
+    with pytest.raises(ConflictError, match=b):
+        review.apply(plan, draft)
+    assert server_notes(server) == cloud_before
+    assert two.files() == two_before
+    one_files = one.files()
+    assert set(one_files) == set(two_before)  # nothing merged or deleted on this machine
+    assert "Edited on two." in one_files[b]  # only the ordinary sync brought the edit
+    assert not [r for r in one.ws.service.backups().recent() if r.reason == "merge"]
+
+
+def test_an_unrelated_edit_elsewhere_lets_the_merge_through(
+    machines: tuple[Machine, Machine], server: LiveServer
+) -> None:
+    one, two = machines
+    a, b, c = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    assert plan.relink == (c,)
+    draft = review.draft(plan)
+    unrelated = two.ws.service.remember("Standup is at ten", "Daily.").id
+    two.sync()
+    result = review.apply(plan, draft)
+    assert result.committed_version is not None
+    assert set(one.files()) == {a, c, unrelated}
+    assert set(server_notes(server)) == {a, c, unrelated}
+    assert f"[[{a}]]" in one.files()[c]
+    # the merge reaches the other machine as ordinary pulls, never as a conflict
+    reports = two.sync()
+    assert reports["project"].result is not None and reports["project"].result.conflicts == []
+    assert two.files() == one.files()
+    # and this machine's base took the commit: its next pass changes nothing
+    again = one.sync()["project"].result
+    assert again is not None and again.pushed == [] and again.pulled == []
+
+
+def test_a_note_not_yet_synced_is_refused(machines: tuple[Machine, Machine]) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+    # an edit made on this machine is uploaded by the pass the merge runs first; the plan is
+    # then stale (the edit came after the plan), so it is refused with the id named
+    one.ws.service.remember("Pricing cards: fill instead of borders", "Edited here.", id=b)
+    with pytest.raises(ConflictError, match=b):
+        review.apply(plan, draft)
+    files = one.files()
+    assert {a, b} <= set(files) and "Edited here." in files[b]
+
+
+def test_the_merged_body_must_fit_the_service_limit(machines: tuple[Machine, Machine]) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    s = one.ws.service
+    s.remember("Pricing cards use fills, not borders", "x " * 1500, id=a)
+    s.remember("Pricing cards: fill instead of borders", "y " * 1500, id=b)
+    one.sync()
+    review = one.review()
+    plan = review.plan([a, b])
+    with pytest.raises(LimitError, match="sync service"):
+        review.apply(plan, review.draft(plan))
+    assert {a, b} <= set(one.files())
+
+
+def test_sync_that_cannot_reach_the_server_refuses_the_merge(
+    machines: tuple[Machine, Machine], server: LiveServer
+) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+    server.stop()
+    from oharness.errors import SyncError
+
+    with pytest.raises(SyncError, match="must be synced before a merge"):
+        review.apply(plan, draft)
+    assert {a, b} <= set(one.files())
