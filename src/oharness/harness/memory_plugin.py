@@ -11,7 +11,8 @@ What it registers:
 - the tools ``remember`` (write, exempt from asking: this registration is trusted by the host),
   ``memory`` (read) and ``forget`` (destructive, always asks);
 - run-stop announcements (``memory.saved``), the Memory page descriptor, and the background
-  syncer (:class:`~oharness.harness.memory_sync.MemorySync`).
+  syncer (:class:`~oharness.harness.memory_sync.MemorySync`), and background consolidation
+  (:class:`~oharness.harness.consolidation.ConsolidationService`, spec 05.3) when a model is set.
 
 Extraction (spec 04) is not part of this plugin yet: nothing is extracted on compaction or stop.
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from oharness.errors import UnavailableError
+from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.embedding import RECALLED_KIND, AgentMemory, recall_metadata
 from oharness.harness.memory_sync import MemorySync
 from oharness.harness.plugin import (
@@ -68,6 +70,7 @@ class MemoryPluginOptions:
     sync_token: str | None = None
     sync_coordinator: SyncCoordinator | None = None
     background_sync: bool = True
+    background_consolidation: bool = True
 
 
 def user_scope_service(workspace: Workspace, clock: Clock) -> MemoryService | None:
@@ -143,6 +146,11 @@ class MemoryPlugin:
                 coordinator=self.options.sync_coordinator,
             )
             api.add_service(self.sync)
+        if self.options.background_consolidation and environment.models is not None:
+            model, token = environment.models.summariser, self.options.sync_token
+            api.add_service(
+                ConsolidationService(workspace, model, clock=environment.clock, token=token)
+            )
 
     # ---- per-session recall state ------------------------------------------------------------
 

@@ -51,6 +51,10 @@ Writes = Sequence[tuple[str, bytes | None]]
 class BatchCommitter(Protocol):
     """Commits a batch to the cloud before it is written here (spec 06.4, commitFirst)."""
 
+    def syncs(self, scope: Scope) -> bool:
+        """True when ``scope`` syncs (its batches commit first); else they are local edits."""
+        ...
+
     def commit_first(
         self,
         scope: Scope,
@@ -251,7 +255,7 @@ class ReviewService:
             backups.extend(self._write(plan, writes))
 
         version = None
-        if self.committer is not None:
+        if self.committer is not None and self.committer.syncs(plan.scope):
             version = self.committer.commit_first(plan.scope, writes, plan.hashes, write_locally)
         else:
             write_locally()

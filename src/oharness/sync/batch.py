@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -32,8 +33,11 @@ from oharness.sync.base import BaseNote, BaseState, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
-from oharness.sync.service import SyncService, SyncTarget
+from oharness.sync.service import SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
+
+if TYPE_CHECKING:
+    from oharness.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
 Writes = Sequence[tuple[str, bytes | None]]
@@ -74,12 +78,22 @@ class _Retry(Exception):
     """The scope moved on between the pass and the check: run them again."""
 
 
+def commit_first_for(service: SyncService, workspace: Workspace) -> CommitFirst:
+    """The commit-first path over a workspace's sync targets."""
+    return CommitFirst(service, {target.scope: target for target in sync_targets(workspace)})
+
+
 class CommitFirst:
     """The commit-first path for the scopes of one home (``BatchCommitter`` of the review)."""
 
     def __init__(self, service: SyncService, targets: Mapping[Scope, SyncTarget]) -> None:
         self.service = service
         self.targets = dict(targets)
+
+    def syncs(self, scope: Scope) -> bool:
+        """True when ``scope`` syncs: its batches go through :meth:`commit_first`."""
+        target = self.targets.get(scope)
+        return target is not None and sync_is_on(self.service, target)
 
     def _target(self, scope: Scope) -> SyncTarget:
         target = self.targets.get(scope)
