@@ -19,7 +19,7 @@ from oharness.harness.model import CancelToken, ChatModel, ModelRequest
 from oharness.review.consolidate import ConsolidationLog, Consolidator, PassOutcome
 from oharness.review.drafting import DraftModel
 from oharness.review.service import open_review, review_dir
-from oharness.sync.batch import CommitFirst, commit_first_for, last_plan
+from oharness.sync.batch import CommitFirst, commit_first_for, last_plan, sync_is_on
 from oharness.sync.service import SyncService
 from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
@@ -61,7 +61,9 @@ def build_consolidator(
 
     def plan_of(scope: Scope) -> str | None:
         target = committer.targets.get(scope)
-        return last_plan(sync, target) if target is not None else None
+        if target is None or not sync_is_on(sync, target):
+            return None  # sync off or signed out: the plan is unknown
+        return last_plan(sync, target)
 
     return Consolidator(
         open_review(workspace, clock=clock, committer=committer),
