@@ -11,6 +11,7 @@ from oharness import __version__
 from oharness.cli.chat import chat
 from oharness.cli.memory import memory
 from oharness.cli.project import project
+from oharness.cli.review import merge, review
 from oharness.cli.sync import login, logout, sync
 from oharness.cli.sync_server import sync_server
 from oharness.errors import OHarnessError
@@ -22,6 +23,8 @@ def cli() -> None:
     """oharness: durable memory for AI agents."""
 
 
+memory.add_command(review)
+memory.add_command(merge)
 cli.add_command(memory)
 cli.add_command(project)
 cli.add_command(login)

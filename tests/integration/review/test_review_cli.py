@@ -1,0 +1,103 @@
+"""``oharness memory review`` / ``review dismiss`` / ``merge`` through the entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+OHARNESS = Path(sys.executable).with_name("oharness")
+
+
+def _run(home: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "OHARNESS_HOME": str(home), **env}
+    return subprocess.run(
+        [str(OHARNESS), *args],
+        cwd=cwd,
+        input="",
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+
+
+def _json(home: Path, cwd: Path, *args: str) -> Any:
+    result = _run(home, cwd, *args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _seed(home: Path, cwd: Path) -> list[str]:
+    ids = []
+    for summary, body in [
+        ("Pricing cards use fills, not borders", "Fills since May."),
+        ("Pricing cards: fill instead of borders", "No borders anywhere."),
+        ("Links nowhere", "See [[never-written]] and `src/gone.py`."),
+    ]:
+        data = _json(home, cwd, "memory", "remember", "-s", summary, "-b", body, "-t", "design")
+        ids.append(data["id"])
+    return ids
+
+
+def test_review_lists_dismiss_hides(home: Path, project_dir: Path) -> None:
+    a, b, c = _seed(home, project_dir)
+    findings = _json(home, project_dir, "memory", "review")["findings"]
+    kinds = {f["kind"]: f for f in findings}
+    assert sorted(kinds["same-topic"]["notes"]) == sorted([a, b])
+    assert kinds["broken-link"]["notes"] == [c]
+    assert kinds["missing-file"]["path"] == "src/gone.py"
+    text = _run(home, project_dir, "memory", "review").stdout
+    assert kinds["broken-link"]["id"] in text and "Broken link" in text
+    dismissed = _json(home, project_dir, "memory", "review", "dismiss", kinds["broken-link"]["id"])
+    assert dismissed["dismissed"]["id"] == kinds["broken-link"]["id"]
+    after = {f["id"] for f in _json(home, project_dir, "memory", "review")["findings"]}
+    assert kinds["broken-link"]["id"] not in after and kinds["same-topic"]["id"] in after
+    user_only = _json(home, project_dir, "memory", "review", "--scope", "user")["findings"]
+    assert user_only == []
+    failed = _run(home, project_dir, "memory", "review", "dismiss", "same-topic-000000000000")
+    assert failed.returncode == 1 and "no finding" in failed.stderr
+    assert len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_merge_asks_unless_yes_then_merges(home: Path, project_dir: Path) -> None:
+    a, b, _ = _seed(home, project_dir)
+    refused = _run(home, project_dir, "memory", "merge", a, b)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert "keep " + a in refused.stdout  # the plan and the draft were shown
+    assert (project_dir / "MEMORY" / f"{b}.md").exists()
+    data = _json(home, project_dir, "memory", "merge", b, a, "--yes")
+    assert data["kept"] == a and data["deleted"] == [b] and len(data["backups"]) == 2
+    assert data["committedVersion"] is None  # sync off: an ordinary local edit
+    assert not (project_dir / "MEMORY" / f"{b}.md").exists()
+    merged = (project_dir / "MEMORY" / f"{a}.md").read_text()
+    assert "Fills since May." in merged and "No borders anywhere." in merged
+
+
+def test_merge_with_edit_and_a_model_draft_without_a_model(home: Path, project_dir: Path) -> None:
+    a, b, _ = _seed(home, project_dir)
+    editor = project_dir / "editor.py"
+    editor.write_text(
+        "import sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('Fills since May.', 'Edited by hand.'))\n"
+    )
+    result = _run(
+        home,
+        project_dir,
+        "memory",
+        "merge",
+        a,
+        b,
+        "--edit",
+        "--yes",
+        EDITOR=f"{sys.executable} {editor}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Edited by hand." in (project_dir / "MEMORY" / f"{a}.md").read_text()
+    c = _json(home, project_dir, "memory", "remember", "-s", "Pricing cards fill", "-b", "x")["id"]
+    failed = _run(home, project_dir, "memory", "merge", a, c, "--draft", "model", "--yes")
+    assert failed.returncode == 1 and "model" in failed.stderr
+    assert (project_dir / "MEMORY" / f"{c}.md").exists()
