@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
-from conftest import FakeClock
 from oharness.errors import ValidationError
 from oharness.review import open_review
 from oharness.review.drafting import SYSTEM_PROMPT
 from oharness.tools.workspace import Workspace
 
 FAKE_KEY = "AKIAIOSFODNN7EXAMPLF"
+
+if TYPE_CHECKING:
+    from conftest import FakeClock
 
 
 def _pair(workspace: Workspace) -> tuple[str, str, str]:

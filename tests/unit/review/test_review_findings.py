@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from conftest import FakeClock
 from oharness.review import open_review
 from oharness.review.findings import finding_id
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace
 
 DAY = 86_400_000
+
+if TYPE_CHECKING:
+    from conftest import FakeClock
 
 
 def _kinds(workspace: Workspace, clock: FakeClock, **kw: object) -> dict[str, list[dict]]:
