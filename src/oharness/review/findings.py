@@ -91,6 +91,12 @@ class ScopeNotes:
     unused_days: int = 90
     path_exists: Callable[[str], bool] | None = None
     threshold: float = SAME_TOPIC
+    #: The content hash of a note, when the caller keeps them (else computed).
+    hash_lookup: Callable[[Note], str] | None = None
+
+    def hash_of(self, note: Note) -> str:
+        """The note's content hash."""
+        return self.hash_lookup(note) if self.hash_lookup is not None else note.content_hash
 
 
 def finding_id(scope_key: str, kind: str, subject: Sequence[str]) -> str:
@@ -113,14 +119,15 @@ def _finding(
         kind=kind,
         scope=data.scope,
         notes=ids,
-        hashes=tuple(note.content_hash for note in notes),
+        hashes=tuple(data.hash_of(note) for note in notes),
         message=message,
         actions=_MERGE_ACTIONS if kind == "same-topic" else _OPEN_ACTIONS,
         detail=detail,
     )
 
 
-def _same_topic(data: ScopeNotes) -> list[Finding]:
+def same_topic_findings(data: ScopeNotes) -> list[Finding]:
+    """The same-topic groups of a scope (the costly part: callers may cache it per version)."""
     found = []
     for group in same_topic_groups(data.terms, data.threshold):
         members = sorted((data.notes[i] for i in group.members), key=lambda n: n.id)
@@ -194,11 +201,16 @@ def _per_note(data: ScopeNotes, note: Note) -> list[Finding]:
     return found
 
 
+def note_findings(data: ScopeNotes) -> list[Finding]:
+    """The per-note findings of a scope (links, files, use, length), in id order."""
+    found = []
+    for note in sorted(data.notes, key=lambda n: n.id):
+        found.extend(_per_note(data, note))
+    return found
+
+
 def review_notes(data: ScopeNotes) -> list[Finding]:
     """Every finding of one scope: same-topic groups first, then per note in id order."""
     if len(data.terms) != len(data.notes):
         raise ValueError("terms must be aligned with notes")
-    found = _same_topic(data)
-    for note in sorted(data.notes, key=lambda n: n.id):
-        found.extend(_per_note(data, note))
-    return found
+    return same_topic_findings(data) + note_findings(data)

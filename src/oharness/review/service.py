@@ -24,9 +24,10 @@ from oharness.notes.backups import BackupRecord
 from oharness.notes.format import Note
 from oharness.notes.ids import check_type, clean_body, clean_summary, clean_tags
 from oharness.notes.secrets import check_no_secrets
+from oharness.notes.store import StoredNote
 from oharness.review.dismissals import DismissalStore
 from oharness.review.drafting import DraftModel, model_draft
-from oharness.review.findings import Finding, ScopeNotes, review_notes
+from oharness.review.findings import Finding, ScopeNotes, note_findings, same_topic_findings
 from oharness.review.merge import (
     MergeDraft,
     MergePlan,
@@ -115,6 +116,8 @@ class ReviewService:
         self.committer = committer
         self._index: RecallIndex | None = None
         self._terms: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
+        self._hashes: dict[str, str] = {}
+        self._groups: dict[Scope, tuple[int, list[Finding]]] = {}
 
     # ---- findings -------------------------------------------------------------------------
 
@@ -129,8 +132,16 @@ class ReviewService:
             terms = self._terms[key] = self._index.summary_terms(note)
         return terms
 
+    def _hash(self, stored: StoredNote) -> str:
+        digest = self._hashes.get(stored.revision)
+        if digest is None:
+            digest = self._hashes[stored.revision] = stored.note.content_hash
+        return digest
+
     def _scope_notes(self, scope: Scope) -> ScopeNotes:
-        notes = [stored.note for stored in self.memory.store(scope).notes()]
+        stored_notes = self.memory.store(scope).notes()
+        notes = [stored.note for stored in stored_notes]
+        by_id = {stored.id: stored for stored in stored_notes}
         known: set[str] = set()
         for other in self.memory.available_scopes():
             known.update(stored.id for stored in self.memory.store(other).notes())
@@ -150,7 +161,16 @@ class ReviewService:
             now=self.clock(),
             unused_days=self.settings.memory.consolidate.unused_days,
             path_exists=exists,
+            hash_lookup=lambda note: self._hash(by_id[note.id]),
         )
+
+    def _scope_findings(self, scope: Scope) -> list[Finding]:
+        data = self._scope_notes(scope)
+        generation = self.memory.store(scope).generation
+        cached = self._groups.get(scope)
+        if cached is None or cached[0] != generation:
+            cached = self._groups[scope] = (generation, same_topic_findings(data))
+        return cached[1] + note_findings(data)
 
     def _scopes(self, scope: Scope | None) -> list[Scope]:
         if scope is not None:
@@ -162,7 +182,7 @@ class ReviewService:
         """The findings of one scope (or every available one); ``dismissed`` includes those."""
         found: list[Finding] = []
         for each in self._scopes(scope):
-            found.extend(review_notes(self._scope_notes(each)))
+            found.extend(self._scope_findings(each))
         if dismissed or self.dismissals is None:
             return found
         return self.dismissals.visible(found)

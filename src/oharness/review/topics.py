@@ -13,13 +13,15 @@ topics together). The threshold is 0.55, a little below ``likelyDuplicate``'s 0.
 planted set 0.55 finds 97.7 % of the groups with no false group, 0.6 misses rewordings
 (93 %), and 0.5 lets close but distinct topics in (9 % false groups).
 
-Candidate pairs come from an inverted index over the terms; a term held by
-more than :data:`CANDIDATE_DF` notes does not propose pairs (it still counts in the score).
+Candidate pairs come from an inverted index over the terms; a term held by more than
+:func:`candidate_limit` notes (1 % of the scope, at least 20) does not propose pairs, though it
+still counts in the score: two notes on one topic share at least one rarer word or tag.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -31,7 +33,12 @@ from oharness.recall.score import similarity
 SAME_TOPIC: Final = 0.55
 MIN_GROUP: Final = 2
 MAX_GROUP: Final = 6
-CANDIDATE_DF: Final = 200
+CANDIDATE_MIN_DF: Final = 20
+
+
+def candidate_limit(note_count: int) -> int:
+    """The most notes a term may be held by and still propose pairs."""
+    return max(CANDIDATE_MIN_DF, note_count // 100)
 
 
 @dataclass(frozen=True)
@@ -42,30 +49,45 @@ class TopicGroup:
     score: float
 
 
-def _candidate_pairs(terms: Sequence[frozenset[str]]) -> set[tuple[int, int]]:
+def _scored_pairs(
+    terms: Sequence[frozenset[str]], threshold: float
+) -> list[tuple[float, int, int]]:
+    """Pairs at or above ``threshold``, found through the rarer terms they share.
+
+    A pair is scored only when the rarer terms it shares, plus as many common ones as either
+    note holds, could reach the threshold (|A ∩ B| >= t·sqrt(|A|·|B|)).
+    """
     holders: dict[str, list[int]] = defaultdict(list)
     for index, note_terms in enumerate(terms):
         for term in note_terms:
             holders[term].append(index)
-    pairs: set[tuple[int, int]] = set()
-    for members in holders.values():
-        if len(members) < 2 or len(members) > CANDIDATE_DF:
-            continue
-        for position, first in enumerate(members):
-            for second in members[position + 1 :]:
-                pairs.add((first, second))
-    return pairs
+    limit = candidate_limit(len(terms))
+    proposing = {term: members for term, members in holders.items() if 1 < len(members) <= limit}
+    common = [sum(1 for t in note_terms if len(holders[t]) > limit) for note_terms in terms]
+    scored = []
+    for first, note_terms in enumerate(terms):
+        shared: Counter[int] = Counter()
+        for term in note_terms:
+            members = proposing.get(term)
+            if members is not None:
+                shared.update(member for member in members if member > first)
+        size = len(note_terms)
+        for second, count in shared.items():
+            other = terms[second]
+            bound = count + min(common[first], common[second])
+            if bound < threshold * math.sqrt(size * len(other)):
+                continue
+            score = similarity(note_terms, other)
+            if score >= threshold:
+                scored.append((score, first, second))
+    return scored
 
 
 def same_topic_groups(
     terms: Sequence[frozenset[str]], threshold: float = SAME_TOPIC
 ) -> list[TopicGroup]:
     """Groups of 2–6 notes on the same topic, given each note's summary + tag terms."""
-    scored = []
-    for first, second in _candidate_pairs(terms):
-        score = similarity(terms[first], terms[second])
-        if score >= threshold:
-            scored.append((score, first, second))
+    scored = _scored_pairs(terms, threshold)
     scored.sort(key=lambda item: (-item[0], item[1], item[2]))
     group_of: dict[int, list[int]] = {}
     for _, first, second in scored:
