@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Final
 
-from oharness.errors import UnavailableError
+from oharness.errors import OHarnessError, UnavailableError
 from oharness.harness.message import Message
 from oharness.harness.model import CancelToken, ChatModel, ModelRequest
 from oharness.review.consolidate import ConsolidationLog, Consolidator, PassOutcome
@@ -106,9 +106,17 @@ class ConsolidationService:
         """Set up (the launch delay starts now) and start the loop thread."""
         if not self._workspace.user_available:
             return  # no writable home: no backups, so no merges
-        self.consolidator = build_consolidator(
-            self._workspace, self._model, clock=self._clock, token=self._token, cancel=self._cancel
-        )
+        try:
+            self.consolidator = build_consolidator(
+                self._workspace,
+                self._model,
+                clock=self._clock,
+                token=self._token,
+                cancel=self._cancel,
+            )
+        except OHarnessError as exc:  # never stops a harness from starting; said in the log
+            log.warning("background consolidation is off: %s", exc.message)
+            return
         if self._run_thread:
             self._thread = threading.Thread(
                 target=self._loop, name="oharness-consolidate", daemon=True
