@@ -13,6 +13,7 @@ from sync_server_support import LiveServer, make_settings
 from oharness.errors import ConflictError, LimitError
 from oharness.server.app import create_app
 from oharness.storage.memory import MemoryObjectStore
+from oharness.sync.batch import CommitFirst
 from oharness.sync.protocol import Quotas
 
 
@@ -137,4 +138,79 @@ def test_sync_that_cannot_reach_the_server_refuses_the_merge(
 
     with pytest.raises(SyncError, match="must be synced before a merge"):
         review.apply(plan, draft)
+    assert {a, b} <= set(one.files())
+
+
+def _edit_elsewhere_during(
+    monkeypatch: pytest.MonkeyPatch, step: str, two: Machine, note_id: str | None
+) -> None:
+    """Let machine two commit an edit right after ``step`` of the first attempt."""
+    original = getattr(CommitFirst, step)
+    done = {"once": False}
+
+    def wrapped(self: CommitFirst, *args: object, **kwargs: object) -> object:
+        result = original(self, *args, **kwargs)
+        if not done["once"]:
+            done["once"] = True
+            service = two.ws.service
+            if note_id is None:
+                service.remember("Standup is at ten", "Daily.")
+            else:
+                service.remember("Pricing cards: fill instead of borders", "Raced.", id=note_id)
+            two.sync()
+        return result
+
+    monkeypatch.setattr(CommitFirst, step, wrapped)
+
+
+@pytest.mark.parametrize("step", ["_sync_first", "_check"])
+def test_an_unrelated_edit_racing_the_commit_is_retried(
+    machines: tuple[Machine, Machine],
+    server: LiveServer,
+    monkeypatch: pytest.MonkeyPatch,
+    step: str,
+) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+    _edit_elsewhere_during(monkeypatch, step, two, None)
+    result = review.apply(plan, draft)  # after _check: the service answers 412, then a retry
+    assert result.committed_version is not None
+    assert set(server_notes(server)) == set(one.files()) and b not in one.files()
+
+
+@pytest.mark.parametrize("step", ["_sync_first", "_check"])
+def test_an_involved_edit_racing_the_commit_refuses_it(
+    machines: tuple[Machine, Machine],
+    server: LiveServer,
+    monkeypatch: pytest.MonkeyPatch,
+    step: str,
+) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+    _edit_elsewhere_during(monkeypatch, step, two, b)
+    with pytest.raises(ConflictError, match=b):
+        review.apply(plan, draft)
+    cloud = server_notes(server)
+    assert {a, b} <= set(cloud) and {a, b} <= set(one.files())
+    assert "Raced." in two.files()[b]
+
+
+def test_a_note_in_conflict_is_not_fully_synced(machines: tuple[Machine, Machine]) -> None:
+    one, two = machines
+    a, b, _ = _seed(one, two)
+    one.ws.service.remember("Pricing cards: fill instead of borders", "Here.", id=b)
+    two.ws.service.remember("Pricing cards: fill instead of borders", "There.", id=b)
+    two.sync()
+    result = one.sync()["project"].result
+    assert result is not None and b in result.conflicts
+    review = one.review()
+    plan = review.plan([a, b])
+    with pytest.raises(ConflictError, match="not fully synced"):
+        review.apply(plan, review.draft(plan))
     assert {a, b} <= set(one.files())
