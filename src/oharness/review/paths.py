@@ -11,8 +11,10 @@ The rule, in order:
    placeholder segment (``path/to``, ``foo``, ``bar``, ``example``, ``your-…``, ``xxx``).
 4. An inline code span must also look like a file path: at least two segments separated by
    ``/`` and a last segment with an extension (``src/app.py``), or a trailing ``/`` naming a
-   folder (``docs/``). So ``and/or``, ``origin/main`` and ``application/json`` are not paths.
-   A Markdown link target needs no extension (``[the scripts](scripts)`` names a folder).
+   folder (``docs/``). Placeholder segments are compared without their extension
+   (``src/foo.py`` is an example). So ``and/or``, ``origin/main`` and ``application/json``
+   are not paths. A Markdown link target needs no extension (``[the scripts](scripts)``
+   names a folder).
 
 A path names something that exists when a file or folder is there, relative to the project
 root.
@@ -62,7 +64,7 @@ def _plain_relative(candidate: str) -> str | None:
     parts = [part for part in PurePosixPath(text).parts if part != "."]
     if not parts or ".." in parts:
         return None
-    lowered = {part.casefold() for part in parts}
+    lowered = {PurePosixPath(part).stem.casefold() for part in parts}
     if lowered & _PLACEHOLDER_SEGMENTS or any(p.casefold().startswith("your") for p in parts):
         return None
     if "path/to/" in "/".join(parts).casefold() + "/":
@@ -72,9 +74,9 @@ def _plain_relative(candidate: str) -> str | None:
 
 def _code_path(span: str) -> str | None:
     path = _plain_relative(span)
-    if path is None or "/" not in path.rstrip("/"):
+    if path is None:
         return None
-    if path.endswith("/") or _EXTENSION.search(path):
+    if path.endswith("/") or ("/" in path and _EXTENSION.search(path)):
         return path
     return None
 
