@@ -116,6 +116,7 @@ class MemoryPlugin:
         self.service: MemoryService | None = None
         self.user_service: MemoryService | None = None
         self.sync: MemorySync | None = None
+        self.consolidation: ConsolidationService | None = None
         self._index_chars = 4000
         self._sessions: dict[str, AgentMemory] = {}
         self._saved: dict[str, list[dict[str, Any]]] = {}
@@ -148,9 +149,10 @@ class MemoryPlugin:
             api.add_service(self.sync)
         if self.options.background_consolidation and environment.models is not None:
             model, token = environment.models.summariser, self.options.sync_token
-            api.add_service(
-                ConsolidationService(workspace, model, clock=environment.clock, token=token)
+            self.consolidation = ConsolidationService(
+                workspace, model, clock=environment.clock, token=token
             )
+            api.add_service(self.consolidation)
 
     # ---- per-session recall state ------------------------------------------------------------
 
