@@ -214,3 +214,29 @@ def test_a_note_in_conflict_is_not_fully_synced(machines: tuple[Machine, Machine
     with pytest.raises(ConflictError, match="not fully synced"):
         review.apply(plan, review.draft(plan))
     assert {a, b} <= set(one.files())
+
+
+def test_a_crash_after_the_cloud_accepted_converges_at_the_next_sync(
+    machines: tuple[Machine, Machine], server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oharness.review.service import ReviewService
+
+    one, two = machines
+    a, b, c = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    draft = review.draft(plan)
+
+    def crash(self: ReviewService, *args: object) -> None:
+        raise KeyboardInterrupt("killed before writing locally")
+
+    monkeypatch.setattr(ReviewService, "_write", crash)
+    with pytest.raises(KeyboardInterrupt):
+        review.apply(plan, draft)
+    monkeypatch.undo()
+    assert set(server_notes(server)) == {a, c} and b in one.files()
+    result = one.sync()["project"].result
+    assert result is not None and result.conflicts == []
+    assert set(one.files()) == {a, c}
+    assert "No borders." in one.files()[a]
+    assert any(r.note_id == b for r in one.ws.service.backups().recent())  # pull-delete backup
