@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from oharness.cli.context import common_options, emit_json, open_for, stdin_is_terminal, warn
-from oharness.errors import OHarnessError, ValidationError
+from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.review.findings import Finding
 from oharness.review.merge import MergeDraft, MergePlan, draft_file_text, draft_from_file_text
 from oharness.tools.workspace import Workspace, wall_clock_ms
@@ -107,7 +107,13 @@ def _model(workspace: Workspace) -> DraftModel:
     from oharness.harness.consolidation import chat_model_drafter
     from oharness.harness.providers import configured_models
 
-    models = configured_models(workspace.settings.models, provider_environment())
+    settings = workspace.settings.models
+    if not (settings.small or settings.main):
+        raise UnavailableError(
+            "no model is configured for merge suggestions: set models.small (or models.main) in "
+            "config.json, or use the concatenated draft (--draft concat)"
+        )
+    models = configured_models(settings, provider_environment())
     return chat_model_drafter(models.summariser)
 
 

@@ -144,8 +144,9 @@ class CommitFirst:
                 if attempt + 1 == _ATTEMPTS:
                     break
         raise ConflictError(
-            f"{target.label} kept changing on another device while the merge was being "
-            "committed; nothing was changed: try again in a moment",
+            f"{target.label} kept changing while the merge was being committed (another device "
+            "is writing, or the last sync did not complete: see 'oharness sync status'); nothing "
+            "was changed: try again in a moment",
             reason="manifest_changed",
         )
 

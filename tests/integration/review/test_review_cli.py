@@ -99,5 +99,6 @@ def test_merge_with_edit_and_a_model_draft_without_a_model(home: Path, project_d
     assert "Edited by hand." in (project_dir / "MEMORY" / f"{a}.md").read_text()
     c = _json(home, project_dir, "memory", "remember", "-s", "Pricing cards fill", "-b", "x")["id"]
     failed = _run(home, project_dir, "memory", "merge", a, c, "--draft", "model", "--yes")
-    assert failed.returncode == 1 and "model" in failed.stderr
+    assert failed.returncode == 1 and "models.small" in failed.stderr
+    assert "--draft concat" in failed.stderr
     assert (project_dir / "MEMORY" / f"{c}.md").exists()
