@@ -8,7 +8,9 @@ the session; then, in order:
   attachments such as recalled memory are separate, with their metadata);
 - ``{"type": "compaction", "replaced": [message ids], "summary": {message}, "reason", "at"}`` —
   the replaced messages leave the live conversation and the summary takes the place of the
-  first of them.
+  first of them;
+- ``{"type": "metadata", "key": "...", "value": ..., "at"}`` — session metadata kept by plugins
+  (the extraction cursor, for one); the last record of a key wins.
 
 Lines are appended (one ``write`` each, flushed and fsynced); a torn last line from a crash is
 skipped when reading.
@@ -87,6 +89,7 @@ class LoadedTranscript:
     compactions: int = 0
     last_sequence: int = 0
     skipped_lines: list[int] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def message_sequence(message_id: str) -> int:
@@ -212,6 +215,8 @@ class TranscriptStore:
             loaded.messages = apply_compaction(loaded.messages, replaced, summary)
             loaded.last_sequence = max(loaded.last_sequence, message_sequence(summary.id))
             loaded.compactions += 1
+        elif kind == "metadata":
+            loaded.metadata[str(record["key"])] = record["value"]
 
     def list_sessions(self, project_id: str | None) -> list[SessionHeader]:
         """The sessions of a project, newest first."""
