@@ -9,6 +9,7 @@ import click
 
 from oharness import __version__
 from oharness.cli.chat import chat
+from oharness.cli.extract import extract
 from oharness.cli.memory import memory
 from oharness.cli.project import project
 from oharness.cli.sync import login, logout, sync
@@ -22,6 +23,7 @@ def cli() -> None:
     """oharness: durable memory for AI agents."""
 
 
+memory.add_command(extract)
 cli.add_command(memory)
 cli.add_command(project)
 cli.add_command(login)

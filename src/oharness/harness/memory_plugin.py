@@ -11,9 +11,9 @@ What it registers:
 - the tools ``remember`` (write, exempt from asking: this registration is trusted by the host),
   ``memory`` (read) and ``forget`` (destructive, always asks);
 - run-stop announcements (``memory.saved``), the Memory page descriptor, and the background
-  syncer (:class:`~oharness.harness.memory_sync.MemorySync`).
-
-Extraction (spec 04) is not part of this plugin yet: nothing is extracted on compaction or stop.
+  syncer (:class:`~oharness.harness.memory_sync.MemorySync`);
+- automatic extraction when ``memory.autoExtract`` switches it on
+  (:class:`~oharness.harness.extraction_trigger.ExtractionTrigger`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from oharness.errors import UnavailableError
 from oharness.harness.embedding import RECALLED_KIND, AgentMemory, recall_metadata
+from oharness.harness.extraction_trigger import ExtractionTrigger, trigger_for
 from oharness.harness.memory_sync import MemorySync
 from oharness.harness.plugin import (
     CompactionContext,
@@ -113,6 +114,7 @@ class MemoryPlugin:
         self.service: MemoryService | None = None
         self.user_service: MemoryService | None = None
         self.sync: MemorySync | None = None
+        self.extraction: ExtractionTrigger | None = None
         self._index_chars = 4000
         self._sessions: dict[str, AgentMemory] = {}
         self._saved: dict[str, list[dict[str, Any]]] = {}
@@ -135,6 +137,8 @@ class MemoryPlugin:
         api.on_session_resume(self._resumed)
         api.on_after_compaction(self._compacted)
         api.add_page(MEMORY_PAGE)
+        self.extraction = trigger_for(self.service, environment)
+        self.extraction.install(api)
         if self.options.background_sync:
             self.sync = MemorySync(
                 workspace,
