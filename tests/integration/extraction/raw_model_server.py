@@ -73,7 +73,10 @@ class RawModelServer:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        self._server.serve_forever(poll_interval=0.05)
 
     @property
     def url(self) -> str:
