@@ -9,6 +9,7 @@ from oharness.harness.extraction_trigger import (
     ChatExtractionModel,
     read_state,
     state_cursor,
+    state_passes,
     turns_of,
 )
 from oharness.harness.model import ChatModel
@@ -48,7 +49,7 @@ def run_extract(
             through = max(turn.sequence for turn in turns)
             state.update(
                 cursor=max(state_cursor(state) or 0, through),
-                passes=int(state.get("passes") or 0) + 1,
+                passes=state_passes(state) + 1,
                 last={
                     "outcome": "done",
                     "reasons": ["manual"],

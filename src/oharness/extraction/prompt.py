@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from oharness.extraction.context import ShownNotes
+from oharness.notes.secrets import redact_secrets
 from oharness.notes.store import StoredNote
 from oharness.types import NOTE_TYPES
 
@@ -104,7 +105,7 @@ def build_request(
 ) -> ExtractionRequest:
     """The request of one pass."""
     prompt = (
-        f"{render_notes(shown)}\n\n"
+        f"{redact_secrets(render_notes(shown))}\n\n"
         "The conversation stretch to read (tool results shortened):\n"
         f"<conversation>\n{conversation}\n</conversation>\n\n"
         "Which notes should be written or updated? Answer with the JSON object only."

@@ -145,6 +145,17 @@ def state_cursor(state: dict[str, Any] | None) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def state_pending(state: dict[str, Any] | None) -> list[Any]:
+    """The notes saved and not yet announced (an unreadable value counts as none)."""
+    value = state.get("pending") if state else None
+    return list(value) if isinstance(value, list) else []
+
+
+def state_passes(state: dict[str, Any] | None) -> int:
+    value = state.get("passes") if state else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def last_sequence(messages: Sequence[Message]) -> int:
     return max((message_sequence(message.id) for message in messages), default=0)
 
@@ -224,7 +235,7 @@ class ExtractionTrigger:
         slot = self._slot(session)
         with self._lock:
             slot.running = True
-            pending = (read_state(session) or {}).get("pending") or []
+            pending = state_pending(read_state(session))
             if pending:
                 self._update_state(session, pending=[])
         announcement = Announcement.from_dict({"notes": pending})
@@ -281,9 +292,12 @@ class ExtractionTrigger:
             with self._lock:
                 job, slot.queued = slot.queued, None
                 if job is None or slot.cancel.cancelled:
-                    slot.worker = None
+                    slot.worker = None  # under the lock: a later trigger starts a new worker
                     return
-            self._pass(slot, job)
+            try:
+                self._pass(slot, job)
+            except Exception:  # the worker must survive to clear its slot
+                log.exception("extraction of session %s failed", slot.session.id)
 
     def _pass(self, slot: _Slot, job: _Job) -> None:
         session = slot.session
@@ -316,7 +330,7 @@ class ExtractionTrigger:
         session = slot.session
         with self._lock:
             state = read_state(session) or {}
-            pending = list(state.get("pending") or [])
+            pending = state_pending(state)
             if report is not None:
                 pending.extend(Announcement.of(report.written).to_dict()["notes"])
             last: dict[str, Any] = {
@@ -333,7 +347,7 @@ class ExtractionTrigger:
                     session,
                     cursor=max(state_cursor(state) or 0, job.through),
                     pending=pending,
-                    passes=int(state.get("passes") or 0) + 1,
+                    passes=state_passes(state) + 1,
                     last=last,
                 )
             except OHarnessError as exc:

@@ -337,3 +337,28 @@ def test_a_long_stretch_keeps_its_newest_part_within_the_budget(
     assert "message number 39" in prompt and "message number 0 " not in prompt
     assert report.turns_left_out > 0 and f"[{report.turns_left_out} earlier messages" in prompt
     assert len(prompt) < 3000 + len(prompt.split("<conversation>")[0]) + 200
+
+
+def test_a_credential_in_a_hand_written_note_is_not_shown_to_the_model(
+    workspace: Workspace, extract: Extract, prompt_of: Prompt
+) -> None:
+    folder = workspace.service.store("project").directory
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "zephyr-ci-1.md").write_text(
+        '---\n{"id": "zephyr-ci-1", "summary": "Zephyr release train CI", "tags": ["zephyr"]}\n'
+        f"---\nThe Zephyr deploy token is {GITHUB_TOKEN}.\n",
+        encoding="utf-8",
+    )
+    report = extract({"new": []})
+    assert report.shown_full == ["zephyr-ci-1"]
+    prompt = prompt_of(extract.model)  # type: ignore[attr-defined]
+    assert GITHUB_TOKEN not in prompt and "The Zephyr deploy token is [REDACTED]." in prompt
+
+
+def test_a_stretch_read_twice_writes_its_notes_once(workspace: Workspace, extract: Extract) -> None:
+    """After a crash between the writes and the cursor, the next pass reads the stretch again."""
+    answer = {"new": [note("Deploys go through Zephyr", "Tuesdays at noon.", tags=["deploy"])]}
+    first = extract(answer)
+    second = extract(answer)
+    assert len(first.written) == 1 and second.written == []
+    assert len(workspace.service.all_notes()) == 1

@@ -329,3 +329,23 @@ def test_the_small_model_does_the_work_not_the_main_one(
     settle(harness)
     assert len(small.extractions) == 1
     assert all(request.system != SYSTEM for request in main_model.requests)
+
+
+def test_unreadable_extraction_metadata_counts_as_none(
+    make_harness: MakeHarness, small: SmallModel, configure: Configure
+) -> None:
+    configure(onStop=True, minUserTurns=1)
+    harness = make_harness()
+    session = harness.new_session()
+    harness.send(session, "first words")
+    settle(harness)
+    session.set_metadata("extraction", {"cursor": "m2", "pending": "oops", "passes": "many"})
+    harness.close()
+    again = make_harness()
+    resumed = again.resume_session(session.id)
+    result = again.send(resumed, "second words")
+    assert result.events_of("memory.extracted") == []
+    settle(again)
+    assert "second words" in prompt(small.extractions[-1])
+    assert "first words" not in prompt(small.extractions[-1])  # counted from the resume
+    assert state(resumed)["passes"] == 1 and isinstance(state(resumed)["cursor"], int)
