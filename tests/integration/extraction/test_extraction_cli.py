@@ -104,6 +104,10 @@ def test_memory_extract_runs_a_pass_by_hand_dry_run_first(
     asked = len(stub.requests)
     again = chat.ok("memory", "extract", session_id, "--model", "openai:stub-small")
     assert "nothing to read" in again.stdout and len(stub.requests) == asked
+    stub.script(openai_text('{"new": []}'))
+    whole = chat.ok("memory", "extract", session_id, "--all", "--dry-run", "--model", "openai:m")
+    assert "would write 0 notes" in whole.stdout and len(stub.requests) == asked + 1
+    assert "We deploy with Zephyr on Tuesdays." in stub.requests[-1].body["messages"][1]["content"]
 
 
 def test_memory_extract_reports_dropped_entries_and_refuses_subagents(
