@@ -73,7 +73,9 @@ def extract(
 
     workspace = open_for(project_path, register=True)
     warn(workspace, as_json)
-    report, nothing = run_extract(workspace, session_id, dry_run, whole, _model(workspace, model))
+    report, nothing = run_extract(
+        workspace, session_id, dry_run, whole, lambda: _model(workspace, model)
+    )
     if as_json:
         data: dict[str, Any] = {"sessionId": session_id, **report.to_dict()}
         emit_json(data)

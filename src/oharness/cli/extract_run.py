@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from oharness.errors import ValidationError
 from oharness.extraction import ExtractionOptions, ExtractionReport, run_extraction
 from oharness.harness.extraction_trigger import (
@@ -33,11 +35,19 @@ def _open_session(workspace: Workspace, session_id: str) -> Session:
 
 
 def run_extract(
-    workspace: Workspace, session_id: str, dry_run: bool, whole: bool, model: ChatModel
+    workspace: Workspace,
+    session_id: str,
+    dry_run: bool,
+    whole: bool,
+    model_for: Callable[[], ChatModel],
 ) -> tuple[ExtractionReport, bool]:
-    """One pass over a saved session: ``(report, nothing_to_read)``."""
+    """One pass over a saved session: ``(report, nothing_to_read)``.
+
+    The model is made only once the session is found (a wrong id is the error to show).
+    """
+    session = _open_session(workspace, session_id)
+    model = model_for()
     try:
-        session = _open_session(workspace, session_id)
         state = read_state(session) or {}
         cursor = 0 if whole else state_cursor(state) or 0
         turns = [turn for turn in turns_of(session.messages) if turn.sequence > cursor]
