@@ -45,6 +45,9 @@ class RawModelServer:
         self._lock = threading.Lock()
         self.released = threading.Event()
         self.released.set()
+        #: requests after this many wait for ``released`` (None: only ``released`` decides)
+        self.hold_after: int | None = None
+        self.arrived = threading.Condition()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,12 +56,16 @@ class RawModelServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(body)
+                    number = len(server.requests)
                     status, data = (
                         server._script.pop(0)
                         if server._script
                         else (200, completion_bytes('{"new": [], "updates": []}'))
                     )
-                server.released.wait(30)
+                with server.arrived:
+                    server.arrived.notify_all()
+                if server.hold_after is None or number > server.hold_after:
+                    server.released.wait(30)
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -91,6 +98,11 @@ class RawModelServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+    def wait_for_requests(self, count: int, timeout_s: float = 30.0) -> bool:
+        """Block until ``count`` requests have arrived (False on timeout)."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.requests) >= count, timeout_s)
 
     def script(self, body: bytes, status: int = 200) -> None:
         with self._lock:
