@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -55,6 +55,7 @@ from oharness.harness.session import Session
 from oharness.harness.transcript import message_sequence
 from oharness.settings import AutoExtractSettings
 from oharness.tools.service import MemoryService
+from oharness.types import Scope
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,11 @@ class ExtractionTrigger:
         settings: AutoExtractSettings,
         model: ChatModel | None,
         options: ExtractionOptions | None = None,
+        *,
+        on_write: Callable[[Scope], None] | None = None,
     ) -> None:
         self.service = service
+        self.on_write = on_write  # background sync learns of what a pass wrote
         self.settings = settings
         self.model = model
         self.options = options or ExtractionOptions()
@@ -318,6 +322,9 @@ class ExtractionTrigger:
             report, outcome, error = None, "failed", f"{type(exc).__name__}: {exc}"
             log.exception("extraction of session %s failed", session.id)
         self._finished(slot, job, report, outcome, error)
+        if report is not None and self.on_write is not None:
+            for scope in sorted({note.scope for note in report.written}):
+                self.on_write(scope)
 
     def _finished(
         self,
@@ -381,7 +388,11 @@ class ExtractionTrigger:
                 worker.join(_CLOSE_GRACE_S)
 
 
-def trigger_for(service: MemoryService, environment: HarnessEnvironment) -> ExtractionTrigger:
+def trigger_for(
+    service: MemoryService,
+    environment: HarnessEnvironment,
+    on_write: Callable[[Scope], None] | None = None,
+) -> ExtractionTrigger:
     """The trigger of a harness: its settings, and the small model (else the main one)."""
     models = environment.models
     memory = environment.settings.memory
@@ -390,4 +401,5 @@ def trigger_for(service: MemoryService, environment: HarnessEnvironment) -> Extr
         memory.auto_extract,
         models.summariser if models is not None else None,
         ExtractionOptions(max_note_bytes=memory.max_note_bytes),
+        on_write=on_write,
     )

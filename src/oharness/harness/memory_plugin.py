@@ -46,7 +46,7 @@ from oharness.tools.recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace
-from oharness.types import Clock
+from oharness.types import Clock, Scope
 
 MEMORY_PLUGIN_ID: Final = "memory"
 
@@ -137,8 +137,6 @@ class MemoryPlugin:
         api.on_session_resume(self._resumed)
         api.on_after_compaction(self._compacted)
         api.add_page(MEMORY_PAGE)
-        self.extraction = trigger_for(self.service, environment)
-        self.extraction.install(api)
         if self.options.background_sync:
             self.sync = MemorySync(
                 workspace,
@@ -147,6 +145,9 @@ class MemoryPlugin:
                 coordinator=self.options.sync_coordinator,
             )
             api.add_service(self.sync)
+        # Installed after the syncer, so closing waits for a pass before sync stops.
+        self.extraction = trigger_for(self.service, environment, self._extracted)
+        self.extraction.install(api)
 
     # ---- per-session recall state ------------------------------------------------------------
 
@@ -217,6 +218,10 @@ class MemoryPlugin:
         service = self.service
         if service is not None and service.recall is not None:
             service.recall.flush_cache()
+
+    def _extracted(self, scope: Scope) -> None:
+        if self.sync is not None:
+            self.sync.wrote(scope)
 
     # ---- tools -------------------------------------------------------------------------------
 

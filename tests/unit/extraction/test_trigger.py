@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,11 @@ from extraction_helpers import SmallModel, note, remember_zephyr
 
 from oharness.extraction import SYSTEM
 from oharness.harness.harness import Harness
-from oharness.harness.memory_plugin import MemoryPlugin
+from oharness.harness.memory_plugin import MemoryPlugin, MemoryPluginOptions
 from oharness.harness.model import ModelError, ModelReply, ModelRequest
 from oharness.harness.scripted import ScriptedModel, tool_reply
 from oharness.harness.session import Session
+from oharness.types import Clock
 
 MakeHarness = Callable[..., Harness]
 Configure = Callable[..., None]
@@ -349,3 +351,20 @@ def test_unreadable_extraction_metadata_counts_as_none(
     assert "second words" in prompt(small.extractions[-1])
     assert "first words" not in prompt(small.extractions[-1])  # counted from the resume
     assert state(resumed)["passes"] == 1 and isinstance(state(resumed)["cursor"], int)
+
+
+def test_what_a_pass_wrote_is_reported_to_background_sync(
+    make_harness: MakeHarness, small: SmallModel, configure: Configure, clock: Clock
+) -> None:
+    harness_tests = str(Path(__file__).resolve().parents[1] / "harness")
+    if harness_tests not in sys.path:
+        sys.path.insert(0, harness_tests)
+    from test_harness_memory_sync import Spy  # the coordinator spy of the syncer's own tests
+
+    configure(onStop=True, minUserTurns=1)
+    coordinator = Spy(clock)
+    harness = make_harness(memory=MemoryPluginOptions(sync_coordinator=coordinator))
+    small.answer({"new": [note("Tea at four for the user", "Always.", type="user")]})
+    harness.send(harness.new_session(), "I always have tea at four.")
+    settle(harness)
+    assert coordinator.calls == ["touch project", "write user"]
