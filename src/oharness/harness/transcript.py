@@ -150,8 +150,12 @@ class TranscriptStore:
         """Append one record as one line."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(line)
+            with open(path, "ab+") as handle:
+                if handle.seek(0, os.SEEK_END) > 0:
+                    handle.seek(-1, os.SEEK_END)
+                    if handle.read(1) != b"\n":  # a torn last line: never glue a record to it
+                        line = "\n" + line
+                handle.write(line.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:

@@ -368,3 +368,30 @@ def test_what_a_pass_wrote_is_reported_to_background_sync(
     harness.send(harness.new_session(), "I always have tea at four.")
     settle(harness)
     assert coordinator.calls == ["touch project", "write user"]
+
+
+def test_a_torn_last_metadata_line_falls_back_to_the_previous_cursor(
+    make_harness: MakeHarness, small: SmallModel, configure: Configure
+) -> None:
+    configure(onStop=True, minUserTurns=1)
+    harness = make_harness()
+    session = harness.new_session()
+    harness.send(session, "first words")
+    settle(harness)
+    harness.close()
+    assert session.path is not None
+    with open(session.path, "a", encoding="utf-8") as handle:  # a crash mid-append
+        handle.write('{"type":"metadata","key":"extraction","value":{"cursor":99')
+    again = make_harness()
+    resumed = again.resume_session(session.id)
+    again.send(resumed, "second words")
+    settle(again)
+    assert "second words" in prompt(small.extractions[-1])
+    assert "first words" not in prompt(small.extractions[-1])  # cursor 2, not 99 nor 0
+    again.close()
+    reloaded = make_harness().resume_session(session.id)
+    assert [m.text for m in reloaded.messages if m.role == "user"] == [
+        "first words",
+        "second words",
+    ]
+    assert reloaded.metadata("extraction")["cursor"] == 4
