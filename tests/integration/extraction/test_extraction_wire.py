@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from raw_model_server import RawModelServer, completion_bytes
+from stub_model_server import StubModelServer, anthropic_text
 
 from oharness.errors import ValidationError
 from oharness.extraction import ExtractionOptions, ExtractionReport, Turn, run_extraction
+from oharness.harness.anthropic_provider import AnthropicChatModel
 from oharness.harness.extraction_trigger import ChatExtractionModel
 from oharness.harness.model import ModelError
 from oharness.harness.openai_provider import OpenAIChatModel
@@ -169,3 +171,17 @@ def test_a_slow_model_times_out(
     raw_server.released.set()
     assert caught.value.code == "model_timeout" and len(raw_server.requests) == 1
     assert workspace.service.all_notes() == []
+
+
+def test_a_pass_over_the_anthropic_wire(workspace: Workspace, stub: StubModelServer) -> None:
+    answer = {"new": [{"summary": "Deploys ride Zephyr", "body": "Tuesdays at noon."}]}
+    stub.script(anthropic_text("Here:\n" + json.dumps(answer)))
+    model = AnthropicChatModel("claude-small", api_key="test-key", base_url=stub.url)
+    try:
+        run_extraction(TURNS, workspace.service, ChatExtractionModel(model))
+    finally:
+        model.close()
+    [request] = stub.requests
+    assert request.path.endswith("/messages") and "durable memory" in request.body["system"]
+    assert "tools" not in request.body
+    assert summaries(workspace) == ["Deploys ride Zephyr"]
