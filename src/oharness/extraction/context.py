@@ -3,7 +3,9 @@
 The recall scorer's search path (``memory(query)``: no gate, no threshold) ranks the notes of
 both scopes against the conversation text. The best few come with their full body, as long as
 they fit the body budget: only those may be updated. The next ones are listed by summary, so
-new notes can link to them.
+new notes can link to them. A note whose body holds something that looks like a credential
+(written by hand: ``remember`` refuses them) is only listed: the model would see it redacted,
+and an update would write the redaction over the person's text.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from oharness.notes.secrets import find_secrets
 from oharness.notes.store import StoredNote
 from oharness.tools.service import MemoryService
 from oharness.types import Scope
@@ -81,7 +84,12 @@ def select_notes(
     used = 0
     for stored in ranked:
         size = _rendered_size(stored)
-        if len(full) < full_notes and used + size <= full_chars and not _same_id(full, stored):
+        if (
+            len(full) < full_notes
+            and used + size <= full_chars
+            and not _same_id(full, stored)
+            and not find_secrets({"body": stored.note.body})
+        ):
             full.append(stored)
             used += size
         elif len(listed) < listed_notes:

@@ -339,20 +339,22 @@ def test_a_long_stretch_keeps_its_newest_part_within_the_budget(
     assert len(prompt) < 3000 + len(prompt.split("<conversation>")[0]) + 200
 
 
-def test_a_credential_in_a_hand_written_note_is_not_shown_to_the_model(
+def test_a_hand_written_note_holding_a_credential_is_listed_never_updated(
     workspace: Workspace, extract: Extract, prompt_of: Prompt
 ) -> None:
     folder = workspace.service.store("project").directory
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "zephyr-ci-1.md").write_text(
+    text = (
         '---\n{"id": "zephyr-ci-1", "summary": "Zephyr release train CI", "tags": ["zephyr"]}\n'
-        f"---\nThe Zephyr deploy token is {GITHUB_TOKEN}.\n",
-        encoding="utf-8",
+        f"---\nThe Zephyr deploy token is {GITHUB_TOKEN}.\n"
     )
-    report = extract({"new": []})
-    assert report.shown_full == ["zephyr-ci-1"]
+    (folder / "zephyr-ci-1.md").write_text(text, encoding="utf-8")
+    report = extract({"updates": [{"id": "zephyr-ci-1", "body": "The token is [REDACTED]."}]})
+    assert report.shown_full == [] and report.shown_listed == ["zephyr-ci-1"]
     prompt = prompt_of(extract.model)  # type: ignore[attr-defined]
-    assert GITHUB_TOKEN not in prompt and "The Zephyr deploy token is [REDACTED]." in prompt
+    assert GITHUB_TOKEN not in prompt and "(zephyr-ci-1)" in prompt
+    assert report.written == [] and "shown by summary only" in report.dropped[0].reason
+    assert (folder / "zephyr-ci-1.md").read_text(encoding="utf-8") == text
 
 
 def test_a_stretch_read_twice_writes_its_notes_once(workspace: Workspace, extract: Extract) -> None:
