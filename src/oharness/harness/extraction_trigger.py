@@ -229,7 +229,11 @@ class ExtractionTrigger:
         if context.session.subagent:
             return
         with self._lock:
-            self._slots.pop(context.session.id, None)
+            slot = self._slots.pop(context.session.id, None)
+            if slot is not None and (slot.worker is not None or slot.queued is not None):
+                slot.session = context.session  # a pass in flight here: still one at a time
+                self._slots[context.session.id] = slot
+                return
         self._slot(context.session)
 
     def _run_started(self, context: RunContext) -> None:

@@ -395,3 +395,20 @@ def test_a_torn_last_metadata_line_falls_back_to_the_previous_cursor(
         "second words",
     ]
     assert reloaded.metadata("extraction")["cursor"] == 4
+
+
+def test_resuming_a_session_with_a_pass_in_flight_keeps_one_pass_at_a_time(
+    make_harness: MakeHarness, small: SmallModel, configure: Configure
+) -> None:
+    configure(onStop=True, minUserTurns=1)
+    harness = make_harness()
+    small.hold()
+    session = harness.new_session()
+    harness.send(session, "first")
+    assert small.started.wait(10)
+    resumed = harness.resume_session(session.id)
+    harness.send(resumed, "second")
+    assert len(small.extractions) == 1
+    small.release()
+    settle(harness)
+    assert len(small.extractions) == 2 and "User: first" not in prompt(small.extractions[1])
