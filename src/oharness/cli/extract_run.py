@@ -25,6 +25,13 @@ def _open_session(workspace: Workspace, session_id: str) -> Session:
     project = workspace.project
     project_id = project.identity.id if project is not None and project.identity else None
     loaded = store.load(store.find(session_id, project_id))
+    if loaded.header.project_id != project_id:
+        where = loaded.header.project_id or "no project"
+        raise ValidationError(
+            f"session {session_id} belongs to {where}, not to this project; its notes would land "
+            "in the wrong place: run the command in that project (or pass --project PATH)",
+            field="session",
+        )
     if loaded.header.subagent:
         raise ValidationError(
             f"session {session_id} is a subagent's: nothing is extracted from subagents; "

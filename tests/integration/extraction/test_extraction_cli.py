@@ -131,3 +131,16 @@ def test_memory_extract_reports_dropped_entries_and_refuses_subagents(
 def test_memory_extract_of_an_unknown_session_is_a_clear_error(chat: Chat) -> None:
     result = chat.run("memory", "extract", "20990101-000000-000000", "--model", "openai:x")
     assert result.returncode == 1 and "no session '20990101-000000-000000'" in result.stderr
+
+
+def test_memory_extract_refuses_a_session_of_another_project(
+    chat: Chat, stub: StubModelServer, tmp_path: Path
+) -> None:
+    stub.script(openai_text("Noted."))
+    session_id = chat.session_id(chat.say("We deploy with Zephyr on Tuesdays."))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    chat.ok("project", "init", cwd=elsewhere)
+    refused = chat.run("memory", "extract", session_id, "--model", "openai:x", cwd=elsewhere)
+    assert refused.returncode == 1 and "not to this project" in refused.stderr
+    assert not (elsewhere / "MEMORY").exists() or not list((elsewhere / "MEMORY").glob("*.md"))
