@@ -17,9 +17,18 @@ echo "== ruff"
 echo "== mypy --strict"
 .venv/bin/mypy
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
-for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_end_to_end.py \
-  bench/recall_quality.py bench/review_quality.py bench/review_speed.py \
-  bench/sync_server.py bench/sync_traffic.py; do
+BENCHMARKS=(
+  bench/secrets_bench.py
+  bench/recall_latency.py
+  bench/recall_end_to_end.py
+  bench/recall_quality.py
+  bench/review_quality.py
+  bench/review_speed.py
+  bench/sync_server.py
+  bench/sync_traffic.py
+  bench/extraction_pass.py
+)
+for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null
   echo "ok  $bench --quick"
 done

@@ -61,7 +61,9 @@ def event_printer(*, verbose: bool) -> Callable[[RunEvent], None]:
 
     def show(event: RunEvent) -> None:
         data = event.data
-        if event.kind == "memory.recalled":
+        if event.kind == "memory.extracted":  # what a pass saved after the previous run
+            click.echo(str(data.get("text", "")), err=True)
+        elif event.kind == "memory.recalled":
             click.echo(f"recalled {_plural(int(data.get('count', 0)), 'memory')}", err=True)
         elif event.kind == "memory.saved":
             click.echo(f"saved {_plural(int(data.get('count', 0)), 'memory')}", err=True)
@@ -180,6 +182,7 @@ def _run(harness: Harness, message: str | None, resume_id: str | None, as_json: 
                 "outcome": result.outcome,
                 "recalled": [dict(e.data) for e in result.events_of("memory.recalled")],
                 "saved": [dict(e.data) for e in result.events_of("memory.saved")],
+                "extracted": [dict(e.data) for e in result.events_of("memory.extracted")],
                 "tools": [
                     {"name": t.call.name, "permission": t.permission, "result": t.result}
                     for t in result.tools

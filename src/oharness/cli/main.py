@@ -9,6 +9,7 @@ import click
 
 from oharness import __version__
 from oharness.cli.chat import chat
+from oharness.cli.extract import extract
 from oharness.cli.memory import memory
 from oharness.cli.project import project
 from oharness.cli.review import merge, review
@@ -25,6 +26,7 @@ def cli() -> None:
 
 memory.add_command(review)
 memory.add_command(merge)
+memory.add_command(extract)
 cli.add_command(memory)
 cli.add_command(project)
 cli.add_command(login)

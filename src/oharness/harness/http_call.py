@@ -71,8 +71,8 @@ def _send(
             status=response.status_code,
             transient=response.status_code in _TRANSIENT_STATUS,
         )
-    try:
-        data = response.json()
+    try:  # a stray byte that is not UTF-8 costs one character, not the whole answer
+        data = json.loads(response.content.decode("utf-8", errors="replace"))
     except ValueError as exc:
         raise ModelError(
             f"{provider} answered with something that is not JSON; check the base URL",

@@ -12,9 +12,9 @@ What it registers:
   ``memory`` (read) and ``forget`` (destructive, always asks);
 - run-stop announcements (``memory.saved``), the Memory page descriptor, and the background
   syncer (:class:`~oharness.harness.memory_sync.MemorySync`), and background consolidation
-  (:class:`~oharness.harness.consolidation.ConsolidationService`, spec 05.3) when a model is set.
-
-Extraction (spec 04) is not part of this plugin yet: nothing is extracted on compaction or stop.
+  (:class:`~oharness.harness.consolidation.ConsolidationService`, spec 05.3) when a model is set;
+- automatic extraction when ``memory.autoExtract`` switches it on
+  (:class:`~oharness.harness.extraction_trigger.ExtractionTrigger`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any, Final
 from oharness.errors import UnavailableError
 from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.embedding import RECALLED_KIND, AgentMemory, recall_metadata
+from oharness.harness.extraction_trigger import ExtractionTrigger, trigger_for
 from oharness.harness.memory_sync import MemorySync
 from oharness.harness.plugin import (
     CompactionContext,
@@ -47,7 +48,7 @@ from oharness.tools.recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace
-from oharness.types import Clock
+from oharness.types import Clock, Scope
 
 MEMORY_PLUGIN_ID: Final = "memory"
 
@@ -117,6 +118,7 @@ class MemoryPlugin:
         self.user_service: MemoryService | None = None
         self.sync: MemorySync | None = None
         self.consolidation: ConsolidationService | None = None
+        self.extraction: ExtractionTrigger | None = None
         self._index_chars = 4000
         self._sessions: dict[str, AgentMemory] = {}
         self._saved: dict[str, list[dict[str, Any]]] = {}
@@ -153,6 +155,9 @@ class MemoryPlugin:
                 workspace, model, clock=environment.clock, token=token
             )
             api.add_service(self.consolidation)
+        # Installed after the syncer, so closing waits for a pass before sync stops.
+        self.extraction = trigger_for(self.service, environment, self._extracted)
+        self.extraction.install(api)
 
     # ---- per-session recall state ------------------------------------------------------------
 
@@ -223,6 +228,10 @@ class MemoryPlugin:
         service = self.service
         if service is not None and service.recall is not None:
             service.recall.flush_cache()
+
+    def _extracted(self, scope: Scope) -> None:
+        if self.sync is not None:
+            self.sync.wrote(scope)
 
     # ---- tools -------------------------------------------------------------------------------
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from oharness.harness.message import Message
 from oharness.harness.transcript import (
@@ -35,6 +37,7 @@ class Session:
         path: Path | None = None,
         last_sequence: int = 0,
         resumed: bool = False,
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         self.header = header
         self._messages = list(messages or [])
@@ -43,7 +46,9 @@ class Session:
         self.path = path
         self._sequence = last_sequence
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()  # background plugins write metadata too
         self.resumed = resumed
+        self._metadata = dict(metadata or {})
 
     @classmethod
     def from_transcript(
@@ -58,6 +63,7 @@ class Session:
             path=loaded.path,
             last_sequence=loaded.last_sequence,
             resumed=True,
+            metadata=loaded.metadata,
         )
 
     @property
@@ -92,6 +98,22 @@ class Session:
                 return line if len(line) <= 80 else line[:79] + "…"
         return ""
 
+    def metadata(self, key: str) -> Any:
+        """A session metadata value (None when never set)."""
+        with self._lock:
+            return self._metadata.get(key)
+
+    def set_metadata(self, key: str, value: Any) -> None:
+        """Set a session metadata value (JSON), kept in the transcript."""
+        with self._lock:
+            self._metadata[key] = value
+        self._write({"type": "metadata", "key": key, "value": value, "at": self._clock()})
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._store is not None and self.path is not None:
+            with self._write_lock:
+                self._store.append(self.path, record)
+
     def next_message_id(self) -> str:
         """A fresh ``m<n>`` id."""
         with self._lock:
@@ -105,8 +127,7 @@ class Session:
         """Add a message to the conversation and the transcript."""
         with self._lock:
             self._messages.append(message)
-        if self._store is not None and self.path is not None:
-            self._store.append(self.path, {"type": "message", "message": message.to_json()})
+        self._write({"type": "message", "message": message.to_json()})
         return message
 
     def compact(self, replaced: list[Message], summary: Message, reason: str) -> None:
@@ -114,14 +135,12 @@ class Session:
         ids = [message.id for message in replaced]
         with self._lock:
             self._messages = apply_compaction(self._messages, ids, summary)
-        if self._store is not None and self.path is not None:
-            self._store.append(
-                self.path,
-                {
-                    "type": "compaction",
-                    "at": self._clock(),
-                    "reason": reason,
-                    "replaced": ids,
-                    "summary": summary.to_json(),
-                },
-            )
+        self._write(
+            {
+                "type": "compaction",
+                "at": self._clock(),
+                "reason": reason,
+                "replaced": ids,
+                "summary": summary.to_json(),
+            }
+        )

@@ -8,7 +8,9 @@ the session; then, in order:
   attachments such as recalled memory are separate, with their metadata);
 - ``{"type": "compaction", "replaced": [message ids], "summary": {message}, "reason", "at"}`` —
   the replaced messages leave the live conversation and the summary takes the place of the
-  first of them.
+  first of them;
+- ``{"type": "metadata", "key": "...", "value": ..., "at"}`` — session metadata kept by plugins
+  (the extraction cursor, for one); the last record of a key wins.
 
 Lines are appended (one ``write`` each, flushed and fsynced); a torn last line from a crash is
 skipped when reading.
@@ -87,6 +89,7 @@ class LoadedTranscript:
     compactions: int = 0
     last_sequence: int = 0
     skipped_lines: list[int] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def message_sequence(message_id: str) -> int:
@@ -147,8 +150,12 @@ class TranscriptStore:
         """Append one record as one line."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            with open(path, "a", encoding="utf-8") as handle:
-                handle.write(line)
+            with open(path, "ab+") as handle:
+                if handle.seek(0, os.SEEK_END) > 0:
+                    handle.seek(-1, os.SEEK_END)
+                    if handle.read(1) != b"\n":  # a torn last line: never glue a record to it
+                        line = "\n" + line
+                handle.write(line.encode("utf-8"))
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
@@ -212,6 +219,8 @@ class TranscriptStore:
             loaded.messages = apply_compaction(loaded.messages, replaced, summary)
             loaded.last_sequence = max(loaded.last_sequence, message_sequence(summary.id))
             loaded.compactions += 1
+        elif kind == "metadata":
+            loaded.metadata[str(record["key"])] = record["value"]
 
     def list_sessions(self, project_id: str | None) -> list[SessionHeader]:
         """The sessions of a project, newest first."""

@@ -165,8 +165,13 @@ class MemoryService:
         tags: str | Iterable[str] | Unset | None = UNSET,
         scope: Scope | None = None,
         id: str | None = None,
+        backup_reason: str | None = None,
     ) -> RememberResult:
-        """Create a note, or update note ``id`` keeping the fields left out (spec 02.1)."""
+        """Create a note, or update note ``id`` keeping the fields left out (spec 02.1).
+
+        ``backup_reason``: an update that changes the note first backs up the replaced version
+        with this reason (under the same lock as the write).
+        """
         clean = _Fields(
             summary=clean_summary(summary),
             body=clean_body(body, self._max_note_bytes),
@@ -174,7 +179,7 @@ class MemoryService:
             tags=UNSET if tags is UNSET else clean_tags(tags),
         )
         if id is not None:
-            return self._update(check_id(id), clean, scope)
+            return self._update(check_id(id), clean, scope, backup_reason)
         return self._create(clean, scope)
 
     def _create(self, fields: _Fields, scope: Scope | None) -> RememberResult:
@@ -205,7 +210,9 @@ class MemoryService:
             field="summary",
         )
 
-    def _update(self, note_id: str, fields: _Fields, scope: Scope | None) -> RememberResult:
+    def _update(
+        self, note_id: str, fields: _Fields, scope: Scope | None, backup_reason: str | None = None
+    ) -> RememberResult:
         if scope is not None and self.store(scope).get(note_id) is None:
             elsewhere = self.find(note_id, None)  # NotFoundError when it is nowhere
             raise ValidationError(
@@ -232,6 +239,8 @@ class MemoryService:
             if new == old:
                 return self._remember_result(latest, created=False, changed=False)
             new = new.with_changes(updated_at=max(self._clock(), old.updated_at + 1))
+            if backup_reason is not None:
+                self.backup(latest, backup_reason)
             stored = store.save(new, create=False)
         return self._remember_result(stored, created=False, changed=True)
 
