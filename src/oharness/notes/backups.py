@@ -28,6 +28,7 @@ from oharness.types import Clock
 
 BACKUP_REASONS: Final[tuple[str, ...]] = (
     "forget",
+    "remember-update",
     "page-delete",
     "conflict-take-cloud",
     "conflict-discard",

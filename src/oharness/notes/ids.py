@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from oharness.errors import ValidationError
+from oharness.notes.text import character_problem
 from oharness.types import NOTE_TYPES, HexSource
 
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -71,6 +72,12 @@ def clean_summary(value: object) -> str:
             "summary has a line break: a summary is one line; put details in the body",
             field="summary",
         )
+    problem = character_problem(summary)
+    if problem is not None:
+        raise ValidationError(
+            f"summary has {problem}: remove it (a summary is plain text on one line)",
+            field="summary",
+        )
     if len(summary) > MAX_SUMMARY_CHARS:
         raise ValidationError(
             f"summary is {len(summary)} characters: at most {MAX_SUMMARY_CHARS}; "
@@ -80,24 +87,35 @@ def clean_summary(value: object) -> str:
     return summary
 
 
-def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+def split_tags(value: str | Iterable[str] | None) -> list[str]:
+    """The tags as given, split on commas and whitespace, empties dropped, case kept.
+
+    The credential check runs on these: lower-casing first would hide an AWS key or a JWT.
+    """
     if value is None:
-        return ()
-    if isinstance(value, str):
-        items: Iterable[object] = [value]
-    else:
-        items = value
-    cleaned: list[str] = []
-    seen: set[str] = set()
+        return []
+    items: Iterable[object] = [value] if isinstance(value, str) else value
+    parts: list[str] = []
     for item in items:
         if not isinstance(item, str):
             raise ValidationError("tags must be strings", field="tags")
-        for part in _TAG_SPLIT.split(item):
-            tag = part.strip().translate(_ASCII_UPPER)
-            if tag and tag not in seen:
-                seen.add(tag)
-                cleaned.append(tag)
+        # Tab and line breaks separate tags; every other control character is refused.
+        problem = character_problem(item.replace("\r", "\n"), body=True)
+        if problem is not None:
+            raise ValidationError(f"tags have {problem}: remove it", field="tags")
+        parts.extend(part for part in _TAG_SPLIT.split(item) if part)
+    return parts
+
+
+def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+    cleaned: list[str] = []
+    seen: set[str] = set()
+    for part in split_tags(value):
+        tag = part.translate(_ASCII_UPPER)
+        if tag not in seen:
+            seen.add(tag)
+            cleaned.append(tag)
     return tuple(cleaned)
 
 
@@ -124,6 +142,13 @@ def clean_body(value: object, max_bytes: int) -> str:
         body += "\n"  # files end with a newline; an update repeating the same text is no change
     if not body.strip():
         raise ValidationError("body is empty: say what the note records", field="body")
+    problem = character_problem(body, body=True)
+    if problem is not None:
+        raise ValidationError(
+            f"body has {problem}: remove it (a body may hold tabs and line breaks, no other "
+            "control characters)",
+            field="body",
+        )
     size = len(body.encode("utf-8"))
     if size > max_bytes:
         raise LimitError(

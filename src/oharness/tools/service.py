@@ -26,6 +26,7 @@ from oharness.notes.ids import (
     clean_tags,
     generate_id,
     random_hex,
+    split_tags,
 )
 from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
@@ -165,8 +166,17 @@ class MemoryService:
         tags: str | Iterable[str] | Unset | None = UNSET,
         scope: Scope | None = None,
         id: str | None = None,
+        backup_reason: str = "remember-update",
     ) -> RememberResult:
-        """Create a note, or update note ``id`` keeping the fields left out (spec 02.1)."""
+        """Create a note, or update note ``id`` keeping the fields left out (spec 02.1).
+
+        An update backs up the version it replaces first (``backup_reason``; a daemon task
+        passes ``task-update``); with no backups available it is refused, changing nothing.
+        """
+        if tags is not UNSET and tags is not None:
+            # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
+            raw_tags = split_tags(tags)  # type: ignore[arg-type]
+            check_no_secrets({"tags": "\n".join(raw_tags)})
         clean = _Fields(
             summary=clean_summary(summary),
             body=clean_body(body, self._max_note_bytes),
@@ -174,7 +184,7 @@ class MemoryService:
             tags=UNSET if tags is UNSET else clean_tags(tags),
         )
         if id is not None:
-            return self._update(check_id(id), clean, scope)
+            return self._update(check_id(id), clean, scope, backup_reason)
         return self._create(clean, scope)
 
     def _create(self, fields: _Fields, scope: Scope | None) -> RememberResult:
@@ -205,7 +215,9 @@ class MemoryService:
             field="summary",
         )
 
-    def _update(self, note_id: str, fields: _Fields, scope: Scope | None) -> RememberResult:
+    def _update(
+        self, note_id: str, fields: _Fields, scope: Scope | None, backup_reason: str | None
+    ) -> RememberResult:
         if scope is not None and self.store(scope).get(note_id) is None:
             elsewhere = self.find(note_id, None)  # NotFoundError when it is nowhere
             raise ValidationError(
@@ -232,6 +244,8 @@ class MemoryService:
             if new == old:
                 return self._remember_result(latest, created=False, changed=False)
             new = new.with_changes(updated_at=max(self._clock(), old.updated_at + 1))
+            if backup_reason is not None:
+                self.backup(latest, backup_reason)
             stored = store.save(new, create=False)
         return self._remember_result(stored, created=False, changed=True)
 
@@ -421,7 +435,8 @@ class MemoryService:
             tags=clean_tags(edited.tags),
             extra=dict(edited.extra),
         )
-        return self._update(note_id, fields, scope)
+        # The person chose this version in an editor: no backup (spec 02.5).
+        return self._update(note_id, fields, scope, None)
 
 
 @dataclass(frozen=True)
