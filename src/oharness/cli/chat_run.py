@@ -141,8 +141,9 @@ def run_chat(
     as_json: bool,
 ) -> None:
     """The body of ``oharness chat`` (imported only when the command runs)."""
-    workspace = open_for(project_path, register=True)
-    warn(workspace, as_json)
+    # Starting an agent in a folder chooses it as the project (spec 01.4: first use).
+    workspace = open_for(project_path, register=True, explicit=True, for_model=True)
+    warn(workspace, as_json, now=True)
     models = configured_models(
         workspace.settings.models, provider_environment(), main_override=model
     )

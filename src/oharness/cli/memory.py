@@ -6,12 +6,12 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from oharness.cli.context import (
+    EXIT_PROBLEMS,
     common_options,
     emit_json,
     format_time,
@@ -20,10 +20,12 @@ from oharness.cli.context import (
     warn,
 )
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.notes.store import StoredNote
 from oharness.tools.attach import recall_for_message
 from oharness.tools.doctor import diagnose
 from oharness.tools.prompt import render_index
 from oharness.tools.service import UNSET, Unset, note_file_text
+from oharness.tools.workspace import Workspace
 from oharness.types import NOTE_TYPES, Scope, parse_scope
 
 _SCOPE = click.Choice(["project", "user"])
@@ -256,13 +258,35 @@ def _run_editor(path: Path) -> None:
         completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
     except OSError as exc:
         raise ValidationError(
-            f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR"
+            f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR "
+            f"(your text is kept in {path})"
         ) from exc
     if completed.returncode != 0:
         raise ValidationError(
             f"the editor exited with status {completed.returncode}; nothing was changed "
-            f"(your text is kept in {path})"
+            f"(your text is kept in {path}; 'edit' again continues from it)"
         )
+
+
+def _edit_file(workspace: Workspace, stored: StoredNote) -> Path:
+    """Where the text being edited lives: inside OHARNESS_HOME, readable by the owner only."""
+    if not workspace.user_available:
+        raise UnavailableError(
+            f"edit keeps your text in OHARNESS_HOME while you edit, and {workspace.home.home} "
+            "cannot be used; set OHARNESS_HOME to a folder you can write"
+        )
+    directory = workspace.home.home / "edits"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return directory / f"{stored.scope}-{stored.id}.md"
+
+
+def _write_private(path: Path, text: str) -> None:
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        os.fchmod(file.fileno(), 0o600)
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
 
 
 @memory.command()
@@ -272,17 +296,29 @@ def _run_editor(path: Path) -> None:
 def edit(
     project_path: Path | None, as_json: bool, debug: bool, note_id: str, scope: str | None
 ) -> None:
-    """Open a note in $EDITOR; the result is checked like 'remember' before it is saved."""
+    """Open a note in $EDITOR; the result is checked like 'remember' before it is saved.
+
+    While you edit, and after a refused edit, the text is kept in OHARNESS_HOME/edits/ (mode
+    0600); editing the same note again continues from it. It is removed once the edit is
+    saved or leaves the note unchanged.
+    """
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
     stored = workspace.service.find(note_id, _scope(scope))
     original = note_file_text(stored)
-    handle, name = tempfile.mkstemp(prefix=f"{stored.id}-", suffix=".md")
-    path = Path(name)
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(original)
+    path = _edit_file(workspace, stored)
+    if path.is_file():
+        click.echo(f"continuing your unsaved edit kept in {path}", err=True)
+    else:
+        _write_private(path, original)
     _run_editor(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"the edited text is not valid UTF-8 (byte {exc.start}); nothing was changed "
+            f"(your text is kept in {path}; 'edit' again continues from it)"
+        ) from exc
     if text == original:
         path.unlink()
         click.echo(f"No change to {stored.id}")
@@ -290,7 +326,9 @@ def edit(
     try:
         result = workspace.service.apply_edit(stored.id, stored.scope, text)
     except OHarnessError as exc:
-        raise type(exc)(f"{exc.message} (your edited text is kept in {path})") from exc
+        raise type(exc)(
+            f"{exc.message} (your edited text is kept in {path}; 'edit' again continues from it)"
+        ) from exc
     path.unlink()
     if as_json:
         emit_json(result.to_dict())
@@ -306,6 +344,8 @@ def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
     report = diagnose(workspace.service, workspace.warnings)
     if as_json:
         emit_json(report.to_dict())
+        if not report.healthy:
+            click.get_current_context().exit(EXIT_PROBLEMS)
         return
     for message in report.warnings:
         click.echo(f"warning: {message}")
@@ -321,6 +361,8 @@ def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
         label = "problem" if finding.is_problem else "info"
         click.echo(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
     click.echo("healthy" if report.healthy else "problems found (files left untouched)")
+    if not report.healthy:
+        click.get_current_context().exit(EXIT_PROBLEMS)
 
 
 @memory.command()

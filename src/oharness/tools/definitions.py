@@ -16,7 +16,11 @@ from oharness.tools.service import UNSET, MemoryService
 from oharness.types import NOTE_TYPES, parse_scope
 
 _SCOPE: Final = {"type": "string", "enum": ["project", "user"]}
-_ID: Final = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"}
+# A note id, or ``user:ID`` / ``project:ID`` as the index and listings print it.
+_ID: Final = {
+    "type": "string",
+    "pattern": "^(?:(?:user|project):)?[A-Za-z0-9][A-Za-z0-9_-]{0,127}$",
+}
 
 REMEMBER: Final[dict[str, Any]] = {
     "name": "remember",

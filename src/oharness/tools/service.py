@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from oharness.errors import (
     ConflictError,
@@ -46,6 +46,21 @@ from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 _ID_ATTEMPTS = 32
 
 
+@dataclass(frozen=True)
+class Hints:
+    """How refusals tell the reader what to do: the model by default, a person in the CLI."""
+
+    list_notes: str = "list notes with 'memory' (no arguments) to see the ids"
+    unreadable: str = "tell the person; 'oharness memory doctor' shows what is wrong"
+
+
+MODEL_HINTS: Final = Hints()
+PERSON_HINTS: Final = Hints(
+    list_notes="'oharness memory list' shows the ids",
+    unreadable="run 'oharness memory doctor' to see what is wrong, then fix or remove the file",
+)
+
+
 class Unset(enum.Enum):
     """Marks an argument the caller left out (distinct from an explicit ``None``)."""
 
@@ -77,7 +92,9 @@ class MemoryService:
         unavailable: Mapping[Scope, str] | None = None,
         backups_unavailable: str | None = None,
         recall: MemoryRecall | None = None,
+        hints: Hints = MODEL_HINTS,
     ) -> None:
+        self.hints = hints
         self._scopes = dict(scopes)
         self._backups = backups
         self._clock = clock
@@ -113,8 +130,8 @@ class MemoryService:
         return [stored for scope in self.available_scopes() for stored in self.store(scope).notes()]
 
     def find(self, note_id: str, scope: Scope | None = None) -> StoredNote:
-        """Locate a note by id (project first); ambiguous ids need a scope."""
-        check_id(note_id)
+        """Locate a note by id or ``SCOPE:ID`` (project first); ambiguous ids need a scope."""
+        note_id, scope = split_scoped_id(note_id, scope)
         if scope is not None:
             stored = self.store(scope).get(note_id)
             if stored is None:
@@ -137,7 +154,17 @@ class MemoryService:
 
     def _missing_message(self, note_id: str, scope: Scope | None) -> str:
         where = f"the {scope} scope" if scope else "either scope"
-        hint = "list notes with 'memory' (no arguments) to see the ids"
+        hint = self.hints.list_notes
+        for candidate in [scope] if scope else self.available_scopes():
+            store = self.store(candidate)
+            for problem in store.problems():
+                if problem.path.name == f"{note_id}.md":
+                    raise NoteFormatError(
+                        f"note {note_id!r} exists ({problem.path}) but cannot be read: "
+                        f"{problem.message}; {self.hints.unreadable}",
+                        id=note_id,
+                        path=str(problem.path),
+                    )
         for candidate in self.available_scopes():
             near = self.store(candidate).get_folded(note_id)
             if near is not None and near.id != note_id:
@@ -175,7 +202,7 @@ class MemoryService:
         """
         if tags is not UNSET and tags is not None:
             # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
-            raw_tags = split_tags(tags)  # type: ignore[arg-type]
+            raw_tags = split_tags(tags)
             check_no_secrets({"tags": "\n".join(raw_tags)})
         clean = _Fields(
             summary=clean_summary(summary),
@@ -184,7 +211,8 @@ class MemoryService:
             tags=UNSET if tags is UNSET else clean_tags(tags),
         )
         if id is not None:
-            return self._update(check_id(id), clean, scope, backup_reason)
+            note_id, scope = split_scoped_id(id, scope)
+            return self._update(note_id, clean, scope, backup_reason)
         return self._create(clean, scope)
 
     def _create(self, fields: _Fields, scope: Scope | None) -> RememberResult:
@@ -356,6 +384,7 @@ class MemoryService:
     def forget(self, note_id: str, scope: Scope | None = None) -> ForgetResult:
         """Delete a note, writing a backup (reason ``forget``) first."""
         stored = self.find(note_id, scope)
+        note_id = stored.id
         self.backups()
         store = self.store(stored.scope)
         with store.locked():
@@ -446,6 +475,25 @@ class _Fields:
     type: str | Unset | None
     tags: tuple[str, ...] | Unset
     extra: dict[str, Any] | Unset = UNSET
+
+
+def split_scoped_id(value: object, scope: Scope | None = None) -> tuple[str, Scope | None]:
+    """``user:ID`` / ``project:ID`` (as listings print them) or a bare id, with its scope.
+
+    A prefix that disagrees with an explicit ``scope`` is refused rather than guessed.
+    """
+    if isinstance(value, str) and ":" in value:
+        prefix, _, rest = value.partition(":")
+        if prefix in SCOPES:
+            named: Scope = "user" if prefix == "user" else "project"
+            if scope is not None and scope != named:
+                raise ValidationError(
+                    f"{value!r} names the {named} scope but scope {scope!r} was given; "
+                    "give one of them",
+                    field="scope",
+                )
+            return check_id(rest), named
+    return check_id(value), scope
 
 
 def _check_secrets(summary: str, tags: Iterable[str], body: str) -> None:

@@ -139,8 +139,8 @@ def open_workspace(
         )
     else:
         unavailable["project"] = (
-            f"{project.root} is not a registered project yet: run 'oharness project init' "
-            "(or any command that writes) to use project notes"
+            f"no registered project at {project.root}: run 'oharness project init' there to "
+            "keep project notes (a git repository registers itself), or use --scope user"
         )
         warnings.append(
             f"no registered project at {project.root}: showing user notes only "
