@@ -72,6 +72,11 @@ def event_printer(*, verbose: bool) -> Callable[[RunEvent], None]:
             click.echo(f"· {data.get('name')}", err=True)
         elif event.kind == "tool.result" and data.get("permission") in ("deny", "not-approved"):
             click.echo(f"{data.get('name')} was refused ({data.get('permission')})", err=True)
+        elif event.kind == "tool.result" and data.get("errorCode") == "secret":
+            click.echo(
+                f"{data.get('name')} was refused: it looked like a credential (nothing saved)",
+                err=True,
+            )
 
     return show
 

@@ -82,6 +82,16 @@ def open_for(
     return workspace
 
 
+def say(text: str, *, err: bool = False) -> None:
+    """Print a line for a person; control characters a terminal would act on are escaped."""
+    click.echo(terminal_safe(text), err=err)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 note``, ``2 notes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def emit_json(data: Any) -> None:
     """Print one JSON document."""
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))

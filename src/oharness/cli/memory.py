@@ -16,11 +16,14 @@ from oharness.cli.context import (
     emit_json,
     format_time,
     open_for,
+    plural,
+    say,
     stdin_is_terminal,
     warn,
 )
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.notes.store import StoredNote
+from oharness.notes.text import terminal_safe
 from oharness.tools.attach import recall_for_message
 from oharness.tools.doctor import diagnose
 from oharness.tools.prompt import render_index
@@ -66,7 +69,7 @@ def remember(
         raise click.UsageError("--type and --no-type exclude each other")
     if body is None:
         if stdin_is_terminal():
-            click.echo("Type the body, then Ctrl-D on a new line:", err=True)
+            say("Type the body, then Ctrl-D on a new line:", err=True)
         body = sys.stdin.read()
     workspace = open_for(project_path, register=True)
     warn(workspace, as_json)
@@ -87,25 +90,23 @@ def remember(
         emit_json(result.to_dict())
         return
     if result.created:
-        click.echo(f"Saved {result.id} ({result.scope}): {result.path}")
+        say(f"Saved {result.id} ({result.scope}): {result.path}")
     elif result.changed:
-        click.echo(f"Updated {result.id} ({result.scope}): {result.path}")
+        say(f"Updated {result.id} ({result.scope}): {result.path}")
     elif note_id is None:
-        click.echo(
-            f"Already saved with the same content as {result.id} ({result.scope}); nothing written"
-        )
+        say(f"Already saved with the same content as {result.id} ({result.scope}); nothing written")
     else:
-        click.echo(f"No change to {result.id} ({result.scope})")
+        say(f"No change to {result.id} ({result.scope})")
     for target in result.dangling_links:
-        click.echo(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
+        say(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
     if result.likely_duplicate:
         twin = result.likely_duplicate
-        click.echo(
+        say(
             f"note: looks like a duplicate of {twin['id']} ({twin['scope']}): {twin['summary']}; "
             "consider merging them"
         )
     if result.related:
-        click.echo("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
+        say("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
 
 
 @memory.command()
@@ -121,12 +122,12 @@ def search(project_path: Path | None, as_json: bool, debug: bool, query: str, li
         emit_json({"query": query, "results": [hit.to_dict() for hit in hits]})
         return
     if not hits:
-        click.echo("No matching notes.")
+        say("No matching notes.")
     for hit in hits:
         marker = "user:" if hit.scope == "user" else ""
-        click.echo(f"{hit.score:6.2f}  {hit.summary} ({marker}{hit.id})")
+        say(f"{hit.score:6.2f}  {hit.summary} ({marker}{hit.id})")
         if hit.snippet:
-            click.echo(f"        {hit.snippet}")
+            say(f"        {hit.snippet}")
 
 
 @memory.command("index")
@@ -139,7 +140,7 @@ def show_index(project_path: Path | None, as_json: bool, debug: bool) -> None:
     if as_json:
         emit_json({"section": text})
     else:
-        click.echo(text)
+        say(text)
 
 
 @memory.command("recall")
@@ -161,9 +162,9 @@ def recall_message(
     if as_json:
         emit_json(outcome.to_dict())
     elif outcome.block:
-        click.echo(outcome.block)
+        say(outcome.block)
     else:
-        click.echo("(nothing would be attached)")
+        say("(nothing would be attached)")
 
 
 @memory.command("show")
@@ -180,22 +181,22 @@ def show_note(
     if as_json:
         emit_json(view.to_dict())
         return
-    click.echo(click.style(view.summary, bold=True))
-    click.echo(f"id: {view.id}  scope: {view.scope}  type: {view.type or '-'}")
-    click.echo(f"tags: {', '.join(view.tags) or '-'}")
-    click.echo(f"created {format_time(view.created_at)}, updated {format_time(view.updated_at)}")
-    click.echo(f"file: {view.path}")
-    click.echo("")
-    click.echo(view.body.rstrip("\n"))
+    click.echo(click.style(terminal_safe(view.summary), bold=True))
+    say(f"id: {view.id}  scope: {view.scope}  type: {view.type or '-'}")
+    say(f"tags: {', '.join(view.tags) or '-'}")
+    say(f"created {format_time(view.created_at)}, updated {format_time(view.updated_at)}")
+    say(f"file: {view.path}")
+    say("")
+    say(view.body.rstrip("\n"))
     if view.links:
-        click.echo("\nlinks:")
+        say("\nlinks:")
         for link in view.links:
             shown = f"{link.summary} ({link.scope})" if link.scope else "missing"
-            click.echo(f"  -> [[{link.id}]] {shown}")
+            say(f"  -> [[{link.id}]] {shown}")
     if view.incoming:
-        click.echo("\nlinked from:")
+        say("\nlinked from:")
         for link in view.incoming:
-            click.echo(f"  <- [[{link.id}]] {link.summary} ({link.scope})")
+            say(f"  <- [[{link.id}]] {link.summary} ({link.scope})")
 
 
 @memory.command("list")
@@ -213,13 +214,13 @@ def list_notes(
         emit_json(listing.to_dict())
         return
     if listing.total == 0:
-        click.echo("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
+        say("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
         return
     for item in listing.items:
-        click.echo(item.line())
+        say(item.line())
     if listing.next_offset is not None:
         rest = listing.total - listing.next_offset
-        click.echo(f"... {rest} more: --offset {listing.next_offset}")
+        say(f"... {rest} more: --offset {listing.next_offset}")
 
 
 @memory.command()
@@ -249,7 +250,7 @@ def forget(
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(f"Forgot {result.id} ({result.scope}); backup {result.backup_id}")
+        say(f"Forgot {result.id} ({result.scope}); backup {result.backup_id}")
 
 
 def _run_editor(path: Path) -> None:
@@ -308,7 +309,7 @@ def edit(
     original = note_file_text(stored)
     path = _edit_file(workspace, stored)
     if path.is_file():
-        click.echo(f"continuing your unsaved edit kept in {path}", err=True)
+        say(f"continuing your unsaved edit kept in {path}", err=True)
     else:
         _write_private(path, original)
     _run_editor(path)
@@ -321,7 +322,7 @@ def edit(
         ) from exc
     if text == original:
         path.unlink()
-        click.echo(f"No change to {stored.id}")
+        say(f"No change to {stored.id}")
         return
     try:
         result = workspace.service.apply_edit(stored.id, stored.scope, text)
@@ -333,7 +334,7 @@ def edit(
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(f"{'Updated' if result.changed else 'No change to'} {result.id}")
+        say(f"{'Updated' if result.changed else 'No change to'} {result.id}")
 
 
 @memory.command()
@@ -348,19 +349,19 @@ def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
             click.get_current_context().exit(EXIT_PROBLEMS)
         return
     for message in report.warnings:
-        click.echo(f"warning: {message}")
+        say(f"warning: {message}")
     for scope, info in report.scopes.items():
         if info.get("available") is False:
-            click.echo(f"{scope}: not available")
+            say(f"{scope}: not available")
         else:
-            click.echo(
-                f"{scope}: {info['notes']} notes in {info['directory']}"
+            say(
+                f"{scope}: {plural(info['notes'], 'note')} in {info['directory']}"
                 f" ({info['skipped']} skipped, {info['unloaded']} not loaded)"
             )
     for finding in report.findings:
         label = "problem" if finding.is_problem else "info"
-        click.echo(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
-    click.echo("healthy" if report.healthy else "problems found (files left untouched)")
+        say(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
+    say("healthy" if report.healthy else "problems found (files left untouched)")
     if not report.healthy:
         click.get_current_context().exit(EXIT_PROBLEMS)
 
@@ -377,11 +378,15 @@ def backups(project_path: Path | None, as_json: bool, debug: bool, limit: int) -
         emit_json({"backups": [record.to_dict() for record in records]})
         return
     if not records:
-        click.echo("No backups yet.")
+        say("No backups yet.")
+        return
+    id_width = max(len("BACKUP"), *(len(record.backup_id) for record in records))
+    reason_width = max(len("REASON"), *(len(record.reason) for record in records))
+    say(f"{'BACKUP':<{id_width}}  {'WHEN':<16}  {'REASON':<{reason_width}}  NOTE")
     for record in records:
-        click.echo(
-            f"{record.backup_id}  {format_time(record.created_at)}  {record.reason:<18} "
-            f"{record.note_id or '?'}"
+        say(
+            f"{record.backup_id:<{id_width}}  {format_time(record.created_at):<16}  "
+            f"{record.reason:<{reason_width}}  {record.note_id or '?'}"
         )
 
 
@@ -400,8 +405,8 @@ def restore(
         emit_json(result.to_dict())
         return
     if not result.changed:
-        click.echo(f"{result.id} already has this content; nothing changed")
+        say(f"{result.id} already has this content; nothing changed")
         return
-    click.echo(f"Restored {result.id} ({result.scope}): {result.path}")
+    say(f"Restored {result.id} ({result.scope}): {result.path}")
     if result.replaced_backup_id:
-        click.echo(f"the version it replaced is kept as backup {result.replaced_backup_id}")
+        say(f"the version it replaced is kept as backup {result.replaced_backup_id}")

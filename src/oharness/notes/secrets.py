@@ -57,7 +57,15 @@ from typing import Final
 
 from oharness.errors import SecretError
 
-__all__ = ["SecretFinding", "check_no_secrets", "find_secrets", "redact_secrets"]
+__all__ = [
+    "MODEL_MARKER",
+    "SecretFinding",
+    "check_no_secrets",
+    "find_secrets",
+    "redact_for_model",
+    "redact_for_model_in",
+    "redact_secrets",
+]
 
 
 # Compiling the whole table at import would add ~8 ms to every start of the CLI, which imports
@@ -761,3 +769,28 @@ def redact_secrets(text: str, replacement: str = "[REDACTED]") -> str:
         return _replace_spans(normalised, spans, replacement)
     original_spans = [(offsets[start], offsets[end - 1] + 1, kind) for start, end, kind in spans]
     return _replace_spans(text, original_spans, replacement)
+
+
+#: What replaces a credential in text given to a model: visible, so the model can say that a
+#: credential was there (and where it lives) without ever seeing it.
+MODEL_MARKER: Final = "[credential removed]"
+
+
+def redact_for_model(text: str) -> str:
+    """``text`` as a model may see it: every detected credential replaced by the marker.
+
+    Used for everything a note contributes to a prompt: the index, the recalled block, the
+    results of the memory tools, extraction input.
+    """
+    return redact_secrets(text, MODEL_MARKER)
+
+
+def redact_for_model_in(value: object) -> object:
+    """:func:`redact_for_model` applied to every string of a JSON-like value (a tool result)."""
+    if isinstance(value, str):
+        return redact_for_model(value)
+    if isinstance(value, list | tuple):
+        return [redact_for_model_in(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_for_model_in(item) for key, item in value.items()}
+    return value

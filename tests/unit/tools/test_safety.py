@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -144,3 +145,52 @@ def test_tabs_and_line_breaks_stay_allowed_in_bodies_and_separate_tags(
     view = workspace.service.read(result.id)
     assert view.body == "col\tcol\nnext line\n"
     assert view.tags == ("a", "b", "c", "d")
+
+
+GITHUB_TOKEN = "ghp_" + "jYlCb1nZMJsuPzOkXQ9CKXlucKbn00ycIf1F"
+
+
+def _hand_written_credential(workspace: Workspace) -> str:
+    note = workspace.service.remember("Deploy token location", "Deploys use a token.")
+    path = Path(note.path)
+    text = path.read_text(encoding="utf-8").replace("a token.", f"token {GITHUB_TOKEN}.")
+    summary_line = text.replace("Deploy token location", f"Deploy token {GITHUB_TOKEN}")
+    path.write_text(summary_line, encoding="utf-8")
+    workspace.service.store("project").refresh(full=True)
+    return note.id
+
+
+def test_what_goes_to_a_model_has_credentials_replaced_by_a_marker(workspace: Workspace) -> None:
+    from oharness.notes.secrets import MODEL_MARKER
+    from oharness.tools.attach import recall_for_message
+    from oharness.tools.definitions import call_tool
+    from oharness.tools.prompt import render_index
+
+    note_id = _hand_written_credential(workspace)
+    service = workspace.service
+    index = render_index(service.all_notes(), 4000)
+    assert GITHUB_TOKEN not in index and MODEL_MARKER in index
+    read = call_tool(service, "memory", {"id": note_id})
+    assert GITHUB_TOKEN not in json.dumps(read) and MODEL_MARKER in read["body"]
+    for arguments in ({}, {"query": "deploy token"}):
+        result = json.dumps(call_tool(service, "memory", arguments))
+        assert GITHUB_TOKEN not in result and MODEL_MARKER in result
+    assert service.recall is not None
+    outcome = recall_for_message(service.recall, "where is the deploy token?", record=False)
+    assert outcome.attached and GITHUB_TOKEN not in outcome.block
+    assert MODEL_MARKER in outcome.block
+    # The person still reads their own file as written.
+    assert GITHUB_TOKEN in service.read(note_id).body
+
+
+def test_doctor_names_a_hand_written_credential_without_its_value(workspace: Workspace) -> None:
+    from oharness.tools.doctor import diagnose
+
+    _hand_written_credential(workspace)
+    report = diagnose(workspace.service, [])
+    found = [finding for finding in report.findings if finding.kind == "credential"]
+    assert [f.message.split(":")[0] for f in found] == [
+        "holds a GitHub token in summary line 1",
+        "holds a GitHub token in body line 1",
+    ]
+    assert not report.healthy and GITHUB_TOKEN not in json.dumps(report.to_dict())
