@@ -141,11 +141,18 @@ def corpus() -> Iterator[tuple[str, str]]:
                     yield f"locomo/{sample.get('sample_id')}/{key}", text
 
 
+# Files that hold a real credential-shaped literal on purpose (the signing secret of a
+# benchmark's own sync server): reporting it is right, so they are not part of the corpus.
+HOLDS_A_SECRET = {"bench/sync_server.py", "bench/sync_traffic.py"}
+
+
 def false_positives() -> tuple[int, int, list[str]]:
     """Pieces scanned, characters scanned, and a description of each false positive."""
     pieces = characters = 0
     found: list[str] = []
     for source, text in corpus():
+        if source in HOLDS_A_SECRET:
+            continue
         pieces += 1
         characters += len(text)
         for finding in find_secrets({"body": text}):

@@ -13,7 +13,7 @@ from oharness.notes.secrets.rules import (
     _Span,
     _Subject,
 )
-from oharness.notes.secrets.values import _lazy, _looks_random
+from oharness.notes.secrets.values import _lazy, _looks_like_password
 
 # Matched from the key word on (found by substring search); the rest of the key name before it
 # is read afterwards. "key" alone counts only after a qualifier: api_key, accessKey, ...
@@ -26,7 +26,7 @@ _ASSIGNMENT_RE: Final = _lazy(
     (?P<tail>[a-z0-9_.\-]{0,40})
     ["']?\]?  # closing a quoted key or a subscript: "api_key": ..., config['pwd'] = ...
     (?P<op>
-        [ \t]*(?: :[ \t]*[a-z_][\w.\[\],|\ ]{0,40}?[ \t]*=(?![=>])  # annotated: `token: str = `
+        [ \t]*(?: :[ \t]*[a-z_][\w.\[\],|\ ]{0,40}?[ \t]+=(?![=>])  # annotated: `token: str = `
                 | => | := | == | = | : | > )[ \t]*
       | [ \t]+is[ \t]+
     )
@@ -34,7 +34,7 @@ _ASSIGNMENT_RE: Final = _lazy(
     (?: "(?P<dq>[ !\#-~]{1,256})"
       | '(?P<sq>[ -&(-~]{1,256})'
       | `(?P<bq>[ -_a-~]{1,256})`
-      | (?P<bare>[!\#-%(-+\--:=?-_a-~]{1,256})
+      | (?P<bare>[!\#-&(-+\--:=?-_a-~]{1,256})
     )
     """,
     re.IGNORECASE | re.VERBOSE | re.ASCII,
@@ -95,9 +95,13 @@ def _assignment_kind(squashed: str) -> str:
     return "key assignment"
 
 
-def _assignment_value(match: re.Match[str]) -> tuple[int, str]:
+def _assignment_value(match: re.Match[str], text: str) -> tuple[int, str]:
     value = match.group("bare")
     if value is not None:
+        # "&" is part of a password, except in a query string: ?user=x&password=y&next=z.
+        key_start = match.start() - len(_key_prefix(text, match.start()))
+        if text[key_start - 1 : key_start] in ("?", "&"):
+            value = value.split("&", 1)[0]
         return match.start("bare"), value.rstrip(".,:;!?)]}\\")
     for group in _QUOTED_VALUE_GROUPS:
         value = match.group(group)
@@ -109,11 +113,11 @@ def _assignment_value(match: re.Match[str]) -> tuple[int, str]:
 def _scan_assignments(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     for match in _anchored_matches(text, subject.lowered, _ASSIGNMENT_ANCHORS, _ASSIGNMENT_RE()):
-        start, value = _assignment_value(match)
+        start, value = _assignment_value(match, text)
         if len(value) < 8 or _DESCRIPTIVE_KEY_RE().search(match.group("tail").lower()):
             continue
         operator = match.group("op").strip()
-        if not _looks_random(value, 10 if operator == "is" else 8):
+        if not _looks_like_password(value, 10 if operator == "is" else 8):
             continue
         prefix = _key_prefix(text, match.start())
         # ">" only as in <password>value</password>, not a comparison or a regex group.

@@ -10,6 +10,7 @@ from typing import Final
 from oharness.notes.secrets.values import (
     _is_placeholder,
     _lazy,
+    _looks_like_password,
     _looks_random,
     _plausible_token_body,
 )
@@ -284,5 +285,5 @@ _BEARER_RE: Final = _lazy(
 def _scan_bearer_tokens(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     for match in _anchored_matches(text, subject.lowered, (b"bearer",), _BEARER_RE()):
-        if _at_word_start(text, match.start()) and _looks_random(match.group("secret"), 16):
+        if _at_word_start(text, match.start()) and _looks_like_password(match.group("secret"), 16):
             yield match.start("secret"), match.end("secret"), "Bearer token"

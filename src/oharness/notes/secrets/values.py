@@ -36,13 +36,18 @@ _PLACEHOLDER_WORDS: Final = (
     "…",
 )
 _REPEATED_CHARACTER_RE: Final = _lazy(r"(.)\1{4}")
-# A template, variable or expression rather than a literal: ${X}, $X, $(cmd), {{ x }}, %(x)s,
-# <your-token>, {name}, os.environ[...], get_token(), bcrypt.hash(pw), a "$2b$..." crypt hash,
-# "user:$FROM_EMAIL", a YAML anchor or tag (&x, *x, !x), a decorator (@x). The second
-# expression searches the whole value; it only runs when one of "{}$(" occurs, a far cheaper test.
+# A template, variable or expression rather than a literal: ${X}, $X, $HOME/x, $(cmd), {{ x }},
+# %(x)s, %s, <your-token>, {name}, os.environ[...], get_token(), bcrypt.hash(pw), a "$2b$..."
+# crypt hash, "user:$FROM_EMAIL", a YAML anchor or tag (&x, *x, !x) or a decorator (@x) that is
+# the whole value. A generated password may well start with "$", "%", "&", "*", "!" or "@", so
+# a sigil counts only when a name follows it to the end (or, for "$", to a "/", ":" or "@"). The
+# second expression searches the whole value; it only runs when one of "{}$(" occurs.
 _CODE_REFERENCE_RE: Final = _lazy(
-    r"\$[A-Za-z_{(]|\$[0-9a-z]+\$|%[({\w]|[({<\[]|[&*!@][A-Za-z_]|[A-Za-z_][\w.:]*\s*[(\[]"
+    r"\$[{(]|\$[A-Z_][A-Z0-9_]*(?:[/:@}\]]|$)|\$[a-z_][a-z0-9_]*$|\$[0-9a-z]+\$|%\(|%[sdr]"
+    r"(?![A-Za-z0-9])|[({<\[]|[A-Za-z_][\w.:]*\s*[(\[]"
 )
+# A YAML anchor, alias or tag, or a decorator, when a name follows: &defaults, *db, !vault, @x.
+_SIGIL_NAME_RE: Final = _lazy(r"[&*!@]([A-Za-z_][\w.\-]*)")
 _CODE_INSIDE_RE: Final = _lazy(
     r"\{\{|\}\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9])|[A-Za-z_]\w*\([^()]*\)"
 )
@@ -53,7 +58,10 @@ _VOWEL_RE: Final = _lazy(r"[aeiouy]")
 _DIGIT_RE: Final = _lazy(r"[0-9]")
 _NON_LETTER_RE: Final = _lazy(r"[^A-Za-z]+")
 # Numbers, dates, times, versions and addresses: 4096, 2024-01-15T10:00:00Z, v1.2.3-beta.
-_NUMERIC_RE: Final = _lazy(r"[vV]?[0-9]+(?:[.\-+_:/,][0-9A-Za-z]+)*")
+# Each later piece is digits with at most two letters (15T10, 00Z) or a short word (beta, rc1).
+_NUMERIC_RE: Final = _lazy(
+    r"[vV]?[0-9]+(?:[.\-+_:/,](?:[0-9]+[A-Za-z]{0,2}[0-9]*|[A-Za-z]{1,8}[0-9]*))*"
+)
 _PATH_OR_URL_RE: Final = _lazy(r"[A-Za-z][A-Za-z0-9+.\-]*://|~?\.{0,2}/|[A-Za-z]:\\")
 
 
@@ -71,6 +79,9 @@ def _is_placeholder(value: str) -> bool:
 
 def _is_code_reference(value: str) -> bool:
     if _CODE_REFERENCE_RE().match(value):
+        return True
+    sigil = _SIGIL_NAME_RE().fullmatch(value)
+    if sigil is not None and _reads_as_name(sigil.group(1)):
         return True
     if "{" in value or "}" in value or "$" in value or "(" in value:
         return _CODE_INSIDE_RE().search(value) is not None
@@ -164,3 +175,104 @@ def _plausible_token_body(body: str) -> bool:
     if _is_placeholder(body):
         return False
     return not (body.isalpha() and (body.islower() or body.isupper())) and not body.isdigit()
+
+
+_NAME_RE: Final = _lazy(r"[A-Za-z_][A-Za-z0-9_]*(?:[.\-:/][A-Za-z_][A-Za-z0-9_]*)*")
+_NAME_SEPARATOR_RE: Final = _lazy(r"[_.\-:/]+")
+
+
+def _segment_reads_as_words(segment: str) -> bool:
+    """One piece of a name (between separators), judged strictly: do its case runs read as words?
+
+    Words and abbreviations have runs of two letters or more with a vowel (``User``, ``By``,
+    ``Id``), few for the length; an abbreviation without a vowel is a whole piece (``ssh``,
+    ``db``) or a short capital run (``HTTP``); a mixed-case piece holds one such capital run
+    at most; numbers come at the end or are short (``utf8``, ``x509``). A generated string
+    breaks into many short runs, vowel-less clusters and capital runs (``Zso``, ``Ww``,
+    ``IUiTeNUJ``, ``HHXucuvi5SMPEAny``), or is hex (``a616aefec72020``).
+    """
+    if len(segment) >= 8 and _HEX_RE().fullmatch(segment) and not segment.isalpha():
+        return False
+    runs = _CASE_RUN_RE().findall(segment)
+    last = len(runs) - 1
+    if len(runs) > max(2.0, len(segment) / (3 if len(segment) < 12 else 3.5)):
+        return False
+    mixed_case = not (segment.isupper() or segment.islower())
+    capital_runs = 0
+    for index, run in enumerate(runs):
+        if run.isdigit():
+            if len(run) >= 4 and index != last:
+                return False
+            continue
+        if len(run) == 1:
+            if index in (0, last) or runs[index + 1].isdigit() or run in "AI":
+                continue
+            return False
+        if run.isupper() and mixed_case:
+            capital_runs += 1
+            if capital_runs > 1 or len(run) > 5:
+                return False
+        if not _VOWEL_RE().search(run.lower()):
+            if len(run) > 4 or not (run.isupper() or run == segment):
+                return False
+        elif _CONSONANT_CLUSTER_RE().search(run.lower()):
+            return False
+    return True
+
+
+_HEX_RE: Final = _lazy(r"[0-9a-f]+|[0-9A-F]+")
+_CONSONANT_CLUSTER_RE: Final = _lazy(r"[bcdfghjklmnpqrstvwxz]{5}")
+
+
+def _reads_as_name(value: str) -> bool:
+    """A code name or word (``config.api_key``, ``AUTH_TOKEN_V2``, ``getAccessToken``)."""
+    if not _NAME_RE().fullmatch(value):
+        return False
+    segments = [segment for segment in _NAME_SEPARATOR_RE().split(value) if segment]
+    digit_runs = sum(len(_DIGIT_RUN_RE().findall(segment)) for segment in segments)
+    return digit_runs <= 2 and all(_segment_reads_as_words(segment) for segment in segments)
+
+
+_DIGIT_RUN_RE: Final = _lazy(r"[0-9]+")
+
+
+def _looks_like_password(value: str, min_length: int) -> bool:
+    """Whether a value given to a credential key (``password=``, ``api_key:``) is a literal secret.
+
+    The key already says "credential", so the value needs less evidence than a bare string:
+    at least ``min_length`` printable ASCII characters without spaces or backslashes; not a
+    placeholder, template or code reference; not a number, date, version, path or URL; not a
+    word with punctuation (``Hello!!``); not a name under the strict reading of
+    :func:`_reads_as_name`; and an entropy of at least 2 bits per character (or
+    ``0.7 * log2(length)`` for short values). :func:`_looks_random` is the looser test for
+    values with no such key (a Bearer token, a key after ``sk-``).
+    """
+    n = len(value)
+    if n < min_length or not value.isascii() or " " in value or not value.isprintable():
+        return False
+    if "\\" in value or _is_placeholder(value) or _is_code_reference(value):
+        return False
+    if _NUMERIC_RE().fullmatch(value) or _is_path_of_names(value):
+        return False
+    if _reads_as_name(value) or _is_punctuated_words(value):
+        return False
+    return _shannon_entropy(value) >= min(2.0, 0.7 * math.log2(n))
+
+
+def _is_path_of_names(value: str) -> bool:
+    """A URL, or a path whose pieces read as names (``/run/secrets/db``, ``~/.pgpass``)."""
+    if not _PATH_OR_URL_RE().match(value):
+        return False
+    if "://" in value or ":\\" in value[:3]:
+        return True
+    pieces = [piece for piece in value.lstrip("~").split("/") if piece not in ("", ".", "..")]
+    return all(_reads_as_name(piece.lstrip(".")) for piece in pieces)
+
+
+def _is_punctuated_words(value: str) -> bool:
+    """Words with punctuation (``Hello!!``, ``*(optional)*``), judged strictly on the letters."""
+    if value.isalnum() or not _is_word_with_punctuation(value):
+        return False
+    return all(
+        _segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece
+    )
