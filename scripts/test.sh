@@ -17,7 +17,8 @@ echo "== ruff"
 echo "== mypy --strict"
 .venv/bin/mypy
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
-for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_end_to_end.py \
+for bench in bench/secrets_bench.py bench/secrets_detection.py bench/recall_latency.py \
+  bench/recall_end_to_end.py \
   bench/recall_quality.py \
   bench/sync_server.py bench/sync_traffic.py; do
   .venv/bin/python "$bench" --quick >/dev/null

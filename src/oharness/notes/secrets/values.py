@@ -43,13 +43,16 @@ _REPEATED_CHARACTER_RE: Final = _lazy(r"(.)\1{4}")
 # a sigil counts only when a name follows it to the end (or, for "$", to a "/", ":" or "@"). The
 # second expression searches the whole value; it only runs when one of "{}$(" occurs.
 _CODE_REFERENCE_RE: Final = _lazy(
-    r"\$[{(]|\$[A-Z_][A-Z0-9_]*(?:[/:@}\]]|$)|\$[a-z_][a-z0-9_]*$|\$[0-9a-z]+\$|%\(|%[sdr]"
+    r"\$[{(]|\$[A-Z_][A-Z0-9_]*(?:[/:@}\]]|$)|\$[a-z_][a-z0-9_]*$|\$(?:1|2[abxy]?|5|6|y|argon2i?d?)\$|%\(|%[sdr]"
     r"(?![A-Za-z0-9])|[({<\[]|[A-Za-z_][\w.:]*\s*[(\[]"
 )
 # A YAML anchor, alias or tag, or a decorator, when a name follows: &defaults, *db, !vault, @x.
 _SIGIL_NAME_RE: Final = _lazy(r"[&*!@]([A-Za-z_][\w.\-]*)")
+# An environment variable inside a value stands between separators (user:$FROM_EMAIL,
+# https://$HOST/x); "$PVH^" inside a generated password does not.
 _CODE_INSIDE_RE: Final = _lazy(
-    r"\{\{|\}\}|\$\{|\$\(|\$[A-Z_][A-Z0-9_]{2,}(?![A-Za-z0-9])|[A-Za-z_]\w*\([^()]*\)"
+    r"\{\{|\}\}|\$\{|\$\(|(?:^|[:/@=.\-])\$[A-Z_][A-Z0-9_]{2,}(?:$|[:/@.\-])"
+    r"|[A-Za-z_]\w*\([^()]*\)"
 )
 # An identifier is split into segments at these; each segment must read as words (see below).
 _IDENTIFIER_SEPARATOR_RE: Final = _lazy(r"[_.\-:/@+=]+")
@@ -203,25 +206,44 @@ def _segment_reads_as_words(segment: str) -> bool:
         if run.isdigit():
             if len(run) >= 4 and index != last:
                 return False
+            # Digits between letters of an all-capital piece (base32: JBSWY3DPEHPK), or digits
+            # before a capital run (6WFFY), do not make a name.
+            if segment.isupper() and 0 < index < last:
+                return False
+            if index < last and len(runs[index + 1]) > 1 and runs[index + 1].isupper():
+                return False
             continue
         if len(run) == 1:
-            if index in (0, last) or runs[index + 1].isdigit() or run in "AI":
+            # A capital left alone at the end of a long piece (FWybmuffirpM) is no word.
+            trailing = index == last and index > 0 and run.isupper() and len(segment) >= 8
+            if not trailing and (index in (0, last) or runs[index + 1].isdigit() or run in "AI"):
                 continue
             return False
         if run.isupper() and mixed_case:
             capital_runs += 1
             if capital_runs > 1 or len(run) > 5:
                 return False
-        if not _VOWEL_RE().search(run.lower()):
+        lowered = run.lower()
+        if not _VOWEL_RE().search(lowered) or (len(run) == 2 and lowered[0] == "y"):
             if len(run) > 4 or not (run.isupper() or run == segment):
                 return False
         elif _CONSONANT_CLUSTER_RE().search(run.lower()):
+            return False
+        if len(run) >= 2 and _RARE_PAIR_RE().search(run.lower()):
             return False
     return True
 
 
 _HEX_RE: Final = _lazy(r"[0-9a-f]+|[0-9A-F]+")
-_CONSONANT_CLUSTER_RE: Final = _lazy(r"[bcdfghjklmnpqrstvwxz]{5}")
+# Letter pairs that English words (and the abbreviations of code: sqlite, jsx, heapq, 10px)
+# do not hold; a random run of letters soon does.
+_RARE_PAIR_RE: Final = _lazy(
+    r"bx|cj|cx|fq|fx|gq|gx|hx|jf|jg|jv|jw|jx|jz|kq|kx|q[b-hj-km-np-tv-z]|vb|vf|vh|vj|vq"
+    r"|vw|vx|wq|xj|xk|xq|xz|zj|zq|zx"
+)
+# Six consonants in a row, or seven counting "y", read as no word ("healthcheck", "httpcore",
+# "downstream" and "strptime" have five; "asynchronous" and "encryption" six with "y").
+_CONSONANT_CLUSTER_RE: Final = _lazy(r"[bcdfghjklmnpqrstvwxz]{6}|[bcdfghjklmnpqrstvwxyz]{7}")
 
 
 def _reads_as_name(value: str) -> bool:
@@ -273,6 +295,4 @@ def _is_punctuated_words(value: str) -> bool:
     """Words with punctuation (``Hello!!``, ``*(optional)*``), judged strictly on the letters."""
     if value.isalnum() or not _is_word_with_punctuation(value):
         return False
-    return all(
-        _segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece
-    )
+    return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
