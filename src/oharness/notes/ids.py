@@ -40,10 +40,51 @@ def random_hex(count: int) -> str:
     return secrets.token_hex((count + 1) // 2)[:count]
 
 
+def _script(char: str) -> str:
+    """``word`` for Han and Hangul (a syllable each), ``kana``, or ``inline`` (letters)."""
+    name = unicodedata.name(char, "")
+    if name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HANGUL")):
+        return "word"
+    if name.startswith(("HIRAGANA", "KATAKANA")):
+        return "kana"
+    return "inline"
+
+
+def transliterate(text: str) -> str:
+    """``text`` in ASCII: accents dropped, other scripts romanised with ``anyascii`` (ISC).
+
+    部署流程 → ``Bu Shu Liu Cheng``, テストはpytest → ``tesutoha pytest``, 배포 → ``Bae Po``,
+    Größe → ``Grosse``, Деплой → ``Deploi``. A Han or Hangul syllable is a word of its own; a
+    run of kana is one word. ``anyascii`` is imported only for text that needs it (~15 ms).
+    """
+    if text.isascii():
+        return text
+    from anyascii import anyascii
+
+    pieces: list[str] = []
+    for char in unicodedata.normalize("NFC", text):
+        if char.isascii():
+            pieces.append(char)
+            continue
+        stripped = "".join(
+            part for part in unicodedata.normalize("NFKD", char) if not unicodedata.combining(part)
+        )
+        if stripped.isascii():  # an accented or compatibility letter: é → e, ℌ → H
+            pieces.append(stripped)
+            continue
+        script = _script(char)
+        romanised = anyascii(char)
+        if script == "word":
+            romanised = f" {romanised} "
+        elif script == "kana":
+            romanised = f"\0{romanised}\0"  # word breaks where the kana run meets other text
+        pieces.append(romanised)
+    return "".join(pieces).replace("\0\0", "").replace("\0", " ")
+
+
 def slugify(summary: str) -> str:
-    """The id stem of a summary: its ASCII letters and digits, words joined by '-'."""
-    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """The id stem of a summary: its letters and digits in ASCII, words joined by '-'."""
+    words = re.findall(r"[a-z0-9]+", transliterate(summary).lower())
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
