@@ -7,14 +7,18 @@ starts matching only where a hint occurs, so an ordinary note costs a few dozen 
 searches and hardly any regex work (see ``bench/secrets_bench.py``).
 
 Generic assignments (``password=…``, ``"api_key": "…"``, ``SECRET_TOKEN=…``, ``<password>…``,
-``the password is …``) count only when the value looks generated or password-like; see
-:func:`_looks_random` for the rule. An unquoted value ends at whitespace, a quote, ``,``, ``;``,
-``&`` (a query string), ``<`` or ``>``. A passphrase of words, a name (``config.api_key``,
-``AUTH_TOKEN_V2``), a word with punctuation and a short value (under 8 characters) are not
-high-entropy and pass; so do most random values made of letters only, which read like names.
-On random values the rule catches about 75% at 12 characters, 85% at 16 and 96% or more from
-24 on (base62, hex, base64, base32 alike); the provider formats above are caught whatever
-their randomness.
+``the password is …``; module ``assignments``) count when the value is a literal rather than
+code: see :func:`~oharness.notes.secrets.values._looks_like_password`. An unquoted value ends
+at whitespace, a quote, ``,``, ``;``, ``<`` or ``>``, and at ``&`` only in a query string. A
+passphrase of words, a name (``config.api_key``, ``AUTH_TOKEN_V2``, ``getAccessToken``), a
+template (``${X}``, ``%(x)s``, ``{{ x }}``), a path of names and a short value (under 8
+characters; 10 after "is") pass. Names are read strictly (case runs with vowels, one capital
+run per piece, no hex or base32, no rare letter pairs), so generated passwords with or without
+punctuation are caught: ``bench/secrets_detection.py`` measures at most 0.3 % misses on 31 of
+its 32 patterns and 0.75 % on 12-character values inside a sentence, with no false positive
+on its prose and code corpus. The provider formats above are caught whatever their randomness.
+The value heuristics live in ``values``, normalisation in ``normalise``, the token rules in
+``rules``.
 
 Deliberately *not* detected: a bare 40-character base64 string (an AWS secret key is recognised
 only after its key name or its access key id, because the bare shape is ordinary base64); git
