@@ -22,6 +22,7 @@ from oharness.cli.context import (
     warn,
 )
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.fsio import atomic_write
 from oharness.notes.store import StoredNote
 from oharness.notes.text import terminal_safe
 from oharness.tools.attach import recall_for_message
@@ -282,12 +283,8 @@ def _edit_file(workspace: Workspace, stored: StoredNote) -> Path:
 
 
 def _write_private(path: Path, text: str) -> None:
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        os.fchmod(file.fileno(), 0o600)
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
+    # Atomic, so a crash never leaves a torn copy that a later edit would continue from.
+    atomic_write(path, text.encode("utf-8"), mode=0o600)
 
 
 @memory.command()
