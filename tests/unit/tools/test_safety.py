@@ -194,3 +194,51 @@ def test_doctor_names_a_hand_written_credential_without_its_value(workspace: Wor
         "holds a GitHub token in body line 1",
     ]
     assert not report.healthy and GITHUB_TOKEN not in json.dumps(report.to_dict())
+
+
+def _update_in_another_process(project: str, home: str, note_id: str, worker: int) -> None:
+    workspace = open_workspace(Path(project), Path(home), register=False)
+    for index in range(8):
+        workspace.service.remember("Counter", f"worker {worker} version {index}", id=note_id)
+
+
+def test_updates_from_several_processes_each_leave_a_backup(project_dir: Path, home: Path) -> None:
+    import multiprocessing
+
+    workspace = open_workspace(project_dir, home, register=True)
+    note = workspace.service.remember("Counter", "version 0")
+    context = multiprocessing.get_context("spawn")
+    workers = [
+        context.Process(
+            target=_update_in_another_process, args=(str(project_dir), str(home), note.id, n)
+        )
+        for n in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+        assert worker.exitcode == 0
+    records = workspace.service.backups().recent(None)
+    assert len(records) == 24 and len({record.backup_id for record in records}) == 24
+    bodies = [record.path.read_text(encoding="utf-8").rsplit("---\n", 1)[1] for record in records]
+    assert "version 0\n" in bodies and len(set(bodies)) == 24
+
+
+def test_two_writers_in_the_same_millisecond_never_share_a_backup(tmp_path: Path) -> None:
+    from oharness.notes.backups import BackupStore
+
+    stores = [BackupStore(tmp_path / "backups", clock=lambda: 1_789_000_000_000) for _ in "ab"]
+    records = [
+        store.write(
+            f"---\n{{}}\n---\n{name}".encode(),
+            note_id="same-1ab",
+            reason="remember-update",
+            scope_dir=tmp_path / scope,
+            scope_key=scope,
+            content_hash="sha256:0",
+        )
+        for store, name, scope in zip(stores, "ab", ("project", "user"), strict=True)
+    ]
+    assert records[0].backup_id != records[1].backup_id
+    assert [record.path.read_bytes()[-1:] for record in records] == [b"a", b"b"]
