@@ -276,3 +276,9 @@ def test_edit_keeps_text_only_in_the_home_and_removes_it_when_saved(
     assert result.returncode == 0 and "continuing your unsaved edit" in result.stderr
     assert not kept.exists()
     assert "token in the vault" in str(cli.json("memory", "show", note_id)["body"])
+
+
+def test_bytes_that_are_not_utf8_are_refused_naming_the_byte(cli: Cli) -> None:
+    line = cli.refused("memory", "remember", "-s", "bad \udcff byte", "-b", "x")
+    assert "not UTF-8 (0xFF)" in line
+    assert "invalid note id" in cli.refused("memory", "show", "\udcff")

@@ -37,7 +37,10 @@ def character_problem(value: str, *, body: bool = False) -> str | None:
     start = match.start()
     line = value.count("\n", 0, start) + 1
     column = start - (value.rfind("\n", 0, start) + 1) + 1
-    code = f"U+{ord(match.group()):04X}"
+    point = ord(match.group())
+    code = f"U+{point:04X}"
+    if 0xDC80 <= point <= 0xDCFF:  # how Python carries a byte that was not UTF-8
+        kind, code = "a byte that is not UTF-8", f"0x{point - 0xDC00:02X}"
     return f"{kind} ({code}) at line {line}, column {column}"
 
 
