@@ -282,3 +282,15 @@ def test_bytes_that_are_not_utf8_are_refused_naming_the_byte(cli: Cli) -> None:
     line = cli.refused("memory", "remember", "-s", "bad \udcff byte", "-b", "x")
     assert "not UTF-8 (0xFF)" in line
     assert "invalid note id" in cli.refused("memory", "show", "\udcff")
+
+
+def test_a_user_note_written_inside_a_git_repository_registers_nothing(
+    home: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cli = Cli(home, repo)
+    cli.ok("memory", "remember", "--type", "user", "-s", "Likes tea", "-b", "Green.")
+    cli.ok("memory", "remember", "--scope", "user", "-s", "Likes coffee", "-b", "Black.")
+    assert sorted(path.name for path in repo.iterdir()) == [".git"]

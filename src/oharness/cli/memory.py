@@ -30,7 +30,7 @@ from oharness.tools.doctor import diagnose
 from oharness.tools.prompt import render_index
 from oharness.tools.service import UNSET, Unset, note_file_text
 from oharness.tools.workspace import Workspace
-from oharness.types import NOTE_TYPES, Scope, parse_scope
+from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
 
 _SCOPE = click.Choice(["project", "user"])
 
@@ -72,7 +72,9 @@ def remember(
         if stdin_is_terminal():
             say("Type the body, then Ctrl-D on a new line:", err=True)
         body = sys.stdin.read()
-    workspace = open_for(project_path, register=True)
+    # Only a new project note needs the project registered; user notes and updates never do.
+    target_scope = _scope(scope) or default_scope_for(note_type)
+    workspace = open_for(project_path, register=note_id is None and target_scope == "project")
     warn(workspace, as_json)
     type_arg: str | Unset | None = UNSET
     if note_type is not None:
