@@ -242,3 +242,24 @@ def test_two_writers_in_the_same_millisecond_never_share_a_backup(tmp_path: Path
     ]
     assert records[0].backup_id != records[1].backup_id
     assert [record.path.read_bytes()[-1:] for record in records] == [b"a", b"b"]
+
+
+def test_tools_take_scope_prefixed_ids_as_the_index_prints_them(workspace: Workspace) -> None:
+    from oharness.tools.definitions import call_tool
+    from oharness.tools.prompt import render_index
+
+    note = workspace.service.remember("Prefers terse answers", "Code first.", type="user")
+    assert f"(user:{note.id})" in render_index(workspace.service.all_notes(), 4000)
+    read = call_tool(workspace.service, "memory", {"id": f"user:{note.id}"})
+    assert read["id"] == note.id and read["scope"] == "user"
+    updated = call_tool(
+        workspace.service,
+        "remember",
+        {"id": f"user:{note.id}", "summary": "Prefers very terse answers", "body": "Code."},
+    )
+    assert updated["changed"] is True
+    wrong = call_tool(workspace.service, "memory", {"id": f"project:{note.id}"})
+    assert wrong["error"]["code"] == "not_found"
+    assert "'memory' (no arguments)" in wrong["error"]["message"]
+    forgotten = call_tool(workspace.service, "forget", {"id": f"user:{note.id}"})
+    assert forgotten["id"] == note.id and workspace.service.all_notes() == []
