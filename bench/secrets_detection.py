@@ -171,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = miss_rates(count)
     print(f"misses per pattern, {count} generated values each (target <= {MAX_MISS_RATE:.1%})")
     worst = 0.0
-    for kind, template, misses in rows:
+    for (kind, template, misses), (_, _, generate) in zip(rows, PATTERNS, strict=True):
         rate = misses / count
         worst = max(worst, rate)
-        print(f"  {kind:<9} {template:<58} {misses:>5} {rate:7.2%}")
+        shown = template if template != "{v}" else generate(random.Random(0))[:24] + "…"
+        print(f"  {kind:<9} {shown:<58} {misses:>5} {rate:7.2%}")
     pieces, characters, found = false_positives()
     print(f"false positives: {len(found)} in {pieces} pieces ({characters:,} characters)")
     for line in found[:20]:
