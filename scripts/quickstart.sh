@@ -17,7 +17,16 @@ trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EX
 export OHARNESS_HOME="$WORK/home"
 mkdir -p "$WORK/shop" && cd "$WORK/shop"
 
-run() { printf '\n$ %s\n' "$*"; "$@"; }
+# Echo a command the way it can be copied into a shell (quoted), then run it.
+run() {
+  local shown=("$@") line="" arg
+  [ "${shown[0]}" = "$OH" ] && shown[0]=oharness
+  for arg in "${shown[@]}"; do
+    if [[ "$arg" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then line+="$arg "; else line+="${arg@Q} "; fi
+  done
+  printf '\n$ %s\n' "${line% }"
+  "$@"
+}
 first_id() { "$PY" -c "import json,sys; print(json.load(sys.stdin)['$1'][0]['$2'])"; }
 
 run "$OH" project init
@@ -26,8 +35,8 @@ run "$OH" memory remember --type feedback --tags "design, pricing" \
   --body $'Cards on the pricing page are separated by fill and whitespace.\n\n**Why:** the outlines were the loudest thing on a page of numbers.'
 run "$OH" memory remember --type user --summary "Prefers short answers with code first" \
   --body "Lead with the code change, then one or two sentences of why."
-echo "Deploys go out on Tuesdays at noon; hotfixes any day. See [[release-checklist]]." |
-  run "$OH" memory remember --type project --tags release --summary "Deploys happen on Tuesdays"
+run "$OH" memory remember --type project --tags release --summary "Deploys happen on Tuesdays" \
+  --body "Deploys go out on Tuesdays at noon; hotfixes any day. See [[release-checklist]]."
 run "$OH" memory list
 ID=$("$OH" memory list --json | first_id notes id)
 run "$OH" memory show "$ID"
@@ -55,8 +64,12 @@ TOKEN=$("$OH" sync-server token --user demo --plan paid)
 login() { printf '\n$ oharness login --origin http://127.0.0.1:%s --token …\n' "$PORT"; "$OH" login --origin "http://127.0.0.1:$PORT" --token "$TOKEN"; }
 login
 run "$OH" sync now
-mkdir -p "$WORK/laptop" && cp "$WORK/shop/.oharness/project.json" "$WORK/laptop.json"
-mkdir -p "$WORK/laptop/.oharness" && mv "$WORK/laptop.json" "$WORK/laptop/.oharness/project.json"
+printf '\nThe shop folder is not a git repository, so its project id is random: a copy of the\n'
+printf 'folder on another machine is the same project once it holds the same .oharness/project.json\n'
+printf '(a git repository needs nothing: its id comes from its first commit).\n'
+cd "$WORK"
+run mkdir -p laptop/.oharness
+run cp shop/.oharness/project.json laptop/.oharness/project.json
 cd "$WORK/laptop"
 export OHARNESS_HOME="$WORK/laptop-home"
 login

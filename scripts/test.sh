@@ -19,6 +19,7 @@ echo "== mypy --strict"
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
 BENCHMARKS=(
   bench/secrets_bench.py
+  bench/secrets_detection.py
   bench/recall_latency.py
   bench/recall_end_to_end.py
   bench/recall_quality.py

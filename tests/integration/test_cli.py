@@ -52,11 +52,20 @@ class Cli:
 
 
 @pytest.fixture
-def cli(home: Path, project_dir: Path) -> Cli:
+def bare_cli(home: Path, project_dir: Path) -> Cli:
+    """The CLI in a plain folder that is not a registered project."""
     return Cli(home, project_dir)
 
 
-def test_project_init_and_show(cli: Cli, project_dir: Path) -> None:
+@pytest.fixture
+def cli(bare_cli: Cli) -> Cli:
+    """The CLI in a registered project."""
+    bare_cli.ok("project", "init")
+    return bare_cli
+
+
+def test_project_init_and_show(bare_cli: Cli, project_dir: Path) -> None:
+    cli = bare_cli
     shown = cli.json("project", "show")
     assert shown["registered"] is False and not (project_dir / ".oharness").exists()
     created = cli.json("project", "init")
@@ -65,7 +74,7 @@ def test_project_init_and_show(cli: Cli, project_dir: Path) -> None:
     sub = project_dir / "deep" / "er"
     sub.mkdir(parents=True)
     assert cli.json("project", "show", cwd=sub)["id"] == created["id"]
-    assert "Registered project" in cli.ok("project", "init").stdout
+    assert "Already registered: project" in cli.ok("project", "init").stdout
 
 
 def test_remember_show_list_forget_restore_round_trip(cli: Cli, project_dir: Path) -> None:
@@ -156,17 +165,18 @@ def test_edit_uses_editor_and_validates(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_doctor_reports_and_touches_nothing(cli: Cli, project_dir: Path) -> None:
-    cli.ok("project", "init")
     broken = project_dir / "MEMORY" / "broken.md"
     broken.write_bytes(b"---\n{oops\n---\nbody")
     before = broken.stat()
-    report = cli.json("memory", "doctor")
+    result = cli.run("memory", "doctor", "--json")
+    assert result.returncode == 3
+    report = json.loads(result.stdout)
     assert report["healthy"] is False
     findings = report["findings"]
     assert isinstance(findings, list) and findings[0]["kind"] == "invalid_json"
     assert broken.read_bytes() == b"---\n{oops\n---\nbody"
     assert broken.stat().st_mtime_ns == before.st_mtime_ns
-    assert "problems found" in cli.ok("memory", "doctor").stdout
+    assert "problems found" in cli.run("memory", "doctor").stdout
 
 
 def test_help_and_version(cli: Cli) -> None:

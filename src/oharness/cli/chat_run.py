@@ -74,6 +74,11 @@ def event_printer(*, verbose: bool) -> Callable[[RunEvent], None]:
             click.echo(f"· {data.get('name')}", err=True)
         elif event.kind == "tool.result" and data.get("permission") in ("deny", "not-approved"):
             click.echo(f"{data.get('name')} was refused ({data.get('permission')})", err=True)
+        elif event.kind == "tool.result" and data.get("errorCode") == "secret":
+            click.echo(
+                f"{data.get('name')} was refused: it looked like a credential (nothing saved)",
+                err=True,
+            )
 
     return show
 
@@ -143,8 +148,9 @@ def run_chat(
     as_json: bool,
 ) -> None:
     """The body of ``oharness chat`` (imported only when the command runs)."""
-    workspace = open_for(project_path, register=True)
-    warn(workspace, as_json)
+    # Starting an agent in a folder chooses it as the project (spec 01.4: first use).
+    workspace = open_for(project_path, register=True, explicit=True, for_model=True)
+    warn(workspace, as_json, now=True)
     models = configured_models(
         workspace.settings.models, provider_environment(), main_override=model
     )

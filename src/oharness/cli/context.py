@@ -12,10 +12,22 @@ from typing import Any, TypeVar
 
 import click
 
+from oharness.errors import ProjectError
+from oharness.notes.text import terminal_safe
+from oharness.project.identity import find_project
 from oharness.project.paths import default_home
+from oharness.tools.service import PERSON_HINTS
 from oharness.tools.workspace import Workspace, open_workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit codes (docs/memory.md, "Command line"): success; refused or failed; bad usage;
+#: finished but found problems (``doctor``); interrupted.
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PROBLEMS = 3
+EXIT_INTERRUPTED = 130
 
 
 def home_from_environment() -> Path:
@@ -37,16 +49,47 @@ def common_options(func: F) -> F:
     return func
 
 
-def open_for(project_path: Path | None, *, register: bool) -> Workspace:
-    """Open the workspace of ``--project`` or the current directory."""
+def open_for(
+    project_path: Path | None,
+    *,
+    register: bool,
+    explicit: bool = False,
+    for_model: bool = False,
+) -> Workspace:
+    """Open the workspace of ``--project`` or the current directory.
+
+    ``register`` (a command that writes) registers the project only where the person chose
+    it: a folder named with ``--project``, a git repository, or ``explicit`` (``project
+    init``). Any other folder stays unregistered: user notes work, and a project write is
+    refused with how to register (docs/memory.md, "Scopes and projects"). Refusals speak
+    to the person at the terminal, unless ``for_model`` (chat, where a model calls the tools).
+    """
     start = project_path if project_path is not None else Path.cwd()
     if project_path is not None and not project_path.is_dir():
-        raise click.ClickException(f"--project {project_path}: no such folder")
-    workspace = open_workspace(start, home_from_environment(), register=register)
+        raise ProjectError(
+            f"--project {project_path}: no such folder; give the path of an existing folder"
+        )
+    home = home_from_environment()
+    if register and not explicit and project_path is None:
+        location = find_project(start, home)
+        register = location is not None and (location.root / ".git").exists()
+    workspace = open_workspace(start, home, register=register)
+    if not for_model:
+        workspace.service.hints = PERSON_HINTS
     context = click.get_current_context(silent=True)
     if context is not None:
         context.call_on_close(workspace.close)
     return workspace
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print a line for a person; control characters a terminal would act on are escaped."""
+    click.echo(terminal_safe(text), err=err)
+
+
+def plural(count: int, word: str) -> str:
+    """``1 note``, ``2 notes``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def emit_json(data: Any) -> None:
@@ -54,12 +97,31 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-def warn(workspace: Workspace, as_json: bool) -> None:
-    """Print the workspace's warnings to stderr (once each)."""
+_pending_warnings: dict[str, None] = {}
+
+
+def warn(workspace: Workspace, as_json: bool, *, now: bool = False) -> None:
+    """Queue the workspace's warnings for stderr, printed once each when the command succeeds.
+
+    A failing command prints only its one-line error (the error names the cause); ``now``
+    prints at once, for commands that run long (chat).
+    """
     if as_json:
         return
     for message in workspace.warnings:
-        click.echo(f"warning: {message}", err=True)
+        if now:
+            click.echo(f"warning: {terminal_safe(message, multiline=False)}", err=True)
+        else:
+            _pending_warnings[message] = None
+
+
+def flush_warnings(*, show: bool) -> None:
+    """Print (``show``) or drop the queued warnings."""
+    messages = list(_pending_warnings)
+    _pending_warnings.clear()
+    if show:
+        for message in messages:
+            click.echo(f"warning: {terminal_safe(message, multiline=False)}", err=True)
 
 
 def format_time(ms: int) -> str:

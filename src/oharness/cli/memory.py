@@ -6,25 +6,31 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 
 from oharness.cli.context import (
+    EXIT_PROBLEMS,
     common_options,
     emit_json,
     format_time,
     open_for,
+    plural,
+    say,
     stdin_is_terminal,
     warn,
 )
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.fsio import atomic_write
+from oharness.notes.store import StoredNote
+from oharness.notes.text import terminal_safe
 from oharness.tools.attach import recall_for_message
 from oharness.tools.doctor import diagnose
 from oharness.tools.prompt import render_index
 from oharness.tools.service import UNSET, Unset, note_file_text
-from oharness.types import NOTE_TYPES, Scope, parse_scope
+from oharness.tools.workspace import Workspace
+from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
 
 _SCOPE = click.Choice(["project", "user"])
 
@@ -64,9 +70,11 @@ def remember(
         raise click.UsageError("--type and --no-type exclude each other")
     if body is None:
         if stdin_is_terminal():
-            click.echo("Type the body, then Ctrl-D on a new line:", err=True)
+            say("Type the body, then Ctrl-D on a new line:", err=True)
         body = sys.stdin.read()
-    workspace = open_for(project_path, register=True)
+    # Only a new project note needs the project registered; user notes and updates never do.
+    target_scope = _scope(scope) or default_scope_for(note_type)
+    workspace = open_for(project_path, register=note_id is None and target_scope == "project")
     warn(workspace, as_json)
     type_arg: str | Unset | None = UNSET
     if note_type is not None:
@@ -85,25 +93,23 @@ def remember(
         emit_json(result.to_dict())
         return
     if result.created:
-        click.echo(f"Saved {result.id} ({result.scope}): {result.path}")
+        say(f"Saved {result.id} ({result.scope}): {result.path}")
     elif result.changed:
-        click.echo(f"Updated {result.id} ({result.scope}): {result.path}")
+        say(f"Updated {result.id} ({result.scope}): {result.path}")
     elif note_id is None:
-        click.echo(
-            f"Already saved with the same content as {result.id} ({result.scope}); nothing written"
-        )
+        say(f"Already saved with the same content as {result.id} ({result.scope}); nothing written")
     else:
-        click.echo(f"No change to {result.id} ({result.scope})")
+        say(f"No change to {result.id} ({result.scope})")
     for target in result.dangling_links:
-        click.echo(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
+        say(f"note: [[{target}]] does not exist yet (kept as a dangling link)")
     if result.likely_duplicate:
         twin = result.likely_duplicate
-        click.echo(
+        say(
             f"note: looks like a duplicate of {twin['id']} ({twin['scope']}): {twin['summary']}; "
             "consider merging them"
         )
     if result.related:
-        click.echo("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
+        say("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
 
 
 @memory.command()
@@ -119,12 +125,12 @@ def search(project_path: Path | None, as_json: bool, debug: bool, query: str, li
         emit_json({"query": query, "results": [hit.to_dict() for hit in hits]})
         return
     if not hits:
-        click.echo("No matching notes.")
+        say("No matching notes.")
     for hit in hits:
         marker = "user:" if hit.scope == "user" else ""
-        click.echo(f"{hit.score:6.2f}  {hit.summary} ({marker}{hit.id})")
+        say(f"{hit.score:6.2f}  {hit.summary} ({marker}{hit.id})")
         if hit.snippet:
-            click.echo(f"        {hit.snippet}")
+            say(f"        {hit.snippet}")
 
 
 @memory.command("index")
@@ -137,7 +143,7 @@ def show_index(project_path: Path | None, as_json: bool, debug: bool) -> None:
     if as_json:
         emit_json({"section": text})
     else:
-        click.echo(text)
+        say(text)
 
 
 @memory.command("recall")
@@ -159,9 +165,9 @@ def recall_message(
     if as_json:
         emit_json(outcome.to_dict())
     elif outcome.block:
-        click.echo(outcome.block)
+        say(outcome.block)
     else:
-        click.echo("(nothing would be attached)")
+        say("(nothing would be attached)")
 
 
 @memory.command("show")
@@ -178,22 +184,22 @@ def show_note(
     if as_json:
         emit_json(view.to_dict())
         return
-    click.echo(click.style(view.summary, bold=True))
-    click.echo(f"id: {view.id}  scope: {view.scope}  type: {view.type or '-'}")
-    click.echo(f"tags: {', '.join(view.tags) or '-'}")
-    click.echo(f"created {format_time(view.created_at)}, updated {format_time(view.updated_at)}")
-    click.echo(f"file: {view.path}")
-    click.echo("")
-    click.echo(view.body.rstrip("\n"))
+    click.echo(click.style(terminal_safe(view.summary), bold=True))
+    say(f"id: {view.id}  scope: {view.scope}  type: {view.type or '-'}")
+    say(f"tags: {', '.join(view.tags) or '-'}")
+    say(f"created {format_time(view.created_at)}, updated {format_time(view.updated_at)}")
+    say(f"file: {view.path}")
+    say("")
+    say(view.body.rstrip("\n"))
     if view.links:
-        click.echo("\nlinks:")
+        say("\nlinks:")
         for link in view.links:
             shown = f"{link.summary} ({link.scope})" if link.scope else "missing"
-            click.echo(f"  -> [[{link.id}]] {shown}")
+            say(f"  -> [[{link.id}]] {shown}")
     if view.incoming:
-        click.echo("\nlinked from:")
+        say("\nlinked from:")
         for link in view.incoming:
-            click.echo(f"  <- [[{link.id}]] {link.summary} ({link.scope})")
+            say(f"  <- [[{link.id}]] {link.summary} ({link.scope})")
 
 
 @memory.command("list")
@@ -211,13 +217,13 @@ def list_notes(
         emit_json(listing.to_dict())
         return
     if listing.total == 0:
-        click.echo("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
+        say("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
         return
     for item in listing.items:
-        click.echo(item.line())
+        say(item.line())
     if listing.next_offset is not None:
         rest = listing.total - listing.next_offset
-        click.echo(f"... {rest} more: --offset {listing.next_offset}")
+        say(f"... {rest} more: --offset {listing.next_offset}")
 
 
 @memory.command()
@@ -247,7 +253,7 @@ def forget(
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(f"Forgot {result.id} ({result.scope}); backup {result.backup_id}")
+        say(f"Forgot {result.id} ({result.scope}); backup {result.backup_id}")
 
 
 def _run_editor(path: Path) -> None:
@@ -256,13 +262,31 @@ def _run_editor(path: Path) -> None:
         completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
     except OSError as exc:
         raise ValidationError(
-            f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR"
+            f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR "
+            f"(your text is kept in {path})"
         ) from exc
     if completed.returncode != 0:
         raise ValidationError(
             f"the editor exited with status {completed.returncode}; nothing was changed "
-            f"(your text is kept in {path})"
+            f"(your text is kept in {path}; 'edit' again continues from it)"
         )
+
+
+def _edit_file(workspace: Workspace, stored: StoredNote) -> Path:
+    """Where the text being edited lives: inside OHARNESS_HOME, readable by the owner only."""
+    if not workspace.user_available:
+        raise UnavailableError(
+            f"edit keeps your text in OHARNESS_HOME while you edit, and {workspace.home.home} "
+            "cannot be used; set OHARNESS_HOME to a folder you can write"
+        )
+    directory = workspace.home.home / "edits"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    return directory / f"{stored.scope}-{stored.id}.md"
+
+
+def _write_private(path: Path, text: str) -> None:
+    # Atomic, so a crash never leaves a torn copy that a later edit would continue from.
+    atomic_write(path, text.encode("utf-8"), mode=0o600)
 
 
 @memory.command()
@@ -272,30 +296,44 @@ def _run_editor(path: Path) -> None:
 def edit(
     project_path: Path | None, as_json: bool, debug: bool, note_id: str, scope: str | None
 ) -> None:
-    """Open a note in $EDITOR; the result is checked like 'remember' before it is saved."""
+    """Open a note in $EDITOR; the result is checked like 'remember' before it is saved.
+
+    While you edit, and after a refused edit, the text is kept in OHARNESS_HOME/edits/ (mode
+    0600); editing the same note again continues from it. It is removed once the edit is
+    saved or leaves the note unchanged.
+    """
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
     stored = workspace.service.find(note_id, _scope(scope))
     original = note_file_text(stored)
-    handle, name = tempfile.mkstemp(prefix=f"{stored.id}-", suffix=".md")
-    path = Path(name)
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        file.write(original)
+    path = _edit_file(workspace, stored)
+    if path.is_file():
+        say(f"continuing your unsaved edit kept in {path}", err=True)
+    else:
+        _write_private(path, original)
     _run_editor(path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"the edited text is not valid UTF-8 (byte {exc.start}); nothing was changed "
+            f"(your text is kept in {path}; 'edit' again continues from it)"
+        ) from exc
     if text == original:
         path.unlink()
-        click.echo(f"No change to {stored.id}")
+        say(f"No change to {stored.id}")
         return
     try:
         result = workspace.service.apply_edit(stored.id, stored.scope, text)
     except OHarnessError as exc:
-        raise type(exc)(f"{exc.message} (your edited text is kept in {path})") from exc
+        raise type(exc)(
+            f"{exc.message} (your edited text is kept in {path}; 'edit' again continues from it)"
+        ) from exc
     path.unlink()
     if as_json:
         emit_json(result.to_dict())
     else:
-        click.echo(f"{'Updated' if result.changed else 'No change to'} {result.id}")
+        say(f"{'Updated' if result.changed else 'No change to'} {result.id}")
 
 
 @memory.command()
@@ -306,21 +344,25 @@ def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
     report = diagnose(workspace.service, workspace.warnings)
     if as_json:
         emit_json(report.to_dict())
+        if not report.healthy:
+            click.get_current_context().exit(EXIT_PROBLEMS)
         return
     for message in report.warnings:
-        click.echo(f"warning: {message}")
+        say(f"warning: {message}")
     for scope, info in report.scopes.items():
         if info.get("available") is False:
-            click.echo(f"{scope}: not available")
+            say(f"{scope}: not available")
         else:
-            click.echo(
-                f"{scope}: {info['notes']} notes in {info['directory']}"
+            say(
+                f"{scope}: {plural(info['notes'], 'note')} in {info['directory']}"
                 f" ({info['skipped']} skipped, {info['unloaded']} not loaded)"
             )
     for finding in report.findings:
         label = "problem" if finding.is_problem else "info"
-        click.echo(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
-    click.echo("healthy" if report.healthy else "problems found (files left untouched)")
+        say(f"{label}: {finding.scope}: {finding.path}: {finding.message}")
+    say("healthy" if report.healthy else "problems found (files left untouched)")
+    if not report.healthy:
+        click.get_current_context().exit(EXIT_PROBLEMS)
 
 
 @memory.command()
@@ -335,11 +377,15 @@ def backups(project_path: Path | None, as_json: bool, debug: bool, limit: int) -
         emit_json({"backups": [record.to_dict() for record in records]})
         return
     if not records:
-        click.echo("No backups yet.")
+        say("No backups yet.")
+        return
+    id_width = max(len("BACKUP"), *(len(record.backup_id) for record in records))
+    reason_width = max(len("REASON"), *(len(record.reason) for record in records))
+    say(f"{'BACKUP':<{id_width}}  {'WHEN':<16}  {'REASON':<{reason_width}}  NOTE")
     for record in records:
-        click.echo(
-            f"{record.backup_id}  {format_time(record.created_at)}  {record.reason:<18} "
-            f"{record.note_id or '?'}"
+        say(
+            f"{record.backup_id:<{id_width}}  {format_time(record.created_at):<16}  "
+            f"{record.reason:<{reason_width}}  {record.note_id or '?'}"
         )
 
 
@@ -358,8 +404,8 @@ def restore(
         emit_json(result.to_dict())
         return
     if not result.changed:
-        click.echo(f"{result.id} already has this content; nothing changed")
+        say(f"{result.id} already has this content; nothing changed")
         return
-    click.echo(f"Restored {result.id} ({result.scope}): {result.path}")
+    say(f"Restored {result.id} ({result.scope}): {result.path}")
     if result.replaced_backup_id:
-        click.echo(f"the version it replaced is kept as backup {result.replaced_backup_id}")
+        say(f"the version it replaced is kept as backup {result.replaced_backup_id}")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from oharness.cli.context import common_options, emit_json, open_for, warn
+from oharness.cli.context import common_options, emit_json, home_from_environment, open_for, warn
 from oharness.errors import ProjectError
 from oharness.notes.ids import random_hex
-from oharness.project.identity import reset_project_id
+from oharness.project.identity import find_project, reset_project_id
 from oharness.tools.workspace import Workspace, wall_clock_ms
 
 
@@ -49,15 +49,22 @@ def _print(data: dict[str, object]) -> None:
 @common_options
 def init(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Register the project (creates .oharness/project.json, MEMORY/, ARTIFACTS/)."""
-    workspace = open_for(project_path, register=True)
+    start = project_path if project_path is not None else Path.cwd()
+    location = find_project(start, home_from_environment()) if start.is_dir() else None
+    was_registered = location is not None and location.registered
+    workspace = open_for(project_path, register=True, explicit=True)
     warn(workspace, as_json)
     if workspace.project is None or not workspace.project.registered:
-        raise ProjectError("this folder cannot be registered as a project")
+        raise ProjectError(
+            "this folder cannot be registered as a project (it is inside OHARNESS_HOME); "
+            "run 'oharness project init' in the project's own folder"
+        )
     data = _describe(workspace)
     if as_json:
         emit_json(data)
     else:
-        click.echo(f"Registered project {data['id']} at {data['root']}")
+        verb = "Already registered:" if was_registered else "Registered"
+        click.echo(f"{verb} project {data['id']} at {data['root']}")
         _print(data)
 
 

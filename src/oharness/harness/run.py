@@ -15,6 +15,7 @@ from oharness.harness.permission import (
     PermissionMode,
     PermissionRules,
     decide,
+    headless_approver,
 )
 from oharness.harness.plugin_host import EventSink, PluginHost, RunEvent
 from oharness.harness.session import Session
@@ -116,7 +117,13 @@ class ToolRunner:
         sink(
             RunEvent(
                 "tool.result",
-                {"id": call.id, "name": call.name, "isError": is_error, "permission": permission},
+                {
+                    "id": call.id,
+                    "name": call.name,
+                    "isError": is_error,
+                    "permission": permission,
+                    "errorCode": _error_code(result) if is_error else None,
+                },
             )
         )
         return ToolOutcome(call, message, permission)
@@ -154,8 +161,8 @@ class ToolRunner:
                 return (
                     _error(
                         "not_approved",
-                        f"{tool.name} needs the user's approval ({decision.reason}) and it was not "
-                        "given (with nobody to ask, the answer is no); nothing was changed",
+                        f"{tool.name} needs the user's approval ({decision.reason}) and "
+                        f"{self._no_answer()}; nothing was changed",
                     ),
                     "not-approved",
                 )
@@ -171,9 +178,21 @@ class ToolRunner:
                 permission
             )
 
+    def _no_answer(self) -> str:
+        if self.approver is headless_approver:
+            return "it was not given (with nobody to ask, the answer is no)"
+        return "the user declined"
+
     def _approved(self, request: ApprovalRequest) -> bool:
         try:
             return bool(self.approver(request))
         except Exception:  # an approver that cannot ask counts as "no"
             log.exception("the approver failed; %s is not approved", request.tool)
             return False
+
+
+def _error_code(result: Mapping[str, Any] | str) -> str | None:
+    """The ``code`` of a tool's ``{"error": {...}}`` result, for the interface to report."""
+    error = result.get("error") if isinstance(result, Mapping) else None
+    code = error.get("code") if isinstance(error, Mapping) else None
+    return code if isinstance(code, str) else None

@@ -28,6 +28,7 @@ from oharness.types import Clock
 
 BACKUP_REASONS: Final[tuple[str, ...]] = (
     "forget",
+    "remember-update",
     "page-delete",
     "conflict-take-cloud",
     "conflict-discard",
@@ -108,10 +109,7 @@ class BackupStore:
             ) from exc
         now = self._clock()
         stem = f"{now:013d}-{note_id}-{reason}"
-        backup_id, counter = stem, 1
-        while (self.directory / f"{backup_id}.md").exists():
-            counter += 1
-            backup_id = f"{stem}-{counter}"
+        backup_id = self._reserve(stem)
         note_path = self.directory / f"{backup_id}.md"
         atomic_write(note_path, data)
         sidecar = {
@@ -131,6 +129,18 @@ class BackupStore:
         return BackupRecord(
             backup_id, note_path, note_id, reason, now, scope_dir, scope_key, content_hash
         )
+
+    def _reserve(self, stem: str) -> str:
+        """A backup id no other writer holds: its file is created exclusively (two processes
+        backing up notes of the same id in the same millisecond never share a name)."""
+        backup_id, counter = stem, 1
+        while True:
+            try:
+                os.close(os.open(self.directory / f"{backup_id}.md", os.O_CREAT | os.O_EXCL, 0o600))
+                return backup_id
+            except FileExistsError:
+                counter += 1
+                backup_id = f"{stem}-{counter}"
 
     def recent(self, limit: int | None = 50) -> list[BackupRecord]:
         """Backups, newest first (``limit`` of them; ``None`` for all)."""

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from oharness.errors import NoteFormatError
 from oharness.notes.ids import is_valid_id
+from oharness.notes.text import character_problem, has_surrogates
 
 KNOWN_KEYS: Final[tuple[str, ...]] = ("id", "summary", "type", "tags", "createdAt", "updatedAt")
 _DELIMITER: Final = "---"
@@ -125,6 +126,23 @@ def _time(value: Any, default: int) -> int:
     return int(value)
 
 
+def _check_characters(obj: dict[str, Any], summary: str, tags: list[str], body: str) -> None:
+    """Control characters and lone surrogates make the file a parse problem, never a crash."""
+    problem = character_problem(summary) or next(
+        (found for tag in tags if (found := character_problem(tag))), None
+    )
+    if problem is not None:
+        raise NoteFormatError(f"the frontmatter holds {problem}", reason="invalid_characters")
+    problem = character_problem(body, body=True)
+    if problem is not None:
+        raise NoteFormatError(f"the body holds {problem}", reason="invalid_characters")
+    if has_surrogates(obj):
+        raise NoteFormatError(
+            "the frontmatter holds an unpaired surrogate (a \\ud800-style escape)",
+            reason="invalid_characters",
+        )
+
+
 def parse_note(text: str, *, default_time: int = 0) -> Note:
     """Parse a note file's text. Missing or invalid times fall back to ``default_time``."""
     head, body = _split(text)
@@ -154,6 +172,7 @@ def parse_note(text: str, *, default_time: int = 0) -> Note:
     note_type = obj.get("type")
     if note_type is not None and not isinstance(note_type, str):
         raise NoteFormatError("type must be a string", reason="invalid_type")
+    _check_characters(obj, summary, tags, body)
     return Note(
         id=note_id,
         summary=summary,

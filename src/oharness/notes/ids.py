@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from oharness.errors import ValidationError
+from oharness.notes.text import character_problem
 from oharness.types import NOTE_TYPES, HexSource
 
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -39,10 +40,51 @@ def random_hex(count: int) -> str:
     return secrets.token_hex((count + 1) // 2)[:count]
 
 
+def _script(char: str) -> str:
+    """``word`` for Han and Hangul (a syllable each), ``kana``, or ``inline`` (letters)."""
+    name = unicodedata.name(char, "")
+    if name.startswith(("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HANGUL")):
+        return "word"
+    if name.startswith(("HIRAGANA", "KATAKANA")):
+        return "kana"
+    return "inline"
+
+
+def transliterate(text: str) -> str:
+    """``text`` in ASCII: accents dropped, other scripts romanised with ``anyascii`` (ISC).
+
+    部署流程 → ``Bu Shu Liu Cheng``, テストはpytest → ``tesutoha pytest``, 배포 → ``Bae Po``,
+    Größe → ``Grosse``, Деплой → ``Deploi``. A Han or Hangul syllable is a word of its own; a
+    run of kana is one word. ``anyascii`` is imported only for text that needs it (~15 ms).
+    """
+    if text.isascii():
+        return text
+    from anyascii import anyascii
+
+    pieces: list[str] = []
+    for char in unicodedata.normalize("NFC", text):
+        if char.isascii():
+            pieces.append(char)
+            continue
+        stripped = "".join(
+            part for part in unicodedata.normalize("NFKD", char) if not unicodedata.combining(part)
+        )
+        if stripped.isascii():  # an accented or compatibility letter: é → e, ℌ → H
+            pieces.append(stripped)
+            continue
+        script = _script(char)
+        romanised = anyascii(char)
+        if script == "word":
+            romanised = f" {romanised} "
+        elif script == "kana":
+            romanised = f"\0{romanised}\0"  # word breaks where the kana run meets other text
+        pieces.append(romanised)
+    return "".join(pieces).replace("\0\0", "").replace("\0", " ")
+
+
 def slugify(summary: str) -> str:
-    """The id stem of a summary: its ASCII letters and digits, words joined by '-'."""
-    ascii_text = unicodedata.normalize("NFKD", summary).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    """The id stem of a summary: its letters and digits in ASCII, words joined by '-'."""
+    words = re.findall(r"[a-z0-9]+", transliterate(summary).lower())
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
@@ -71,6 +113,12 @@ def clean_summary(value: object) -> str:
             "summary has a line break: a summary is one line; put details in the body",
             field="summary",
         )
+    problem = character_problem(summary)
+    if problem is not None:
+        raise ValidationError(
+            f"summary has {problem}: remove it (a summary is plain text on one line)",
+            field="summary",
+        )
     if len(summary) > MAX_SUMMARY_CHARS:
         raise ValidationError(
             f"summary is {len(summary)} characters: at most {MAX_SUMMARY_CHARS}; "
@@ -80,24 +128,35 @@ def clean_summary(value: object) -> str:
     return summary
 
 
-def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+def split_tags(value: str | Iterable[str] | None) -> list[str]:
+    """The tags as given, split on commas and whitespace, empties dropped, case kept.
+
+    The credential check runs on these: lower-casing first would hide an AWS key or a JWT.
+    """
     if value is None:
-        return ()
-    if isinstance(value, str):
-        items: Iterable[object] = [value]
-    else:
-        items = value
-    cleaned: list[str] = []
-    seen: set[str] = set()
+        return []
+    items: Iterable[object] = [value] if isinstance(value, str) else value
+    parts: list[str] = []
     for item in items:
         if not isinstance(item, str):
             raise ValidationError("tags must be strings", field="tags")
-        for part in _TAG_SPLIT.split(item):
-            tag = part.strip().translate(_ASCII_UPPER)
-            if tag and tag not in seen:
-                seen.add(tag)
-                cleaned.append(tag)
+        # Tab and line breaks separate tags; every other control character is refused.
+        problem = character_problem(item.replace("\r", "\n"), body=True)
+        if problem is not None:
+            raise ValidationError(f"tags have {problem}: remove it", field="tags")
+        parts.extend(part for part in _TAG_SPLIT.split(item) if part)
+    return parts
+
+
+def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+    cleaned: list[str] = []
+    seen: set[str] = set()
+    for part in split_tags(value):
+        tag = part.translate(_ASCII_UPPER)
+        if tag not in seen:
+            seen.add(tag)
+            cleaned.append(tag)
     return tuple(cleaned)
 
 
@@ -124,6 +183,13 @@ def clean_body(value: object, max_bytes: int) -> str:
         body += "\n"  # files end with a newline; an update repeating the same text is no change
     if not body.strip():
         raise ValidationError("body is empty: say what the note records", field="body")
+    problem = character_problem(body, body=True)
+    if problem is not None:
+        raise ValidationError(
+            f"body has {problem}: remove it (a body may hold tabs and line breaks, no other "
+            "control characters)",
+            field="body",
+        )
     size = len(body.encode("utf-8"))
     if size > max_bytes:
         raise LimitError(

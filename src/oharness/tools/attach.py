@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
 from oharness.tools.recall import MemoryRecall, NoteKey
 from oharness.types import Scope
@@ -109,7 +110,8 @@ def render_note(
             f"[[{target}]] {found[0]} ({found[1]})" if found else f"[[{target}]] (missing)"
         )
     tail = f"Links: {'; '.join(links)}\n" if links else ""
-    return f"{head}\n{body}{tail}</note>", cut
+    # The block goes to a model: a credential in a hand-written note never reaches it.
+    return redact_for_model(f"{head}\n{body}{tail}</note>"), cut
 
 
 def build_block(
@@ -129,11 +131,11 @@ def build_block(
             bare, _ = render_note(stored, 0, summary_of)
             room = remaining - len(bare)
             if room < _MIN_BODY_CHARS:
-                mentioned.append(f"{stored.note.summary} ({stored.id})")
+                mentioned.append(redact_for_model(f"{stored.note.summary} ({stored.id})"))
                 continue
             text, cut = render_note(stored, room, summary_of)
             if len(text) > remaining:
-                mentioned.append(f"{stored.note.summary} ({stored.id})")
+                mentioned.append(redact_for_model(f"{stored.note.summary} ({stored.id})"))
                 continue
         blocks.append(text)
         remaining -= len(text)

@@ -12,11 +12,16 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from oharness.errors import OHarnessError, ValidationError
+from oharness.notes.secrets import redact_for_model_in
 from oharness.tools.service import UNSET, MemoryService
 from oharness.types import NOTE_TYPES, parse_scope
 
 _SCOPE: Final = {"type": "string", "enum": ["project", "user"]}
-_ID: Final = {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"}
+# A note id, or ``user:ID`` / ``project:ID`` as the index and listings print it.
+_ID: Final = {
+    "type": "string",
+    "pattern": "^(?:(?:user|project):)?[A-Za-z0-9][A-Za-z0-9_-]{0,127}$",
+}
 
 REMEMBER: Final[dict[str, Any]] = {
     "name": "remember",
@@ -143,9 +148,12 @@ def _check_arguments(name: str, arguments: Mapping[str, Any], schema: dict[str, 
 def call_tool(service: MemoryService, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """Run one tool call; refusals come back as ``{"error": {...}}``, never as exceptions."""
     try:
-        return _dispatch(service, name, arguments)
+        result = _dispatch(service, name, arguments)
     except OHarnessError as exc:
-        return {"error": {"code": exc.code, "message": exc.message}}
+        result = {"error": {"code": exc.code, "message": exc.message}}
+    # What a tool returns goes to the model: credentials in notes are hidden.
+    hidden: dict[str, Any] = redact_for_model_in(result)  # type: ignore[assignment]
+    return hidden
 
 
 def _dispatch(service: MemoryService, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oharness.notes.ids import MAX_SUMMARY_CHARS
+from oharness.notes.secrets import find_secrets
+from oharness.notes.store import StoredNote
 from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES
 
@@ -53,6 +55,23 @@ class DoctorReport:
         }
 
 
+def _credential_findings(scope: str, stored: StoredNote) -> list[Finding]:
+    """A credential written into a note by hand: named by kind, field and line, never shown."""
+    note = stored.note
+    fields = {"summary": note.summary, "tags": "\n".join(note.tags), "body": note.body}
+    return [
+        Finding(
+            scope,
+            "credential",
+            str(stored.path),
+            f"holds {finding.describe()}: models see it as [credential removed]; move the "
+            "secret to a password manager or an environment variable and edit the note to "
+            "say where it lives",
+        )
+        for finding in find_secrets(fields)
+    ]
+
+
 def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
     """Check both scopes; files are only read, never changed."""
     report = DoctorReport(warnings=list(warnings))
@@ -84,6 +103,7 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
                 )
             )
         for stored in notes:
+            report.findings.extend(_credential_findings(scope, stored))
             note = stored.note
             if len(note.summary) > MAX_SUMMARY_CHARS:
                 report.findings.append(

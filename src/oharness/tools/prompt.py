@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
 from oharness.tools.results import ListingItem
 
@@ -41,7 +42,8 @@ reason, a constraint, the user's preferences), save it with the `remember` tool.
 def index_line(stored: StoredNote) -> str:
     """One index line for a note."""
     note = stored.note
-    return ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at).line()
+    line = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at).line()
+    return redact_for_model(line)  # the index goes to a model
 
 
 def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from oharness.errors import (
     ConflictError,
@@ -26,6 +26,7 @@ from oharness.notes.ids import (
     clean_tags,
     generate_id,
     random_hex,
+    split_tags,
 )
 from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
@@ -43,6 +44,21 @@ from oharness.tools.results import (
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 
 _ID_ATTEMPTS = 32
+
+
+@dataclass(frozen=True)
+class Hints:
+    """How refusals tell the reader what to do: the model by default, a person in the CLI."""
+
+    list_notes: str = "list notes with 'memory' (no arguments) to see the ids"
+    unreadable: str = "tell the person; 'oharness memory doctor' shows what is wrong"
+
+
+MODEL_HINTS: Final = Hints()
+PERSON_HINTS: Final = Hints(
+    list_notes="'oharness memory list' shows the ids",
+    unreadable="run 'oharness memory doctor' to see what is wrong, then fix or remove the file",
+)
 
 
 class Unset(enum.Enum):
@@ -76,7 +92,9 @@ class MemoryService:
         unavailable: Mapping[Scope, str] | None = None,
         backups_unavailable: str | None = None,
         recall: MemoryRecall | None = None,
+        hints: Hints = MODEL_HINTS,
     ) -> None:
+        self.hints = hints
         self._scopes = dict(scopes)
         self._backups = backups
         self._clock = clock
@@ -112,8 +130,8 @@ class MemoryService:
         return [stored for scope in self.available_scopes() for stored in self.store(scope).notes()]
 
     def find(self, note_id: str, scope: Scope | None = None) -> StoredNote:
-        """Locate a note by id (project first); ambiguous ids need a scope."""
-        check_id(note_id)
+        """Locate a note by id or ``SCOPE:ID`` (project first); ambiguous ids need a scope."""
+        note_id, scope = split_scoped_id(note_id, scope)
         if scope is not None:
             stored = self.store(scope).get(note_id)
             if stored is None:
@@ -136,7 +154,17 @@ class MemoryService:
 
     def _missing_message(self, note_id: str, scope: Scope | None) -> str:
         where = f"the {scope} scope" if scope else "either scope"
-        hint = "list notes with 'memory' (no arguments) to see the ids"
+        hint = self.hints.list_notes
+        for candidate in [scope] if scope else self.available_scopes():
+            store = self.store(candidate)
+            for problem in store.problems():
+                if problem.path.name == f"{note_id}.md":
+                    raise NoteFormatError(
+                        f"note {note_id!r} exists ({problem.path}) but cannot be read: "
+                        f"{problem.message}; {self.hints.unreadable}",
+                        id=note_id,
+                        path=str(problem.path),
+                    )
         for candidate in self.available_scopes():
             near = self.store(candidate).get_folded(note_id)
             if near is not None and near.id != note_id:
@@ -165,13 +193,17 @@ class MemoryService:
         tags: str | Iterable[str] | Unset | None = UNSET,
         scope: Scope | None = None,
         id: str | None = None,
-        backup_reason: str | None = None,
+        backup_reason: str = "remember-update",
     ) -> RememberResult:
         """Create a note, or update note ``id`` keeping the fields left out (spec 02.1).
 
-        ``backup_reason``: an update that changes the note first backs up the replaced version
-        with this reason (under the same lock as the write).
+        An update backs up the version it replaces first (``backup_reason``; a daemon task
+        passes ``task-update``); with no backups available it is refused, changing nothing.
         """
+        if tags is not UNSET and tags is not None:
+            # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
+            raw_tags = split_tags(tags)
+            check_no_secrets({"tags": "\n".join(raw_tags)})
         clean = _Fields(
             summary=clean_summary(summary),
             body=clean_body(body, self._max_note_bytes),
@@ -179,7 +211,8 @@ class MemoryService:
             tags=UNSET if tags is UNSET else clean_tags(tags),
         )
         if id is not None:
-            return self._update(check_id(id), clean, scope, backup_reason)
+            note_id, scope = split_scoped_id(id, scope)
+            return self._update(note_id, clean, scope, backup_reason)
         return self._create(clean, scope)
 
     def _create(self, fields: _Fields, scope: Scope | None) -> RememberResult:
@@ -211,7 +244,7 @@ class MemoryService:
         )
 
     def _update(
-        self, note_id: str, fields: _Fields, scope: Scope | None, backup_reason: str | None = None
+        self, note_id: str, fields: _Fields, scope: Scope | None, backup_reason: str | None
     ) -> RememberResult:
         if scope is not None and self.store(scope).get(note_id) is None:
             elsewhere = self.find(note_id, None)  # NotFoundError when it is nowhere
@@ -351,6 +384,7 @@ class MemoryService:
     def forget(self, note_id: str, scope: Scope | None = None) -> ForgetResult:
         """Delete a note, writing a backup (reason ``forget``) first."""
         stored = self.find(note_id, scope)
+        note_id = stored.id
         self.backups()
         store = self.store(stored.scope)
         with store.locked():
@@ -430,7 +464,8 @@ class MemoryService:
             tags=clean_tags(edited.tags),
             extra=dict(edited.extra),
         )
-        return self._update(note_id, fields, scope)
+        # The person chose this version in an editor: no backup (spec 02.5).
+        return self._update(note_id, fields, scope, None)
 
 
 @dataclass(frozen=True)
@@ -440,6 +475,25 @@ class _Fields:
     type: str | Unset | None
     tags: tuple[str, ...] | Unset
     extra: dict[str, Any] | Unset = UNSET
+
+
+def split_scoped_id(value: object, scope: Scope | None = None) -> tuple[str, Scope | None]:
+    """``user:ID`` / ``project:ID`` (as listings print them) or a bare id, with its scope.
+
+    A prefix that disagrees with an explicit ``scope`` is refused rather than guessed.
+    """
+    if isinstance(value, str) and ":" in value:
+        prefix, _, rest = value.partition(":")
+        if prefix in SCOPES:
+            named: Scope = "user" if prefix == "user" else "project"
+            if scope is not None and scope != named:
+                raise ValidationError(
+                    f"{value!r} names the {named} scope but scope {scope!r} was given; "
+                    "give one of them",
+                    field="scope",
+                )
+            return check_id(rest), named
+    return check_id(value), scope
 
 
 def _check_secrets(summary: str, tags: Iterable[str], body: str) -> None:

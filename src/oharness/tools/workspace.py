@@ -68,6 +68,11 @@ class Workspace:
 
 def _home_usable(home: HomeLayout) -> str | None:
     """``None`` when the home can hold user notes and state, else the reason it cannot."""
+    for directory in (home.home, *home.home.parents):
+        if directory.exists() or directory.is_symlink():
+            if not directory.is_dir():
+                return f"{directory} is a file, not a folder"
+            break
     try:
         home.user_memory_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -91,8 +96,12 @@ def open_workspace(
     layout = HomeLayout(home)
     warnings: list[str] = []
     location = find_project(start, home)
+    home_problem = _home_usable(layout)
+    # An unusable home has no config to read; the warning below names the real cause.
     settings = load_settings(
-        layout.config_file, location.root if location else None, overrides=overrides
+        layout.config_file if home_problem is None else None,
+        location.root if location else None,
+        overrides=overrides,
     )
     warnings.extend(settings.warnings)
 
@@ -109,7 +118,6 @@ def open_workspace(
             )
         project = ProjectInfo(location.root, identity, memory_dir)
 
-    home_problem = _home_usable(layout)
     scopes: dict[Scope, ScopeHandle] = {}
     unavailable: dict[Scope, str] = {}
     memory = settings.memory
@@ -131,8 +139,8 @@ def open_workspace(
         )
     else:
         unavailable["project"] = (
-            f"{project.root} is not a registered project yet: run 'oharness project init' "
-            "(or any command that writes) to use project notes"
+            f"no registered project at {project.root}: run 'oharness project init' there to "
+            "keep project notes (a git repository registers itself), or use --scope user"
         )
         warnings.append(
             f"no registered project at {project.root}: showing user notes only "

@@ -29,4 +29,6 @@ def stub() -> Iterator[StubModelServer]:
 
 @pytest.fixture
 def chat(home: Path, project_dir: Path, stub: StubModelServer) -> Chat:
-    return Chat(home, project_dir, stub)
+    session = Chat(home, project_dir, stub)
+    session.ok("project", "init")  # a plain folder is a project only once registered
+    return session

@@ -121,6 +121,12 @@ def test_missing_times_fall_back_to_the_default() -> None:
         ('---\n{"id":"n-1","summary":"S","tags":"a"}\n---\nbody', "invalid_tags"),
         ('---\n{"id":"n-1","summary":"S","type":3}\n---\nbody', "invalid_type"),
         ("---\n---\nbody", "empty_frontmatter"),
+        ('---\n{"id":"n-1","summary":"bell \\u0007"}\n---\nbody', "invalid_characters"),
+        ('---\n{"id":"n-1","summary":"S","tags":["a\\u001b"]}\n---\nb', "invalid_characters"),
+        ('---\n{"id":"n-1","summary":"lone \\ud800"}\n---\nbody', "invalid_characters"),
+        ('---\n{"id":"n-1","summary":"S","x":["\\udfff"]}\n---\nbody', "invalid_characters"),
+        ('---\n{"id":"n-1","summary":"S"}\n---\na NUL \x00 here', "invalid_characters"),
+        ('---\n{"id":"n-1","summary":"S"}\n---\nESC \x1b[2J', "invalid_characters"),
     ],
 )
 def test_malformed_files_are_refused_with_a_reason(text: str, reason: str) -> None:

@@ -39,7 +39,7 @@ def test_slug_uses_ascii_letters_and_digits_cut_at_a_word_boundary() -> None:
     slug = slugify(long)
     assert len(slug) <= 48 and long.replace(" ", "-").startswith(slug)
     assert not slug.endswith("-")
-    assert slugify("部署流程使用蓝绿发布") == "note"
+    assert slugify("\u0301\u0301") == "note"
     assert slugify("Café crème") == "cafe-creme"
     assert slugify("x" * 60) == "x" * 48
 
@@ -83,3 +83,25 @@ def test_body_rules() -> None:
         clean_body("  \n", 100)
     with pytest.raises(LimitError, match="maxNoteBytes"):
         clean_body("é" * 60, 100)
+
+
+@pytest.mark.parametrize(
+    ("summary", "slug"),
+    [
+        ("部署流程使用蓝绿发布", "bu-shu-liu-cheng-shi-yong-lan-lu-fa-bu"),
+        ("テストはpytestで実行する", "tesutoha-pytest-de-shi-xing-suru"),
+        ("배포는 화요일", "bae-po-neun-hwa-yo-il"),
+        ("Деплой по вторникам", "deploy-po-vtornikam"),
+        ("Überprüfung der Größe", "uberprufung-der-grosse"),
+        ("重跑gen-itgc后", "zhong-pao-gen-itgc-hou"),
+    ],
+)
+def test_summaries_in_other_scripts_get_readable_ascii_ids(summary: str, slug: str) -> None:
+    assert slugify(summary) == slug
+    note_id = generate_id(summary, lambda n: "3fa")
+    assert is_valid_id(note_id) and note_id.isascii() and note_id == f"{slug}-3fa"
+
+
+def test_a_long_cjk_summary_is_cut_at_a_syllable() -> None:
+    slug = slugify("部署" * 40)
+    assert len(slug) <= 48 and slug.startswith("bu-shu-") and not slug.endswith("-")

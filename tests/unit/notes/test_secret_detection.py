@@ -1,0 +1,127 @@
+"""Credential detection on generated values, the code forms that must pass, the word guards."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import string
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from oharness.notes.secrets import find_secrets, redact_secrets
+
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "secrets_detection.py"
+PASSWORD_ALPHABET = string.ascii_letters + string.digits + "!@#$%^&*-_=+.?~"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("secrets_detection", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["secrets_detection"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _values(alphabet: str, length: int, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(length)) for _ in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("template", "length"),
+    [
+        ("DB_PASSWORD={v}", 20),
+        ("password: {v}", 16),
+        ("the password is {v}", 14),
+        ("aws_secret_access_key = {v}", 40),
+    ],
+)
+def test_the_generic_assignments_of_the_report_are_caught(template: str, length: int) -> None:
+    alphabet = string.ascii_letters + string.digits + "/+" if length == 40 else PASSWORD_ALPHABET
+    values = _values(alphabet, length, 500, seed=length)
+    missed = [value for value in values if not find_secrets({"body": template.format(v=value)})]
+    assert len(missed) <= 2, missed[:5]  # at most 0.4 %
+
+
+def test_every_benchmark_pattern_stays_within_one_percent() -> None:
+    # The target is 0.5 %; short values inside a sentence (12 characters after "password is")
+    # read as names a little more often (docs/memory.md gives the measured table).
+    bench = _bench()
+    for kind, template, misses in bench.miss_rates(1000):
+        assert misses <= 10, (kind, template, misses)
+
+
+def test_redaction_replaces_a_generated_password_whole() -> None:
+    for value in _values(PASSWORD_ALPHABET, 18, 50, seed=3):
+        line = f"DB_PASSWORD={value}"
+        if find_secrets({"body": line}):
+            redacted = redact_secrets(line)
+            assert value.rstrip(".,:;!?)]}") not in redacted and redacted.startswith("DB_PASSWORD=")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = var.db_password",
+        "secret: mysql-root-password",
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "password: str = Field(default=None)",
+        "token = getAccessTokenForUser",
+        "api_key = settings.STRIPE_API_KEY",
+        "password: correcthorsebatterystaple",
+        "pwd = healthcheck_password",
+        "password: !vault |",
+        "password: *db_password",
+        "token: &default_token",
+        "the password is definitely not here",
+        "passwd = /run/secrets/postgres_password",
+        "private_key: ~/.ssh/id_ed25519",
+        "https://shop.acme.io/login?user=ana&password=$PASSWORD&next=/cart",
+        "auth_token = os.environ['AUTH_TOKEN']",
+        "password = f'{prefix}-{suffix}'",
+        "secret_key = SECRET_KEY_FROM_ENV",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "session_key: AUTH_TOKEN_V2_PROD",
+        "password: %(db_password)s",
+    ],
+)
+def test_code_and_prose_around_credential_keys_pass(text: str) -> None:
+    assert find_secrets({"body": text}) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: +M6K5e$&N?sf$NYf",
+        "DB_PASSWORD=%TEUTFh@ZSssE!WemvYm",
+        "api_key = @ucV$XmOcnsP7g=CK?w!HeRWa%=zkTsI",
+        "client_secret: 7-54POr47Lpo_gQsjrQ-x1D8g_066cqHeDxSUpUa",
+        "AWS_SECRET_ACCESS_KEY=/wyQSa1Jdk6Nt7VIemBgi3mRSunrSztE/2+yn/kT",
+        "the password is a272c52dd12091",
+        "export PGPASSWORD='ZVTCpaTXCqSjGwXiU9'",
+        "password: *CYAScqrGVCPXyXL",
+    ],
+)
+def test_generated_passwords_that_used_to_pass_are_caught(text: str) -> None:
+    assert find_secrets({"body": text}), text
+
+
+def test_bearer_counts_only_at_the_start_of_a_word() -> None:
+    token = "XkT9mQ2vLp8Zt4RwY3nB7cD"
+    assert [f.kind for f in find_secrets({"body": f"Authorization: Bearer {token}"})] == [
+        "Bearer token"
+    ]
+    # "bearer" glued to a longer word ("Forbearer", "cupbearer") is not the HTTP scheme.
+    assert find_secrets({"body": f"Forbearer {token}"}) == []
+    assert find_secrets({"body": f"the cupbearer {token} arrived"}) == []
+
+
+def test_a_query_string_password_ends_at_the_ampersand() -> None:
+    line = "https://shop.acme.io/login?user=ana&password=Xk9#mQ2vLp8Zt4Rw&next=/cart"
+    assert redact_secrets(line) == (
+        "https://shop.acme.io/login?user=ana&password=[REDACTED]&next=/cart"
+    )
