@@ -32,6 +32,7 @@ def _json(home: Path, cwd: Path, *args: str) -> Any:
 
 
 def _seed(home: Path, cwd: Path) -> list[str]:
+    assert _run(home, cwd, "project", "init").returncode == 0
     ids = []
     for summary, body in [
         ("Pricing cards use fills, not borders", "Fills since May."),
