@@ -111,6 +111,15 @@ DUTCH_STOP: Final = _words(
     """
 )
 
+HINDI_STOP: Final = _words(
+    """
+    है हैं था थे थी का की के में और से को यह वह ये वो नहीं न पर भी तो ही एक हो कर करना
+    करें क्या कि जो मैं मुझे मेरा मेरी आप आपका आपकी हम तुम इस उस इसे उसे कुछ बहुत अब जब तक
+    लिए साथ गया गई रहा रही नमस्ते धन्यवाद शुक्रिया ठीक हाँ हां जी अच्छा बढ़िया शुभ रात्रि
+    सुप्रभात कल आज फिर
+    """
+)
+
 STOP_WORDS: Final[dict[str, frozenset[str]]] = {
     "english": ENGLISH_STOP,
     "porter": ENGLISH_STOP,
@@ -121,7 +130,20 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
     "portuguese": PORTUGUESE_STOP,
     "dutch": DUTCH_STOP,
     "dutch_porter": DUTCH_STOP,
+    "hindi": HINDI_STOP,
 }
+
+#: Thai particles that are whole pairs or lone letters: never scored. Always active.
+UNSPACED_STOP: Final = _words("นะ ค่ะ คะ จ้ะ จ้า ครับ")
+
+#: Everyday Thai words: their letter pairs are treated like the most common words (a prior,
+#: not stop words), so small talk in Thai does not look distinctive.
+UNSPACED_COMMON: Final = _words(
+    """
+    ครับ ค่ะ คะ นะ ที่ และ ได้ ไม่ เป็น มี ใน ของ จะ ให้ กับ ว่า แล้ว ก็ นี้ หน่อย ขอบคุณ สวัสดี
+    โอเค มาก ช่วย อะไร ยัง ทำ ไป มา อยู่ ตอนนี้ วันนี้ พอ แค่ ก่อน เลย ด้วย อธิบาย
+    """
+)
 
 #: Lone CJK characters and pairs that carry grammar, not topic. Always active.
 CJK_STOP: Final = _words(
