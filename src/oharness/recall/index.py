@@ -24,6 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
+from oharness.notes.links import extract_links
+from oharness.recall import gate
 from oharness.recall.postings import (
     CacheKey,
     FreqArray,
@@ -34,7 +36,6 @@ from oharness.recall.postings import (
 )
 from oharness.recall.score import (
     DEFAULT_PARAMS,
-    GATE_WEIGHT,
     LIKELY_DUPLICATE,
     MIN_TERM_WEIGHT,
     ScoringParams,
@@ -44,7 +45,7 @@ from oharness.recall.score import (
     term_weight,
     usage_boost,
 )
-from oharness.recall.tokenize import PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
@@ -52,6 +53,8 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 #: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
 WeightedGroups = list[tuple[tuple[str, ...], float]]
+
+_MARKS: Final = (PHRASE_MARK, LINK_MARK)
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -88,6 +91,7 @@ class RecallIndex:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
         self._postings = Postings()
+        self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -173,13 +177,13 @@ class RecallIndex:
         if scored is None:
             return []
         if expand:
-            first = self._hits(scored[0], scored[1], scored[0] > 0, FEEDBACK_NOTES)
+            first = self._hits(scored[0], scored[1] > 0, scored[0] > 0, FEEDBACK_NOTES)
             extra = self._feedback(first, {term for group, _ in groups for term in group})
             if extra:
                 scored = self._score(groups + extra, recall=False)
                 assert scored is not None
-        scores, head = scored
-        return self._hits(scores, head, scores > 0, limit)
+        scores, shared = scored
+        return self._hits(scores, shared > 0, scores > 0, limit)
 
     def recall(
         self,
@@ -192,9 +196,10 @@ class RecallIndex:
     ) -> list[Hit]:
         """Notes to attach to a user message: at most ``per_turn``, best first, often none.
 
-        A note qualifies when a distinctive word of the message (recall weight at least
-        :data:`~oharness.recall.score.GATE_WEIGHT`: not an everyday word, and held by at most
-        ~6% of notes) matches its summary or tags, and its score reaches ``min_score``.
+        A note qualifies when its score reaches ``min_score`` and the message names its topic:
+        the weighted words of the message and of the note's summary and tags overlap enough
+        (:mod:`~oharness.recall.gate`; a phrase of the summary in the message counts extra).
+
         ``exclude`` holds notes already attached in this session, as ``(scope, id)`` or as a
         bare id (meaning both scopes). ``usage`` (recall counts, last use at ``now``) only
         reorders qualifying notes, by at most :data:`~oharness.recall.score.USAGE_BOOST_MAX`.
@@ -204,21 +209,37 @@ class RecallIndex:
         config = settings if settings is not None else RecallSettings()
         if not config.enabled or config.per_turn <= 0:
             return []
-        scored = self._score([(group, 1.0) for group in self.tokenizer.query_terms(message)])
+        groups = self.tokenizer.query_terms(message)
+        scored = self._score([(group, 1.0) for group in groups])
         if scored is None:
             return []
-        scores, head = scored
-        allowed = head & (scores >= config.min_score)
+        scores, shared = scored
+        strongest = self._strongest
+        allowed = (shared > 0) & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
-        # Usage may lift a note past others only within USAGE_BOOST_MAX: rank all qualifiers.
-        limit = len(self._postings) if usage else config.per_turn
-        candidates = self._hits(scores, head, allowed, limit)
-        if usage:
-            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in candidates]
+        candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
+        if not candidates:
+            return []
+        said = self._message_weight(groups)
+        phrases = self._phrase_slots(message)
+        slot_of = self._postings.slot_of
+        passing = [
+            hit
+            for hit in candidates
+            if gate.passes(
+                float(shared[slot_of[hit.key]]),
+                self._topic_weight(slot_of[hit.key]),
+                said,
+                phrase=slot_of[hit.key] in phrases,
+                strongest=float(strongest[slot_of[hit.key]]),
+            )
+        ]
+        if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
+            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
-            candidates = [hit for _, hit in boosted]
-        return candidates[: config.per_turn]
+            passing = [hit for _, hit in boosted]
+        return passing[: config.per_turn]
 
     def related(self, note: Note, limit: int = 5, *, scope: Scope | None = None) -> list[Hit]:
         """Notes on a similar topic to ``note`` (its own entry excluded), best first."""
@@ -245,16 +266,21 @@ class RecallIndex:
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
         count = self.tokenizer.counts
-        fields = (count(note.summary), count("\n".join(note.tags)), count(note.body))
-        return self._postings.entry(scope, note.id, cache_key, fields)
+        body = note.body
+        links = extract_links(body)
+        for target in links:  # a link names another note's topic, not this one's
+            body = body.replace(f"[[{target}]]", " ")
+        fields = (count(note.summary), count("\n".join(note.tags)), count(body))
+        marks = [*self.tokenizer.phrases(note.summary), *(LINK_MARK + t for t in links)]
+        return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(
         self, groups: WeightedGroups, *, recall: bool = True
-    ) -> tuple[FloatArray, BoolArray] | None:
-        """Scores and gate flags per slot for weighted word groups (alternative stems).
+    ) -> tuple[FloatArray, FloatArray] | None:
+        """Scores per slot, and per slot the weight of the words matching summary or tags.
 
-        ``recall`` selects the recall weights (prior, cap, gate on distinctive words);
-        otherwise search weights and the query-coverage factor apply.
+        ``recall`` selects the recall weights (prior, cap); otherwise search weights and the
+        query-coverage factor apply. A word with several stems counts its best stem once.
         """
         postings = self._postings
         note_count = len(postings)
@@ -263,51 +289,91 @@ class RecallIndex:
         norms = postings.norms(self.params)
         capacity = norms.shape[0]
         scores = np.zeros(capacity, dtype=np.float64)
-        head = np.zeros(capacity, dtype=np.bool_)
+        shared = np.zeros(capacity, dtype=np.float64)
+        self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
         covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
         query_weight = 0.0
         top = self.params.k1 + 1.0
         for group, factor in groups:
-            parts: list[tuple[IntArray, FloatArray, float]] = []
+            parts: list[tuple[IntArray, FloatArray, float, BoolArray]] = []
             for term in group:
                 found = postings.lookup(term)
                 if found is None:
                     continue
                 slots, frequencies = found
-                weight = (
-                    term_weight(len(slots), note_count, self.tokenizer.prior(term), self.params)
-                    if recall
-                    else search_weight(len(slots), note_count, self.params)
-                )
+                weight = self._weight(term, len(slots), recall=recall)
                 if weight < MIN_TERM_WEIGHT:
                     continue
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
-                parts.append((slots, (factor * weight * top) * x / (x + self.params.k1), weight))
-                if not recall or weight >= GATE_WEIGHT:
-                    head[slots[frequencies[:, 0] + frequencies[:, 1] > 0]] = True
+                contribution = (factor * weight * top) * x / (x + self.params.k1)
+                head = frequencies[:, 0] + frequencies[:, 1] > 0
+                parts.append((slots, contribution, weight, head))
             if not parts:
                 continue
             coverage = not recall and factor == 1.0
             if coverage:
-                query_weight += max(weight for _, _, weight in parts)
+                query_weight += max(part[2] for part in parts)
             if len(parts) == 1:
-                slots, contribution, weight = parts[0]
+                slots, contribution, weight, head = parts[0]
                 scores[slots] += contribution
+                shared[slots[head]] += weight * factor
+                strongest[slots[head]] = np.maximum(strongest[slots[head]], weight)
                 if coverage:
                     covered[slots] += weight
                 continue
-            # A word with several stems counts its best-matching stem once.
             best = np.zeros(capacity, dtype=np.float64)
             best_weight = np.zeros(capacity, dtype=np.float64)
-            for slots, contribution, weight in parts:
+            best_shared = np.zeros(capacity, dtype=np.float64)
+            for slots, contribution, weight, head in parts:
                 best[slots] = np.maximum(best[slots], contribution)
                 best_weight[slots] = np.maximum(best_weight[slots], weight)
+                matched = slots[head]
+                best_shared[matched] = np.maximum(best_shared[matched], weight * factor)
             scores += best
+            shared += best_shared
+            np.maximum(strongest, best_shared, out=strongest)
             if coverage:
                 covered += best_weight
         if not recall and query_weight > 0:
             scores *= np.minimum(covered / query_weight, 1.0)
-        return scores, head
+        return scores, shared
+
+    def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
+        note_count = len(self._postings)
+        if recall:
+            prior = self.tokenizer.prior(term)
+            return term_weight(document_frequency, note_count, prior, self.params)
+        return search_weight(document_frequency, note_count, self.params)
+
+    def _topic_weight(self, slot: int) -> float:
+        """The recall weight of all the words of a note's summary and tags."""
+        postings = self._postings
+        entry = postings.entry_of(postings.owners[slot])
+        in_head = (entry.frequencies[:, 0] + entry.frequencies[:, 1]) > 0
+        return sum(
+            self._weight(postings.terms[term_id], postings.document_frequency(term_id))
+            for term_id in entry.term_ids[in_head].tolist()
+        )
+
+    def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
+        """The recall weight of a message's words (each word's best stem)."""
+        total = 0.0
+        for group in groups:
+            best = 0.0
+            for term in group:
+                found = self._postings.lookup(term)
+                best = max(best, self._weight(term, 0 if found is None else len(found[0])))
+            total += best
+        return total
+
+    def _phrase_slots(self, message: str) -> set[int]:
+        """Slots of the notes whose summary holds a phrase of the message."""
+        slots: set[int] = set()
+        for phrase in self.tokenizer.phrases(message):
+            found = self._postings.lookup(phrase)
+            if found is not None:
+                slots.update(found[0].tolist())
+        return slots
 
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
@@ -323,7 +389,8 @@ class RecallIndex:
             share = hit.score / hits[0].score
             for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
                 frequency = postings.document_frequency(term_id)
-                if frequency < 2 or postings.terms[term_id] in query_terms:
+                term = postings.terms[term_id]
+                if frequency < 2 or term in query_terms or term[0] in _MARKS:
                     continue  # a word of one note cannot lead anywhere new
                 rarity = search_weight(frequency, note_count, self.params)
                 candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share

@@ -36,6 +36,7 @@ from oharness.errors import ConfigError
 from oharness.recall.words import (
     CJK_COMMON,
     CJK_STOP,
+    CODE_WORDS,
     COMMON_WORDS,
     ENGLISH_STOP,
     STOP_WORDS,
@@ -47,6 +48,10 @@ from oharness.recall.words import (
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text: it invalidates derived caches.
 TOKENIZER_VERSION: Final = 2
+
+#: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
+PHRASE_MARK: Final = "\x01"
+LINK_MARK: Final = "\x02"
 
 #: Prior share of notes that contain a term (see :mod:`oharness.recall.score`).
 PRIOR_VERY_COMMON: Final = 0.25
@@ -105,6 +110,7 @@ _CLUSTER: Final = re.compile(rf"[^{_ALL_MARKS}][{_ALL_MARKS}]*")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
 _CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
+_PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
 
@@ -187,6 +193,27 @@ class Tokenizer:
                     groups.append(fresh)
         return groups
 
+    def phrases(self, text: str) -> list[str]:
+        """Phrase terms of ``text``: each pair of neighbouring words, in either order.
+
+        Stop words are skipped (``cards on the pricing page`` pairs ``card`` with ``price``);
+        the most common words and repeats pair with nothing. A phrase term starts with
+        :data:`PHRASE_MARK`, so it never collides with a word.
+        """
+        previous: str | None = None
+        found: dict[str, None] = {}
+        for chunk in _chunks(text):
+            for group in self._analyse(chunk):
+                term = group[0]
+                if self.prior(term) >= PRIOR_VERY_COMMON:
+                    previous = None
+                    continue
+                if previous is not None and previous != term:
+                    first, second = sorted((previous, term))
+                    found[f"{PHRASE_MARK}{first} {second}"] = None
+                previous = term
+        return list(found)
+
     def prior(self, term: str) -> float:
         """The share of notes a term is assumed to occur in before any note is seen."""
         found = self._priors.get(term)
@@ -208,6 +235,7 @@ class Tokenizer:
         priors: dict[str, float] = {}
         for words, share in (
             (COMMON_WORDS, PRIOR_COMMON),
+            (CODE_WORDS, PRIOR_COMMON),
             (CJK_COMMON, PRIOR_COMMON),
             (VERY_COMMON_WORDS, PRIOR_VERY_COMMON),
             (foreign, PRIOR_VERY_COMMON),
@@ -238,7 +266,7 @@ class Tokenizer:
     def _word_groups(self, chunk: str) -> Groups:
         parts: list[str] = []
         for piece in _SEPARATORS.split(chunk):
-            if _CAMEL_BOUNDARY.search(piece):
+            if _CAMEL_BOUNDARY.search(piece) and not _PLURAL_ACRONYM.fullmatch(piece):
                 parts.extend(_CAMEL_PART.findall(piece))
             elif piece:
                 parts.append(piece)

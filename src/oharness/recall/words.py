@@ -277,3 +277,19 @@ CJK_COMMON: Final = _words(
     一起 可能 非常 真的 好的 好像 感觉 朋友 已经 以后 之前 之后 开始 继续 今日 明日 昨日 時間
     """
 )
+
+#: Words of code, logs, stack traces and git: pasted output and everyday instructions are full
+#: of them, so they weigh like
+#: everyday words (prior share: medium) rather than like rare topical words.
+CODE_WORDS: Final = _words(
+    """
+    id ids self null nil undefined def import imports module modules int str bool dict args
+    kwargs param params init util utils lib src bin tmp usr exception exceptions traceback
+    stack node internal loader index argument arguments required positional attribute syntax
+    parse parsing failed passed exit status found log logs panic thread core dumped
+    permission denied fatal origin async await const var func fn stdout stderr errno
+    commit commits merge merged merging branch branches push pushed pull rebase repo
+    repository diff lint linter ship shipped shipping pr prs lgtm wip todo fixme typo typos
+    refactor rename git
+    """
+)
