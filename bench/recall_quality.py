@@ -58,7 +58,7 @@ _FIELD_GRID = (0.5, 1.0, 2.0)
 
 def search_ranker(turns: list[Turn], *, expand: bool = True) -> Ranker:
     index = RecallIndex()
-    index.add_many(("project", note_of(turn)) for turn in turns)
+    index.add_many(("project", note_of(turn, replies=True)) for turn in turns)
 
     def rank(query: str) -> list[str]:
         return [dia_id(hit.id) for hit in index.search(query, len(turns), expand=expand)]
@@ -119,7 +119,9 @@ def print_per_message(turns: list[list[Turn]], questions: list[Question]) -> Non
             index = indexes.get(question.conversation)
             if index is None:
                 index = indexes[question.conversation] = RecallIndex()
-                index.add_many(("project", note_of(t)) for t in turns[question.conversation])
+                index.add_many(
+                    ("project", note_of(t, replies=True)) for t in turns[question.conversation]
+                )
             ids = {dia_id(hit.id) for hit in index.recall(question.text)}
             hits = len(ids & question.evidence)
             found += hits > 0

@@ -14,6 +14,10 @@ The overlap is the Dice coefficient of the two weighted word sets,
 when they share one word among many. It must reach :data:`OVERLAP_GATE`; ``shared`` must
 reach :data:`SHARED_GATE` (one rare word, or two everyday ones).
 
+A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
+again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
+``said`` with a word of weight :data:`RARE` passes too.
+
 A *phrase* - two words next to each other in the summary, next to each other in the message
 (``pricing cards``; stop words between them do not count, their order does not matter) - is
 strong evidence of the same topic even in everyday words, so it lowers the overlap needed to
@@ -38,8 +42,13 @@ PHRASE_OVERLAP_GATE: Final = 0.2
 SHARED_GATE: Final = 0.9
 #: Weight of a distinctive word (not an everyday word, in at most ~6% of notes).
 DISTINCTIVE: Final = 0.6
+#: A rare word (in at most ~1.5% of notes) ...
+RARE: Final = 0.9
+#: ... naming the note, and this share of the message's weight found in its summary and
+#: tags, attach a note whatever the length of its summary.
+MESSAGE_SHARE: Final = 0.6
 #: How many of the best-scoring notes the gate examines (at most ``perTurn`` are attached).
-GATE_CANDIDATES: Final = 24
+GATE_CANDIDATES: Final = 12
 
 
 def overlap(shared: float, topic: float, said: float) -> float:
@@ -52,5 +61,7 @@ def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest:
     """True when a message names the note's topic (see the module docstring)."""
     if shared < SHARED_GATE or not (phrase or strongest >= DISTINCTIVE):
         return False
+    if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
+        return True  # most of a short message names the note by a rare word: "gen-itgc?"
     needed = PHRASE_OVERLAP_GATE if phrase else OVERLAP_GATE
     return overlap(shared, topic, said) >= needed

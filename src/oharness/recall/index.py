@@ -38,6 +38,7 @@ from oharness.recall.score import (
     DEFAULT_PARAMS,
     LIKELY_DUPLICATE,
     MIN_TERM_WEIGHT,
+    USAGE_BOOST_MAX,
     ScoringParams,
     Usage,
     search_weight,
@@ -55,6 +56,14 @@ BoolArray = npt.NDArray[np.bool_]
 WeightedGroups = list[tuple[tuple[str, ...], float]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK)
+
+#: Search: a note matching the query in its tags scores this much more (tags are facets:
+#: the speaker, the project, the subject a note was filed under).
+TAG_FACET: Final = 1.0
+#: Search: share of a note's score given to the notes linking to it (a reply gets a share
+#: of what it answers); from the best LINK_SOURCES notes.
+LINK_SHARE: Final = 0.3
+LINK_SOURCES: Final = 50
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -92,6 +101,7 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
+        self._weight_memo: tuple[dict[int, float], int] = ({}, 0)
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -153,6 +163,7 @@ class RecallIndex:
         ``order`` (postings sorted by term, as the cache stores them) lets an empty index
         adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
         """
+        self._weight_memo = ({}, 0)  # term ids may be renumbered
         if order is not None and len(self._postings) == 0 and not self._postings.terms:
             self._postings.load(terms, entries, order, flat)
         else:
@@ -183,6 +194,7 @@ class RecallIndex:
                 scored = self._score(groups + extra, recall=False)
                 assert scored is not None
         scores, shared = scored
+        scores = self._share_along_links(scores)
         return self._hits(scores, shared > 0, scores > 0, limit)
 
     def recall(
@@ -214,32 +226,51 @@ class RecallIndex:
         if scored is None:
             return []
         scores, shared = scored
-        strongest = self._strongest
-        allowed = (shared > 0) & (scores >= config.min_score)
+        phrases = self._phrase_slots(message)
+        # The cheap part of the gate first, on every note at once (see gate.passes).
+        named = self._strongest >= gate.DISTINCTIVE
+        if phrases:
+            named[list(phrases)] = True
+        allowed = named & (shared >= gate.SHARED_GATE) & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
         candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
-        if not candidates:
-            return []
-        said = self._message_weight(groups)
-        phrases = self._phrase_slots(message)
-        slot_of = self._postings.slot_of
-        passing = [
-            hit
-            for hit in candidates
-            if gate.passes(
-                float(shared[slot_of[hit.key]]),
-                self._topic_weight(slot_of[hit.key]),
-                said,
-                phrase=slot_of[hit.key] in phrases,
-                strongest=float(strongest[slot_of[hit.key]]),
-            )
-        ]
+        passing = self._gate(candidates, shared, self._message_weight(groups), phrases, config)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
             passing = [hit for _, hit in boosted]
         return passing[: config.per_turn]
+
+    def _gate(
+        self,
+        candidates: list[Hit],
+        shared: FloatArray,
+        said: float,
+        phrases: set[int],
+        config: RecallSettings,
+    ) -> list[Hit]:
+        """The candidates (best first) that pass :func:`~oharness.recall.gate.passes`.
+
+        Stops once ``per_turn`` passed and the rest score too low for the usage boost to
+        lift them past the last of those.
+        """
+        slot_of = self._postings.slot_of
+        passing: list[Hit] = []
+        for hit in candidates:
+            enough = len(passing) >= config.per_turn
+            if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
+                break
+            slot = slot_of[hit.key]
+            if gate.passes(
+                float(shared[slot]),
+                self._topic_weight(slot),
+                said,
+                phrase=slot in phrases,
+                strongest=float(self._strongest[slot]),
+            ):
+                passing.append(hit)
+        return passing
 
     def related(self, note: Note, limit: int = 5, *, scope: Scope | None = None) -> list[Hit]:
         """Notes on a similar topic to ``note`` (its own entry excluded), best first."""
@@ -292,6 +323,7 @@ class RecallIndex:
         shared = np.zeros(capacity, dtype=np.float64)
         self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
         covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
+        tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
         query_weight = 0.0
         top = self.params.k1 + 1.0
         for group, factor in groups:
@@ -306,7 +338,12 @@ class RecallIndex:
                     continue
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
                 contribution = (factor * weight * top) * x / (x + self.params.k1)
+                # Only the message's own words count as naming the note's topic.
                 head = frequencies[:, 0] + frequencies[:, 1] > 0
+                if factor != 1.0:
+                    head = np.zeros(len(slots), dtype=np.bool_)
+                if not recall and factor == 1.0:
+                    tagged[slots[frequencies[:, 1] > 0]] = True
                 parts.append((slots, contribution, weight, head))
             if not parts:
                 continue
@@ -316,7 +353,7 @@ class RecallIndex:
             if len(parts) == 1:
                 slots, contribution, weight, head = parts[0]
                 scores[slots] += contribution
-                shared[slots[head]] += weight * factor
+                shared[slots[head]] += weight
                 strongest[slots[head]] = np.maximum(strongest[slots[head]], weight)
                 if coverage:
                     covered[slots] += weight
@@ -328,7 +365,7 @@ class RecallIndex:
                 best[slots] = np.maximum(best[slots], contribution)
                 best_weight[slots] = np.maximum(best_weight[slots], weight)
                 matched = slots[head]
-                best_shared[matched] = np.maximum(best_shared[matched], weight * factor)
+                best_shared[matched] = np.maximum(best_shared[matched], weight)
             scores += best
             shared += best_shared
             np.maximum(strongest, best_shared, out=strongest)
@@ -336,7 +373,29 @@ class RecallIndex:
                 covered += best_weight
         if not recall and query_weight > 0:
             scores *= np.minimum(covered / query_weight, 1.0)
+            scores *= np.where(tagged, 1.0 + TAG_FACET, 1.0)
         return scores, shared
+
+    def _share_along_links(self, scores: FloatArray) -> FloatArray:
+        """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the
+        notes linking to it.
+
+        A reply links to what it answers, a detail to its overview: a query matching the
+        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give.
+        """
+        postings = self._postings
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) == 0:
+            return scores
+        if len(candidates) > LINK_SOURCES:
+            values = scores[candidates]
+            candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
+        shared = scores.copy()
+        for slot in candidates.tolist():
+            found = postings.lookup(LINK_MARK + postings.owners[slot][1])
+            if found is not None:
+                shared[found[0]] += LINK_SHARE * float(scores[slot])
+        return shared
 
     def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
         note_count = len(self._postings)
@@ -346,14 +405,27 @@ class RecallIndex:
         return search_weight(document_frequency, note_count, self.params)
 
     def _topic_weight(self, slot: int) -> float:
-        """The recall weight of all the words of a note's summary and tags."""
+        """The recall weight of all the words of a note's summary and tags.
+
+        Term weights are memoised until the number of notes moves by more than 2% (at least
+        20): a few edits barely move the weights of other notes' words.
+        """
         postings = self._postings
+        count = len(postings)
+        memo, memo_count = self._weight_memo
+        if abs(count - memo_count) > max(20, count // 50):
+            memo = {}
+            self._weight_memo = (memo, count)
         entry = postings.entry_of(postings.owners[slot])
         in_head = (entry.frequencies[:, 0] + entry.frequencies[:, 1]) > 0
-        return sum(
-            self._weight(postings.terms[term_id], postings.document_frequency(term_id))
-            for term_id in entry.term_ids[in_head].tolist()
-        )
+        total = 0.0
+        for term_id in entry.term_ids[in_head].tolist():
+            weight = memo.get(term_id)
+            if weight is None:
+                term = postings.terms[term_id]
+                weight = memo[term_id] = self._weight(term, postings.document_frequency(term_id))
+            total += weight
+        return total
 
     def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
         """The recall weight of a message's words (each word's best stem)."""

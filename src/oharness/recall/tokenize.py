@@ -39,6 +39,7 @@ from oharness.recall.words import (
     CODE_WORDS,
     COMMON_WORDS,
     ENGLISH_STOP,
+    IRREGULAR_ENGLISH,
     STOP_WORDS,
     UNSPACED_COMMON,
     UNSPACED_STOP,
@@ -47,7 +48,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 2
+TOKENIZER_VERSION: Final = 3
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -153,6 +154,8 @@ class Tokenizer:
         for name in names:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
+        english = {"english", "porter"} & set(names)
+        self._irregular: dict[str, str] = dict(IRREGULAR_ENGLISH) if english else {}
         self._cache: dict[str, Groups] = {}
         self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
         self._priors = self._build_priors()
@@ -281,6 +284,7 @@ class Tokenizer:
             # A lone letter cut out of an identifier ("e.g", "v-model") names nothing.
             if word in self._stop or (len(parts) > 1 and len(word) == 1 and word.isalpha()):
                 continue
+            word = self._irregular.get(word, word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:

@@ -68,7 +68,7 @@ def test_search_ranks_without_gate_or_threshold(small: RecallIndex) -> None:
     hits = small.search("kubernetes")
     assert ids(hits) == ["k8s-cluster-1ab", "release-notes-7c1"]
     assert [hit.in_summary_or_tags for hit in hits] == [True, False]
-    assert small.search("words nobody wrote") == []
+    assert small.search("zebras and quokkas") == []
     assert small.search("kubernetes", limit=0) == []
 
 
