@@ -272,10 +272,25 @@ class RecallIndex:
                 passing.append(hit)
         return passing
 
-    def related(self, note: Note, limit: int = 5, *, scope: Scope | None = None) -> list[Hit]:
-        """Notes on a similar topic to ``note`` (its own entry excluded), best first."""
+    def related(
+        self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
+    ) -> list[Hit]:
+        """Notes on the same topic as ``note`` (its own entry excluded), best first.
+
+        The floor: a note is related when ``note``'s text (summary, tags and body) sent as a
+        message would attach it - the recall gate and the default ``minScore`` - so sharing
+        a word or two is not enough, and an empty list is the usual answer for a new topic.
+        ``gated=False`` ranks by the search scorer with no floor (candidates for a closer
+        test, such as :meth:`likely_duplicate`).
+        """
+        if limit <= 0:
+            return []
         text = "\n".join((note.summary, " ".join(note.tags), note.body))
-        own = {(scope, note.id)} if scope else {("project", note.id), ("user", note.id)}
+        own: set[NoteKey] = (
+            {(scope, note.id)} if scope else {("project", note.id), ("user", note.id)}
+        )
+        if gated:
+            return self.recall(text, exclude=own, settings=RecallSettings(per_turn=limit))
         hits = self.search(text, limit + len(own), expand=False)
         return [hit for hit in hits if hit.key not in own][:limit]
 

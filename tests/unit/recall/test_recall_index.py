@@ -158,6 +158,19 @@ def test_related_excludes_the_note_itself() -> None:
     assert ids(index.related(PRICING, limit=0)) == []
 
 
+def test_related_has_a_floor_and_is_usually_empty() -> None:
+    office = Note("plants-1", "Office plants need water", "Water them on Fridays.", ("plants",))
+    weekly = Note("standup-2", "Standup moves to Fridays", "From next week on.", ("meetings",))
+    index = index_of(("project", PRICING), ("project", K8S), ("project", weekly))
+    # One shared everyday word ("Fridays") is not a topic: nothing is related.
+    assert index.related(office) == []
+    layout = Note("pricing-layout-a91", "Pricing page layout: three tiers", "Cards side by side.")
+    index.add("project", layout)
+    assert ids(index.related(PRICING, scope="project")) == ["pricing-layout-a91"]
+    # Without the gate, candidates for a closer test (likelyDuplicate) are all ranked.
+    assert len(index.related(office, gated=False)) >= 1
+
+
 def test_summary_similarity_flags_likely_duplicates() -> None:
     index = RecallIndex()
     same = Note("a-1", "Pricing cards: fill instead of borders", "", ("pricing",))
