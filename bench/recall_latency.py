@@ -104,7 +104,8 @@ class NaiveScorer:
         found = []
         for position, key in enumerate(self.keys):
             fields = self.fields[position]
-            score, shared, strongest = 0.0, 0.0, 0.0
+            short = self.lengths[position][2] <= gate.SHORT_BODY
+            score, shared, strongest, body, body_strongest = 0.0, 0.0, 0.0, 0.0, 0.0
             for term in terms:
                 x = self._field_weighted(position, term)
                 if x:
@@ -112,11 +113,25 @@ class NaiveScorer:
                     if term in fields[0] or term in fields[1]:
                         shared += weight(term)
                         strongest = max(strongest, weight(term))
+                    elif short:
+                        body += weight(term)
+                        body_strongest = max(body_strongest, weight(term))
             if score < minimum or not shared:
                 continue
-            topic = sum(weight(term) for term in {*fields[0], *fields[1]})
+            head = {*fields[0], *fields[1]}
+            topic = sum(weight(term) for term in head)
+            rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
             phrase = bool(phrases & self.phrases[position])
-            if gate.passes(shared, topic, said, phrase=phrase, strongest=strongest):
+            if gate.passes(shared, topic, said, phrase=phrase, strongest=strongest) or (
+                rest > 0
+                and gate.passes(
+                    shared + body,
+                    topic + rest,
+                    said,
+                    phrase=phrase,
+                    strongest=max(strongest, body_strongest),
+                )
+            ):
                 found.append((score, key))
         return sorted(found, reverse=True)[:3]
 

@@ -23,6 +23,10 @@ A *phrase* - two words next to each other in the summary, next to each other in 
 strong evidence of the same topic even in everyday words, so it lowers the overlap needed to
 :data:`PHRASE_OVERLAP_GATE`.
 
+A short note (a body of at most :data:`SHORT_BODY` terms: a few sentences) is all topic: it
+also passes when the test above passes with its body words counted beside its summary and
+tags. Its summary or tags must still share a word with the message (spec 03.2).
+
 Why not a single distinctive word, as before: in a small folder nearly every word is rare,
 and in a large one the words people name topics with ("pricing", "cards", "button") are
 common; the overlap is a share, so it reads the same at 5 notes and at 10,000.
@@ -47,6 +51,9 @@ RARE: Final = 0.9
 #: ... naming the note, and this share of the message's weight found in its summary and
 #: tags, attach a note whatever the length of its summary.
 MESSAGE_SHARE: Final = 0.6
+#: A note whose body has at most this many terms (a few sentences) is all topic: for the
+#: gate its body may count beside its summary (the summary or tags must still match).
+SHORT_BODY: Final = 60
 #: How many of the best-scoring notes the gate examines (at most ``perTurn`` are attached).
 GATE_CANDIDATES: Final = 12
 

@@ -101,6 +101,8 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
+        self._body_shared: FloatArray = np.zeros(0, dtype=np.float64)
+        self._body_strongest: FloatArray = np.zeros(0, dtype=np.float64)
         self._weight_memo: tuple[dict[int, float], int] = ({}, 0)
 
     @classmethod
@@ -228,10 +230,12 @@ class RecallIndex:
         scores, shared = scored
         phrases = self._phrase_slots(message)
         # The cheap part of the gate first, on every note at once (see gate.passes).
-        named = self._strongest >= gate.DISTINCTIVE
+        strongest = np.maximum(self._strongest, self._body_strongest)
+        named = strongest >= gate.DISTINCTIVE
         if phrases:
             named[list(phrases)] = True
-        allowed = named & (shared >= gate.SHARED_GATE) & (scores >= config.min_score)
+        enough = shared + self._body_shared >= gate.SHARED_GATE
+        allowed = named & enough & (shared > 0) & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
         candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
@@ -262,12 +266,18 @@ class RecallIndex:
             if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
                 break
             slot = slot_of[hit.key]
-            if gate.passes(
-                float(shared[slot]),
-                self._topic_weight(slot),
-                said,
-                phrase=slot in phrases,
-                strongest=float(self._strongest[slot]),
+            topic, body = self._topic_weight(slot)
+            phrase = slot in phrases
+            head_shared, strongest = float(shared[slot]), float(self._strongest[slot])
+            if gate.passes(head_shared, topic, said, phrase=phrase, strongest=strongest) or (
+                body > 0
+                and gate.passes(
+                    head_shared + float(self._body_shared[slot]),
+                    topic + body,
+                    said,
+                    phrase=phrase,
+                    strongest=max(strongest, float(self._body_strongest[slot])),
+                )
             ):
                 passing.append(hit)
         return passing
@@ -337,6 +347,10 @@ class RecallIndex:
         scores = np.zeros(capacity, dtype=np.float64)
         shared = np.zeros(capacity, dtype=np.float64)
         self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
+        # The same for the words found only in the body of a short note (see gate.SHORT_BODY).
+        self._body_shared = body_shared = np.zeros(capacity if recall else 0, dtype=np.float64)
+        self._body_strongest = body_strongest = np.zeros_like(body_shared)
+        short = postings.body_lengths() <= gate.SHORT_BODY
         covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
         tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
         query_weight = 0.0
@@ -357,6 +371,10 @@ class RecallIndex:
                 head = frequencies[:, 0] + frequencies[:, 1] > 0
                 if factor != 1.0:
                     head = np.zeros(len(slots), dtype=np.bool_)
+                if recall:
+                    body = slots[(frequencies[:, 2] > 0) & ~head & short[slots]]
+                    body_shared[body] += weight
+                    body_strongest[body] = np.maximum(body_strongest[body], weight)
                 if not recall and factor == 1.0:
                     tagged[slots[frequencies[:, 1] > 0]] = True
                 parts.append((slots, contribution, weight, head))
@@ -419,8 +437,9 @@ class RecallIndex:
             return term_weight(document_frequency, note_count, prior, self.params)
         return search_weight(document_frequency, note_count, self.params)
 
-    def _topic_weight(self, slot: int) -> float:
-        """The recall weight of all the words of a note's summary and tags.
+    def _topic_weight(self, slot: int) -> tuple[float, float]:
+        """The recall weight of the words of a note's summary and tags, and of the other
+        words of its body when the body is short (else 0).
 
         Term weights are memoised until the number of notes moves by more than 2% (at least
         20): a few edits barely move the weights of other notes' words.
@@ -433,14 +452,19 @@ class RecallIndex:
             self._weight_memo = (memo, count)
         entry = postings.entry_of(postings.owners[slot])
         in_head = (entry.frequencies[:, 0] + entry.frequencies[:, 1]) > 0
-        total = 0.0
-        for term_id in entry.term_ids[in_head].tolist():
-            weight = memo.get(term_id)
-            if weight is None:
-                term = postings.terms[term_id]
-                weight = memo[term_id] = self._weight(term, postings.document_frequency(term_id))
-            total += weight
-        return total
+        in_body = ~in_head & (entry.frequencies[:, 2] > 0)
+        if entry.lengths[2] > gate.SHORT_BODY:
+            in_body[:] = False
+        totals = [0.0, 0.0]
+        for part, mask in enumerate((in_head, in_body)):
+            for term_id in entry.term_ids[mask].tolist():
+                weight = memo.get(term_id)
+                if weight is None:
+                    term = postings.terms[term_id]
+                    weight = self._weight(term, postings.document_frequency(term_id))
+                    memo[term_id] = weight
+                totals[part] += weight
+        return totals[0], totals[1]
 
     def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
         """The recall weight of a message's words (each word's best stem)."""

@@ -137,6 +137,10 @@ class Postings:
             slots.extend(self.slot_of[c] for c in candidates if c in self.slot_of)
         return slots
 
+    def body_lengths(self) -> npt.NDArray[np.float64]:
+        """Body length (terms) per slot."""
+        return self._lengths[:, 2]
+
     def norms(self, params: ScoringParams) -> npt.NDArray[np.float32]:
         """Per slot and field: ``boost / (1 - b + b * length / average length)``."""
         if self._norms is not None and self._norms_params == params:

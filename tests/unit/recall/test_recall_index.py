@@ -261,3 +261,19 @@ def test_any_sequence_of_changes_equals_a_rebuild(
     rebuilt.add_many((scope, note) for (scope, _), note in current.items())
     queries = [" ".join(_WORDS[:3]), "deploy cache", "重跑gen-itgc", "weekend alpha"]
     assert _results(index, queries) == _results(rebuilt, queries)
+
+
+def test_a_short_note_is_all_topic_but_its_summary_or_tags_must_match() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            (
+                "project",
+                Note("short", "Thanks, Mel!", "I ran a charity race for the shelter.", ("Mel",)),
+            ),
+            ("project", Note("untagged", "Thanks!", "I ran a charity race for the shelter.")),
+            ("project", Note("pad", "Weekly notes", "Nothing to report this week.", ("Mel",))),
+        ]
+    )
+    # The body of a short note counts; a note with no summary or tag match never attaches.
+    assert ids(index.recall("When did Mel run a charity race?")) == ["short"]
