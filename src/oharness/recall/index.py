@@ -56,6 +56,7 @@ BoolArray = npt.NDArray[np.bool_]
 WeightedGroups = list[tuple[tuple[str, ...], float]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK)
+_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 
 #: Search: a note matching the query in its tags scores this much more (tags are facets:
 #: the speaker, the project, the subject a note was filed under).
@@ -101,8 +102,6 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._body_shared: FloatArray = np.zeros(0, dtype=np.float64)
-        self._body_strongest: FloatArray = np.zeros(0, dtype=np.float64)
         self._weight_memo: tuple[dict[int, float], int] = ({}, 0)
 
     @classmethod
@@ -230,16 +229,17 @@ class RecallIndex:
         scores, shared = scored
         phrases = self._phrase_slots(message)
         # The cheap part of the gate first, on every note at once (see gate.passes).
-        strongest = np.maximum(self._strongest, self._body_strongest)
-        named = strongest >= gate.DISTINCTIVE
+        named = self._strongest >= gate.DISTINCTIVE
         if phrases:
             named[list(phrases)] = True
-        enough = shared + self._body_shared >= gate.SHARED_GATE
-        allowed = named & enough & (shared > 0) & (scores >= config.min_score)
+        # A short note's body words are only looked at for the few best candidates.
+        short = self._postings.body_lengths()[: len(scores)] <= gate.SHORT_BODY
+        possible = (named & (shared >= gate.SHARED_GATE)) | short
+        allowed = possible & (shared > 0) & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
         candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
-        passing = self._gate(candidates, shared, self._message_weight(groups), phrases, config)
+        passing = self._gate(candidates, shared, groups, phrases, config)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
@@ -250,7 +250,7 @@ class RecallIndex:
         self,
         candidates: list[Hit],
         shared: FloatArray,
-        said: float,
+        groups: list[tuple[str, ...]],
         phrases: set[int],
         config: RecallSettings,
     ) -> list[Hit]:
@@ -260,6 +260,8 @@ class RecallIndex:
         lift them past the last of those.
         """
         slot_of = self._postings.slot_of
+        said = self._message_weight(groups)
+        word_of = {term: number for number, group in enumerate(groups) for term in group}
         passing: list[Hit] = []
         for hit in candidates:
             enough = len(passing) >= config.per_turn
@@ -269,17 +271,18 @@ class RecallIndex:
             topic, body = self._topic_weight(slot)
             phrase = slot in phrases
             head_shared, strongest = float(shared[slot]), float(self._strongest[slot])
-            if gate.passes(head_shared, topic, said, phrase=phrase, strongest=strongest) or (
-                body > 0
-                and gate.passes(
-                    head_shared + float(self._body_shared[slot]),
+            if gate.passes(head_shared, topic, said, phrase=phrase, strongest=strongest):
+                passing.append(hit)
+            elif body > 0:
+                body_shared, body_strongest = self._body_match(slot, word_of)
+                if gate.passes(
+                    head_shared + body_shared,
                     topic + body,
                     said,
                     phrase=phrase,
-                    strongest=max(strongest, float(self._body_strongest[slot])),
-                )
-            ):
-                passing.append(hit)
+                    strongest=max(strongest, body_strongest),
+                ):
+                    passing.append(hit)
         return passing
 
     def related(
@@ -347,16 +350,12 @@ class RecallIndex:
         scores = np.zeros(capacity, dtype=np.float64)
         shared = np.zeros(capacity, dtype=np.float64)
         self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
-        # The same for the words found only in the body of a short note (see gate.SHORT_BODY).
-        self._body_shared = body_shared = np.zeros(capacity if recall else 0, dtype=np.float64)
-        self._body_strongest = body_strongest = np.zeros_like(body_shared)
-        short = postings.body_lengths() <= gate.SHORT_BODY
         covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
         tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
         query_weight = 0.0
         top = self.params.k1 + 1.0
         for group, factor in groups:
-            parts: list[tuple[IntArray, FloatArray, float, BoolArray]] = []
+            parts: list[tuple[IntArray, FloatArray, float, IntArray]] = []
             for term in group:
                 found = postings.lookup(term)
                 if found is None:
@@ -368,37 +367,33 @@ class RecallIndex:
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
                 contribution = (factor * weight * top) * x / (x + self.params.k1)
                 # Only the message's own words count as naming the note's topic.
-                head = frequencies[:, 0] + frequencies[:, 1] > 0
-                if factor != 1.0:
-                    head = np.zeros(len(slots), dtype=np.bool_)
-                if recall:
-                    body = slots[(frequencies[:, 2] > 0) & ~head & short[slots]]
-                    body_shared[body] += weight
-                    body_strongest[body] = np.maximum(body_strongest[body], weight)
-                if not recall and factor == 1.0:
-                    tagged[slots[frequencies[:, 1] > 0]] = True
-                parts.append((slots, contribution, weight, head))
+                named = _NO_SLOTS
+                if factor == 1.0:
+                    named = slots[(frequencies[:, 0] > 0) | (frequencies[:, 1] > 0)]
+                    if not recall:
+                        tagged[slots[frequencies[:, 1] > 0]] = True
+                parts.append((slots, contribution, weight, named))
             if not parts:
                 continue
             coverage = not recall and factor == 1.0
             if coverage:
                 query_weight += max(part[2] for part in parts)
             if len(parts) == 1:
-                slots, contribution, weight, head = parts[0]
+                slots, contribution, weight, named = parts[0]
                 scores[slots] += contribution
-                shared[slots[head]] += weight
-                strongest[slots[head]] = np.maximum(strongest[slots[head]], weight)
+                if len(named):
+                    shared[named] += weight
+                    strongest[named] = np.maximum(strongest[named], weight)
                 if coverage:
                     covered[slots] += weight
                 continue
             best = np.zeros(capacity, dtype=np.float64)
             best_weight = np.zeros(capacity, dtype=np.float64)
             best_shared = np.zeros(capacity, dtype=np.float64)
-            for slots, contribution, weight, head in parts:
+            for slots, contribution, weight, named in parts:
                 best[slots] = np.maximum(best[slots], contribution)
                 best_weight[slots] = np.maximum(best_weight[slots], weight)
-                matched = slots[head]
-                best_shared[matched] = np.maximum(best_shared[matched], weight)
+                best_shared[named] = np.maximum(best_shared[named], weight)
             scores += best
             shared += best_shared
             np.maximum(strongest, best_shared, out=strongest)
@@ -465,6 +460,22 @@ class RecallIndex:
                     memo[term_id] = weight
                 totals[part] += weight
         return totals[0], totals[1]
+
+    def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
+        """Weight of the message words found only in a note's body, and the strongest one
+        (each word's best stem once)."""
+        postings = self._postings
+        entry = postings.entry_of(postings.owners[slot])
+        frequencies = entry.frequencies
+        body_only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+        best: dict[int, float] = {}
+        for term_id in entry.term_ids[body_only].tolist():
+            term = postings.terms[term_id]
+            number = word_of.get(term)
+            if number is not None:
+                weight = self._weight(term, postings.document_frequency(term_id))
+                best[number] = max(best.get(number, 0.0), weight)
+        return sum(best.values()), max(best.values(), default=0.0)
 
     def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
         """The recall weight of a message's words (each word's best stem)."""
