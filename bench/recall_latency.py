@@ -30,10 +30,11 @@ import numpy as np
 from recall_corpus import Corpus, synthetic_corpus, synthetic_messages
 
 from oharness.notes.format import Note
+from oharness.recall import gate
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import CacheKey, NoteKey
-from oharness.recall.score import DEFAULT_PARAMS, GATE_WEIGHT, saturation, term_weight
+from oharness.recall.score import DEFAULT_PARAMS, saturation, term_weight
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
@@ -89,41 +90,70 @@ class NaiveScorer:
         self.lengths = [tuple(sum(f.values()) for f in fields) for fields in self.fields]
         count = len(notes)
         self.averages = [max(1.0, sum(row[i] for row in self.lengths) / count) for i in range(3)]
+        self.phrases = [set(tokenizer.phrases(note.summary)) for _, note in notes]
         self.frequency: dict[str, int] = {}
         for summary, tags, body in self.fields:
             for term in {*summary, *tags, *body}:
                 self.frequency[term] = self.frequency.get(term, 0) + 1
 
     def recall(self, message: str, minimum: float = 1.2) -> list[tuple[float, NoteKey]]:
-        params = DEFAULT_PARAMS
         terms = [term for group in self.tokenizer.query_terms(message) for term in group[:1]]
-        weights = {
-            t: term_weight(self.frequency.get(t, 0), len(self.keys), self.tokenizer.prior(t))
-            for t in terms
-        }
+        weight = self._weight
+        said = sum(weight(term) for term in terms)
+        phrases = set(self.tokenizer.phrases(message))
         found = []
-        for key, fields, lengths in zip(self.keys, self.fields, self.lengths, strict=True):
-            score, gate = 0.0, False
+        for position, key in enumerate(self.keys):
+            fields = self.fields[position]
+            short = self.lengths[position][2] <= gate.SHORT_BODY
+            score, shared, strongest, body, body_strongest = 0.0, 0.0, 0.0, 0.0, 0.0
             for term in terms:
-                x = 0.0
-                for field, boost, b, length, average in zip(
-                    fields,
-                    params.boosts,
-                    params.length_factors,
-                    lengths,
-                    self.averages,
-                    strict=True,
-                ):
-                    tf = field.get(term, 0)
-                    if tf:
-                        x += boost * tf / (1 - b + b * length / average)
+                x = self._field_weighted(position, term)
                 if x:
-                    score += weights[term] * saturation(x)
-                    in_head = term in fields[0] or term in fields[1]
-                    gate = gate or (in_head and weights[term] >= GATE_WEIGHT)
-            if gate and score >= minimum:
+                    score += weight(term) * saturation(x)
+                    if term in fields[0] or term in fields[1]:
+                        shared += weight(term)
+                        strongest = max(strongest, weight(term))
+                    elif short:
+                        body += weight(term)
+                        body_strongest = max(body_strongest, weight(term))
+            if score < minimum or not shared:
+                continue
+            head = {*fields[0], *fields[1]}
+            topic = sum(weight(term) for term in head)
+            rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
+            phrase = bool(phrases & self.phrases[position])
+            if gate.passes(shared, topic, said, phrase=phrase, strongest=strongest) or (
+                rest > 0
+                and gate.passes(
+                    shared + body,
+                    topic + rest,
+                    said,
+                    phrase=phrase,
+                    strongest=max(strongest, body_strongest),
+                )
+            ):
                 found.append((score, key))
         return sorted(found, reverse=True)[:3]
+
+    def _weight(self, term: str) -> float:
+        count = len(self.keys)
+        return term_weight(self.frequency.get(term, 0), count, self.tokenizer.prior(term))
+
+    def _field_weighted(self, position: int, term: str) -> float:
+        params = DEFAULT_PARAMS
+        x = 0.0
+        for field, boost, b, length, average in zip(
+            self.fields[position],
+            params.boosts,
+            params.length_factors,
+            self.lengths[position],
+            self.averages,
+            strict=True,
+        ):
+            tf = field.get(term, 0)
+            if tf:
+                x += boost * tf / (1 - b + b * length / average)
+        return x
 
 
 class Fts5Baseline:

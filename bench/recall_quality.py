@@ -1,19 +1,19 @@
-"""Retrieval quality on LoCoMo (spec 03.3): the search path against a plain BM25 baseline.
+"""Recall quality (spec 03.3): LoCoMo search against a fair BM25, the per-message path, chit-chat.
 
-Each dialogue turn of a conversation is a note (summary = the turn's first sentence, tags =
-speaker and session date, body = the turn; a shared image's caption is part of the turn); each
-question of categories 1-4 is a query ranked by ``RecallIndex.search`` over its conversation's
-turns (no gate, no threshold). Evidence is the dataset's, with the audit's corrected evidence
-applied (``locomo-audit-errors.json``). Reported per system: R@k = share of a question's
-evidence turns found in the top k, averaged over questions; MRR = mean of 1 / rank of the
-first evidence turn (0 when none is ranked); Hit@10 = share of questions with at least one
-evidence turn in the top 10.
+1. Search. Each LoCoMo turn is a note (see ``recall_locomo.py``), each question of categories
+   1-4 a query ranked by ``RecallIndex.search`` over its conversation's turns. The baseline in
+   the same run is a fair BM25F: our tokeniser (Snowball stems, stop words), speaker and date
+   as fields, ``b`` and the field weight tuned on the tuned half. R@k, Hit@k and MRR per
+   category, and apart for the tuned half (even conversations) and the held-out half (odd).
+2. Per message. Each question as the user message through ``RecallIndex.recall`` with the
+   default settings (gate, ``minScore``, ``perTurn``): the share of questions with an evidence
+   turn among the attached notes, the mean number attached, and their precision.
+3. Chit-chat and calibration. The ordinary messages of a coding session
+   (``tests/data/recall/chitchat.json``) and the labelled messages of the calibration set
+   (``tests/data/recall/calibration.json``) against its notes alone and among realistic
+   filler notes: the share attaching nothing, and the share of "must attach" messages that do.
 
-The baseline is a plain BM25 (k1 1.2, b 0.75) over the same turns as one field: lower-cased
-``\\w+`` words, no stemming, no stop words, no field weights; a second row drops English stop
-words, for context.
-
-The data is for local evaluation only and is never copied into the repository::
+The LoCoMo data is for local evaluation only and is never copied into the repository::
 
     python bench/recall_quality.py [--data ../shared/data/locomo] [--quick]
 """
@@ -21,218 +21,171 @@ The data is for local evaluation only and is never copied into the repository::
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import re
+import itertools
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
 
-from oharness.notes.format import Note
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "recall"))
+
+from recall_helpers import load_calibration, load_chitchat, realistic_notes
+from recall_locomo import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    METRICS,
+    FieldedBM25,
+    Question,
+    Ranker,
+    Scores,
+    Turn,
+    dia_id,
+    evaluate,
+    halves,
+    load,
+    note_of,
+)
+
 from oharness.recall.index import RecallIndex
-from oharness.recall.words import ENGLISH_STOP
+from oharness.recall.tokenize import Tokenizer
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-CUTOFFS = (1, 5, 10)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_EVIDENCE = re.compile(r"D:?(\d+):0*(\d+)")
-_WORD = re.compile(r"\w+")
-
-Ranker = Callable[[str], list[str]]
+FILLER_SIZES = (0, 50, 500, 5_000, 10_000)
+_B_GRID = (0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
+_FIELD_GRID = (0.5, 1.0, 2.0)
 
 
-@dataclass
-class Turn:
-    dia_id: str
-    speaker: str
-    date: str
-    text: str
-
-
-@dataclass
-class Question:
-    conversation: int
-    text: str
-    category: int
-    evidence: set[str]
-
-
-@dataclass
-class Scores:
-    recall: dict[int, list[float]] = field(default_factory=lambda: {k: [] for k in CUTOFFS})
-    reciprocal_ranks: list[float] = field(default_factory=list)
-    hits: list[float] = field(default_factory=list)  # any evidence turn in the top 10
-
-    def add(self, ranking: Sequence[str], evidence: set[str]) -> None:
-        for k in CUTOFFS:
-            self.recall[k].append(len(evidence & set(ranking[:k])) / len(evidence))
-        self.hits.append(1.0 if evidence & set(ranking[:10]) else 0.0)
-        first = next((rank for rank, turn in enumerate(ranking, 1) if turn in evidence), 0)
-        self.reciprocal_ranks.append(1.0 / first if first else 0.0)
-
-    def row(self) -> list[float]:
-        count = max(1, len(self.reciprocal_ranks))
-        recalls = [sum(self.recall[k]) / count for k in CUTOFFS]
-        return [*recalls, sum(self.reciprocal_ranks) / count, sum(self.hits) / count]
-
-
-def load(data: Path) -> tuple[list[list[Turn]], list[Question], list[int]]:
-    """Conversations as turns, questions with corrected evidence, and the conversations of
-    questions skipped for lack of usable evidence."""
-    conversations = json.loads((data / "locomo10.json").read_text(encoding="utf-8"))
-    audit = json.loads((data / "locomo-audit-errors.json").read_text(encoding="utf-8"))
-    corrected = {item["question_id"]: item["correct_evidence"] for item in audit}
-    all_turns: list[list[Turn]] = []
-    questions: list[Question] = []
-    skipped: list[int] = []
-    for number, conversation in enumerate(conversations):
-        turns = list(_turns(conversation["conversation"]))
-        known = {turn.dia_id for turn in turns}
-        all_turns.append(turns)
-        for index, qa in enumerate(conversation["qa"]):
-            if qa.get("category") not in CATEGORIES:
-                continue
-            cited = corrected.get(f"locomo_{number}_qa{index}", qa.get("evidence", []))
-            evidence = {ref for ref in _evidence(cited) if ref in known}
-            if not evidence:
-                skipped.append(number)
-                continue
-            questions.append(Question(number, qa["question"], qa["category"], evidence))
-    return all_turns, questions, skipped
-
-
-def _turns(conversation: dict[str, Any]) -> list[Turn]:
-    turns: list[Turn] = []
-    for key, value in conversation.items():
-        if not (key.startswith("session_") and isinstance(value, list)):
-            continue
-        stamp = str(conversation.get(f"{key}_date_time", ""))
-        date = stamp.split(" on ", 1)[-1].replace(",", "")
-        for turn in value:
-            text = str(turn.get("text", ""))
-            if turn.get("blip_caption"):
-                text += f" [shares {turn['blip_caption']}]"
-            turns.append(Turn(turn["dia_id"], turn["speaker"], date, text))
-    return turns
-
-
-def _evidence(cited: Sequence[str]) -> set[str]:
-    refs: set[str] = set()
-    for item in cited:
-        refs.update(f"D{a}:{b}" for a, b in _EVIDENCE.findall(str(item)))
-    return refs
-
-
-def note_of(turn: Turn) -> Note:
-    """A turn as a note: first sentence as summary, speaker and date as tags."""
-    first = _SENTENCE_END.split(turn.text.strip(), maxsplit=1)[0][:200] or turn.speaker
-    note_id = turn.dia_id.replace(":", "-")
-    return Note(note_id, first, turn.text, (turn.speaker, turn.date))
-
-
-def search_ranker(turns: list[Turn], limit: int, expand: bool = True) -> Ranker:
+def search_ranker(turns: list[Turn], *, expand: bool = True) -> Ranker:
     index = RecallIndex()
-    index.add_many(("project", note_of(turn)) for turn in turns)
+    index.add_many(("project", note_of(turn, replies=True)) for turn in turns)
 
     def rank(query: str) -> list[str]:
-        return [hit.id.replace("-", ":") for hit in index.search(query, limit, expand=expand)]
+        return [dia_id(hit.id) for hit in index.search(query, len(turns), expand=expand)]
 
     return rank
 
 
-def bm25_ranker(
-    turns: list[Turn],
-    limit: int,
-    k1: float = 1.2,
-    b: float = 0.75,
-    stop: frozenset[str] = frozenset(),
-) -> Ranker:
-    def words(text: str) -> list[str]:
-        return [word for word in _WORD.findall(text.lower()) if word not in stop]
-
-    documents = [Counter(words(turn.text)) for turn in turns]
-    lengths = [sum(document.values()) for document in documents]
-    average = sum(lengths) / max(1, len(lengths))
-    frequency: Counter[str] = Counter()
-    for document in documents:
-        frequency.update(document.keys())
-    count = len(documents)
-    idf = {t: math.log(1 + (count - df + 0.5) / (df + 0.5)) for t, df in frequency.items()}
-
-    def rank(query: str) -> list[str]:
-        terms = set(words(query))
-        scored = []
-        for position, document in enumerate(documents):
-            norm = k1 * (1 - b + b * lengths[position] / average)
-            score = sum(
-                idf[t] * document[t] * (k1 + 1) / (document[t] + norm)
-                for t in terms
-                if t in document
-            )
-            if score > 0:
-                scored.append((-score, position))
-        scored.sort()
-        return [turns[position].dia_id for _, position in scored[:limit]]
-
-    return rank
+def tune_bm25(turns: list[list[Turn]], questions: list[Question]) -> FieldedBM25:
+    """The BM25F constants with the best Hit@10 + MRR on the tuned half."""
+    tokenizer = Tokenizer()
+    tuned = halves(questions)["tuned"]
+    best: tuple[float, FieldedBM25] | None = None
+    for b, weight in itertools.product(_B_GRID, _FIELD_GRID):
+        model = FieldedBM25(b, weight)
+        overall = evaluate(turns, tuned, partial(model.build, tokenizer=tokenizer))["all"]
+        value = overall.mean("Hit@10") + overall.mean("MRR")
+        if best is None or value > best[0]:
+            best = (value, model)
+    assert best is not None
+    return best[1]
 
 
-def evaluate(
-    turns: list[list[Turn]], questions: list[Question], build: Callable[[list[Turn], int], Ranker]
-) -> tuple[dict[int | str, Scores], float]:
-    """Scores overall and per category, and mean milliseconds per query."""
-    rankers = [build(conversation, len(conversation)) for conversation in turns]
-    results: dict[int | str, Scores] = {"all": Scores(), **{c: Scores() for c in CATEGORIES}}
-    started = time.perf_counter()
-    for question in questions:
-        ranking = rankers[question.conversation](question.text)
-        results["all"].add(ranking, question.evidence)
-        results[question.category].add(ranking, question.evidence)
-    elapsed = (time.perf_counter() - started) * 1000 / max(1, len(questions))
-    return results, elapsed
+def print_search(turns: list[list[Turn]], questions: list[Question], quick: bool) -> None:
+    model = FieldedBM25() if quick else tune_bm25(turns, questions)
+    tokenizer = Tokenizer()
+    systems: dict[str, Callable[[list[Turn]], Ranker]] = {
+        "oharness search": search_ranker,
+        "  no feedback": lambda conv: search_ranker(conv, expand=False),
+        f"BM25F b={model.b} f={model.field_weight}": lambda conv: model.build(conv, tokenizer),
+    }
+    header = f"{'system':<24} {'questions':<14} {'n':>5} " + " ".join(f"{m:>6}" for m in METRICS)
+    print(header)
+    print("-" * len(header))
+    for name, build in systems.items():
+        started = time.perf_counter()
+        for label, subset in halves(questions).items():
+            results = evaluate(turns, subset, build)
+            rows: list[tuple[str, Scores]] = [(label, results["all"])]
+            if label == "all":
+                rows += [(f"{c} {CATEGORIES[c]}", results[c]) for c in CATEGORIES]
+            for row_label, scores in rows:
+                values = " ".join(f"{value:6.3f}" for value in scores.row())
+                print(f"{name:<24} {row_label:<14} {len(scores):>5} {values}")
+        elapsed = time.perf_counter() - started
+        print(f"{name:<24} {elapsed:.1f} s for the three passes\n")
+
+
+def print_per_message(turns: list[list[Turn]], questions: list[Question]) -> None:
+    print("Per-message recall (each question as the user message; default settings)")
+    columns = ("evidence", "attached", "precision")
+    header = f"{'questions':<10} {'n':>5} " + " ".join(f"{c:>9}" for c in columns) + "   none"
+    print(header)
+    print("-" * len(header))
+    for label, subset in halves(questions).items():
+        indexes: dict[int, RecallIndex] = {}
+        found = attached = correct = empty = 0
+        for question in subset:
+            index = indexes.get(question.conversation)
+            if index is None:
+                index = indexes[question.conversation] = RecallIndex()
+                index.add_many(
+                    ("project", note_of(t, replies=True)) for t in turns[question.conversation]
+                )
+            ids = {dia_id(hit.id) for hit in index.recall(question.text)}
+            hits = len(ids & question.evidence)
+            found += hits > 0
+            attached += len(ids)
+            correct += hits
+            empty += not ids
+        count = max(1, len(subset))
+        print(
+            f"{label:<10} {len(subset):>5} {found / count:9.3f} {attached / count:9.2f} "
+            f"{correct / max(1, attached):9.3f} {empty / count:6.3f}"
+        )
+    print()
+
+
+def print_chitchat(quick: bool) -> None:
+    calibration = load_calibration()
+    chitchat = load_chitchat()
+    sizes = FILLER_SIZES[:3] if quick else FILLER_SIZES
+    print(
+        f"Chit-chat ({len(chitchat)} messages) and calibration ({len(calibration.attach)} must "
+        f"attach, {len(calibration.nothing)} must attach nothing) over "
+        f"{len(calibration.notes)} calibration notes plus filler"
+    )
+    header = f"{'filler':>7} {'chit-chat none':>15} {'must-nothing ok':>16} {'must-attach ok':>15}"
+    print(header)
+    print("-" * len(header))
+    for size in sizes:
+        index = RecallIndex()
+        index.add_many(realistic_notes(size))
+        index.add_many(calibration.notes)
+        quiet = sum(1 for message in chitchat if not index.recall(message))
+        nothing = sum(1 for message in calibration.nothing if not index.recall(message))
+        attach = sum(
+            1
+            for message, note_id in calibration.attach
+            if note_id in {hit.id for hit in index.recall(message)}
+        )
+        print(
+            f"{size:>7} {quiet / len(chitchat):15.3f} "
+            f"{nothing / max(1, len(calibration.nothing)):16.3f} "
+            f"{attach / max(1, len(calibration.attach)):15.3f}"
+        )
+    print()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo folder")
-    parser.add_argument("--quick", action="store_true", help="first two conversations only")
+    parser.add_argument("--quick", action="store_true", help="two conversations, small sizes")
     args = parser.parse_args(argv)
+    print_chitchat(args.quick)
     if not (args.data / "locomo10.json").is_file():
-        print(f"LoCoMo data not found in {args.data}: skipping (pass --data PATH)")
+        print(f"LoCoMo data not found in {args.data}: LoCoMo skipped (pass --data PATH)")
         return 0
     turns, questions, skipped = load(args.data)
     if args.quick:
-        turns = turns[:2]
         questions = [q for q in questions if q.conversation < 2]
-        skipped = [number for number in skipped if number < 2]
-    systems: dict[str, Callable[[list[Turn], int], Ranker]] = {
-        "oharness search": search_ranker,
-        "  without feedback": lambda turns, limit: search_ranker(turns, limit, expand=False),
-        "plain BM25": bm25_ranker,
-        "BM25, stop words": lambda turns, limit: bm25_ranker(turns, limit, stop=ENGLISH_STOP),
-    }
     print(
         f"LoCoMo: {len(turns)} conversations, {sum(map(len, turns))} turns, "
         f"{len(questions)} questions (categories 1-4, audit-corrected evidence; "
-        f"{len(skipped)} without usable evidence skipped)\n"
+        f"{skipped} without usable evidence skipped)\n"
     )
-    header = f"{'system':<18} {'category':<13} {'n':>5} " + " ".join(
-        f"{name:>6}" for name in ("R@1", "R@5", "R@10", "MRR", "Hit@10")
-    )
-    print(header)
-    print("-" * len(header))
-    for name, build in systems.items():
-        results, per_query = evaluate(turns, questions, build)
-        for category, scores in results.items():
-            label = "all" if category == "all" else f"{category} {CATEGORIES[int(category)]}"
-            values = " ".join(f"{value:6.3f}" for value in scores.row())
-            print(f"{name:<18} {label:<13} {len(scores.reciprocal_ranks):>5} {values}")
-        print(f"{name:<18} {'':<13} {per_query:.2f} ms per query\n")
+    print_search(turns, questions, args.quick)
+    print_per_message(turns, questions)
     return 0
 
 

@@ -24,6 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
+from oharness.notes.links import extract_links
+from oharness.recall import gate
 from oharness.recall.postings import (
     CacheKey,
     FreqArray,
@@ -34,9 +36,9 @@ from oharness.recall.postings import (
 )
 from oharness.recall.score import (
     DEFAULT_PARAMS,
-    GATE_WEIGHT,
     LIKELY_DUPLICATE,
     MIN_TERM_WEIGHT,
+    USAGE_BOOST_MAX,
     ScoringParams,
     Usage,
     search_weight,
@@ -44,7 +46,7 @@ from oharness.recall.score import (
     term_weight,
     usage_boost,
 )
-from oharness.recall.tokenize import PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
@@ -52,6 +54,17 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 #: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
 WeightedGroups = list[tuple[tuple[str, ...], float]]
+
+_MARKS: Final = (PHRASE_MARK, LINK_MARK)
+_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
+
+#: Search: a note matching the query in its tags scores this much more (tags are facets:
+#: the speaker, the project, the subject a note was filed under).
+TAG_FACET: Final = 1.0
+#: Search: share of a note's score given to the notes linking to it (a reply gets a share
+#: of what it answers); from the best LINK_SOURCES notes.
+LINK_SHARE: Final = 0.3
+LINK_SOURCES: Final = 50
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -88,6 +101,8 @@ class RecallIndex:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
         self._postings = Postings()
+        self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
+        self._weight_memo: tuple[dict[int, float], int] = ({}, 0)
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -149,6 +164,7 @@ class RecallIndex:
         ``order`` (postings sorted by term, as the cache stores them) lets an empty index
         adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
         """
+        self._weight_memo = ({}, 0)  # term ids may be renumbered
         if order is not None and len(self._postings) == 0 and not self._postings.terms:
             self._postings.load(terms, entries, order, flat)
         else:
@@ -173,13 +189,14 @@ class RecallIndex:
         if scored is None:
             return []
         if expand:
-            first = self._hits(scored[0], scored[1], scored[0] > 0, FEEDBACK_NOTES)
+            first = self._hits(scored[0], scored[1] > 0, scored[0] > 0, FEEDBACK_NOTES)
             extra = self._feedback(first, {term for group, _ in groups for term in group})
             if extra:
                 scored = self._score(groups + extra, recall=False)
                 assert scored is not None
-        scores, head = scored
-        return self._hits(scores, head, scores > 0, limit)
+        scores, shared = scored
+        scores = self._share_along_links(scores)
+        return self._hits(scores, shared > 0, scores > 0, limit)
 
     def recall(
         self,
@@ -192,9 +209,10 @@ class RecallIndex:
     ) -> list[Hit]:
         """Notes to attach to a user message: at most ``per_turn``, best first, often none.
 
-        A note qualifies when a distinctive word of the message (recall weight at least
-        :data:`~oharness.recall.score.GATE_WEIGHT`: not an everyday word, and held by at most
-        ~6% of notes) matches its summary or tags, and its score reaches ``min_score``.
+        A note qualifies when its score reaches ``min_score`` and the message names its topic:
+        the weighted words of the message and of the note's summary and tags overlap enough
+        (:mod:`~oharness.recall.gate`; a phrase of the summary in the message counts extra).
+
         ``exclude`` holds notes already attached in this session, as ``(scope, id)`` or as a
         bare id (meaning both scopes). ``usage`` (recall counts, last use at ``now``) only
         reorders qualifying notes, by at most :data:`~oharness.recall.score.USAGE_BOOST_MAX`.
@@ -204,26 +222,88 @@ class RecallIndex:
         config = settings if settings is not None else RecallSettings()
         if not config.enabled or config.per_turn <= 0:
             return []
-        scored = self._score([(group, 1.0) for group in self.tokenizer.query_terms(message)])
+        groups = self.tokenizer.query_terms(message)
+        scored = self._score([(group, 1.0) for group in groups])
         if scored is None:
             return []
-        scores, head = scored
-        allowed = head & (scores >= config.min_score)
+        scores, shared = scored
+        phrases = self._phrase_slots(message)
+        # The cheap part of the gate first, on every note at once (see gate.passes).
+        named = self._strongest >= gate.DISTINCTIVE
+        if phrases:
+            named[list(phrases)] = True
+        # A short note's body words are only looked at for the few best candidates.
+        short = self._postings.body_lengths()[: len(scores)] <= gate.SHORT_BODY
+        possible = (named & (shared >= gate.SHARED_GATE)) | short
+        allowed = possible & (shared > 0) & (scores >= config.min_score)
         for slot in self._postings.slots_of(exclude):
             allowed[slot] = False
-        # Usage may lift a note past others only within USAGE_BOOST_MAX: rank all qualifiers.
-        limit = len(self._postings) if usage else config.per_turn
-        candidates = self._hits(scores, head, allowed, limit)
-        if usage:
-            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in candidates]
+        candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
+        passing = self._gate(candidates, shared, groups, phrases, config)
+        if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
+            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
-            candidates = [hit for _, hit in boosted]
-        return candidates[: config.per_turn]
+            passing = [hit for _, hit in boosted]
+        return passing[: config.per_turn]
 
-    def related(self, note: Note, limit: int = 5, *, scope: Scope | None = None) -> list[Hit]:
-        """Notes on a similar topic to ``note`` (its own entry excluded), best first."""
+    def _gate(
+        self,
+        candidates: list[Hit],
+        shared: FloatArray,
+        groups: list[tuple[str, ...]],
+        phrases: set[int],
+        config: RecallSettings,
+    ) -> list[Hit]:
+        """The candidates (best first) that pass :func:`~oharness.recall.gate.passes`.
+
+        Stops once ``per_turn`` passed and the rest score too low for the usage boost to
+        lift them past the last of those.
+        """
+        slot_of = self._postings.slot_of
+        said = self._message_weight(groups)
+        word_of = {term: number for number, group in enumerate(groups) for term in group}
+        passing: list[Hit] = []
+        for hit in candidates:
+            enough = len(passing) >= config.per_turn
+            if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
+                break
+            slot = slot_of[hit.key]
+            topic, body = self._topic_weight(slot)
+            phrase = slot in phrases
+            head_shared, strongest = float(shared[slot]), float(self._strongest[slot])
+            if gate.passes(head_shared, topic, said, phrase=phrase, strongest=strongest):
+                passing.append(hit)
+            elif body > 0:
+                body_shared, body_strongest = self._body_match(slot, word_of)
+                if gate.passes(
+                    head_shared + body_shared,
+                    topic + body,
+                    said,
+                    phrase=phrase,
+                    strongest=max(strongest, body_strongest),
+                ):
+                    passing.append(hit)
+        return passing
+
+    def related(
+        self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
+    ) -> list[Hit]:
+        """Notes on the same topic as ``note`` (its own entry excluded), best first.
+
+        The floor: a note is related when ``note``'s text (summary, tags and body) sent as a
+        message would attach it - the recall gate and the default ``minScore`` - so sharing
+        a word or two is not enough, and an empty list is the usual answer for a new topic.
+        ``gated=False`` ranks by the search scorer with no floor (candidates for a closer
+        test, such as :meth:`likely_duplicate`).
+        """
+        if limit <= 0:
+            return []
         text = "\n".join((note.summary, " ".join(note.tags), note.body))
-        own = {(scope, note.id)} if scope else {("project", note.id), ("user", note.id)}
+        own: set[NoteKey] = (
+            {(scope, note.id)} if scope else {("project", note.id), ("user", note.id)}
+        )
+        if gated:
+            return self.recall(text, exclude=own, settings=RecallSettings(per_turn=limit))
         hits = self.search(text, limit + len(own), expand=False)
         return [hit for hit in hits if hit.key not in own][:limit]
 
@@ -245,16 +325,21 @@ class RecallIndex:
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
         count = self.tokenizer.counts
-        fields = (count(note.summary), count("\n".join(note.tags)), count(note.body))
-        return self._postings.entry(scope, note.id, cache_key, fields)
+        body = note.body
+        links = extract_links(body)
+        for target in links:  # a link names another note's topic, not this one's
+            body = body.replace(f"[[{target}]]", " ")
+        fields = (count(note.summary), count("\n".join(note.tags)), count(body))
+        marks = [*self.tokenizer.phrases(note.summary), *(LINK_MARK + t for t in links)]
+        return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(
         self, groups: WeightedGroups, *, recall: bool = True
-    ) -> tuple[FloatArray, BoolArray] | None:
-        """Scores and gate flags per slot for weighted word groups (alternative stems).
+    ) -> tuple[FloatArray, FloatArray] | None:
+        """Scores per slot, and per slot the weight of the words matching summary or tags.
 
-        ``recall`` selects the recall weights (prior, cap, gate on distinctive words);
-        otherwise search weights and the query-coverage factor apply.
+        ``recall`` selects the recall weights (prior, cap); otherwise search weights and the
+        query-coverage factor apply. A word with several stems counts its best stem once.
         """
         postings = self._postings
         note_count = len(postings)
@@ -263,51 +348,154 @@ class RecallIndex:
         norms = postings.norms(self.params)
         capacity = norms.shape[0]
         scores = np.zeros(capacity, dtype=np.float64)
-        head = np.zeros(capacity, dtype=np.bool_)
+        shared = np.zeros(capacity, dtype=np.float64)
+        self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
         covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
+        tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
         query_weight = 0.0
         top = self.params.k1 + 1.0
         for group, factor in groups:
-            parts: list[tuple[IntArray, FloatArray, float]] = []
+            parts: list[tuple[IntArray, FloatArray, float, IntArray]] = []
             for term in group:
                 found = postings.lookup(term)
                 if found is None:
                     continue
                 slots, frequencies = found
-                weight = (
-                    term_weight(len(slots), note_count, self.tokenizer.prior(term), self.params)
-                    if recall
-                    else search_weight(len(slots), note_count, self.params)
-                )
+                weight = self._weight(term, len(slots), recall=recall)
                 if weight < MIN_TERM_WEIGHT:
                     continue
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
-                parts.append((slots, (factor * weight * top) * x / (x + self.params.k1), weight))
-                if not recall or weight >= GATE_WEIGHT:
-                    head[slots[frequencies[:, 0] + frequencies[:, 1] > 0]] = True
+                contribution = (factor * weight * top) * x / (x + self.params.k1)
+                # Only the message's own words count as naming the note's topic.
+                named = _NO_SLOTS
+                if factor == 1.0:
+                    named = slots[(frequencies[:, 0] > 0) | (frequencies[:, 1] > 0)]
+                    if not recall:
+                        tagged[slots[frequencies[:, 1] > 0]] = True
+                parts.append((slots, contribution, weight, named))
             if not parts:
                 continue
             coverage = not recall and factor == 1.0
             if coverage:
-                query_weight += max(weight for _, _, weight in parts)
+                query_weight += max(part[2] for part in parts)
             if len(parts) == 1:
-                slots, contribution, weight = parts[0]
+                slots, contribution, weight, named = parts[0]
                 scores[slots] += contribution
+                if len(named):
+                    shared[named] += weight
+                    strongest[named] = np.maximum(strongest[named], weight)
                 if coverage:
                     covered[slots] += weight
                 continue
-            # A word with several stems counts its best-matching stem once.
             best = np.zeros(capacity, dtype=np.float64)
             best_weight = np.zeros(capacity, dtype=np.float64)
-            for slots, contribution, weight in parts:
+            best_shared = np.zeros(capacity, dtype=np.float64)
+            for slots, contribution, weight, named in parts:
                 best[slots] = np.maximum(best[slots], contribution)
                 best_weight[slots] = np.maximum(best_weight[slots], weight)
+                best_shared[named] = np.maximum(best_shared[named], weight)
             scores += best
+            shared += best_shared
+            np.maximum(strongest, best_shared, out=strongest)
             if coverage:
                 covered += best_weight
         if not recall and query_weight > 0:
             scores *= np.minimum(covered / query_weight, 1.0)
-        return scores, head
+            scores *= np.where(tagged, 1.0 + TAG_FACET, 1.0)
+        return scores, shared
+
+    def _share_along_links(self, scores: FloatArray) -> FloatArray:
+        """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the
+        notes linking to it.
+
+        A reply links to what it answers, a detail to its overview: a query matching the
+        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give.
+        """
+        postings = self._postings
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) == 0:
+            return scores
+        if len(candidates) > LINK_SOURCES:
+            values = scores[candidates]
+            candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
+        shared = scores.copy()
+        for slot in candidates.tolist():
+            found = postings.lookup(LINK_MARK + postings.owners[slot][1])
+            if found is not None:
+                shared[found[0]] += LINK_SHARE * float(scores[slot])
+        return shared
+
+    def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
+        note_count = len(self._postings)
+        if recall:
+            prior = self.tokenizer.prior(term)
+            return term_weight(document_frequency, note_count, prior, self.params)
+        return search_weight(document_frequency, note_count, self.params)
+
+    def _topic_weight(self, slot: int) -> tuple[float, float]:
+        """The recall weight of the words of a note's summary and tags, and of the other
+        words of its body when the body is short (else 0).
+
+        Term weights are memoised until the number of notes moves by more than 2% (at least
+        20): a few edits barely move the weights of other notes' words.
+        """
+        postings = self._postings
+        count = len(postings)
+        memo, memo_count = self._weight_memo
+        if abs(count - memo_count) > max(20, count // 50):
+            memo = {}
+            self._weight_memo = (memo, count)
+        entry = postings.entry_of(postings.owners[slot])
+        in_head = (entry.frequencies[:, 0] + entry.frequencies[:, 1]) > 0
+        in_body = ~in_head & (entry.frequencies[:, 2] > 0)
+        if entry.lengths[2] > gate.SHORT_BODY:
+            in_body[:] = False
+        totals = [0.0, 0.0]
+        for part, mask in enumerate((in_head, in_body)):
+            for term_id in entry.term_ids[mask].tolist():
+                weight = memo.get(term_id)
+                if weight is None:
+                    term = postings.terms[term_id]
+                    weight = self._weight(term, postings.document_frequency(term_id))
+                    memo[term_id] = weight
+                totals[part] += weight
+        return totals[0], totals[1]
+
+    def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
+        """Weight of the message words found only in a note's body, and the strongest one
+        (each word's best stem once)."""
+        postings = self._postings
+        entry = postings.entry_of(postings.owners[slot])
+        frequencies = entry.frequencies
+        body_only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+        best: dict[int, float] = {}
+        for term_id in entry.term_ids[body_only].tolist():
+            term = postings.terms[term_id]
+            number = word_of.get(term)
+            if number is not None:
+                weight = self._weight(term, postings.document_frequency(term_id))
+                best[number] = max(best.get(number, 0.0), weight)
+        return sum(best.values()), max(best.values(), default=0.0)
+
+    def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
+        """The recall weight of a message's words (each word's best stem)."""
+        total = 0.0
+        for group in groups:
+            best = 0.0
+            for term in group:
+                found = self._postings.lookup(term)
+                best = max(best, self._weight(term, 0 if found is None else len(found[0])))
+            total += best
+        return total
+
+    def _phrase_slots(self, message: str) -> set[int]:
+        """Slots of the notes whose summary holds a phrase of the message."""
+        slots: set[int] = set()
+        for phrase in self.tokenizer.phrases(message):
+            found = self._postings.lookup(phrase)
+            if found is not None:
+                slots.update(found[0].tolist())
+        return slots
 
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
@@ -323,7 +511,8 @@ class RecallIndex:
             share = hit.score / hits[0].score
             for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
                 frequency = postings.document_frequency(term_id)
-                if frequency < 2 or postings.terms[term_id] in query_terms:
+                term = postings.terms[term_id]
+                if frequency < 2 or term in query_terms or term[0] in _MARKS:
                     continue  # a word of one note cannot lead anywhere new
                 rarity = search_weight(frequency, note_count, self.params)
                 candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share

@@ -82,11 +82,16 @@ class Postings:
         note_id: str,
         cache_key: CacheKey | None,
         fields: tuple[Mapping[str, int], Mapping[str, int], Mapping[str, int]],
+        marks: Iterable[str] = (),
     ) -> NoteEntry:
-        """Build a note's entry from its per-field term counts."""
+        """Build a note's entry from its per-field term counts.
+
+        ``marks`` are terms held with no frequency in any field (phrases of the summary,
+        links): they can be looked up but never score or count towards a field's length.
+        """
         summary, tags, body = fields
         union = dict(body)  # body terms first: most terms only occur there
-        for term in (*tags, *summary):
+        for term in (*tags, *summary, *marks):
             union.setdefault(term, 0)
         found = list(map(self.vocabulary.get, union))
         ids = [
@@ -131,6 +136,10 @@ class Postings:
             )
             slots.extend(self.slot_of[c] for c in candidates if c in self.slot_of)
         return slots
+
+    def body_lengths(self) -> npt.NDArray[np.float64]:
+        """Body length (terms) per slot."""
+        return self._lengths[:, 2]
 
     def norms(self, params: ScoringParams) -> npt.NDArray[np.float32]:
         """Per slot and field: ``boost / (1 - b + b * length / average length)``."""

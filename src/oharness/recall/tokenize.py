@@ -36,15 +36,23 @@ from oharness.errors import ConfigError
 from oharness.recall.words import (
     CJK_COMMON,
     CJK_STOP,
+    CODE_WORDS,
     COMMON_WORDS,
     ENGLISH_STOP,
+    IRREGULAR_ENGLISH,
     STOP_WORDS,
+    UNSPACED_COMMON,
+    UNSPACED_STOP,
     VERY_COMMON_WORDS,
 )
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 1
+TOKENIZER_VERSION: Final = 3
+
+#: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
+PHRASE_MARK: Final = "\x01"
+LINK_MARK: Final = "\x02"
 
 #: Prior share of notes that contain a term (see :mod:`oharness.recall.score`).
 PRIOR_VERY_COMMON: Final = 0.25
@@ -66,12 +74,44 @@ _CJK: Final = (
     "\uff66-\uff9f"  # half-width Katakana (NFKC usually removes these)
     "\U00020000-\U0003134f"  # Han extensions B-H
 )
-_WORD_CHAR: Final = rf"[^\W_{_CJK}]"
-_CHUNK: Final = re.compile(rf"[{_CJK}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
+#: Scripts written without spaces between words, outside CJK: Thai, Lao, Myanmar, Khmer.
+_UNSPACED: Final = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+
+
+def _mark_class(*, unspaced: bool) -> str:
+    """A character-class body of the combining marks (Mn, Mc, Me) of the BMP, with or without
+    those of :data:`_UNSPACED` scripts. ``\\w`` leaves marks out, which would cut Devanagari,
+    Bengali or Tamil words after every consonant."""
+    marks = [
+        code
+        for code in range(0x0300, 0x10000)
+        if unicodedata.category(chr(code))[0] == "M"
+        and (unspaced or not _UNSPACED_RUN.fullmatch(chr(code)))
+    ]
+    ranges: list[str] = []
+    start = previous = marks[0]
+    for code in [*marks[1:], -1]:
+        if code != previous + 1:
+            ranges.append(f"{chr(start)}-{chr(previous)}" if previous > start else chr(start))
+            start = code
+        previous = code
+    return "".join(ranges)
+
+
+_UNSPACED_RUN: Final = re.compile(rf"[{_UNSPACED}]+")
+_MARKS: Final = _mark_class(unspaced=False)
+_ALL_MARKS: Final = _mark_class(unspaced=True)
+_WORD_CHAR: Final = rf"(?:[^\W_{_CJK}{_UNSPACED}]|[{_MARKS}])"
+_ASCII_WORD_CHAR: Final = r"[^\W_]"
+_ASCII_CHUNK: Final = re.compile(rf"{_ASCII_WORD_CHAR}+(?:[-_./]+{_ASCII_WORD_CHAR}+)*")
+_CHUNK: Final = re.compile(rf"[{_CJK}]+|[{_UNSPACED}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
 _CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
+#: A letter with the combining marks that follow it: the unit unspaced runs are paired in.
+_CLUSTER: Final = re.compile(rf"[^{_ALL_MARKS}][{_ALL_MARKS}]*")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
 _CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
+_PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
 
@@ -114,6 +154,8 @@ class Tokenizer:
         for name in names:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
+        english = {"english", "porter"} & set(names)
+        self._irregular: dict[str, str] = dict(IRREGULAR_ENGLISH) if english else {}
         self._cache: dict[str, Groups] = {}
         self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
         self._priors = self._build_priors()
@@ -154,6 +196,27 @@ class Tokenizer:
                     groups.append(fresh)
         return groups
 
+    def phrases(self, text: str) -> list[str]:
+        """Phrase terms of ``text``: each pair of neighbouring words, in either order.
+
+        Stop words are skipped (``cards on the pricing page`` pairs ``card`` with ``price``);
+        the most common words and repeats pair with nothing. A phrase term starts with
+        :data:`PHRASE_MARK`, so it never collides with a word.
+        """
+        previous: str | None = None
+        found: dict[str, None] = {}
+        for chunk in _chunks(text):
+            for group in self._analyse(chunk):
+                term = group[0]
+                if self.prior(term) >= PRIOR_VERY_COMMON:
+                    previous = None
+                    continue
+                if previous is not None and previous != term:
+                    first, second = sorted((previous, term))
+                    found[f"{PHRASE_MARK}{first} {second}"] = None
+                previous = term
+        return list(found)
+
     def prior(self, term: str) -> float:
         """The share of notes a term is assumed to occur in before any note is seen."""
         found = self._priors.get(term)
@@ -175,9 +238,11 @@ class Tokenizer:
         priors: dict[str, float] = {}
         for words, share in (
             (COMMON_WORDS, PRIOR_COMMON),
+            (CODE_WORDS, PRIOR_COMMON),
             (CJK_COMMON, PRIOR_COMMON),
             (VERY_COMMON_WORDS, PRIOR_VERY_COMMON),
             (foreign, PRIOR_VERY_COMMON),
+            (UNSPACED_COMMON, PRIOR_VERY_COMMON),
         ):
             for word in words:
                 for group in self._analyse(word):
@@ -189,7 +254,12 @@ class Tokenizer:
         cached = self._cache.get(chunk)
         if cached is not None:
             return cached
-        groups = _cjk_groups(chunk) if _CJK_RUN.fullmatch(chunk) else self._word_groups(chunk)
+        if _CJK_RUN.fullmatch(chunk):
+            groups = _pair_groups(chunk, CJK_STOP)
+        elif _UNSPACED_RUN.fullmatch(chunk):
+            groups = _pair_groups(_CLUSTER.findall(chunk), UNSPACED_STOP)
+        else:
+            groups = self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
             self._cache.clear()  # bounded memory in long-lived processes; refills quickly
             self._flat.clear()
@@ -199,7 +269,7 @@ class Tokenizer:
     def _word_groups(self, chunk: str) -> Groups:
         parts: list[str] = []
         for piece in _SEPARATORS.split(chunk):
-            if _CAMEL_BOUNDARY.search(piece):
+            if _CAMEL_BOUNDARY.search(piece) and not _PLURAL_ACRONYM.fullmatch(piece):
                 parts.extend(_CAMEL_PART.findall(piece))
             elif piece:
                 parts.append(piece)
@@ -214,6 +284,7 @@ class Tokenizer:
             # A lone letter cut out of an identifier ("e.g", "v-model") names nothing.
             if word in self._stop or (len(parts) > 1 and len(word) == 1 and word.isalpha()):
                 continue
+            word = self._irregular.get(word, word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
@@ -223,13 +294,14 @@ class Tokenizer:
 
 
 def _chunks(text: str) -> list[str]:
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return _CHUNK.findall(text)
+    if text.isascii():
+        return _ASCII_CHUNK.findall(text)
+    return _CHUNK.findall(unicodedata.normalize("NFKC", text))
 
 
-def _cjk_groups(run: str) -> Groups:
-    if len(run) == 1:
-        return () if run in CJK_STOP else ((run,),)
-    pairs = dict.fromkeys(run[i : i + 2] for i in range(len(run) - 1))
-    return tuple((pair,) for pair in pairs if pair not in CJK_STOP)
+def _pair_groups(units: Sequence[str], stop: frozenset[str]) -> Groups:
+    """Overlapping pairs of characters (CJK) or letter clusters (Thai...); one alone stays."""
+    if len(units) == 1:
+        return () if units[0] in stop else ((units[0],),)
+    pairs = dict.fromkeys(units[i] + units[i + 1] for i in range(len(units) - 1))
+    return tuple((pair,) for pair in pairs if pair not in stop)

@@ -111,6 +111,15 @@ DUTCH_STOP: Final = _words(
     """
 )
 
+HINDI_STOP: Final = _words(
+    """
+    है हैं था थे थी का की के में और से को यह वह ये वो नहीं न पर भी तो ही एक हो कर करना
+    करें क्या कि जो मैं मुझे मेरा मेरी आप आपका आपकी हम तुम इस उस इसे उसे कुछ बहुत अब जब तक
+    लिए साथ गया गई रहा रही नमस्ते धन्यवाद शुक्रिया ठीक हाँ हां जी अच्छा बढ़िया शुभ रात्रि
+    सुप्रभात कल आज फिर
+    """
+)
+
 STOP_WORDS: Final[dict[str, frozenset[str]]] = {
     "english": ENGLISH_STOP,
     "porter": ENGLISH_STOP,
@@ -121,7 +130,20 @@ STOP_WORDS: Final[dict[str, frozenset[str]]] = {
     "portuguese": PORTUGUESE_STOP,
     "dutch": DUTCH_STOP,
     "dutch_porter": DUTCH_STOP,
+    "hindi": HINDI_STOP,
 }
+
+#: Thai particles that are whole pairs or lone letters: never scored. Always active.
+UNSPACED_STOP: Final = _words("นะ ค่ะ คะ จ้ะ จ้า ครับ")
+
+#: Everyday Thai words: their letter pairs are treated like the most common words (a prior,
+#: not stop words), so small talk in Thai does not look distinctive.
+UNSPACED_COMMON: Final = _words(
+    """
+    ครับ ค่ะ คะ นะ ที่ และ ได้ ไม่ เป็น มี ใน ของ จะ ให้ กับ ว่า แล้ว ก็ นี้ หน่อย ขอบคุณ สวัสดี
+    โอเค มาก ช่วย อะไร ยัง ทำ ไป มา อยู่ ตอนนี้ วันนี้ พอ แค่ ก่อน เลย ด้วย อธิบาย
+    """
+)
 
 #: Lone CJK characters and pairs that carry grammar, not topic. Always active.
 CJK_STOP: Final = _words(
@@ -255,3 +277,81 @@ CJK_COMMON: Final = _words(
     一起 可能 非常 真的 好的 好像 感觉 朋友 已经 以后 之前 之后 开始 继续 今日 明日 昨日 時間
     """
 )
+
+#: Words of code, logs, stack traces and git: pasted output and everyday instructions are full
+#: of them, so they weigh like
+#: everyday words (prior share: medium) rather than like rare topical words.
+CODE_WORDS: Final = _words(
+    """
+    id ids self null nil undefined def import imports module modules int str bool dict args
+    kwargs param params init util utils lib src bin tmp usr exception exceptions traceback
+    stack node internal loader index argument arguments required positional attribute syntax
+    parse parsing failed passed exit status found log logs panic thread core dumped
+    permission denied fatal origin async await const var func fn stdout stderr errno
+    commit commits merge merged merging branch branches push pushed pull rebase repo
+    repository diff lint linter ship shipped shipping pr prs lgtm wip todo fixme typo typos
+    refactor rename git
+    """
+)
+
+#: English irregular forms Snowball leaves apart from their base ("broke" and "break").
+IRREGULAR_ENGLISH: Final = {
+    form: base
+    for base, forms in {
+        "be": "was were been being",
+        "begin": "began begun",
+        "break": "broke broken",
+        "bring": "brought",
+        "build": "built",
+        "buy": "bought",
+        "catch": "caught",
+        "choose": "chose chosen",
+        "come": "came",
+        "do": "did done",
+        "draw": "drew drawn",
+        "drink": "drank drunk",
+        "drive": "drove driven",
+        "eat": "ate eaten",
+        "fall": "fell fallen",
+        "feel": "felt",
+        "fight": "fought",
+        "find": "found",
+        "fly": "flew flown",
+        "forget": "forgot forgotten",
+        "give": "gave given",
+        "go": "went gone",
+        "grow": "grew grown",
+        "hold": "held",
+        "keep": "kept",
+        "know": "knew known",
+        "leave": "left",
+        "lose": "lost",
+        "make": "made",
+        "meet": "met",
+        "pay": "paid",
+        "ride": "rode ridden",
+        "run": "ran",
+        "see": "saw seen",
+        "sell": "sold",
+        "send": "sent",
+        "sing": "sang sung",
+        "speak": "spoke spoken",
+        "spend": "spent",
+        "swim": "swam swum",
+        "take": "took taken",
+        "teach": "taught",
+        "tell": "told",
+        "think": "thought",
+        "throw": "threw thrown",
+        "win": "won",
+        "write": "wrote written",
+        "child": "children",
+        "mouse": "mice",
+        "foot": "feet",
+        "tooth": "teeth",
+        "person": "people",
+        "woman": "women",
+        "man": "men",
+    }.items()
+    for form in forms.split()
+}

@@ -215,7 +215,7 @@ class MemoryRecall:
         return SearchHit(hit.id, hit.scope, note.summary, hit.score, snippet(note.body, query))
 
     def related(self, stored: StoredNote, limit: int = 5) -> list[SearchHit]:
-        """The notes closest to ``stored`` by the recall scorer (itself excluded)."""
+        """The notes on the same topic as ``stored`` (itself excluded; often none)."""
         with self._lock:
             hits = self.index().related(stored.note, limit, scope=stored.scope)
             return [self._search_hit(hit, "") for hit in hits if hit.key in self._indexed]
@@ -225,7 +225,7 @@ class MemoryRecall:
         with self._lock:
             index = self.index()
             best: tuple[float, StoredNote] | None = None
-            for hit in index.related(stored.note, candidates, scope=stored.scope):
+            for hit in index.related(stored.note, candidates, scope=stored.scope, gated=False):
                 other = self._indexed.get(hit.key)
                 if other is None or other.scope != stored.scope:
                     continue

@@ -69,3 +69,102 @@ def synthetic_notes(count: int, seed: int = 5) -> list[tuple[Scope, Note]]:
         note_id = f"synthetic-{number:05d}"
         notes.append((scope, Note(note_id, " ".join(topic + glue), " ".join(body), tags)))
     return notes
+
+
+def _list(text: str) -> list[str]:
+    return text.split(",")
+
+
+def load_chitchat() -> list[str]:
+    """The ordinary coding-session messages of ``tests/data/recall/chitchat.json``."""
+    raw = json.loads((DATA / "chitchat.json").read_text(encoding="utf-8"))
+    return list(raw["messages"])
+
+
+_AREAS = _list(
+    "reports page,admin panel,settings page,profile page,audit log,notifications,mailer,"
+    "importer,exporter,webhook worker,billing service,auth service,gateway,"
+    "inventory sync,order history,tax engine,ledger,reconciliation job,"
+    "file uploader,image proxy,search indexer,metrics pipeline,session store,queue consumer,"
+    "coupon engine,referral program,status page,help center,chat widget,"
+    "calendar view,kanban board,timeline,comment threads,mentions,activity feed,team page,"
+    "api client,cli tool,sdk,mobile app,desktop app,browser extension,data warehouse,"
+    "etl job,feature store,recommendation service,fraud checks,rate limiter,cache layer,"
+    "config loader,secrets manager,deploy script,load balancer,dns records,vpn,"
+    "build pipeline,test harness,fixtures,mock server,load tests,error pages,sitemap"
+)
+_TOOLS = _list(
+    "Redis,Kafka,RabbitMQ,Postgres,MySQL,SQLite,Elasticsearch,OpenSearch,Terraform,Ansible,"
+    "Kubernetes,Helm,Nginx,Caddy,Traefik,Grafana,Prometheus,Datadog,Honeycomb,OpenTelemetry,"
+    "Django,FastAPI,Flask,Rails,Express,NestJS,Next.js,Remix,SvelteKit,Vue,Angular,Storybook,"
+    "Playwright,Cypress,Jest,pytest,tox,nox,Poetry,uv,Webpack,Vite,esbuild,Babel,ESLint,"
+    "Prettier,Black,Ruff,mypy,pyright,GraphQL,gRPC,protobuf,OpenAPI,Swagger,Sidekiq,Airflow,"
+    "dbt,Snowflake,BigQuery,Looker,Metabase,Sentry,PagerDuty,Opsgenie,Vault,Consul,Minio"
+)
+_QUALITIES = _list(
+    "timeouts,retries,caching,naming,sorting,filtering,validation,"
+    "permissions,error handling,versioning,backfills,"
+    "encoding,compression,batching,locking,ordering,"
+    "idempotency,deduplication,alerting,dashboards,tracing,sampling,cleanup,archiving"
+)
+_PEOPLE = _list("Priya,Tomás,Mei,Jonas,Aisha,Lukas,Sofia,Kenji,Olu,Marta,Dev,Inès,Wen,Sam")
+_DAYS = _list("Monday,Tuesday,Wednesday,Thursday,Friday")
+_SUMMARIES = (
+    "The {area} uses {tool} for {quality}",
+    "{tool} {quality} for the {area} are configured in config/{slug}.yaml",
+    "Do not touch the {area} {quality} without asking {person}",
+    "{person} owns the {area}; ask them about {quality}",
+    "The {area} must not call {tool} directly",
+    "Moved the {area} from {tool} to {tool2} in {year}",
+    "{quality} in the {area}: decided on {tool} after the {year} outage",
+    "Check the {area} dashboard in {tool} before changing {quality}",
+    "The {area} runs its {quality} job every {day}",
+    "Known issue: {quality} in the {area} breaks when {tool} restarts",
+    "{tool} version for the {area} is pinned; upgrade together with {tool2}",
+    "The {area} keeps {quality} settings per workspace",
+)
+_SENTENCES = (
+    "We tried {tool2} first but it did not handle {quality} well.",
+    "{person} set this up in {year} and still reviews changes to it.",
+    "The runbook is in docs/runbooks/{slug}.md.",
+    "If it breaks, page the on-call engineer and post in the team channel.",
+    "This came up again during the {day} planning meeting.",
+    "Tests for it live next to the code and run on every pull request.",
+    "Keep the defaults; most customers never change them.",
+    "There is a ticket to revisit this next quarter.",
+    "Staging uses the same setup with smaller limits.",
+    "The numbers are in the {tool} dashboard for the {area}.",
+    "Ask before changing it: two other teams depend on the current behaviour.",
+    "It was slow at first, so we added a cache in front of it.",
+)
+
+
+def realistic_notes(count: int, seed: int = 3) -> list[tuple[Scope, Note]]:
+    """Filler notes a team would write: summaries and bodies from realistic templates.
+
+    Areas, tools, concerns, people and days of a software team combine into decisions,
+    constraints and references, so everyday and technical words recur as they do in a real
+    note folder. Ids start with ``filler-``.
+    """
+    rng = random.Random(seed)
+    notes: list[tuple[Scope, Note]] = []
+    for number in range(count):
+        area, quality = rng.choice(_AREAS), rng.choice(_QUALITIES)
+        tool, tool2 = rng.sample(_TOOLS, 2)
+        values = {
+            "area": area,
+            "quality": quality,
+            "tool": tool,
+            "tool2": tool2,
+            "person": rng.choice(_PEOPLE),
+            "day": rng.choice(_DAYS),
+            "year": str(rng.randint(2019, 2026)),
+            "slug": area.replace(" ", "-"),
+        }
+        summary = rng.choice(_SUMMARIES).format(**values)
+        summary = summary[:1].upper() + summary[1:]
+        body = " ".join(s.format(**values) for s in rng.sample(_SENTENCES, rng.randint(2, 6)))
+        tags = tuple(dict.fromkeys((values["slug"], tool.lower(), quality.replace(" ", "-"))))
+        scope: Scope = "project" if number % 3 else "user"
+        notes.append((scope, Note(f"filler-{number:05d}", summary, body, tags)))
+    return notes

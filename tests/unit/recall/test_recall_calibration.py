@@ -1,51 +1,100 @@
-"""The default minScore behaves alike at ~50 notes and among thousands (spec 03.2).
+"""The default gate and minScore behave alike at a handful of notes and among thousands.
 
-The set lives in ``tests/data/recall/calibration.json``: notes of a product team in English
-with a few French, Chinese and Japanese ones, messages that must attach a given note, and
-ordinary messages that must attach nothing.
+The set lives in ``tests/data/recall/``: ``calibration.json`` holds the notes a coding agent and
+its user write for a web product (many spelled in everyday words; English with some French,
+Chinese and Japanese), messages that must attach a given note and messages that must attach
+nothing; ``chitchat.json`` the ordinary messages of a coding session. Both are checked on the
+calibration notes alone and embedded among realistic filler notes of the same kind of team.
+
+The bars (figures: ``python bench/recall_quality.py``): at every size at least 95% of the
+"must attach" messages attach their note and at least 97% of the others attach nothing.
 """
 
 from __future__ import annotations
 
 import pytest
-from recall_helpers import Calibration, synthetic_notes
+from recall_helpers import Calibration, load_chitchat, realistic_notes, synthetic_notes
 
+from oharness.notes.format import Note
 from oharness.recall.index import RecallIndex
 
+MUST_ATTACH_SHARE = 0.95
+QUIET_SHARE = 0.97
 
-def failures(index: RecallIndex, calibration: Calibration) -> list[str]:
-    problems: list[str] = []
-    for message, note_id in calibration.attach:
-        attached = [hit.id for hit in index.recall(message)]
-        if note_id not in attached:
-            problems.append(f"{message!r} should attach {note_id}, got {attached}")
-    for message in calibration.nothing:
-        attached = [hit.id for hit in index.recall(message)]
-        if attached:
-            problems.append(f"{message!r} should attach nothing, got {attached}")
-    return problems
+
+def missed(index: RecallIndex, calibration: Calibration) -> list[str]:
+    return [
+        f"{message!r} should attach {note_id}, got {[hit.id for hit in index.recall(message)]}"
+        for message, note_id in calibration.attach
+        if note_id not in [hit.id for hit in index.recall(message)]
+    ]
+
+
+def noisy(index: RecallIndex, messages: list[str]) -> list[str]:
+    return [
+        f"{message[:50]!r} should attach nothing, got {[hit.id for hit in index.recall(message)]}"
+        for message in messages
+        if index.recall(message)
+    ]
+
+
+def check(index: RecallIndex, calibration: Calibration) -> None:
+    misses = missed(index, calibration)
+    assert len(misses) <= (1 - MUST_ATTACH_SHARE) * len(calibration.attach), misses
+    quiet = calibration.nothing + load_chitchat()
+    noise = noisy(index, quiet)
+    assert len(noise) <= (1 - QUIET_SHARE) * len(quiet), noise
 
 
 def test_calibration_set_is_substantial(calibration: Calibration) -> None:
-    assert len(calibration.notes) >= 40
-    assert len(calibration.attach) >= 40
-    assert len(calibration.nothing) >= 30
+    assert len(calibration.notes) >= 90
+    assert len(calibration.attach) + len(calibration.nothing) >= 300
+    assert len(load_chitchat()) >= 200
     ids = {note.id for _, note in calibration.notes}
     assert {note_id for _, note_id in calibration.attach} <= ids
 
 
-def test_default_threshold_on_the_calibration_notes_alone(calibration: Calibration) -> None:
+def test_calibration_notes_alone(calibration: Calibration) -> None:
     index = RecallIndex()
     index.add_many(calibration.notes)
-    assert failures(index, calibration) == []
+    check(index, calibration)
+
+
+@pytest.mark.parametrize("filler", [50, 500])
+def test_calibration_among_realistic_notes(calibration: Calibration, filler: int) -> None:
+    index = RecallIndex()
+    index.add_many(realistic_notes(filler))
+    index.add_many(calibration.notes)
+    check(index, calibration)
 
 
 @pytest.mark.slow
-def test_default_threshold_among_five_thousand_notes(calibration: Calibration) -> None:
+def test_calibration_among_five_thousand_realistic_notes(calibration: Calibration) -> None:
+    index = RecallIndex()
+    index.add_many(realistic_notes(5_000))
+    index.add_many(calibration.notes)
+    check(index, calibration)
+
+
+@pytest.mark.slow
+def test_calibration_among_five_thousand_synthetic_notes(calibration: Calibration) -> None:
     index = RecallIndex()
     index.add_many(synthetic_notes(5_000))
     index.add_many(calibration.notes)
-    assert failures(index, calibration) == []
+    check(index, calibration)
+
+
+@pytest.mark.parametrize("filler", [0, 5, 50, 500])
+def test_a_topic_in_everyday_words_attaches_at_every_size(filler: int) -> None:
+    index = RecallIndex()
+    index.add_many(realistic_notes(filler))
+    index.add("project", Note("cards-3fa", "Pricing cards use fills, not borders", "Fill only."))
+    index.add("project", Note("deploy-9a0", "Deploys happen on Tuesdays", "Release train."))
+    assert [hit.id for hit in index.recall("how should I style the pricing cards?")] == [
+        "cards-3fa"
+    ]
+    assert index.recall("thanks, looks good") == []
+    assert index.recall("run the tests again") == []
 
 
 def test_the_attached_note_ranks_first_for_most_messages(calibration: Calibration) -> None:
@@ -56,4 +105,4 @@ def test_the_attached_note_ranks_first_for_most_messages(calibration: Calibratio
         for message, note_id in calibration.attach
         if [hit.id for hit in index.recall(message)][:1] == [note_id]
     )
-    assert first >= 0.9 * len(calibration.attach)
+    assert first >= 0.85 * len(calibration.attach)

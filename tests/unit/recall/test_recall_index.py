@@ -68,7 +68,7 @@ def test_search_ranks_without_gate_or_threshold(small: RecallIndex) -> None:
     hits = small.search("kubernetes")
     assert ids(hits) == ["k8s-cluster-1ab", "release-notes-7c1"]
     assert [hit.in_summary_or_tags for hit in hits] == [True, False]
-    assert small.search("words nobody wrote") == []
+    assert small.search("zebras and quokkas") == []
     assert small.search("kubernetes", limit=0) == []
 
 
@@ -156,6 +156,19 @@ def test_related_excludes_the_note_itself() -> None:
     index = index_of(("project", PRICING), ("project", K8S), ("project", layout))
     assert ids(index.related(PRICING, scope="project")) == ["pricing-layout-a91"]
     assert ids(index.related(PRICING, limit=0)) == []
+
+
+def test_related_has_a_floor_and_is_usually_empty() -> None:
+    office = Note("plants-1", "Office plants need water", "Water them on Fridays.", ("plants",))
+    weekly = Note("standup-2", "Standup moves to Fridays", "From next week on.", ("meetings",))
+    index = index_of(("project", PRICING), ("project", K8S), ("project", weekly))
+    # One shared everyday word ("Fridays") is not a topic: nothing is related.
+    assert index.related(office) == []
+    layout = Note("pricing-layout-a91", "Pricing page layout: three tiers", "Cards side by side.")
+    index.add("project", layout)
+    assert ids(index.related(PRICING, scope="project")) == ["pricing-layout-a91"]
+    # Without the gate, candidates for a closer test (likelyDuplicate) are all ranked.
+    assert len(index.related(office, gated=False)) >= 1
 
 
 def test_summary_similarity_flags_likely_duplicates() -> None:
@@ -248,3 +261,19 @@ def test_any_sequence_of_changes_equals_a_rebuild(
     rebuilt.add_many((scope, note) for (scope, _), note in current.items())
     queries = [" ".join(_WORDS[:3]), "deploy cache", "重跑gen-itgc", "weekend alpha"]
     assert _results(index, queries) == _results(rebuilt, queries)
+
+
+def test_a_short_note_is_all_topic_but_its_summary_or_tags_must_match() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            (
+                "project",
+                Note("short", "Thanks, Mel!", "I ran a charity race for the shelter.", ("Mel",)),
+            ),
+            ("project", Note("untagged", "Thanks!", "I ran a charity race for the shelter.")),
+            ("project", Note("pad", "Weekly notes", "Nothing to report this week.", ("Mel",))),
+        ]
+    )
+    # The body of a short note counts; a note with no summary or tag match never attaches.
+    assert ids(index.recall("When did Mel run a charity race?")) == ["short"]

@@ -105,3 +105,37 @@ def test_terms_are_non_empty_and_case_folded(text: str) -> None:
     for term in ENGLISH.tokens(text):
         assert term
         assert term == term.casefold()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("शुभ रात्रि", ["शुभ", "रात्रि"]),  # Devanagari: vowel signs and virama stay inside
+        ("डेटाबेस माइग्रेशन", ["डेटाबेस", "माइग्रेशन"]),
+        ("স্টেজিং ডেটাবেস", ["স্টেজিং", "ডেটাবেস"]),  # Bengali
+        ("தமிழ் சோதனை", ["தமிழ்", "சோதனை"]),  # Tamil
+        ("ಕನ್ನಡ ಪರೀಕ್ಷೆ", ["ಕನ್ನಡ", "ಪರೀಕ್ಷೆ"]),  # Kannada
+    ],
+)
+def test_combining_marks_stay_inside_words(text: str, words: list[str]) -> None:
+    assert ENGLISH.tokens(text) == words
+
+
+def test_thai_runs_become_overlapping_pairs_of_letter_clusters() -> None:
+    # A consonant keeps its vowel and tone marks: ดี is one cluster, never ด + ี.
+    assert ENGLISH.tokens("สวัสดี") == ["สวั", "วัส", "สดี"]
+    assert ENGLISH.tokens("ทุก") == ["ทุก"]
+
+
+def test_thai_glued_to_latin_splits_at_the_script_boundary() -> None:
+    assert ENGLISH.tokens("ใช้pytestทดสอบ") == ["ใช้", "pytest", "ทด", "ดส", "สอ", "อบ"]
+
+
+def test_thai_particles_alone_do_not_score() -> None:
+    assert ENGLISH.tokens("นะ") == []
+    assert ENGLISH.tokens("ค่ะ") == []
+
+
+def test_everyday_thai_and_hindi_words_are_assumed_common() -> None:
+    for term in ENGLISH.tokens("ขอบคุณ ครับ สวัสดี") + ENGLISH.tokens("धन्यवाद नमस्ते"):
+        assert ENGLISH.prior(term) >= 0.25, term

@@ -1,0 +1,74 @@
+"""The recall gate: does a message name a note's topic? (pure; spec 03.2).
+
+A score over the threshold is not enough to attach a note: the message must also *be about*
+the note, judged on the note's summary and tags (its topic) with the recall weights of
+:mod:`oharness.recall.score` (so everyday words count little, rare words fully):
+
+- ``shared``: the weight of the message's words found in the note's summary or tags;
+- ``topic``: the weight of all the words of the note's summary and tags;
+- ``said``: the weight of the message's words, at most :data:`MESSAGE_MASS_CAP` (a long
+  message about several things is judged by its best few words, not diluted without end).
+
+The overlap is the Dice coefficient of the two weighted word sets,
+``2 · shared / (topic + said)``: 1 when the message says exactly the note's summary, near 0
+when they share one word among many. It must reach :data:`OVERLAP_GATE`; ``shared`` must
+reach :data:`SHARED_GATE` (one rare word, or two everyday ones).
+
+A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
+again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
+``said`` with a word of weight :data:`RARE` passes too.
+
+A *phrase* - two words next to each other in the summary, next to each other in the message
+(``pricing cards``; stop words between them do not count, their order does not matter) - is
+strong evidence of the same topic even in everyday words, so it lowers the overlap needed to
+:data:`PHRASE_OVERLAP_GATE`.
+
+A short note (a body of at most :data:`SHORT_BODY` terms: a few sentences) is all topic: it
+also passes when the test above passes with its body words counted beside its summary and
+tags. Its summary or tags must still share a word with the message (spec 03.2).
+
+Why not a single distinctive word, as before: in a small folder nearly every word is rare,
+and in a large one the words people name topics with ("pricing", "cards", "button") are
+common; the overlap is a share, so it reads the same at 5 notes and at 10,000.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Weight of a message counted at most (about six rare words).
+MESSAGE_MASS_CAP: Final = 6.0
+#: Dice overlap of message and summary + tags a note needs to be attached.
+OVERLAP_GATE: Final = 0.2
+#: The same, when a phrase of the summary occurs in the message.
+PHRASE_OVERLAP_GATE: Final = 0.2
+#: Weight of the shared words a note needs: one rare word or two everyday ones.
+SHARED_GATE: Final = 0.9
+#: Weight of a distinctive word (not an everyday word, in at most ~6% of notes).
+DISTINCTIVE: Final = 0.6
+#: A rare word (in at most ~1.5% of notes) ...
+RARE: Final = 0.9
+#: ... naming the note, and this share of the message's weight found in its summary and
+#: tags, attach a note whatever the length of its summary.
+MESSAGE_SHARE: Final = 0.6
+#: A note whose body has at most this many terms (a few sentences) is all topic: for the
+#: gate its body may count beside its summary (the summary or tags must still match).
+SHORT_BODY: Final = 60
+#: How many of the best-scoring notes the gate examines (at most ``perTurn`` are attached).
+GATE_CANDIDATES: Final = 12
+
+
+def overlap(shared: float, topic: float, said: float) -> float:
+    """Dice overlap of the weighted words of a message and of a note's summary and tags."""
+    denominator = topic + min(said, MESSAGE_MASS_CAP)
+    return 2.0 * shared / denominator if denominator > 0 else 0.0
+
+
+def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
+    """True when a message names the note's topic (see the module docstring)."""
+    if shared < SHARED_GATE or not (phrase or strongest >= DISTINCTIVE):
+        return False
+    if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
+        return True  # most of a short message names the note by a rare word: "gen-itgc?"
+    needed = PHRASE_OVERLAP_GATE if phrase else OVERLAP_GATE
+    return overlap(shared, topic, said) >= needed

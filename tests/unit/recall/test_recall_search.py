@@ -1,0 +1,66 @@
+"""Search ranking beyond single words: links, tags as facets, irregular forms, phrases."""
+
+from __future__ import annotations
+
+import pytest
+
+from oharness.notes.format import Note
+from oharness.recall.index import LINK_SHARE, RecallIndex
+from oharness.recall.tokenize import Tokenizer
+
+
+def ids(index: RecallIndex, query: str) -> list[str]:
+    return [hit.id for hit in index.search(query, 5)]
+
+
+def test_a_reply_is_found_through_the_note_it_answers() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("q1", "Which queue do the billing workers read?", "In standup.")),
+            ("project", Note("a1", "The orange one, since March.", "Moved it. [[q1]]")),
+            ("project", Note("x1", "The orange logo is final.", "Design signed off.")),
+            ("project", Note("x2", "Since March we meet on Mondays.", "Calendar invite sent.")),
+        ]
+    )
+    found = ids(index, "which queue do the billing workers read")
+    assert found == ["q1", "a1"]  # the answer shares no word with the question
+
+
+def test_link_markup_is_not_indexed_as_words() -> None:
+    index = RecallIndex()
+    index.add("project", Note("a", "Deploy checklist", "See [[release-train-notes]] first."))
+    index.add("project", Note("release-train-notes", "Release train", "Leaves at noon."))
+    target, linking = index.search("train", expand=False)
+    assert target.id == "release-train-notes"
+    # The linking note is found only through the link, never through the link's words.
+    assert linking.id == "a"
+    assert linking.score == pytest.approx(LINK_SHARE * target.score)
+
+
+def test_a_match_in_the_tags_ranks_above_the_same_match_in_the_body() -> None:
+    index = RecallIndex()
+    index.add("project", Note("body", "Weekly sync", "Caroline brought the agenda.", ("Mel",)))
+    index.add("project", Note("tag", "Weekly sync", "Someone brought the agenda.", ("Caroline",)))
+    assert ids(index, "what did Caroline bring to the weekly sync")[0] == "tag"
+
+
+def test_irregular_forms_meet_their_base() -> None:
+    tokens = Tokenizer().tokens
+    assert tokens("She broke it") == tokens("she will break it")
+    assert tokens("we went") == tokens("we go")
+    assert tokens("the children") == tokens("a child")
+    index = RecallIndex()
+    index.add("project", Note("leg", "Skiing trip", "I broke my leg on the last day."))
+    index.add("project", Note("other", "Skiing trip", "Great snow all week."))
+    assert ids(index, "when did she break her leg")[0] == "leg"
+
+
+def test_phrases_pair_neighbouring_words_in_either_order() -> None:
+    tokenizer = Tokenizer()
+    summary = set(tokenizer.phrases("Pricing cards use fills, not borders"))
+    assert set(tokenizer.phrases("the cards on the pricing page")) & summary
+    assert set(tokenizer.phrases("should the cards have fills or borders?")) & summary
+    assert not set(tokenizer.phrases("price the new cards")) & summary - {
+        phrase for phrase in summary if "card" in phrase and "price" in phrase
+    }
