@@ -16,6 +16,9 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests bench
 echo "== mypy --strict"
 .venv/bin/mypy
+echo "== layer contracts (docs/architecture.md)"
+.venv/bin/lint-imports --no-cache --no-logo
+.venv/bin/python tests/unit/layer_rules.py
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
 for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_end_to_end.py \
   bench/recall_quality.py \
