@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from oharness.errors import UnavailableError
-from oharness.harness.embedding import RECALLED_KIND, AgentMemory, recall_metadata
+from oharness.harness.agent_memory import RECALLED_KIND, AgentMemory, recall_metadata
 from oharness.harness.memory_sync import MemorySync
 from oharness.harness.plugin import (
     CompactionContext,
