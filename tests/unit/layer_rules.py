@@ -40,10 +40,12 @@ SERVER_MAY_IMPORT = (
 #: Modules whose dynamic imports take a computed name, and why that is safe.
 COMPUTED_DYNAMIC_IMPORTS = {
     "storage/s3.py": "imports the optional third-party boto3/botocore by name",
+    "exports.py": "imports what a package's lazy_exports table names (the tables are checked)",
 }
 
 _FACADE_IMPORT = "from oharness import __version__"
 _DYNAMIC_CALLS = {"import_module", "__import__"}
+_LAZY_EXPORTS = "lazy_exports"
 
 
 def layer_rows(repo: Path = REPO) -> list[tuple[str, ...]]:
@@ -81,6 +83,9 @@ def _dynamic_targets(tree: ast.AST, package: str) -> list[tuple[int, str | None]
     """(line, absolute module name or None when computed) of every dynamic import call."""
     found: list[tuple[int, str | None]] = []
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node) == _LAZY_EXPORTS:
+            found.extend(_lazy_export_targets(tree, node))
+            continue
         if not isinstance(node, ast.Call) or _call_name(node) not in _DYNAMIC_CALLS:
             continue
         if not node.args:
@@ -95,6 +100,34 @@ def _dynamic_targets(tree: ast.AST, package: str) -> list[tuple[int, str | None]
             base = package.split(".")[: len(package.split(".")) - dots + 1]
             name = ".".join([*base, name.lstrip(".")]).rstrip(".")
         found.append((node.lineno, name))
+    return found
+
+
+def _lazy_export_targets(tree: ast.AST, call: ast.Call) -> list[tuple[int, str | None]]:
+    """The modules a ``lazy_exports(package, table)`` call names (the table may be a dict
+    literal or a module-level name bound to one, ``**dict.fromkeys(names, "module")`` too)."""
+    table = call.args[1] if len(call.args) > 1 else None
+    if isinstance(table, ast.Name):
+        bound = [
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            and any(
+                isinstance(target, ast.Name) and target.id == table.id
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        ]
+        table = bound[0] if bound else None
+    if not isinstance(table, ast.Dict):
+        return [(call.lineno, None)]
+    found: list[tuple[int, str | None]] = []
+    for value in table.values:
+        if isinstance(value, ast.Call) and len(value.args) == 2:  # dict.fromkeys(names, module)
+            value = value.args[1]
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            found.append((value.lineno, value.value))
+        else:
+            found.append((value.lineno, None))
     return found
 
 
@@ -139,7 +172,13 @@ def facade_import_violations(graph: Any) -> list[str]:
 
 
 def server_import_violations(graph: Any) -> list[str]:
-    """Modules the sync server depends on, directly or not, outside its allow-list."""
+    """Modules the sync server depends on, directly or not, outside its allow-list.
+
+    The public API package's own imports are left out, as in the layers contract: inside the
+    package it is imported only for ``__version__`` (:func:`facade_import_violations`).
+    """
+    for imported in graph.find_modules_directly_imported_by("oharness"):
+        graph.remove_import(importer="oharness", imported=imported)
     upstream = graph.find_upstream_modules("oharness.server", as_package=True)
     allowed = {"oharness"}  # the package itself, imported only for __version__ (checked above)
     violations = []
