@@ -13,6 +13,7 @@ from types import ModuleType
 import pytest
 
 import oharness
+import oharness.recall
 
 REPO = Path(__file__).resolve().parents[2]
 API_DOC = REPO / "docs" / "api.md"
@@ -30,7 +31,7 @@ def test_the_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(oharness.__all__) == sorted(documented)
 
 
-@pytest.mark.parametrize("package", [oharness], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("package", [oharness, oharness.recall], ids=lambda p: p.__name__)
 def test_every_exported_name_is_its_defining_modules_own_object(package: ModuleType) -> None:
     table: dict[str, str] = package._EXPORTS
     assert set(package.__all__) - {"__version__"} == set(table)
@@ -73,6 +74,16 @@ def test_importing_the_package_loads_nothing_else() -> None:
 def test_one_name_loads_only_what_it_needs() -> None:
     loaded = _loaded_after("import oharness; oharness.ValidationError")
     assert "oharness.tools.workspace" not in loaded and "oharness.harness" not in loaded
+    loaded = _loaded_after("import oharness.recall; oharness.recall.Usage")
+    assert "oharness.recall.score" in loaded
+    assert "numpy" not in loaded and "Stemmer" not in loaded
+
+
+def test_submodules_still_import_through_the_packages() -> None:
+    from oharness.recall import cache, tokenize
+
+    assert cache.read_cache is oharness.recall.read_cache
+    assert tokenize.Tokenizer is oharness.recall.Tokenizer
 
 
 def test_the_documented_example_runs(tmp_path: Path) -> None:
