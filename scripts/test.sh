@@ -26,5 +26,5 @@ for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_end_to_
   .venv/bin/python "$bench" --quick >/dev/null
   echo "ok  $bench --quick"
 done
-echo "== pytest"
-.venv/bin/python -m pytest "$@"
+echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
+.venv/bin/python -m pytest --cov --cov-report=term "$@"
