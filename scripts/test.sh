@@ -16,6 +16,8 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests bench
 echo "== mypy --strict"
 .venv/bin/mypy
+echo "== mypy over the tests (relaxed: [[tool.mypy.overrides]] for tests.*)"
+.venv/bin/mypy --explicit-package-bases tests
 echo "== layer contracts (docs/architecture.md)"
 .venv/bin/lint-imports --no-cache --no-logo
 .venv/bin/python tests/unit/layer_rules.py

@@ -13,7 +13,7 @@ from oharness.notes.ids import clean_tags, generate_id, is_valid_id
 
 ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", fullmatch=True)
 # Any unicode except surrogates (not encodable as UTF-8); summaries are one non-blank line.
-text = st.text(st.characters(exclude_categories=("Cs",)), max_size=300)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=300)
 summaries = text.map(lambda s: s.replace("\n", " ").replace("\r", " ")).filter(
     lambda s: bool(s.strip())
 )

@@ -11,7 +11,7 @@ def test_the_default_profile_draws_the_same_examples_on_every_run() -> None:
     ci = settings.get_profile("ci")
     assert ci.derandomize and ci.database is None
     if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
-        assert settings.default.derandomize
+        assert settings.default is not None and settings.default.derandomize
 
 
 def test_the_dev_profile_searches_longer_with_fresh_randomness() -> None:
