@@ -153,14 +153,17 @@ class _WatchingBackend(httpcore2.NetworkBackend):
 
 
 class AbortableTransport(httpx2.HTTPTransport):
-    """httpx2's default transport (TLS verified, the default limits) with abortable sockets."""
+    """httpx2's default transport (TLS verified, the default limits) with abortable sockets.
 
-    def __init__(self) -> None:
+    ``ssl_context``: whom to trust instead of the system's certificate store.
+    """
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None) -> None:
         super().__init__()
         limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
         # httpx2 offers no public way to pass a network backend to its connection pool.
         self._pool = httpcore2.ConnectionPool(
-            ssl_context=httpx2.create_ssl_context(),
+            ssl_context=ssl_context or httpx2.create_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

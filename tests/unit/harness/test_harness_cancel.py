@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
+from oharness.harness.abortable import AbortableTransport
 from oharness.harness.anthropic_provider import AnthropicChatModel
 from oharness.harness.model import CancelToken, ModelCancelled, ModelError, ModelRequest
 from oharness.harness.openai_provider import OpenAIChatModel
@@ -25,9 +34,11 @@ class HoldingServer:
     """Answers every request on a connection, except a request whose body says ``hold``: that
     one it never answers, and it records when the client hangs up."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self._listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        self._tls = tls
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._listener.getsockname()[1]}/v1"
         self.connections = 0
         self.held = threading.Event()
         self.hung_up = threading.Event()
@@ -47,6 +58,8 @@ class HoldingServer:
 
     def _serve(self, conn: socket.socket) -> None:
         buffer = b""
+        if self._tls is not None:
+            conn = self._tls.wrap_socket(conn, server_side=True)
         with conn:
             while True:
                 head, _, buffer = buffer.partition(b"\r\n\r\n")
@@ -108,6 +121,62 @@ def _call_in_background(
 
 def _model_call_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "oharness-model-call" and t.is_alive()]
+
+
+def _certificate(directory: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A self-signed certificate for 127.0.0.1: (the server's context, a client's trusting it)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = certificate.public_bytes(serialization.Encoding.PEM)
+    (directory / "cert.pem").write_bytes(pem)
+    (directory / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(directory / "cert.pem", directory / "key.pem")
+    return server, ssl.create_default_context(cadata=pem.decode())
+
+
+def test_a_cancel_drops_a_tls_connection_too(tmp_path: Path) -> None:
+    server_context, client_context = _certificate(tmp_path)
+    server = HoldingServer(tls=server_context)
+    transport = AbortableTransport(ssl_context=client_context)
+    model = OpenAIChatModel("m", base_url=server.url, api_key="k", transport=transport)
+    try:
+        assert model.complete(REQUEST).text == "ok"  # the certificate is trusted
+        token = CancelToken()
+        caller, outcome = _call_in_background(model, token)
+        assert server.held.wait(10)
+        cancelled_at = time.monotonic()
+        token.cancel()
+        caller.join(5)
+        assert isinstance(outcome.get("error"), ModelCancelled)
+        assert server.hung_up.wait(1.0), "the TLS connection stayed open after the cancel"
+        assert server.hung_up_at - cancelled_at < 1.0
+        assert model.complete(REQUEST, cancel=CancelToken()).text == "ok"
+    finally:
+        model.close()
+        server.close()
 
 
 @pytest.mark.parametrize("adapter", [OpenAIChatModel, AnthropicChatModel])
