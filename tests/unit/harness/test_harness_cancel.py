@@ -41,6 +41,8 @@ class HoldingServer:
         self.url = f"{scheme}://127.0.0.1:{self._listener.getsockname()[1]}/v1"
         self.connections = 0
         self.held = threading.Event()
+        self.holding = 0
+        self.hangups = 0
         self.hung_up = threading.Event()
         self.hung_up_at = 0.0
         self._open: list[socket.socket] = []
@@ -74,10 +76,12 @@ class HoldingServer:
                     buffer += conn.recv(65536)
                 body, buffer = buffer[:length], buffer[length:]
                 if b"hold" in body:
+                    self.holding += 1
                     self.held.set()
                     while conn.recv(65536):
                         pass
                     self.hung_up_at = time.monotonic()
+                    self.hangups += 1
                     self.hung_up.set()
                     return
                 conn.sendall(
@@ -197,6 +201,27 @@ def test_a_cancel_drops_the_connection_within_a_second(
     while _model_call_threads() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _model_call_threads() == [], "the abandoned request is still running"
+    model.close()
+
+
+def test_cancelling_one_call_leaves_another_in_flight_alone(server: HoldingServer) -> None:
+    model = OpenAIChatModel("m", base_url=server.url, api_key="k")
+    first, second = CancelToken(), CancelToken()
+    first_caller, first_outcome = _call_in_background(model, first)
+    second_caller, second_outcome = _call_in_background(model, second)
+    deadline = time.monotonic() + 10
+    while server.holding < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.holding == 2
+    first.cancel()
+    first_caller.join(5)
+    assert server.hung_up.wait(1.0) and server.hangups == 1
+    time.sleep(0.2)  # the other request must still be waiting for its answer
+    assert server.hangups == 1 and second_caller.is_alive() and not second_outcome
+    second.cancel()
+    second_caller.join(5)
+    assert isinstance(first_outcome.get("error"), ModelCancelled)
+    assert isinstance(second_outcome.get("error"), ModelCancelled)
     model.close()
 
 
