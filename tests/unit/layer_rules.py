@@ -31,6 +31,7 @@ SERVER_MAY_IMPORT = (
     "oharness.sync.protocol",
     "oharness.notes.format",
     "oharness.notes.ids",
+    "oharness.notes.text",
     "oharness.errors",
     "oharness.types",
     "oharness.settings",
