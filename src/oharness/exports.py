@@ -10,10 +10,12 @@ package's module ``__getattr__`` (PEP 562) pays only for what is used. The re-ex
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing would dominate ``import oharness``
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_exports(
@@ -26,6 +28,8 @@ def lazy_exports(
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib  # here, not at the top: ``import oharness`` stays at about 1 ms
+
         value = getattr(importlib.import_module(module), name)
         setattr(sys.modules[package], name, value)  # later look-ups skip this function
         return value

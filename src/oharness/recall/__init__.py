@@ -14,9 +14,11 @@ Layer L1: imports only ``oharness.errors``, ``oharness.types``, ``oharness.setti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from oharness.exports import lazy_exports
+
+# Not typing.TYPE_CHECKING: importing typing would triple the cost of ``import oharness``
+# (type checkers treat any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
 
 _EXPORTS = {
     "Tokenizer": "oharness.recall.tokenize",
