@@ -257,3 +257,33 @@ def test_a_refused_connection_is_still_a_network_error() -> None:
         model.complete(REQUEST, cancel=CancelToken())
     assert raised.value.code == "network" and raised.value.transient
     model.close()
+
+
+def test_a_cancel_while_connecting_returns_at_once_and_sends_nothing() -> None:
+    with socket.create_server(("127.0.0.1", 0), backlog=0) as listener:
+        port = listener.getsockname()[1]
+        filler = socket.create_connection(("127.0.0.1", port))  # the accept queue is now full
+        model = OpenAIChatModel("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
+        token = CancelToken()
+        caller, outcome = _call_in_background(model, token)
+        deadline = time.monotonic() + 5
+        while not _model_call_threads() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # the worker is now waiting in connect()
+        cancelled_at = time.monotonic()
+        token.cancel()
+        caller.join(5)
+        assert time.monotonic() - cancelled_at < 1.0
+        assert isinstance(outcome.get("error"), ModelCancelled)
+        first, _ = listener.accept()  # make room: the pending connect now completes
+        listener.settimeout(10)
+        late, _ = listener.accept()
+        late.settimeout(10)
+        assert late.recv(65536) == b"", "a request went out after the cancel"
+        deadline = time.monotonic() + 5
+        while _model_call_threads() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _model_call_threads() == []
+        for conn in (first, late, filler):
+            conn.close()
+        model.close()
