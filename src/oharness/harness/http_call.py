@@ -2,7 +2,7 @@
 
 With a :class:`~oharness.harness.model.CancelToken` the request runs on a worker thread and the
 caller returns as soon as the token is cancelled; the cancel also shuts down the sockets the
-request is using (:mod:`~oharness.harness.abortable`), so the provider sees the connection end at
+request is using (:mod:`~oharness.harness.transport`), so the provider sees the connection end at
 once and the worker ends with it instead of running on to its timeout. A TCP connect still in
 progress ends within its connect timeout (at most :data:`CONNECT_TIMEOUT_S`). httpx2 exceptions
 never leave this module: they become :class:`ModelError` values.
@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx2
 
-from oharness.harness.abortable import AbortableTransport, CallSockets, abortable
 from oharness.harness.model import CancelToken, ModelCancelled, ModelError
+from oharness.harness.transport import AbortableTransport, CallSockets, abortable
 
 #: A provider that has not accepted the TCP connection by then is down (reading the answer may
 #: take the whole timeout).

@@ -18,10 +18,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from oharness.harness.abortable import AbortableTransport
 from oharness.harness.anthropic_provider import AnthropicChatModel
 from oharness.harness.model import CancelToken, ModelCancelled, ModelError, ModelRequest
 from oharness.harness.openai_provider import OpenAIChatModel
+from oharness.harness.transport import AbortableTransport
 
 REPLY = json.dumps(
     {"choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}
