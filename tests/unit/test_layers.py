@@ -138,6 +138,13 @@ PLANTED = {
         "rules",
         "oharness.merge.text",
     ),
+    "lazy re-export": (
+        "notes/links.py",
+        "from oharness.exports import lazy_exports\n"
+        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.tools.service'})",
+        "rules",
+        "oharness.tools.service",
+    ),
     "__import__": ("project/config.py", "__import__('oharness.sync.engine')", "rules", "sync"),
     "computed module name": (
         "notes/links.py",
