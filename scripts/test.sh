@@ -16,6 +16,11 @@ echo "== ruff"
 .venv/bin/ruff format --check src tests bench
 echo "== mypy --strict"
 .venv/bin/mypy
+echo "== mypy over the tests (relaxed: [[tool.mypy.overrides]] for tests.*)"
+.venv/bin/mypy --explicit-package-bases tests
+echo "== layer contracts (docs/architecture.md)"
+.venv/bin/lint-imports --no-cache --no-logo
+.venv/bin/python tests/unit/layer_rules.py
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
 BENCHMARKS=(
   bench/secrets_bench.py
@@ -33,5 +38,5 @@ for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null
   echo "ok  $bench --quick"
 done
-echo "== pytest"
-.venv/bin/python -m pytest "$@"
+echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
+.venv/bin/python -m pytest --cov --cov-report=term "$@"

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from oharness.tools.workspace import Workspace, open_workspace
+
+# Hypothesis profiles: "ci" (the default) draws the same examples on every run, so a red test
+# command is red again on rerun; "dev" (HYPOTHESIS_PROFILE=dev) searches ten times longer with
+# fresh randomness and the example database, for hunting before a change lands.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=1000, deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 class FakeClock:

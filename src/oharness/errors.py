@@ -35,6 +35,17 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The error codes of failures worth retrying later with nothing changed: the service or the
+#: network could not be reached, or requests came too fast (``retry_after`` then says when).
+#: The one definition: ``SyncError.transient``, a sync pass's status and the scheduler's
+#: cooldown all use it.
+TRANSIENT_CODES = frozenset({"unavailable", "network", "rate_limited"})
+
+
+def is_transient(code: str | None) -> bool:
+    """Whether an error ``code`` names a failure worth retrying later (:data:`TRANSIENT_CODES`)."""
+    return code in TRANSIENT_CODES
+
 
 class OHarnessError(Exception):
     """Root of every error oharness raises on purpose."""
@@ -124,5 +135,5 @@ class SyncError(OHarnessError):
 
     @property
     def transient(self) -> bool:
-        """True for failures worth retrying later (network, 429, 503)."""
-        return self.code in {"unavailable", "rate_limited", "network"}
+        """True for failures worth retrying later (network, 429, 503): see :func:`is_transient`."""
+        return is_transient(self.code)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,16 +34,16 @@ class Cli:
             timeout=60,
         )
 
-    def ok(self, *args: str, **kwargs: str) -> subprocess.CompletedProcess[str]:
+    def ok(self, *args: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         result = self.run(*args, **kwargs)
         assert result.returncode == 0, result.stderr
         return result
 
-    def json(self, *args: str, **kwargs: str) -> dict[str, object]:
-        data: dict[str, object] = json.loads(self.ok(*args, "--json", **kwargs).stdout)
+    def json(self, *args: str, **kwargs: Any) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.ok(*args, "--json", **kwargs).stdout)
         return data
 
-    def fails(self, *args: str, **kwargs: str) -> str:
+    def fails(self, *args: str, **kwargs: Any) -> str:
         result = self.run(*args, **kwargs)
         assert result.returncode != 0, result.stdout
         assert "Traceback" not in result.stderr

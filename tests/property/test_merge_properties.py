@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from oharness.merge.text import merge_text
 
-line = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\n\r"), max_size=12)
+line = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\n\r"), max_size=12)
 texts = st.lists(line, max_size=12).map(lambda lines: "".join(f"{item}\n" for item in lines)) | (
     st.lists(line, min_size=1, max_size=12).map("\n".join)
 )

@@ -1,108 +1,194 @@
-"""The layer table of docs/architecture.md: lower layers never import higher ones."""
+"""The layer table of docs/architecture.md: lower layers never import higher ones.
+
+``lint-imports`` (import-linter, configured in pyproject.toml) enforces the table; the rules it
+cannot express live in ``layer_rules.py``. These tests run both, check that the contract is
+the table the docs show, and plant a violation of every kind in a copy of the package to see
+each one caught.
+"""
 
 from __future__ import annotations
 
-import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "oharness"
+import pytest
+from layer_rules import REPO, SERVER_MAY_IMPORT, all_violations, layer_rows
 
-#: package (first component under oharness) -> layer number
-LAYERS = {
-    "errors": 0,
-    "types": 0,
-    "settings": 0,
-    "fsio": 0,
-    "notes": 1,
-    "recall": 1,
-    "merge": 1,
-    "storage": 1,
-    "project": 1,
-    "tools": 2,
-    "review": 2,
-    "extraction": 2,
-    "sync": 2,
-    "harness": 3,
-    "server": 3,
-    "daemon": 3,
-    "sdk": 3,
-    "cli": 4,
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+RULES_SCRIPT = Path(__file__).with_name("layer_rules.py")
+DOCS = REPO / "docs" / "architecture.md"
+
+
+def _lint(repo: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(repo / "src")}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _rules(repo: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RULES_SCRIPT), str(repo)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_lint_imports_keeps_every_contract() -> None:
+    result = _lint(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_the_rules_import_linter_cannot_express_hold() -> None:
+    assert all_violations() == []
+
+
+def _docs_table() -> list[list[str]]:
+    text = DOCS.read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if re.match(r"\| L\d ", line)]
+    assert len(rows) == 5, "docs/architecture.md: the layer table (L0 to L4) was not found"
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def _names(cell: str) -> list[str]:
+    return re.findall(r"`([a-z_.]+)`", cell)
+
+
+def test_the_layer_table_in_the_docs_is_the_contract() -> None:
+    # The docs list layers bottom-up and, inside a layer, groups highest first ("a over b").
+    documented: list[tuple[str, ...]] = []
+    for cells in reversed(_docs_table()):
+        for group in cells[1].split(" over "):
+            documented.append(tuple(sorted(_names(group))))
+    contract = [tuple(sorted(row)) for row in layer_rows()]
+    assert documented == contract
+
+
+def test_the_servers_allow_list_is_the_documented_one() -> None:
+    (l3,) = [cells for cells in _docs_table() if cells[0].startswith("L3")]
+    narrower = re.search(r"\(`server`: only (.*)\)", l3[2])
+    assert narrower, "docs/architecture.md: the server's narrower imports are not stated"
+    layer0 = {f"oharness.{name}" for name in layer_rows()[-1] + layer_rows()[-2]}
+    allowed = set(SERVER_MAY_IMPORT) - layer0 - {"oharness.server"}
+    assert {f"oharness.{name}" for name in _names(narrower.group(1))} == allowed
+
+
+def test_every_package_is_placed_in_the_table() -> None:
+    placed = {name for row in layer_rows() for name in row}
+    src = REPO / "src" / "oharness"
+    present = {path.name.removesuffix(".py") for path in src.iterdir() if path.suffix == ".py"}
+    present |= {path.name for path in src.iterdir() if (path / "__init__.py").exists()}
+    assert present - {"__init__"} <= placed
+
+
+#: (file under src/oharness, line appended, which check must catch it, what it must name)
+PLANTED = {
+    "bare package import": ("notes/links.py", "from oharness import cli", "lint", "cli"),
+    "relative import": ("notes/links.py", "from ..recall import index", "lint", "recall"),
+    "relative same-layer import": ("storage/file.py", "from ..merge import text", "lint", "merge"),
+    "same layer: notes -> recall": ("notes/store.py", "import oharness.recall.index", "lint", ""),
+    "same layer: storage -> merge": (
+        "storage/file.py",
+        "from oharness.merge.text import merge_text",
+        "lint",
+        "oharness.merge",
+    ),
+    "inside L2: tools -> sync": ("tools/service.py", "from oharness.sync import plan", "lint", ""),
+    "lowest layer upwards": ("errors.py", "from oharness.harness import model", "lint", ""),
+    "type-checking import": (
+        "notes/links.py",
+        "import typing\nif typing.TYPE_CHECKING:\n    from oharness.tools import service",
+        "lint",
+        "oharness.tools",
+    ),
+    "server -> tools": ("server/app.py", "from oharness.tools import workspace", "lint", "tools"),
+    "server -> sync engine": (
+        "server/app.py",
+        "from oharness.sync import engine",
+        "rules",
+        "oharness.sync.engine",
+    ),
+    "through the public API": (
+        "notes/links.py",
+        "from oharness import open_workspace",
+        "rules",
+        "oharness.notes.links",
+    ),
+    "importlib.import_module": (
+        "notes/links.py",
+        "import importlib\nimportlib.import_module('oharness.cli.main')",
+        "rules",
+        "oharness.cli.main",
+    ),
+    "relative dynamic import": (
+        "recall/index.py",
+        "from importlib import import_module\nimport_module('..merge.text', __package__)",
+        "rules",
+        "oharness.merge.text",
+    ),
+    "lazy re-export": (
+        "notes/links.py",
+        "from oharness.exports import lazy_exports\n"
+        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.tools.service'})",
+        "rules",
+        "oharness.tools.service",
+    ),
+    "__import__": ("project/config.py", "__import__('oharness.sync.engine')", "rules", "sync"),
+    "computed module name": (
+        "notes/links.py",
+        "import importlib\nNAME = 'oharness.cli'\nimportlib.import_module(NAME)",
+        "rules",
+        "computed",
+    ),
 }
 
 
-def _component(module: str) -> str | None:
-    parts = module.split(".")
-    if parts[0] != "oharness" or len(parts) < 2:
-        return None
-    return parts[1]
+@pytest.fixture(scope="module")
+def pristine_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("layers") / "pristine"
+    shutil.copytree(REPO / "src" / "oharness", root / "src" / "oharness")
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
 
 
-def _imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
-    return found
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_a_planted_violation_is_caught(kind: str, pristine_copy: Path, tmp_path: Path) -> None:
+    relative, line, check, named = PLANTED[kind]
+    repo = tmp_path / "repo"
+    shutil.copytree(pristine_copy, repo)
+    target = repo / "src" / "oharness" / relative
+    target.write_text(target.read_text(encoding="utf-8") + "\n" + line + "\n", encoding="utf-8")
+    result = _lint(repo) if check == "lint" else _rules(repo)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"{kind} went unnoticed:\n{output}"
+    importer = "oharness." + relative.removesuffix(".py").replace("/", ".")
+    assert importer in output or relative in output, output
+    assert named in output, output
 
 
-def test_every_module_belongs_to_a_layer() -> None:
-    for path in SRC.rglob("*.py"):
-        relative = path.relative_to(SRC)
-        if relative.parts == ("__init__.py",):
-            continue
-        name = relative.parts[0].removesuffix(".py")
-        assert name in LAYERS, f"{relative}: add {name!r} to the layer table"
+def test_a_package_missing_from_the_table_is_caught(pristine_copy: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(pristine_copy, repo)
+    (repo / "src" / "oharness" / "newthing").mkdir()
+    (repo / "src" / "oharness" / "newthing" / "__init__.py").write_text("", encoding="utf-8")
+    result = _lint(repo)
+    assert result.returncode != 0
+    assert "oharness.newthing" in result.stdout + result.stderr
 
 
-def test_lower_layers_never_import_higher_ones() -> None:
-    violations = []
-    for path in SRC.rglob("*.py"):
-        relative = path.relative_to(SRC)
-        if relative.parts == ("__init__.py",):
-            continue
-        own = relative.parts[0].removesuffix(".py")
-        for module in _imports(path):
-            other = _component(module)
-            if other is None or other == own:
-                continue
-            if other not in LAYERS:
-                violations.append(f"{relative} imports unknown package {module}")
-            elif LAYERS[other] > LAYERS[own] or (LAYERS[other] == LAYERS[own] and own == "errors"):
-                violations.append(
-                    f"{relative} (L{LAYERS[own]}) imports {module} (L{LAYERS[other]})"
-                )
-    assert violations == []
-
-
-def test_the_layer_table_in_the_docs_matches() -> None:
-    doc = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
-    for name in LAYERS:
-        if (SRC / name).exists() or (SRC / f"{name}.py").exists():
-            assert f"`{name}`" in doc, f"docs/architecture.md does not place {name!r}"
-
-
-#: The sync server may use only the object stores, the wire protocol and the note format, so it
-#: can be deployed without the rest of the client.
-SERVER_MAY_IMPORT = (
-    "oharness.server",
-    "oharness.storage",
-    "oharness.sync.protocol",
-    "oharness.notes.format",
-    "oharness.notes.ids",
-    "oharness.errors",
-    "oharness.types",
-    "oharness.settings",
-    "oharness.fsio",
-)
-
-
-def test_the_server_imports_only_storage_protocol_and_note_format() -> None:
-    violations = []
-    for path in (SRC / "server").rglob("*.py"):
-        for module in _imports(path):
-            if module.startswith("oharness.") and not module.startswith(SERVER_MAY_IMPORT):
-                violations.append(f"{path.relative_to(SRC)} imports {module}")
-    assert violations == []
+def test_the_pristine_copy_passes_both_checks(pristine_copy: Path) -> None:
+    # Without this, a copy that fails for an unrelated reason would make every case pass.
+    assert _lint(pristine_copy).returncode == 0
+    assert _rules(pristine_copy).returncode == 0

@@ -12,7 +12,7 @@ Public API (see docs/harness.md):
   :func:`headless_approver` — permissions.
 """
 
-from oharness.harness.embedding import AgentMemory, AgentOptions, UserTurn
+from oharness.harness.agent_memory import AgentMemory, AgentOptions, UserTurn
 from oharness.harness.harness import CompactionResult, Harness, HarnessOptions, create_harness
 from oharness.harness.memory_plugin import MemoryPlugin, MemoryPluginOptions
 from oharness.harness.message import Attachment, Message, ToolCall

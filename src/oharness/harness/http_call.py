@@ -1,8 +1,11 @@
 """One JSON POST to a model provider over httpx2: timeout, cancellation, error translation.
 
 With a :class:`~oharness.harness.model.CancelToken` the request runs on a worker thread and the
-caller returns as soon as the token is cancelled (the worker closes its response and ends on its
-own). httpx2 exceptions never leave this module: they become :class:`ModelError` values.
+caller returns as soon as the token is cancelled; the cancel also shuts down the sockets the
+request is using (:mod:`~oharness.harness.transport`), so the provider sees the connection end at
+once and the worker ends with it instead of running on to its timeout. A TCP connect still in
+progress ends within its connect timeout (at most :data:`CONNECT_TIMEOUT_S`). httpx2 exceptions
+never leave this module: they become :class:`ModelError` values.
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ from typing import Any
 import httpx2
 
 from oharness.harness.model import CancelToken, ModelCancelled, ModelError
+from oharness.harness.transport import AbortableTransport, CallSockets, abortable
 
+#: A provider that has not accepted the TCP connection by then is down (reading the answer may
+#: take the whole timeout).
+CONNECT_TIMEOUT_S = 10.0
 _ERROR_TEXT_CHARS = 300
 _TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
@@ -45,7 +52,10 @@ def _send(
 ) -> dict[str, Any]:
     try:
         response = client.post(
-            url, json=dict(body), headers=dict(headers), timeout=httpx2.Timeout(timeout_s)
+            url,
+            json=dict(body),
+            headers=dict(headers),
+            timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S)),
         )
     except httpx2.TimeoutException as exc:
         raise ModelError(
@@ -98,27 +108,33 @@ def post_json(
         return _send(client, url, headers, body, timeout_s, provider)
     cancel.check()
     wake = threading.Event()
+    sockets = CallSockets()
     outcome: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            outcome["data"] = _send(client, url, headers, body, timeout_s, provider)
+            with abortable(sockets):
+                outcome["data"] = _send(client, url, headers, body, timeout_s, provider)
         except BaseException as exc:  # handed to the caller's thread
             outcome["error"] = exc
         finally:
             wake.set()
 
-    unsubscribe = cancel.on_cancel(wake.set)
+    def on_cancel() -> None:
+        wake.set()
+        sockets.abort()
+
+    unsubscribe = cancel.on_cancel(on_cancel)
     worker = threading.Thread(target=work, name="oharness-model-call", daemon=True)
     worker.start()
     try:
         wake.wait()
     finally:
         unsubscribe()
+    if "data" not in outcome and cancel.cancelled:
+        raise ModelCancelled()  # the worker's error, if any, is only the aborted connection
     if "error" in outcome:
         raise outcome["error"]
-    if "data" not in outcome:
-        raise ModelCancelled()
     data: dict[str, Any] = outcome["data"]
     return data
 
@@ -139,7 +155,7 @@ class HttpChatModel:
         self.model = model
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._client = httpx2.Client(transport=transport)
+        self._client = httpx2.Client(transport=transport or AbortableTransport())
 
     @property
     def name(self) -> str:

@@ -110,6 +110,7 @@ class NoteStore:
         lock_timeout: float = 30.0,
         sweep_interval: float = 2.0,
         monotonic: Callable[[], float] = time.monotonic,
+        wall_ns: Callable[[], int] = time.time_ns,
     ) -> None:
         self.directory = directory
         self.scope: Scope = scope
@@ -118,6 +119,7 @@ class NoteStore:
         self._lock_path = lock_path
         self._sweep_interval = sweep_interval
         self._monotonic = monotonic
+        self._wall_ns = wall_ns  # compared with file system times (nanoseconds since the epoch)
         self._by_name: dict[str, StoredNote] = {}
         self._by_id: dict[str, StoredNote] = {}
         self._by_folded: dict[str, StoredNote] = {}
@@ -170,7 +172,7 @@ class NoteStore:
         self._sweep_end = self._monotonic()
         # A directory changed within the clock's granularity may change again unseen with the
         # same mtime: only trust the stamp once it is safely in the past.
-        self._racy = dir_mtime is not None and time.time_ns() - dir_mtime < _RACY_WINDOW_NS
+        self._racy = dir_mtime is not None and self._wall_ns() - dir_mtime < _RACY_WINDOW_NS
         self._dir_stamp = dir_mtime
         return changed
 

@@ -1,44 +1,84 @@
 """Recall: lexical scoring of notes against messages and queries (spec 03.2, 03.3).
 
-Import the submodules directly: this package imports nothing itself, so a command that does
-not recall never pays for numpy and the stemmers.
+The names below are re-exported from their modules, imported on first use (a command that does
+not recall never pays for numpy and the stemmers); their signatures and docstrings are the
+modules' own. :mod:`~oharness.recall.tokenize` splits and stems text,
+:mod:`~oharness.recall.index` holds the notes and answers ``search`` (the ``memory(query)``
+path), ``recall`` (the per-message path) and ``related``, :mod:`~oharness.recall.score` is the
+formula and the documented scale of ``minScore``, :mod:`~oharness.recall.cache` keeps the
+machine-local derived index.
 
 Layer L1: imports only ``oharness.errors``, ``oharness.types``, ``oharness.settings``,
 ``oharness.notes`` and the third-party PyStemmer and numpy.
-
-Public API
-----------
-Tokenising (:mod:`oharness.recall.tokenize`)
-    ``Tokenizer(languages=("english",))`` - raises ``ConfigError`` (key
-    ``memory.recall.languages``) for an unknown language.
-    ``Tokenizer.tokens(text) -> list[str]``, ``Tokenizer.counts(text) -> dict[str, int]``,
-    ``Tokenizer.query_terms(text) -> list[tuple[str, ...]]`` (one tuple of alternative stems
-    per distinct word), ``Tokenizer.signature``; ``available_languages()``.
-
-Index (:mod:`oharness.recall.index`)
-    ``RecallIndex(tokenizer=None, params=DEFAULT_PARAMS)``,
-    ``RecallIndex.from_settings(settings: RecallSettings)``.
-    Changes, one note at a time and without a rebuild:
-    ``add(scope, note, *, cache_key=None)`` (adds or replaces), ``update(...)`` (the same),
-    ``remove(scope, note_id) -> bool``; in bulk: ``add_many(notes, cache_keys=None)``.
-    Queries:
-    ``search(query, limit=10, *, expand=True) -> list[Hit]`` - the ``memory(query)`` path:
-    no gate, no threshold;
-    ``recall(message, *, exclude=(), settings=None, usage=None, now=0) -> list[Hit]`` - the
-    per-message path: gate on summary/tags, ``min_score``, at most ``per_turn`` notes;
-    ``related(note, limit=5, *, scope=None) -> list[Hit]``;
-    ``similarity(first, second) -> float`` and ``likely_duplicate(first, second) -> bool``
-    (summary + tags, threshold ``LIKELY_DUPLICATE``).
-    ``Hit(scope, id, score, in_summary_or_tags)``; note keys are ``(scope, id)``.
-
-Scoring (:mod:`oharness.recall.score`)
-    The formula and the documented scale of ``minScore``; ``ScoringParams``,
-    ``term_weight``, ``search_weight``, ``saturation``, ``Usage(count, last_used)``,
-    ``usage_boost(usage, now)`` (at most ``USAGE_BOOST_MAX`` = 0.05),
-    ``similarity(terms_a, terms_b)``, ``GATE_WEIGHT``, ``LIKELY_DUPLICATE``.
-
-Cache (:mod:`oharness.recall.cache`)
-    ``write_cache(path, index) -> int`` (atomic) and
-    ``read_cache(path, index, keys) -> set[NoteKey]`` (restores every note whose cached key
-    equals the caller's current key; returns the notes to index from their files).
 """
+
+from __future__ import annotations
+
+from oharness.exports import lazy_exports
+
+# Not typing.TYPE_CHECKING: importing typing would triple the cost of ``import oharness``
+# (type checkers treat any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
+
+_EXPORTS = {
+    "Tokenizer": "oharness.recall.tokenize",
+    "available_languages": "oharness.recall.tokenize",
+    "RecallIndex": "oharness.recall.index",
+    "Hit": "oharness.recall.index",
+    "NoteKey": "oharness.recall.postings",
+    "ScoringParams": "oharness.recall.score",
+    "DEFAULT_PARAMS": "oharness.recall.score",
+    "Usage": "oharness.recall.score",
+    "usage_boost": "oharness.recall.score",
+    "similarity": "oharness.recall.score",
+    "term_weight": "oharness.recall.score",
+    "search_weight": "oharness.recall.score",
+    "saturation": "oharness.recall.score",
+    "GATE_WEIGHT": "oharness.recall.score",
+    "LIKELY_DUPLICATE": "oharness.recall.score",
+    "USAGE_BOOST_MAX": "oharness.recall.score",
+    "write_cache": "oharness.recall.cache",
+    "read_cache": "oharness.recall.cache",
+}
+
+__all__ = [
+    "DEFAULT_PARAMS",
+    "GATE_WEIGHT",
+    "LIKELY_DUPLICATE",
+    "USAGE_BOOST_MAX",
+    "Hit",
+    "NoteKey",
+    "RecallIndex",
+    "ScoringParams",
+    "Tokenizer",
+    "Usage",
+    "available_languages",
+    "read_cache",
+    "saturation",
+    "search_weight",
+    "similarity",
+    "term_weight",
+    "usage_boost",
+    "write_cache",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from oharness.recall.cache import read_cache, write_cache
+    from oharness.recall.index import Hit, RecallIndex
+    from oharness.recall.postings import NoteKey
+    from oharness.recall.score import (
+        DEFAULT_PARAMS,
+        GATE_WEIGHT,
+        LIKELY_DUPLICATE,
+        USAGE_BOOST_MAX,
+        ScoringParams,
+        Usage,
+        saturation,
+        search_weight,
+        similarity,
+        term_weight,
+        usage_boost,
+    )
+    from oharness.recall.tokenize import Tokenizer, available_languages

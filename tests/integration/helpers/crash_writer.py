@@ -28,7 +28,7 @@ def announce_fsyncs() -> None:
         print("fsync", flush=True)
         real_fsync(fd)
 
-    os.fsync = fsync
+    os.fsync = fsync  # type: ignore[assignment]  # the real one also takes file objects
 
 
 def rewrite_forever(directory: Path, lock_path: Path, versions: list[bytes]) -> None:

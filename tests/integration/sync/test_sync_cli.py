@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -57,9 +58,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError(
-                f"sync server did not start: {process.stderr.read() if process.stderr else ''}"
-            )
+            errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise RuntimeError(f"sync server did not start: {errors}")
         time.sleep(0.05)
     yield origin
     process.terminate()
@@ -89,8 +89,8 @@ class Device:
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def json(self, *args: str) -> dict[str, object]:
-        data: dict[str, object] = json.loads(self.ok(*args, "--json"))
+    def json(self, *args: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.ok(*args, "--json"))
         return data
 
 

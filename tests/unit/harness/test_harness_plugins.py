@@ -247,8 +247,8 @@ def test_failures_are_isolated_and_logged(
 
     class Faulty(Notebook):
         def setup(self, api: PluginApi) -> None:
-            def boom(context: object) -> Any:
-                raise RuntimeError(f"hook exploded in {type(context).__name__}")
+            def boom(*context: object) -> Any:  # a hook (one argument) or a tool (two)
+                raise RuntimeError(f"hook exploded in {type(context[-1]).__name__}")
 
             api.add_prompt_section(boom)
             api.add_user_message_hook(boom)
@@ -296,6 +296,7 @@ def test_plugins_json_is_checked(make_harness: MakeHarness, home: Path) -> None:
     parsed = parse_plugins({"runtimePlugins": [{"id": "a"}, {"id": "b", "enabled": False}]}, "p")
     assert parsed.enabled("a", default=False) and not parsed.enabled("b", default=True)
     assert parsed.enabled("memory", default=True)
+    bad: object
     for bad in (
         [],
         {"runtimePlugins": {}},

@@ -64,3 +64,14 @@ def test_appends_on_both_sides_conflict() -> None:
 def test_empty_base() -> None:
     assert merge_text("", "a\n", "").text == "a\n"
     assert not merge_text("", "a\n", "b\n").ok
+
+
+def test_an_unchanged_side_takes_the_others_text_exactly() -> None:
+    theirs = "one\nTWO\nthree"  # a different final newline is the other side's change too
+    assert merge_text(BASE, BASE, theirs).text == theirs
+    assert merge_text(BASE, theirs, BASE).text == theirs
+
+
+def test_deleting_everything_against_a_newline_only_change_leaves_nothing() -> None:
+    result = merge_text("a\n", "", "a")
+    assert result.ok and result.text == ""

@@ -111,11 +111,11 @@ def test_usage_breaks_ties_but_never_attaches(small: RecallIndex) -> None:
     message = "where does the kubernetes cluster run?"
     plain = small.recall(message)
     assert ids(plain) == ["k8s-cluster-1ab", "k8s-twin-2bc"]  # a tie, ordered by key
-    usage = {("user", "k8s-twin-2bc"): Usage(count=12, last_used=1_000)}
+    usage: dict[tuple[Scope, str], Usage] = {("user", "k8s-twin-2bc"): Usage(12, 1_000)}
     boosted = small.recall(message, usage=usage, now=2_000)
     assert ids(boosted) == ["k8s-twin-2bc", "k8s-cluster-1ab"]
     assert boosted[0].score == plain[1].score  # reported scores stay unboosted
-    heavy = {("project", "release-notes-7c1"): Usage(count=10_000, last_used=2_000)}
+    heavy: dict[tuple[Scope, str], Usage] = {("project", "release-notes-7c1"): Usage(10_000, 2_000)}
     assert "release-notes-7c1" not in ids(small.recall(message, usage=heavy, now=2_000))
     assert USAGE_BOOST_MAX <= 0.05
 
@@ -197,7 +197,7 @@ def test_empty_index_answers_nothing() -> None:
     assert index.related(PRICING) == []
 
 
-def _results(index: RecallIndex, queries: list[str]) -> list[list[tuple[str, str, float]]]:
+def _results(index: RecallIndex, queries: list[str]) -> list[list[tuple[Scope, str, float]]]:
     return [
         [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.search(query, 20)]
         + [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.recall(query)]

@@ -336,6 +336,7 @@ def test_admin_erase_refuses_wrong_keys_and_bodies(api: Api) -> None:
     for headers in ({}, auth("wrong"), auth(ADMIN_KEY + "x"), {"Authorization": ADMIN_KEY}):
         response = api.client.post("/v1/admin/erase", json={"userId": "a"}, headers=headers)
         assert_error(response, 401, "unauthorized")
+    body: Any
     for body in ({}, {"userId": ""}, {"userId": "a", "teamId": "b"}, {"userId": 3}, []):
         response = api.client.post("/v1/admin/erase", json=body, headers=auth(ADMIN_KEY))
         assert_error(response, 400, "invalid_request")

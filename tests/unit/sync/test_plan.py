@@ -93,3 +93,23 @@ def test_unsyncable_and_conflicted_notes_are_left_alone() -> None:
         conflicted={"open"},
     )
     assert actions == []  # an unreadable file is never a deletion; a conflict waits
+
+
+@pytest.mark.parametrize("remote", [delta(R_TOMB), full(None)], ids=["deleted", "expired"])
+def test_a_missing_base_copy_of_a_note_gone_on_both_sides_only_clears_the_base(
+    remote: RemoteView,
+) -> None:
+    action = plan_note("n", None, BaseView("rev-base", "hash-base", has_copy=False), remote)
+    assert action is not None and action.kind is Kind.CLEAR_BASE
+
+
+def test_a_pass_plans_every_note_sorted_by_id_and_leaves_out_nothing_rows() -> None:
+    local = {"b": CHANGED, "a": SAME, "c": SAME}
+    base = {"a": B, "b": B, "c": B}
+    remote = RemoteView({"a": R_CHANGED, "d": R_CHANGED}, full=False)
+    actions = plan_sync(local, base, remote)
+    assert [(action.id, action.kind) for action in actions] == [
+        ("a", Kind.DOWNLOAD),
+        ("b", Kind.UPLOAD),
+        ("d", Kind.DOWNLOAD),
+    ]  # "c" is unchanged on both sides: no action

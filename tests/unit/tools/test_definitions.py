@@ -46,7 +46,7 @@ def test_a_model_can_remember_read_list_and_forget(workspace: Workspace) -> None
 
 def test_bad_calls_come_back_as_errors_a_model_can_read(workspace: Workspace) -> None:
     service = workspace.service
-    cases = [
+    cases: list[tuple[str, dict[str, object], str]] = [
         ("remember", {"summary": "x"}, "missing required argument 'body'"),
         ("remember", {"summary": "x", "body": "y", "colour": 1}, "unknown argument(s) colour"),
         ("memory", {"id": "nope-1"}, "no note 'nope-1'"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness_helpers import remember_zephyr
 
-from oharness.harness.embedding import AgentMemory, AgentOptions, recalled_keys
+from oharness.harness.agent_memory import AgentMemory, AgentOptions, recalled_keys
 from oharness.tools.workspace import Workspace
 
 

@@ -1,0 +1,32 @@
+"""The exception tree's shared vocabulary: one definition of which failures are transient."""
+
+from __future__ import annotations
+
+import pytest
+
+from oharness.errors import TRANSIENT_CODES, OHarnessError, SyncError, is_transient
+
+
+@pytest.mark.parametrize("code", ["unavailable", "network", "rate_limited"])
+def test_unreachable_and_rate_limited_failures_are_worth_retrying(code: str) -> None:
+    assert is_transient(code)
+    assert SyncError("try again later", code=code).transient
+
+
+@pytest.mark.parametrize(
+    "code", ["sync", "unauthorized", "account_erased", "invalid", "conflict", "config", "", None]
+)
+def test_other_failures_wait_for_someone_to_act(code: str | None) -> None:
+    assert not is_transient(code)
+    if code is not None:
+        assert not SyncError("fix it first", code=code).transient
+
+
+def test_the_definition_is_the_documented_set() -> None:
+    assert frozenset({"unavailable", "network", "rate_limited"}) == TRANSIENT_CODES
+
+
+def test_errors_describe_themselves_as_json() -> None:
+    error = SyncError("slow down", code="rate_limited", retry_after=3.0, scope="user")
+    assert error.to_dict() == {"code": "rate_limited", "message": "slow down", "scope": "user"}
+    assert isinstance(error, OHarnessError) and error.retry_after == 3.0
