@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,16 +55,16 @@ class Cli:
             timeout=60,
         )
 
-    def ok(self, *args: str, **kwargs: str) -> str:
+    def ok(self, *args: str, **kwargs: Any) -> str:
         result = self.run(*args, **kwargs)
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    def json(self, *args: str, **kwargs: str) -> dict[str, object]:
-        data: dict[str, object] = json.loads(self.ok(*args, "--json", **kwargs))
+    def json(self, *args: str, **kwargs: Any) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.ok(*args, "--json", **kwargs))
         return data
 
-    def refused(self, *args: str, code: int = 1, **kwargs: str) -> str:
+    def refused(self, *args: str, code: int = 1, **kwargs: Any) -> str:
         """Run a command that must be refused, changing nothing; returns its one line."""
         notes = self.cwd / "MEMORY"
         before = tree_hash(notes, self.home)
@@ -98,7 +99,7 @@ def test_remember_with_id_backs_up_the_replaced_version(cli: Cli, project_dir: P
     note_id = _note(cli)
     before = (project_dir / "MEMORY" / f"{note_id}.md").read_bytes()
     cli.ok("memory", "remember", "-s", "Deploys happen on Wednesdays", "-b", "x", "--id", note_id)
-    (record,) = cli.json("memory", "backups")["backups"]  # type: ignore[misc]
+    (record,) = cli.json("memory", "backups")["backups"]
     assert record["reason"] == "remember-update" and record["id"] == note_id
     assert Path(record["path"]).read_bytes() == before
     listed = cli.ok("memory", "backups").splitlines()

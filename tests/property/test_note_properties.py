@@ -18,11 +18,11 @@ from oharness.notes.store import NoteStore
 ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,40}", fullmatch=True)
 # Any unicode except surrogates (not encodable as UTF-8) and control characters (refused in
 # summaries and tags; bodies may hold tab and newline); summaries are one non-blank line.
-text = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=300)
+text = st.text(st.characters(exclude_categories=["Cs", "Cc"]), max_size=300)
 body_text = st.text(
-    st.characters(exclude_categories=("Cs", "Cc"), include_characters="\t\n"), max_size=300
+    st.characters(exclude_categories=["Cs", "Cc"], include_characters="\t\n"), max_size=300
 )
-json_text = st.text(st.characters(exclude_categories=("Cs",)), max_size=300)
+json_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=300)
 summaries = text.map(lambda s: s.replace("\n", " ").replace("\r", " ")).filter(
     lambda s: bool(s.strip())
 )

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from oharness.errors import UnavailableError
-from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.agent_memory import RECALLED_KIND, AgentMemory, recall_metadata
+from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.extraction_trigger import ExtractionTrigger, trigger_for
 from oharness.harness.memory_sync import MemorySync
 from oharness.harness.plugin import (

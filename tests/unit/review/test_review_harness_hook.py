@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.harness import HarnessOptions, create_harness
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _consolidation(
-    workspace: Workspace, clock: FakeClock, **memory: bool
+    workspace: Workspace, clock: FakeClock, **memory: Any
 ) -> ConsolidationService | None:
     options = HarnessOptions(
         workspace=workspace,

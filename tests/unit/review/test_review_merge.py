@@ -45,7 +45,7 @@ def test_merge_keeps_the_oldest_id_deletes_the_rest_and_backs_up(
     kept = store.get(a)
     assert kept is not None and "No borders." in kept.note.body
     backups = workspace.service.backups().recent()
-    assert sorted(r.note_id for r in backups if r.reason == "merge") == sorted([a, b, c])
+    assert sorted(str(r.note_id) for r in backups if r.reason == "merge") == sorted([a, b, c])
     assert len(result.backups) == 3
     # the merged body's own link to a deleted note, and c's link to a, point at the kept note
     assert f"[[{b}]]" not in kept.note.body and f"[[{c}]]" not in kept.note.body
