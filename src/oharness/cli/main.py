@@ -11,6 +11,7 @@ from oharness import __version__
 from oharness.cli.chat import chat
 from oharness.cli.memory import memory
 from oharness.cli.project import project
+from oharness.cli.serve import serve
 from oharness.cli.sync import login, logout, sync
 from oharness.cli.sync_server import sync_server
 from oharness.errors import OHarnessError
@@ -29,6 +30,7 @@ cli.add_command(logout)
 cli.add_command(sync)
 cli.add_command(sync_server)
 cli.add_command(chat)
+cli.add_command(serve)
 
 
 def main(argv: list[str] | None = None) -> int:

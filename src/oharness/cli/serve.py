@@ -1,0 +1,65 @@
+"""``oharness serve``: the local daemon (spec 10)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from oharness.cli.context import home_from_environment
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4318, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--project",
+    "project_path",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="The default workspace (default: the project of the current directory).",
+)
+@click.option(
+    "--print-service",
+    type=click.Choice(["systemd", "launchd"]),
+    default=None,
+    help="Print a user service definition that starts the daemon at login, and exit.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def serve(
+    host: str, port: int, project_path: Path | None, print_service: str | None, debug: bool
+) -> None:
+    """Run the local daemon: memory tasks, recall, events and background sync."""
+    from oharness.daemon.serve import DaemonServer, is_loopback
+    from oharness.daemon.service_file import service_definition
+    from oharness.daemon.state import DaemonOptions
+
+    home = home_from_environment()
+    start = (project_path or Path.cwd()).resolve()
+    if print_service is not None:
+        executable = shutil.which("oharness") or sys.argv[0]
+        click.echo(
+            service_definition(
+                print_service,
+                executable=os.path.abspath(executable),
+                home=home.resolve(),
+                project=start,
+                host=host,
+                port=port,
+            ),
+            nl=False,
+        )
+        return
+    if not is_loopback(host):
+        click.echo(
+            f"WARNING: listening on {host}, not loopback: anyone who can reach this address "
+            "and has the token can read and change your notes. Prefer 127.0.0.1.",
+            err=True,
+        )
+    options = DaemonOptions(
+        home=home, start=start, bind_host=host, sync_token=os.environ.get("OHARNESS_TOKEN")
+    )
+    DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()
