@@ -18,6 +18,7 @@ from oharness.daemon.auth import DaemonAuth, load_or_create_token
 from oharness.daemon.errors import ApiError
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
+from oharness.daemon.routes_sync import sync_router
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonOptions, DaemonState
 
@@ -54,6 +55,8 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if options.background_sync:
+            state.start_sync()
         try:
             yield
         finally:
@@ -70,6 +73,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     state.registry.open_default(options.start)
     app.include_router(memory_router())
     app.include_router(api_router())
+    app.include_router(sync_router())
     _install_error_handlers(app)
     app.add_middleware(AuthMiddleware, auth=auth)
     _add_bearer_scheme(app)

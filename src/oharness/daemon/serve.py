@@ -15,7 +15,7 @@ import contextlib
 import ipaddress
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,6 +106,14 @@ class _AnnouncingServer(uvicorn.Server):
         super().__init__(config)
         self._owner = owner
         self._app = app
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        with super().capture_signals():
+            yield
+            # SIGTERM/SIGINT is how a daemon is stopped: after the graceful shutdown the
+            # process exits normally (uvicorn would re-raise the signal and skip our cleanup).
+            self._captured_signals.clear()
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)

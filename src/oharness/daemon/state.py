@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
+from oharness.daemon.background import DaemonSync
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
@@ -74,6 +75,7 @@ class DaemonState:
         self.use_listeners: list[Callable[[DaemonWorkspace], None]] = []
         #: Called at shutdown before the workspaces drain (background sync).
         self.stoppers: list[Callable[[], None]] = []
+        self.sync: DaemonSync | None = None
 
     def _open(self, path: Path) -> DaemonWorkspace:
         options = self.options
@@ -128,6 +130,25 @@ class DaemonState:
             )
 
         return publish
+
+    def start_sync(self) -> None:
+        """Background sync over every hosted folder (needs a usable home for its state)."""
+        default = self.registry.default
+        if not default.workspace.user_available:
+            log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
+            return
+        sync = DaemonSync(
+            default, self.bus, clock=self.options.clock, token=self.options.sync_token
+        )
+        self.sync = sync
+        for hosted in self.registry.all():
+            sync.add(hosted)
+        self.registry.on_added.append(sync.add)
+        self.registry.on_removed.append(sync.remove)
+        self.write_listeners.append(sync.wrote)
+        self.use_listeners.append(sync.used)
+        self.stoppers.append(sync.stop)
+        sync.start()
 
     def workspace_for(self, project_id: str | None) -> DaemonWorkspace:
         if project_id is None:
