@@ -146,6 +146,22 @@ class AsyncDaemonClient:
             waited += delay
             delay = min(delay * 2, max_delay)
 
+    async def sync_status(self) -> dict[str, Any]:
+        """Cloud sync status of this workspace's scopes (spec 07.7)."""
+        result: dict[str, Any] = await self._call("GET", f"{self._paths.prefix}/sync/status")
+        return result
+
+    async def sync_now(self) -> dict[str, Any]:
+        """Sync this workspace's scopes now (never past the off switch or a 429 deadline)."""
+        result: dict[str, Any] = await self._call("POST", f"{self._paths.prefix}/sync/now")
+        return result
+
+    async def set_sync_enabled(self, enabled: bool) -> dict[str, Any]:
+        """Switch cloud sync on or off for both scopes (off aborts a pass in flight)."""
+        path = "/sync/on" if enabled else "/sync/off"
+        result: dict[str, Any] = await self._call("POST", path)
+        return result
+
     async def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
         body = {"message": message, "exclude": exclude or []}
         result: dict[str, Any] = await self._call("POST", f"{self._paths.prefix}/recall", json=body)

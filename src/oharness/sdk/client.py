@@ -296,6 +296,22 @@ class DaemonClient:
             waited += delay
             delay = min(delay * 2, max_delay)
 
+    def sync_status(self) -> dict[str, Any]:
+        """Cloud sync status of this workspace's scopes (spec 07.7)."""
+        result: dict[str, Any] = self._call("GET", f"{self._paths.prefix}/sync/status")
+        return result
+
+    def sync_now(self) -> dict[str, Any]:
+        """Sync this workspace's scopes now (never past the off switch or a 429 deadline)."""
+        result: dict[str, Any] = self._call("POST", f"{self._paths.prefix}/sync/now")
+        return result
+
+    def set_sync_enabled(self, enabled: bool) -> dict[str, Any]:
+        """Switch cloud sync on or off for both scopes (off aborts a pass in flight)."""
+        path = "/sync/on" if enabled else "/sync/off"
+        result: dict[str, Any] = self._call("POST", path)
+        return result
+
     def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
         """The ``<recalled-memory>`` block for a message (``{"block", "attached", ...}``)."""
         body = {"message": message, "exclude": exclude or []}
