@@ -33,9 +33,15 @@ def serve(
     host: str, port: int, project_path: Path | None, print_service: str | None, debug: bool
 ) -> None:
     """Run the local daemon: memory tasks, recall, events and background sync."""
-    from oharness.daemon.serve import DaemonServer, is_loopback
-    from oharness.daemon.service_file import service_definition
-    from oharness.daemon.state import DaemonOptions
+    try:
+        from oharness.daemon.serve import DaemonServer, is_loopback
+        from oharness.daemon.service_file import service_definition
+        from oharness.daemon.state import DaemonOptions
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the daemon needs the server extra ({exc.name} is missing): "
+            "pip install 'oharness[server]'"
+        ) from exc
 
     home = home_from_environment()
     start = (project_path or Path.cwd()).resolve()

@@ -68,7 +68,7 @@ def _recall(request: Request, hosted: DaemonWorkspace, data: dict[str, Any]) -> 
     recall = hosted.workspace.service.recall
     if recall is None:
         return JSONResponse({"block": "", "attached": [], "linked": []})
-    outcome = recall_for_message(recall, message, exclude)
+    outcome = recall_for_message(recall, message, exclude, record=False)
     state = state_of(request)
     for listener in state.use_listeners:
         listener(hosted)
