@@ -6,10 +6,31 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from oharness.cli.context import home_from_environment
+
+if TYPE_CHECKING:
+    from oharness.harness.model import ChatModel
+
+
+def _small_model(home: Path, start: Path) -> ChatModel | None:
+    """``models.small`` of the default project's settings, with the providers' environment."""
+    from oharness.project.config import load_settings
+    from oharness.project.identity import find_project
+    from oharness.project.paths import HomeLayout
+
+    location = find_project(start, home)
+    settings = load_settings(HomeLayout(home).config_file, location.root if location else None)
+    if not settings.models.small:
+        return None
+    from oharness.cli.chat_run import provider_environment
+    from oharness.harness.providers import create_model, parse_model_spec
+
+    spec = parse_model_spec(settings.models.small, source="models.small")
+    return create_model(spec, provider_environment())
 
 
 @click.command()
@@ -66,6 +87,10 @@ def serve(
             err=True,
         )
     options = DaemonOptions(
-        home=home, start=start, bind_host=host, sync_token=os.environ.get("OHARNESS_TOKEN")
+        home=home,
+        start=start,
+        bind_host=host,
+        sync_token=os.environ.get("OHARNESS_TOKEN"),
+        small_model=_small_model(home, start),
     )
     DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()

@@ -133,7 +133,7 @@ class MemoryTasks:
         except OHarnessError as exc:
             raise TaskFailure(f"{task.kind}_failed", exc.message) from exc
 
-    def _wrote(self, scope: Scope) -> None:
+    def notify(self, scope: Scope) -> None:
         if self._notify is not None:
             self._notify(scope)
 
@@ -157,7 +157,7 @@ class MemoryTasks:
                     "filesTouched": [],
                 }
             )
-        self._wrote(result.scope)
+        self.notify(result.scope)
         verb = "Added" if result.created else "Updated"
         return TaskOutcome(
             {"summary": f"{verb} {result.scope} note {result.id}", "filesTouched": [result.path]},
@@ -193,7 +193,7 @@ class MemoryTasks:
             result = self.service.remember(summary, content, id=twin.id, scope=twin.scope)
         if not result.changed:
             return TaskOutcome({"summary": f"{twin.id} already says this", "filesTouched": []})
-        self._wrote(result.scope)
+        self.notify(result.scope)
         return TaskOutcome(
             {
                 "summary": f"Updated {result.scope} note {result.id} (a likely duplicate)",
@@ -248,7 +248,7 @@ class MemoryTasks:
         touched: list[Scope] = []
         for stored in doomed:
             task.cancel.check()
-            if not self._forget_one(stored):
+            if not self.forget_one(stored):
                 continue
             removed.append(
                 {
@@ -260,12 +260,12 @@ class MemoryTasks:
             )
             if stored.scope not in touched:
                 touched.append(stored.scope)
-            self._wrote(stored.scope)
+            self.notify(stored.scope)
         count = len(removed)
         summary = f"Removed {count} note{'s' if count != 1 else ''}" if count else "Nothing matched"
         return TaskOutcome({"summary": summary, "removedEntries": removed}, tuple(touched))
 
-    def _forget_one(self, stored: StoredNote) -> bool:
+    def forget_one(self, stored: StoredNote) -> bool:
         store = self.service.store(stored.scope)
         with store.locked():
             store.refresh(full=True)
@@ -290,7 +290,7 @@ class MemoryTasks:
             )
         outcome = self.dreamer.dream(self.workspace, task.cancel)
         for scope in outcome.touched_scopes:
-            self._wrote(scope)
+            self.notify(scope)
         return TaskOutcome(
             {"summary": outcome.summary, "dedupedEntries": list(outcome.deduped_entries)},
             tuple(outcome.touched_scopes),

@@ -16,6 +16,7 @@ from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventB
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
+from oharness.harness.model import ChatModel
 from oharness.tools.workspace import open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
@@ -58,6 +59,8 @@ class DaemonOptions:
     new_uuid: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
     #: ``OHARNESS_TOKEN`` as the edge read it (for background sync).
     sync_token: str | None = None
+    #: The small model: remember and forget then run through the hidden agent.
+    small_model: ChatModel | None = None
     #: Background sync of every hosted folder (off in tests that do not need it).
     background_sync: bool = True
 
@@ -99,6 +102,10 @@ class DaemonState:
 
         tasks = MemoryTasks(workspace, dreamer=options.dreamer, notify_write=wrote)
         work: TaskWork = tasks
+        if options.small_model is not None:
+            from oharness.daemon.agent import MemoryAgent
+
+            work = MemoryAgent(options.small_model, tasks)
         lane = TaskLane(
             work,
             clock=options.clock,
