@@ -25,6 +25,7 @@ from pathlib import Path
 
 import httpx2
 
+from oharness.daemon.abortable import AbortableHttp
 from oharness.daemon.events import Event, EventBus
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
@@ -70,6 +71,7 @@ class DaemonSync:
         workspace = hosted.workspace
         self._bus = bus
         self._transport = transport
+        self._abortable = AbortableHttp()
         self._poll = poll_seconds
         self._switch_checked = 0.0
         self._switch_on = True
@@ -92,7 +94,9 @@ class DaemonSync:
         self._watch = threading.Thread(target=self._watch_loop, name="oharness-watch", daemon=True)
 
     def _new_http(self) -> httpx2.Client:
-        return httpx2.Client(transport=self._transport, timeout=httpx2.Timeout(60.0, connect=10.0))
+        if self._transport is not None:
+            return httpx2.Client(transport=self._transport)
+        return self._abortable.client()
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -167,6 +171,7 @@ class DaemonSync:
 
     def _abort_requests(self) -> None:
         old, self.service.http = self.service.http, self._new_http()
+        self._abortable.abort()
         if old is not None:
             old.close()
 
