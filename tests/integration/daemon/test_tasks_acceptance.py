@@ -670,3 +670,43 @@ def test_capabilities_do_not_advertise_dream_without_a_merge_path(
     done = wait_terminal(client, "dream", task_id)
     assert done["error"]["code"] == "dream_failed"
     assert "not available in this build" in done["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b'{"content": "\\ud800 lone surrogate"}', "invalid_content"),
+        (b"not json at all", "invalid_content"),
+        (b"[1, 2]", "invalid_content"),
+        (b'{"content": "' + b"a" * (1024 * 1024 + 10) + b'"}', "invalid_content"),
+    ],
+)
+def test_malformed_bodies_are_refused_cleanly(
+    client: httpx2.Client, daemon: LiveDaemon, body: bytes, code: str
+) -> None:
+    response = client.post(
+        "/workspace/memory/remember", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 400 and response.json()["code"] == code
+    assert not daemon.state.registry.default.lane._tasks
+
+
+def test_many_clients_at_once_all_get_their_tasks(daemon: LiveDaemon) -> None:
+    results: list[int] = []
+
+    def post(index: int) -> None:
+        with daemon.client() as http:
+            response = remember(
+                http,
+                f"Parallel note number {index} 日本語 😀.",
+                contextMode="clean",
+                headers={CLIENT: f"c{index}"},
+            )
+            results.append(response.status_code)
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(results) == [202] * 12
