@@ -105,7 +105,9 @@ class DaemonSync:
         self._watch.start()
 
     def stop(self) -> None:
+        """Stop: the pass in flight is cancelled (its requests aborted), the threads end."""
         self._stopping.set()
+        self._abortable.abort()
         self.loop.stop(timeout=10.0)
         if self._watch.is_alive():
             self._watch.join(timeout=5.0)
@@ -153,7 +155,10 @@ class DaemonSync:
     # ---- the switch ------------------------------------------------------------------------
 
     def _switched_off_elsewhere(self) -> bool:
-        """Read the persisted switch (at most every 100 ms): True when sync is off."""
+        """Read the persisted switch (at most every 100 ms): True when sync is off (or the
+        daemon is stopping)."""
+        if self._stopping.is_set():
+            return True
         now = time.monotonic()
         if now - self._switch_checked >= 0.1:
             self._switch_checked = now

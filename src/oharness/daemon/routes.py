@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from oharness.daemon.auth import COOKIE_NAME
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import Event
-from oharness.daemon.routes_memory import _probe, state_of
+from oharness.daemon.routes_memory import probe_memory, state_of
 from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.tools.attach import recall_for_message
@@ -64,12 +64,15 @@ def _recall(request: Request, hosted: DaemonWorkspace, data: dict[str, Any]) -> 
     if too_long:
         raise ApiError(400, "invalid_message", f"message is over {MAX_TEXT_BYTES} bytes")
     exclude = _exclusions(data.get("exclude"))
-    _probe(hosted, "recall")
+    probe_memory(hosted, "recall")
     recall = hosted.workspace.service.recall
     if recall is None:
         return JSONResponse({"block": "", "attached": [], "linked": []})
     outcome = recall_for_message(recall, message, exclude, record=False)
     state = state_of(request)
+    if outcome.attached:  # usage counts are written off the request path
+        keys = [(note.scope, note.id) for note in outcome.attached]
+        state.background.submit(recall.record_usage, keys)
     for listener in state.use_listeners:
         listener(hosted)
     if outcome.attached:

@@ -66,7 +66,7 @@ def _openapi(kind: str) -> dict[str, Any]:
     }
 
 
-def _probe(hosted: DaemonWorkspace, kind: str) -> None:
+def probe_memory(hosted: DaemonWorkspace, kind: str) -> None:
     """The availability check: 409 when memory is off, 500 when it cannot be told."""
     try:
         enabled = hosted.memory_enabled()
@@ -88,7 +88,7 @@ async def _post(request: Request, kind: TaskKind, project_id: str | None) -> Res
     state = state_of(request)
     hosted = state.workspace_for(project_id)
     parsed = await task_request(request, kind)
-    _probe(hosted, kind)
+    probe_memory(hosted, kind)
     task = hosted.lane.submit(
         kind,
         parsed.payload,

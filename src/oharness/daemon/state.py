@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,6 +80,9 @@ class DaemonState:
         #: Called at shutdown before the workspaces drain (background sync).
         self.stoppers: list[Callable[[], None]] = []
         self.sync: DaemonSync | None = None
+        #: Small writes kept off the request path (recall usage counts), one at a time.
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oharness-bg")
+        self.stoppers.append(lambda: self.background.shutdown(wait=True))
 
     def _open(self, path: Path) -> DaemonWorkspace:
         options = self.options

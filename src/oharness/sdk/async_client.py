@@ -148,12 +148,12 @@ class AsyncDaemonClient:
 
     async def sync_status(self) -> dict[str, Any]:
         """Cloud sync status of this workspace's scopes (spec 07.7)."""
-        result: dict[str, Any] = await self._call("GET", f"{self._paths.prefix}/sync/status")
+        result: dict[str, Any] = await self._call("GET", f"{self._paths.sync_prefix}/sync/status")
         return result
 
     async def sync_now(self) -> dict[str, Any]:
         """Sync this workspace's scopes now (never past the off switch or a 429 deadline)."""
-        result: dict[str, Any] = await self._call("POST", f"{self._paths.prefix}/sync/now")
+        result: dict[str, Any] = await self._call("POST", f"{self._paths.sync_prefix}/sync/now")
         return result
 
     async def set_sync_enabled(self, enabled: bool) -> dict[str, Any]:

@@ -140,6 +140,7 @@ class _Requests:
 
     def __init__(self, project_id: str | None) -> None:
         self.prefix = f"/workspaces/{project_id}" if project_id else "/workspace"
+        self.sync_prefix = f"/workspaces/{project_id}" if project_id else ""
 
     def headers(self, client_id: str | None) -> dict[str, str]:
         return {CLIENT_ID_HEADER: client_id} if client_id else {}
@@ -298,12 +299,12 @@ class DaemonClient:
 
     def sync_status(self) -> dict[str, Any]:
         """Cloud sync status of this workspace's scopes (spec 07.7)."""
-        result: dict[str, Any] = self._call("GET", f"{self._paths.prefix}/sync/status")
+        result: dict[str, Any] = self._call("GET", f"{self._paths.sync_prefix}/sync/status")
         return result
 
     def sync_now(self) -> dict[str, Any]:
         """Sync this workspace's scopes now (never past the off switch or a 429 deadline)."""
-        result: dict[str, Any] = self._call("POST", f"{self._paths.prefix}/sync/now")
+        result: dict[str, Any] = self._call("POST", f"{self._paths.sync_prefix}/sync/now")
         return result
 
     def set_sync_enabled(self, enabled: bool) -> dict[str, Any]:
