@@ -28,6 +28,7 @@ from oharness.daemon.memory_tasks import MemoryTasks
 from oharness.daemon.tasks import Task, TaskOutcome
 from oharness.errors import OHarnessError
 from oharness.harness.message import Message, ToolCall
+from oharness.harness.model import CancelToken as ModelCancelToken
 from oharness.harness.model import ChatModel, ModelError, ModelRequest, ToolSpec
 from oharness.tools.definitions import FORGET, REMEMBER, call_tool
 from oharness.types import Scope, parse_scope
@@ -166,6 +167,8 @@ class MemoryAgent:
             content += f"\n(Use the {task.scope} scope.)"
         messages: list[Message] = [Message("u1", "user", wrap_as_data(task.kind, content))]
         state = _Changes()
+        model_cancel = ModelCancelToken()
+        task.cancel.on_cancel(model_cancel.cancel)  # a timeout or drain aborts the call itself
         final = ""
         for turn in range(self.max_turns):
             task.cancel.check()
@@ -178,7 +181,8 @@ class MemoryAgent:
                     tuple(messages),
                     tools=READ_TOOLS + NOTE_TOOLS,
                     timeout_s=min(120.0, left),
-                )
+                ),
+                cancel=model_cancel,
             )
             final = reply.text
             messages.append(

@@ -115,7 +115,7 @@ def api_router() -> APIRouter:
 
     workspace_body = {
         "type": "object",
-        "properties": {"path": {"type": "string"}},
+        "properties": {"path": {"type": "string"}, "create": {"type": "boolean"}},
         "required": ["path"],
     }
 
@@ -126,7 +126,10 @@ def api_router() -> APIRouter:
         path = data.get("path")
         if not isinstance(path, str) or not path or "\x00" in path:
             raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
-        hosted, added = state.registry.register(Path(path))
+        create = data.get("create", False)
+        if not isinstance(create, bool):
+            raise ApiError(400, "invalid_path", "create must be true or false")
+        hosted, added = state.registry.register(Path(path), create=create)
         return JSONResponse(hosted.describe(), status_code=201 if added else 200)
 
     @router.delete("/workspaces/{project_id}")

@@ -115,6 +115,12 @@ class _AnnouncingServer(uvicorn.Server):
             # process exits normally (uvicorn would re-raise the signal and skip our cleanup).
             self._captured_signals.clear()
 
+    async def shutdown(self, sockets: Any = None) -> None:
+        # End the event streams first: uvicorn waits for open connections before the
+        # lifespan's drain, and an SSE stream never ends by itself.
+        self._app.state.daemon.bus.close()
+        await super().shutdown(sockets)
+
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)
         if self.started:

@@ -62,9 +62,23 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
 
     def cancel(self) -> None:
-        self._event.set()
+        with self._lock:
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when cancelled (at once if already): aborts a model call."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
 
     @property
     def cancelled(self) -> bool:

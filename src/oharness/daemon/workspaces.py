@@ -2,8 +2,9 @@
 
 The project the daemon was started in is the default (plain ``/workspace/...`` paths); it is
 registered (``.oharness/project.json``, ``MEMORY/``) at start like any command that writes.
-Other projects are added with ``POST /workspaces {"path": "/abs/path"}`` — registering the
-folder as a project the same way if it is not one yet — and then reached as
+Other projects are added with ``POST /workspaces {"path": "/abs/path"}`` — a folder that is
+already a project, or any other folder with ``"create": true`` (never a filesystem root or the
+home folder) — and then reached as
 ``/workspaces/{projectId}/...``. ``DELETE /workspaces/{projectId}`` drains a workspace: new
 tasks are refused (503 ``workspace_draining``), queued and running tasks end
 ``workspace_removed``, then it is gone. The default workspace is removed only at shutdown.
@@ -22,6 +23,7 @@ from oharness.daemon.memory_tasks import MemoryTasks
 from oharness.daemon.tasks import TaskLane
 from oharness.errors import OHarnessError
 from oharness.harness.plugin_config import read_plugins_file
+from oharness.project.identity import PROJECT_FILE, STATE_DIR
 from oharness.tools.workspace import Workspace
 
 MEMORY_PLUGIN: str = "memory"
@@ -99,10 +101,24 @@ class WorkspaceRegistry:
             )
         return hosted
 
-    def register(self, path: Path) -> tuple[DaemonWorkspace, bool]:
-        """Host the project at ``path`` (True when newly added)."""
+    def register(self, path: Path, *, create: bool = False) -> tuple[DaemonWorkspace, bool]:
+        """Host the project at ``path`` (True when newly added); ``create`` registers a folder
+        that is not a project yet (never a filesystem root or the user's home folder)."""
         if not path.is_absolute() or not path.is_dir():
             raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
+        is_project = (path / STATE_DIR / PROJECT_FILE).is_file()
+        if not is_project and not create:
+            raise ApiError(
+                400,
+                "not_a_project",
+                f'{path} is not an oharness project yet: send "create": true to register it '
+                "(or run 'oharness project init' there)",
+            )
+        resolved = path.resolve()
+        if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
+            raise ApiError(
+                400, "invalid_path", f"{path} cannot be a project (a filesystem root or home)"
+            )
         hosted = self._factory(path)
         known = self._workspaces.get(hosted.project_id)
         if known is not None:

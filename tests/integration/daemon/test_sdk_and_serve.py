@@ -192,8 +192,16 @@ def test_serve_single_instance_and_clean_shutdown(tmp_path: Path) -> None:
         with DaemonClient(home=home) as client:
             task = client.remember_workspace_memory("Served by a real process.")
             client.wait(task)
+        listener = DaemonClient(home=home)
+        stream = threading.Thread(target=lambda: list(_safe_events(listener)), daemon=True)
+        stream.start()  # an open event stream must not hold up the stop
+        time.sleep(0.5)
+        stopping = time.monotonic()
         first.send_signal(signal.SIGTERM)
         _, err = first.communicate(timeout=60)
+        assert time.monotonic() - stopping < 8
+        stream.join(10)
+        listener.close()
         assert first.returncode == 0, err
         assert "/auth?code=" in err
         assert not (home / "daemon.json").exists()
@@ -202,6 +210,13 @@ def test_serve_single_instance_and_clean_shutdown(tmp_path: Path) -> None:
     finally:
         if first.poll() is None:
             first.kill()
+
+
+def _safe_events(client: DaemonClient) -> Iterator[dict[str, Any]]:
+    try:
+        yield from client.events()
+    except DaemonError:
+        return
 
 
 def test_non_loopback_host_warns(tmp_path: Path) -> None:

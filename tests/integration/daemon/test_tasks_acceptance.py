@@ -125,7 +125,7 @@ def test_qualified_route_runs_on_that_workspace_only(
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    added = client.post("/workspaces", json={"path": str(other)})
+    added = client.post("/workspaces", json={"path": str(other), "create": True})
     assert added.status_code == 201, added.text
     project_id = added.json()["projectId"]
     posted = remember(
@@ -458,7 +458,9 @@ def test_drain_fails_queued_and_running_tasks(
 ) -> None:
     other = tmp_path / "drained"
     other.mkdir()
-    project_id = client.post("/workspaces", json={"path": str(other)}).json()["projectId"]
+    project_id = client.post("/workspaces", json={"path": str(other), "create": True}).json()[
+        "projectId"
+    ]
     prefix = f"/workspaces/{project_id}"
     reader = EventReader(daemon)
     gate.open_event.clear()
@@ -710,3 +712,27 @@ def test_many_clients_at_once_all_get_their_tasks(daemon: LiveDaemon) -> None:
     for thread in threads:
         thread.join(30)
     assert sorted(results) == [202] * 12
+
+
+def test_registering_workspaces(client: httpx2.Client, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    refused = client.post("/workspaces", json={"path": str(plain)})
+    assert refused.status_code == 400 and refused.json()["code"] == "not_a_project"
+    assert not (plain / ".oharness").exists()
+    for path in ("/", "relative/path", str(tmp_path / "missing")):
+        response = client.post("/workspaces", json={"path": path, "create": True})
+        assert response.status_code == 400, path
+    assert not Path("/.oharness").exists()
+    added = client.post("/workspaces", json={"path": str(plain), "create": True})
+    assert added.status_code == 201 and (plain / ".oharness" / "project.json").is_file()
+    again = client.post("/workspaces", json={"path": str(plain)})
+    assert again.status_code == 200 and again.json()["projectId"] == added.json()["projectId"]
+    listed = client.get("/workspaces").json()["workspaces"]
+    assert [w["default"] for w in listed] == [True, False]
+    default_id = listed[0]["projectId"]
+    assert client.delete(f"/workspaces/{default_id}").json()["code"] == "workspace_default"
+    assert client.delete(f"/workspaces/{added.json()['projectId']}").status_code == 200
+    assert client.get("/workspaces/nope/memory/remember/remember-x").json()["code"] == (
+        "workspace_not_found"
+    )
