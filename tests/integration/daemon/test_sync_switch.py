@@ -107,7 +107,7 @@ def test_switching_off_aborts_a_request_already_sent(
         assert http.post("/sync/off").json() == {"enabled": False}
     thread.join(5)
     assert not thread.is_alive()
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 2.0  # immediate; the margin is for a loaded machine
     assert hanging.disconnected.wait(2)
     assert reports and reports[0].result is None
     assert SyncSettings(daemon.state.registry.default.workspace.home).enabled() is False
@@ -121,5 +121,5 @@ def test_a_switch_flipped_elsewhere_is_honoured_within_a_second(
     SyncSettings(daemon.state.registry.default.workspace.home).set_enabled(False)  # the CLI
     thread.join(5)
     assert not thread.is_alive()
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 2.5  # the 1 s watch plus a loaded machine
     assert hanging.disconnected.wait(2)

@@ -487,7 +487,10 @@ def test_drain_fails_queued_and_running_tasks(
 
     thread = threading.Thread(target=remove)
     thread.start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while not hosted.lane.draining and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert hosted.lane.draining
     gate.open()  # the running task's work now succeeds: it must still end workspace_removed
     thread.join(10)
     assert removal["response"].status_code == 200
@@ -593,7 +596,7 @@ def test_failing_availability_probe_is_500_with_the_kinds_code(
 def test_timeouts(home: Path, project: Path, kind: str) -> None:
     gate = Gate(closed=True)
     options = DaemonOptions(
-        home=home, start=project, wrap_work=gate.wrap, timeouts=Timeouts(work=0.2, backstop=0.4)
+        home=home, start=project, wrap_work=gate.wrap, timeouts=Timeouts(work=2.0, backstop=2.5)
     )
     with live_daemon(options) as daemon, daemon.client() as http:
         task_id = _post_kind(http, kind).json()["taskId"]
