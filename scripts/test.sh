@@ -33,6 +33,7 @@ BENCHMARKS=(
   bench/sync_server.py
   bench/sync_traffic.py
   bench/extraction_pass.py
+  bench/daemon_recall.py
 )
 for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null

@@ -22,6 +22,7 @@ from oharness.cli.extract import extract
 from oharness.cli.memory import memory
 from oharness.cli.project import project
 from oharness.cli.review import merge, review
+from oharness.cli.serve import serve
 from oharness.cli.sync import login, logout, sync
 from oharness.cli.sync_server import sync_server
 from oharness.errors import OHarnessError
@@ -44,6 +45,7 @@ cli.add_command(logout)
 cli.add_command(sync)
 cli.add_command(sync_server)
 cli.add_command(chat)
+cli.add_command(serve)
 
 
 def _one_line(message: str) -> str:

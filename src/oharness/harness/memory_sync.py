@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from oharness.errors import OHarnessError
 from oharness.project.paths import HomeLayout
+from oharness.sync.background import daemon_running
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop
 from oharness.sync.service import SyncService, SyncTarget, sync_targets
 from oharness.sync.settings import SyncSettings
@@ -117,6 +118,8 @@ class MemorySync:
         if coordinator is None:
             if not self._configured() or not self._workspace.user_available:
                 return  # never signed in (or no home for sync state): nothing to run
+            if daemon_running(self._workspace.home.home):
+                return  # the daemon schedules these folders and notices our writes
             coordinator = acquire_coordinator(self._workspace, clock=self._clock, token=self._token)
             self._shared = True
         self._coordinator = coordinator

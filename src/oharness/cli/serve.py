@@ -1,0 +1,96 @@
+"""``oharness serve``: the local daemon (spec 10)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from oharness.cli.context import home_from_environment
+
+if TYPE_CHECKING:
+    from oharness.harness.model import ChatModel
+
+
+def _small_model(home: Path, start: Path) -> ChatModel | None:
+    """``models.small`` of the default project's settings, with the providers' environment."""
+    from oharness.project.config import load_settings
+    from oharness.project.identity import find_project
+    from oharness.project.paths import HomeLayout
+
+    location = find_project(start, home)
+    settings = load_settings(HomeLayout(home).config_file, location.root if location else None)
+    if not settings.models.small:
+        return None
+    from oharness.cli.chat_run import provider_environment
+    from oharness.harness.providers import create_model, parse_model_spec
+
+    spec = parse_model_spec(settings.models.small, source="models.small")
+    return create_model(spec, provider_environment())
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=4318, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--project",
+    "project_path",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="The default workspace (default: the project of the current directory).",
+)
+@click.option(
+    "--print-service",
+    type=click.Choice(["systemd", "launchd"]),
+    default=None,
+    help="Print a user service definition that starts the daemon at login, and exit.",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def serve(
+    host: str, port: int, project_path: Path | None, print_service: str | None, debug: bool
+) -> None:
+    """Run the local daemon: memory tasks, recall, events and background sync."""
+    try:
+        from oharness.daemon.serve import DaemonServer, is_loopback
+        from oharness.daemon.service_file import service_definition
+        from oharness.daemon.state import DaemonOptions
+    except ImportError as exc:
+        raise click.ClickException(
+            f"the daemon needs the server extra ({exc.name} is missing): "
+            "pip install 'oharness[server]'"
+        ) from exc
+
+    home = home_from_environment()
+    start = (project_path or Path.cwd()).resolve()
+    if print_service is not None:
+        executable = shutil.which("oharness") or sys.argv[0]
+        click.echo(
+            service_definition(
+                print_service,
+                executable=os.path.abspath(executable),
+                home=home.resolve(),
+                project=start,
+                host=host,
+                port=port,
+            ),
+            nl=False,
+        )
+        return
+    if not is_loopback(host):
+        click.echo(
+            f"WARNING: listening on {host}, not loopback: anyone who can reach this address "
+            "and has the token can read and change your notes. Prefer 127.0.0.1.",
+            err=True,
+        )
+    options = DaemonOptions(
+        home=home,
+        start=start,
+        bind_host=host,
+        sync_token=os.environ.get("OHARNESS_TOKEN"),
+        small_model=_small_model(home, start),
+    )
+    DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()

@@ -1,0 +1,132 @@
+"""The daemon's ASGI application (spec 10): :func:`create_app` over :class:`DaemonOptions`."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from oharness import __version__
+from oharness.daemon.auth import DaemonAuth, load_or_create_token
+from oharness.daemon.errors import ApiError
+from oharness.daemon.routes import api_router
+from oharness.daemon.routes_memory import memory_router
+from oharness.daemon.routes_sync import sync_router
+from oharness.daemon.sanitize import sanitise_details
+from oharness.daemon.state import DaemonOptions, DaemonState
+
+log = logging.getLogger(__name__)
+#: Paths that prove who is asking some other way (the one-time code).
+_OPEN_PATHS = frozenset({"/auth"})
+
+
+class AuthMiddleware:
+    """Auth before anything else (even routing), then the Host and Origin checks."""
+
+    def __init__(self, app: ASGIApp, auth: DaemonAuth) -> None:
+        self.app = app
+        self.auth = auth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in _OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        try:
+            self.auth.check(HTTPConnection(scope), scope.get("method", "GET"))
+        except ApiError as exc:
+            await exc.response()(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> FastAPI:
+    """The daemon for ``options.home``, with ``options.start``'s project as the default."""
+    if auth is None:
+        token = load_or_create_token(options.home)
+        auth = DaemonAuth.for_host(token, options.bind_host, options.extra_hosts)
+    state = DaemonState(options, auth)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if options.background_sync:
+            state.start_sync()
+        try:
+            yield
+        finally:
+            await shutdown(state)
+
+    app = FastAPI(
+        title="oharness daemon",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.daemon = state
+    state.registry.open_default(options.start)
+    app.include_router(memory_router())
+    app.include_router(api_router())
+    app.include_router(sync_router())
+    _install_error_handlers(app)
+    app.add_middleware(AuthMiddleware, auth=auth)
+    _add_bearer_scheme(app)
+    return app
+
+
+async def shutdown(state: DaemonState) -> None:
+    """Drain every workspace (running tasks end ``workspace_removed``), end event streams."""
+    for stop in list(state.stoppers):
+        try:
+            stop()
+        except Exception:
+            log.exception("a daemon service failed to stop")
+    await state.registry.close()
+    state.bus.close()
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def on_api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return exc.response()
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 405:
+            error = ApiError(405, "method_not_allowed", "this route does not take that method")
+        else:
+            error = ApiError(404, "not_found", "no such route")
+        return error.response()
+
+    async def on_validation(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": "the request is malformed", "code": "invalid_request"}, 400)
+
+    async def on_unexpected(request: Request, exc: Exception) -> Response:
+        log.error("daemon request failed: %s", sanitise_details(f"{type(exc).__name__}: {exc}"))
+        return ApiError(500, "internal", "the daemon failed unexpectedly").response()
+
+    from fastapi.exceptions import RequestValidationError
+
+    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(StarletteHTTPException, on_http_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(Exception, on_unexpected)
+
+
+def _add_bearer_scheme(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            components = schema.setdefault("components", {})
+            components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            schema["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

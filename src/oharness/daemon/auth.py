@@ -1,0 +1,145 @@
+"""Who may talk to the daemon (spec 10): the bearer token, the page's cookie, Host and Origin.
+
+- The token lives in ``$OHARNESS_HOME/daemon-token`` (mode 0600), generated at first start
+  and kept across restarts; every request carries ``Authorization: Bearer <token>``.
+- A browser cannot set that header on an ``EventSource``: the one-time page URL
+  (``/auth?code=…``, printed at start, valid once) sets an HttpOnly, SameSite=Strict cookie
+  holding a per-start session secret. A state-changing request (anything but GET, HEAD,
+  OPTIONS) authenticated by the cookie also needs the ``X-CSRF-Token`` header, whose value
+  the page gets from ``GET /auth/csrf`` (itself only readable with the cookie, and never
+  cross-origin: there are no CORS headers).
+- The Host header must name a loopback address or ``localhost`` (or the host the daemon was
+  told to bind), which defeats DNS rebinding; a request whose ``Origin`` names any other
+  host is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+from urllib.parse import urlsplit
+
+from starlette.requests import HTTPConnection
+
+from oharness.daemon.errors import ApiError
+from oharness.errors import StorageError
+from oharness.fsio import atomic_write
+
+TOKEN_FILE: Final = "daemon-token"
+COOKIE_NAME: Final = "oharness_session"
+CSRF_HEADER: Final = "x-csrf-token"
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def load_or_create_token(home: Path) -> str:
+    """The daemon token of this home, created (0600) on first start."""
+    path = home / TOKEN_FILE
+    try:
+        token = path.read_text("utf-8").strip()
+    except FileNotFoundError:
+        token = ""
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
+    if token:
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, 0o600)  # a token readable by others is tightened, not trusted less
+        return token
+    token = secrets.token_urlsafe(32)
+    home.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (token + "\n").encode("utf-8"), mode=0o600)
+    os.chmod(path, 0o600)
+    return token
+
+
+def host_name(value: str) -> str:
+    """The host part of a Host header (``[::1]:8080`` → ``::1``), lower-cased."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        return value.split(":", 1)[0]
+    return value
+
+
+@dataclass
+class DaemonAuth:
+    """Checks every request; holds the token, the page session and the one-time code."""
+
+    token: str
+    allowed_hosts: frozenset[str] = LOOPBACK_HOSTS
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    page_code: str | None = field(default_factory=lambda: secrets.token_urlsafe(24))
+
+    @classmethod
+    def for_host(cls, token: str, bind_host: str, extra: Collection[str] = ()) -> DaemonAuth:
+        hosts = {*LOOPBACK_HOSTS, host_name(bind_host), *(host_name(h) for h in extra)}
+        return cls(token, frozenset(hosts))
+
+    @property
+    def csrf_token(self) -> str:
+        return hmac.new(
+            self.token.encode(), b"csrf:" + self.session.encode(), hashlib.sha256
+        ).hexdigest()
+
+    def page_url(self, base: str) -> str | None:
+        """The one-time URL that gives a browser its cookie (None once used)."""
+        return f"{base.rstrip('/')}/auth?code={self.page_code}" if self.page_code else None
+
+    def redeem(self, code: str) -> bool:
+        """Use the one-time code (True once; every later try is refused)."""
+        expected = self.page_code
+        if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
+            return False
+        self.page_code = None
+        return True
+
+    def check(self, connection: HTTPConnection, method: str) -> str:
+        """Raise :class:`ApiError` unless the request may proceed; returns how it proved it."""
+        how = self._credential(connection, method)
+        self.check_host(connection)
+        return how
+
+    def _credential(self, connection: HTTPConnection, method: str) -> str:
+        header = connection.headers.get("authorization", "")
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() == "bearer" and value:
+            if hmac.compare_digest(value.strip().encode(), self.token.encode()):
+                return "bearer"
+            raise ApiError(401, "token_required", "the daemon token is wrong (see daemon-token)")
+        cookie = connection.cookies.get(COOKIE_NAME)
+        if cookie and hmac.compare_digest(cookie.encode(), self.session.encode()):
+            if method not in SAFE_METHODS:
+                sent = connection.headers.get(CSRF_HEADER, "")
+                if not hmac.compare_digest(sent.encode(), self.csrf_token.encode()):
+                    raise ApiError(
+                        401,
+                        "token_required",
+                        "a browser request that changes something needs the X-CSRF-Token "
+                        "header (GET /auth/csrf gives it)",
+                    )
+            return "cookie"
+        raise ApiError(
+            401,
+            "token_required",
+            "send 'Authorization: Bearer <token>' (the token is in $OHARNESS_HOME/daemon-token)",
+        )
+
+    def check_host(self, connection: HTTPConnection) -> None:
+        """Refuse a Host or Origin naming anything but this daemon (DNS rebinding, CSRF)."""
+        host = host_name(connection.headers.get("host", ""))
+        if host not in self.allowed_hosts:
+            raise ApiError(403, "host_not_allowed", f"requests for host {host!r} are refused")
+        origin = connection.headers.get("origin")
+        if origin is not None and origin != "null":
+            origin_host = host_name(urlsplit(origin).netloc)
+            if origin_host not in self.allowed_hosts:
+                raise ApiError(403, "origin_not_allowed", "cross-origin requests are refused")
+        elif origin == "null":
+            raise ApiError(403, "origin_not_allowed", "cross-origin requests are refused")

@@ -1,0 +1,264 @@
+"""Background sync in the daemon (spec 07.5, 10): the one coordinator for every hosted folder.
+
+- One :class:`~oharness.sync.coordinator.SyncCoordinator` and its loop thread serve every
+  hosted workspace's project notes and the user notes (registered once, however many
+  workspaces share them).
+- A watch thread looks every ``poll_seconds`` (1 s) at: the sign-in (origin and token in
+  ``cloud.json``/``credentials.json``) — folders are scheduled once signed in and dropped on
+  sign-out, so a sign-in is noticed within seconds without a restart; each folder's listing
+  (names, sizes, mtimes), so a note written by the CLI, ``oharness chat`` or an editor is
+  uploaded within the coordinator's debounce; and the off switch in ``plugins.json``, so
+  ``oharness sync off`` from another process closes a request in flight within a second.
+- Switching off (here or elsewhere) cancels the pass in flight at once: the engine stops
+  before its next request, and the HTTP client is closed, which aborts a request already
+  sent; a fresh client serves the next pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+
+from oharness.daemon.abortable import AbortableHttp
+from oharness.daemon.events import Event, EventBus
+from oharness.daemon.workspaces import DaemonWorkspace
+from oharness.errors import OHarnessError
+from oharness.sync.coordinator import SyncCoordinator, SyncLoop, directory_key
+from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
+from oharness.types import Clock, Scope
+
+log = logging.getLogger(__name__)
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def folder_signature(directory: Path) -> Signature:
+    """Names, sizes and mtimes of a folder's note files (cheap enough once a second)."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return ()
+    found = []
+    for entry in entries:
+        if not entry.name.endswith(".md"):
+            continue
+        try:
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        found.append((entry.name, stat.st_size, stat.st_mtime_ns))
+    return tuple(sorted(found))
+
+
+class DaemonSync:
+    """The coordinator, its loop and the watch thread of one daemon."""
+
+    def __init__(
+        self,
+        hosted: DaemonWorkspace,
+        bus: EventBus,
+        *,
+        clock: Clock,
+        token: str | None,
+        poll_seconds: float = 1.0,
+        transport: httpx2.BaseTransport | None = None,
+    ) -> None:
+        workspace = hosted.workspace
+        self._bus = bus
+        self._transport = transport
+        self._abortable = AbortableHttp()
+        self._poll = poll_seconds
+        self._switch_checked = 0.0
+        self._switch_on = True
+        self._lock = threading.RLock()
+        self.service = SyncService(
+            workspace.home,
+            backups=workspace.service.backups(),
+            clock=clock,
+            environ_token=token,
+            http=self._new_http(),
+            cancelled=self._switched_off_elsewhere,
+        )
+        self.coordinator = SyncCoordinator(self.service, clock=clock)
+        self.loop = SyncLoop(self.coordinator, on_report=self._reported)
+        self._workspaces: dict[str, DaemonWorkspace] = {}
+        self._targets: dict[str, list[SyncTarget]] = {}
+        self._signatures: dict[Path, Signature] = {}
+        self._signed_in = False
+        self._stopping = threading.Event()
+        self._watch = threading.Thread(target=self._watch_loop, name="oharness-watch", daemon=True)
+
+    def _new_http(self) -> httpx2.Client:
+        if self._transport is not None:
+            return httpx2.Client(transport=self._transport)
+        return self._abortable.client()
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.loop.start()
+        self._watch.start()
+
+    def stop(self) -> None:
+        """Stop: the pass in flight is cancelled (its requests aborted), the threads end."""
+        self._stopping.set()
+        self._abortable.abort()
+        self.loop.stop(timeout=10.0)
+        if self._watch.is_alive():
+            self._watch.join(timeout=5.0)
+        if self.service.http is not None:
+            self.service.http.close()
+
+    # ---- workspaces ------------------------------------------------------------------------
+
+    def add(self, hosted: DaemonWorkspace) -> None:
+        with self._lock:
+            self._workspaces[hosted.project_id] = hosted
+            targets = sync_targets(hosted.workspace)
+            self._targets[hosted.project_id] = targets
+            if self._signed_in:
+                self._register(hosted.project_id)
+
+    def remove(self, hosted: DaemonWorkspace) -> None:
+        with self._lock:
+            if self._signed_in:
+                for target in self._targets.get(hosted.project_id, []):
+                    self.coordinator.unregister(target)
+            self._workspaces.pop(hosted.project_id, None)
+            self._targets.pop(hosted.project_id, None)
+
+    def _register(self, project_id: str) -> None:
+        registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]
+        self._targets[project_id] = registered
+        for target in registered:
+            self._signatures[directory_key(target)] = folder_signature(target.store.directory)
+
+    def targets(self, hosted: DaemonWorkspace) -> list[SyncTarget]:
+        with self._lock:
+            return list(self._targets.get(hosted.project_id, sync_targets(hosted.workspace)))
+
+    def wrote(self, hosted: DaemonWorkspace, scope: Scope) -> None:
+        for target in self.targets(hosted):
+            if target.scope == scope:
+                self.coordinator.notify_write(target)
+
+    def used(self, hosted: DaemonWorkspace) -> None:
+        for target in self.targets(hosted):
+            if target.scope == "project":
+                self.coordinator.touch(target)
+
+    # ---- the switch ------------------------------------------------------------------------
+
+    def _switched_off_elsewhere(self) -> bool:
+        """Read the persisted switch (at most every 100 ms): True when sync is off (or the
+        daemon is stopping)."""
+        if self._stopping.is_set():
+            return True
+        now = time.monotonic()
+        if now - self._switch_checked >= 0.1:
+            self._switch_checked = now
+            with contextlib.suppress(OHarnessError):  # unreadable: the pass reports it
+                self._switch_on = self.service.settings.enabled()
+        return not self._switch_on
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Switch cloud sync on or off for every process; off aborts a request in flight."""
+        self.coordinator.set_enabled(enabled)
+        self._switch_on = enabled
+        self._switch_checked = time.monotonic()
+        if not enabled:
+            self._abort_requests()
+
+    def _abort_requests(self) -> None:
+        old, self.service.http = self.service.http, self._new_http()
+        self._abortable.abort()
+        if old is not None:
+            old.close()
+
+    # ---- watching --------------------------------------------------------------------------
+
+    def _signed_in_now(self) -> bool:
+        settings = self.service.settings
+        try:
+            return bool(settings.origin() and settings.token(self.service.environ_token))
+        except OHarnessError:
+            return False
+
+    def _watch_loop(self) -> None:
+        while not self._stopping.wait(self._poll):
+            try:
+                self.watch_once()
+            except Exception:  # the watch must outlive one bad look
+                log.exception("sync watch failed")
+
+    def watch_once(self) -> None:
+        """One look at the sign-in, the switch and the folders."""
+        was_on = self._switch_on
+        if was_on and self._switched_off_elsewhere():
+            self._abort_requests()
+        signed_in = self._signed_in_now()
+        with self._lock:
+            if signed_in and not self._signed_in:
+                self._signed_in = True
+                for project_id in list(self._targets):
+                    self._register(project_id)
+                self._publish_status("signed_in")
+            elif not signed_in and self._signed_in:
+                self._signed_in = False
+                for targets in self._targets.values():
+                    for target in targets:
+                        self.coordinator.unregister(target)
+                self._publish_status("signed_out")
+            if not self._signed_in:
+                return
+            scheduled = {directory_key(t): t for ts in self._targets.values() for t in ts}
+        for key, target in scheduled.items():
+            signature = folder_signature(target.store.directory)
+            if signature != self._signatures.get(key):
+                self._signatures[key] = signature
+                self.coordinator.notify_write(target)
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def _publish_status(self, change: str, scope: str | None = None) -> None:
+        data: dict[str, object] = {"change": change}
+        if scope is not None:
+            data["scope"] = scope
+        self._bus.publish(Event("sync_status", data))
+
+    def _reported(self, report: PassReport) -> None:
+        target = report.target
+        key = directory_key(target)
+        self._signatures[key] = folder_signature(target.store.directory)  # its own writes
+        result = report.result
+        data: dict[str, object] = {"scope": target.scope, "key": target.scope_key}
+        if report.paused:
+            data["paused"] = True
+        if report.error:
+            data["error"] = report.error.get("code")
+        if result is not None:
+            data.update(
+                pushed=len(result.pushed), pulled=len(result.pulled), merged=len(result.merged)
+            )
+        self._bus.publish(Event("sync_status", data, workspace=target.project_id))
+        if result is not None and result.conflicts:
+            self._bus.publish(
+                Event(
+                    "conflicts",
+                    {"scope": target.scope, "ids": list(result.conflicts)},
+                    workspace=target.project_id,
+                )
+            )
+        if result is not None and (result.pulled or result.merged or result.deleted_here):
+            self._bus.publish(
+                Event(
+                    "memory_changed",
+                    {"scope": target.scope, "source": "sync"},
+                    workspace=target.project_id,
+                )
+            )

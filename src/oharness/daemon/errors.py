@@ -1,0 +1,32 @@
+"""The daemon's refusals: HTTP errors ``{"error": message, "code": code}`` and task failures.
+
+The body shape is deliberately the reference implementation's (spec 10.1), not the sync
+server's, so existing clients of that API work unchanged.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+
+from oharness.errors import OHarnessError
+
+
+class ApiError(OHarnessError):
+    """A refused request (internal to the daemon): turned into its HTTP error body."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"error": self.message, "code": self.code}, status_code=self.status)
+
+
+class TaskFailure(OHarnessError):
+    """A task that fails with a stable code (``*_failed``, ``remember_path_escape``)."""
+
+    def __init__(self, code: str, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.detail = detail

@@ -1,0 +1,160 @@
+"""Sync over REST (spec 07.6–07.7, 11): status, sync now, the switch, conflicts.
+
+The same library calls as ``oharness sync …``; the Memory page uses them. Every route exists
+for the default workspace (``/sync/...``) and any hosted one (``/workspaces/{id}/sync/...``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import JSONResponse, Response
+
+from oharness.daemon.background import DaemonSync
+from oharness.daemon.errors import ApiError
+from oharness.daemon.routes_memory import state_of
+from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
+from oharness.daemon.workspaces import DaemonWorkspace
+from oharness.errors import OHarnessError
+from oharness.sync.actions import conflict_target, list_conflicts, resolve_conflict
+from oharness.sync.service import combined_status
+
+RESOLVE_BODY = {
+    "type": "object",
+    "properties": {
+        "keep": {"type": "string", "enum": ["local", "cloud", "both"]},
+        "text": {"type": "string"},
+        "scope": {"type": "string", "enum": ["project", "user"]},
+    },
+}
+
+
+def _sync(request: Request) -> DaemonSync:
+    sync = state_of(request).sync
+    if sync is None:
+        raise ApiError(409, "sync_unavailable", "background sync is not running in this daemon")
+    return sync
+
+
+def _hosted(request: Request, project_id: str | None) -> DaemonWorkspace:
+    return state_of(request).workspace_for(project_id)
+
+
+def _status(sync: DaemonSync, hosted: DaemonWorkspace) -> dict[str, Any]:
+    targets = sync.targets(hosted)
+    return combined_status(
+        [sync.service.status(target) for target in targets], sync.service.settings.enabled()
+    )
+
+
+async def _now(request: Request, project_id: str | None) -> Response:
+    sync, hosted = _sync(request), _hosted(request, project_id)
+    reports = []
+    for target in sync.targets(hosted):
+        reports.extend(await asyncio.to_thread(sync.coordinator.sync_now, target))
+    data = _status(sync, hosted)
+    data["passes"] = [
+        {
+            "scope": report.target.scope,
+            "paused": report.paused,
+            "error": report.error,
+            "retryAfter": report.retry_after_ms,
+        }
+        for report in reports
+    ]
+    return JSONResponse(data)
+
+
+async def _resolve(request: Request, project_id: str | None, note_id: str) -> Response:
+    sync, hosted = _sync(request), _hosted(request, project_id)
+    data = await read_object(request, "invalid_resolution")
+    keep, text, scope = data.get("keep"), data.get("text"), data.get("scope")
+    if (keep is None) == (text is None):
+        raise ApiError(400, "invalid_resolution", "send exactly one of keep or text")
+    if keep is not None and keep not in ("local", "cloud", "both"):
+        raise ApiError(400, "invalid_resolution", "keep must be local, cloud or both")
+    if text is not None and (
+        not isinstance(text, str) or len(text.encode("utf-8", "replace")) > 2 * MAX_TEXT_BYTES
+    ):
+        raise ApiError(400, "invalid_resolution", "text must be a note's text")
+    if scope is not None and scope not in ("project", "user"):
+        raise ApiError(400, "invalid_scope", "scope must be 'project' or 'user'")
+    try:
+        target = conflict_target(sync.service, sync.targets(hosted), note_id, scope)
+        resolution = await asyncio.to_thread(
+            resolve_conflict,
+            sync.service,
+            target,
+            hosted.workspace.service.backups(),
+            note_id,
+            keep=keep,
+            text=text,
+            clock=state_of(request).options.clock,
+        )
+    except OHarnessError as exc:
+        raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
+    sync.coordinator.notify_write(target)
+    return JSONResponse(
+        {
+            "id": resolution.id,
+            "keep": resolution.keep,
+            "newId": resolution.new_id,
+            "backups": list(resolution.backups),
+        }
+    )
+
+
+def sync_router() -> APIRouter:
+    router = APIRouter()
+    for prefix in ("", "/workspaces/{project_id}"):
+        _add_routes(router, prefix)
+
+    async def switch(request: Request, enabled: bool) -> Response:
+        sync = _sync(request)
+        await asyncio.to_thread(sync.set_enabled, enabled)
+        return JSONResponse({"enabled": enabled})
+
+    @router.post("/sync/on")
+    async def sync_on(request: Request) -> Response:
+        return await switch(request, True)
+
+    @router.post("/sync/off")
+    async def sync_off(request: Request) -> Response:
+        return await switch(request, False)
+
+    return router
+
+
+def _add_routes(router: APIRouter, prefix: str) -> None:
+    qualified = bool(prefix)
+
+    async def status(request: Request, project_id: str | None = None) -> Response:
+        return JSONResponse(_status(_sync(request), _hosted(request, project_id)))
+
+    async def now(request: Request, project_id: str | None = None) -> Response:
+        return await _now(request, project_id)
+
+    async def conflicts(request: Request, project_id: str | None = None) -> Response:
+        sync, hosted = _sync(request), _hosted(request, project_id)
+        found = await asyncio.to_thread(list_conflicts, sync.service, sync.targets(hosted))
+        return JSONResponse({"conflicts": found})
+
+    async def resolve(request: Request, note_id: str, project_id: str | None = None) -> Response:
+        return await _resolve(request, project_id, note_id)
+
+    suffix = "_qualified" if qualified else ""
+    body = {"requestBody": {"content": {"application/json": {"schema": RESOLVE_BODY}}}}
+    router.add_api_route(f"{prefix}/sync/status", status, methods=["GET"], name="status" + suffix)
+    router.add_api_route(f"{prefix}/sync/now", now, methods=["POST"], name="now" + suffix)
+    router.add_api_route(
+        f"{prefix}/sync/conflicts", conflicts, methods=["GET"], name="conflicts" + suffix
+    )
+    router.add_api_route(
+        f"{prefix}/sync/conflicts/{{note_id}}/resolve",
+        resolve,
+        methods=["POST"],
+        openapi_extra=body,
+        name="resolve" + suffix,
+    )

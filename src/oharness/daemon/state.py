@@ -1,0 +1,167 @@
+"""Everything a daemon holds, and how it is built from :class:`DaemonOptions`."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from oharness.daemon.auth import DaemonAuth
+from oharness.daemon.background import DaemonSync
+from oharness.daemon.errors import ApiError
+from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
+from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
+from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
+from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
+from oharness.harness.model import ChatModel
+from oharness.tools.workspace import open_workspace, wall_clock_ms
+from oharness.types import Clock, Scope
+
+log = logging.getLogger(__name__)
+
+
+class SessionHost(Protocol):
+    """What hosts chat sessions. Memory tasks never call it (spec 10.1: sessionless)."""
+
+    def create_session(self, project_id: str) -> Any: ...
+
+    def load_session(self, session_id: str) -> Any: ...
+
+    def resume_session(self, session_id: str) -> Any: ...
+
+    def prompt(self, session_id: str, text: str) -> Any: ...
+
+
+WorkWrapper = Callable[[TaskWork, DaemonWorkspace], TaskWork]
+WriteListener = Callable[[DaemonWorkspace, Scope], None]
+
+
+@dataclass
+class DaemonOptions:
+    """How a daemon is set up. Tests inject the clock, limits, timeouts and seams."""
+
+    home: Path
+    start: Path
+    clock: Clock = wall_clock_ms
+    limits: LaneLimits = field(default_factory=LaneLimits)
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    dreamer: Dreamer | None = None
+    sessions: SessionHost | None = None
+    heartbeat: float = HEARTBEAT_SECONDS
+    queue_limit: int = QUEUE_LIMIT
+    bind_host: str = "127.0.0.1"
+    extra_hosts: tuple[str, ...] = ()
+    #: Wraps each workspace's task work (instrumentation; tests hold tasks with it).
+    wrap_work: WorkWrapper | None = None
+    new_uuid: Callable[[], str] = field(default=lambda: str(uuid.uuid4()))
+    #: ``OHARNESS_TOKEN`` as the edge read it (for background sync).
+    sync_token: str | None = None
+    #: The small model: remember and forget then run through the hidden agent.
+    small_model: ChatModel | None = None
+    #: Background sync of every hosted folder (off in tests that do not need it).
+    background_sync: bool = True
+
+
+class DaemonState:
+    """The daemon's parts: auth, the event bus, the workspaces."""
+
+    def __init__(self, options: DaemonOptions, auth: DaemonAuth) -> None:
+        self.options = options
+        self.auth = auth
+        self.bus = EventBus(queue_limit=options.queue_limit)
+        self.registry = WorkspaceRegistry(self._open)
+        self.write_listeners: list[WriteListener] = []
+        #: Called when a workspace is used (a recall): sync checks its project notes.
+        self.use_listeners: list[Callable[[DaemonWorkspace], None]] = []
+        #: Called at shutdown before the workspaces drain (background sync).
+        self.stoppers: list[Callable[[], None]] = []
+        self.sync: DaemonSync | None = None
+        #: Small writes kept off the request path (recall usage counts), one at a time.
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oharness-bg")
+        self.stoppers.append(lambda: self.background.shutdown(wait=True))
+
+    def _open(self, path: Path) -> DaemonWorkspace:
+        options = self.options
+        workspace = open_workspace(path, options.home, register=True, clock=options.clock)
+        project = workspace.project
+        if project is None or project.identity is None:
+            workspace.close()
+            raise ApiError(
+                400,
+                "invalid_path",
+                f"{path} cannot be a workspace (it is inside OHARNESS_HOME or not a project)",
+            )
+        holder: list[DaemonWorkspace] = []
+
+        def wrote(scope: Scope) -> None:
+            for listener in self.write_listeners:
+                try:
+                    listener(holder[0], scope)
+                except Exception:
+                    log.exception("write listener failed")
+
+        tasks = MemoryTasks(workspace, dreamer=options.dreamer, notify_write=wrote)
+        work: TaskWork = tasks
+        if options.small_model is not None:
+            from oharness.daemon.agent import MemoryAgent
+
+            work = MemoryAgent(options.small_model, tasks)
+        lane = TaskLane(
+            work,
+            clock=options.clock,
+            publish=self._publisher(project.identity.id),
+            limits=options.limits,
+            timeouts=options.timeouts,
+            new_uuid=options.new_uuid,
+        )
+        hosted = DaemonWorkspace(project.identity.id, project.root, workspace, lane, tasks)
+        holder.append(hosted)
+        if options.wrap_work is not None:
+            lane.work = options.wrap_work(work, hosted)
+        return hosted
+
+    def _publisher(self, project_id: str) -> Callable[[Task, TaskOutcome], None]:
+        def publish(task: Task, outcome: TaskOutcome) -> None:
+            self.bus.publish(
+                Event(
+                    "memory_changed",
+                    {
+                        "scope": "managed",
+                        "source": f"workspace_memory_{task.kind}",
+                        "taskId": task.task_id,
+                        "touchedScopes": list(outcome.touched_scopes),
+                    },
+                    workspace=project_id,
+                    originator_client_id=task.client_id,
+                )
+            )
+
+        return publish
+
+    def start_sync(self) -> None:
+        """Background sync over every hosted folder (needs a usable home for its state)."""
+        default = self.registry.default
+        if not default.workspace.user_available:
+            log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
+            return
+        sync = DaemonSync(
+            default, self.bus, clock=self.options.clock, token=self.options.sync_token
+        )
+        self.sync = sync
+        for hosted in self.registry.all():
+            sync.add(hosted)
+        self.registry.on_added.append(sync.add)
+        self.registry.on_removed.append(sync.remove)
+        self.write_listeners.append(sync.wrote)
+        self.use_listeners.append(sync.used)
+        self.stoppers.append(sync.stop)
+        sync.start()
+
+    def workspace_for(self, project_id: str | None) -> DaemonWorkspace:
+        if project_id is None:
+            return self.registry.default
+        return self.registry.get(project_id)

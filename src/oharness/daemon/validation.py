@@ -1,0 +1,108 @@
+"""Checking task requests (spec 10.1), in the documented order: content or query, contextMode,
+scope, client id. Each refusal is a 400 with a stable code; nothing is queued."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from starlette.requests import Request
+
+from oharness.daemon.errors import ApiError
+from oharness.daemon.tasks import TaskKind
+
+MAX_TEXT_BYTES: Final = 64 * 1024
+MAX_BODY_BYTES: Final = 1024 * 1024
+CONTEXT_MODES: Final = ("workspace", "clean")
+CLIENT_ID_HEADERS: Final = ("x-oharness-client-id", "x-qwen-client-id")
+_CLIENT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    kind: TaskKind
+    payload: str
+    client_id: str | None
+    context_mode: str | None = None
+    scope: str | None = None
+
+
+async def read_object(request: Request, code: str) -> dict[str, Any]:
+    """The JSON object of a request body (empty body → ``{}``), or a 400 with ``code``."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise ApiError(400, code, f"the request body is over {MAX_BODY_BYTES} bytes")
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, code, "the request body is not valid JSON") from exc
+    if not isinstance(data, dict):
+        raise ApiError(400, code, "the request body must be a JSON object")
+    return data
+
+
+def _text(data: dict[str, Any], key: str, code: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise ApiError(400, code, f"{key} is required and must be a string")
+    trimmed = value.strip()
+    if not trimmed:
+        raise ApiError(400, code, f"{key} is empty")
+    try:
+        size = len(trimmed.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        raise ApiError(400, code, f"{key} is not valid Unicode text") from exc
+    if size > MAX_TEXT_BYTES:
+        raise ApiError(400, code, f"{key} is {size} bytes after trimming; at most {MAX_TEXT_BYTES}")
+    return trimmed
+
+
+def _scope(data: dict[str, Any]) -> str | None:
+    value = data.get("scope")
+    if value is None:
+        return None
+    if value not in ("project", "user"):
+        raise ApiError(400, "invalid_scope", "scope must be 'project' or 'user' (or left out)")
+    return str(value)
+
+
+def client_id_of(request: Request) -> str | None:
+    """The caller's client id (``X-OHarness-Client-Id``, alias ``X-Qwen-Client-Id``)."""
+    for header in CLIENT_ID_HEADERS:
+        value = request.headers.get(header)
+        if value is not None:
+            if not _CLIENT_ID.fullmatch(value):
+                raise ApiError(
+                    400,
+                    "invalid_client_id",
+                    "the client id must be 1-128 characters of A-Z a-z 0-9 . _ : -",
+                )
+            return value
+    return None
+
+
+async def task_request(request: Request, kind: TaskKind) -> TaskRequest:
+    """Validate a POST for a task of ``kind``."""
+    if kind == "remember":
+        data = await read_object(request, "invalid_content")
+        content = _text(data, "content", "invalid_content")
+        mode = data.get("contextMode", "workspace")
+        if mode is None:
+            mode = "workspace"
+        if mode not in CONTEXT_MODES:
+            raise ApiError(
+                400, "invalid_context_mode", "contextMode must be 'workspace' or 'clean'"
+            )
+        scope = _scope(data)
+        return TaskRequest(kind, content, client_id_of(request), str(mode), scope)
+    if kind == "forget":
+        data = await read_object(request, "invalid_query")
+        query = _text(data, "query", "invalid_query")
+        scope = _scope(data)
+        return TaskRequest(kind, query, client_id_of(request), None, scope)
+    await read_object(request, "invalid_request")
+    return TaskRequest(kind, "", client_id_of(request))

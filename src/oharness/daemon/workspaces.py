@@ -1,0 +1,162 @@
+"""The projects a daemon hosts (spec 10): the default one and any other registered project.
+
+The project the daemon was started in is the default (plain ``/workspace/...`` paths); it is
+registered (``.oharness/project.json``, ``MEMORY/``) at start like any command that writes.
+Other projects are added with ``POST /workspaces {"path": "/abs/path"}`` — a folder that is
+already a project, or any other folder with ``"create": true`` (never a filesystem root or the
+home folder) — and then reached as
+``/workspaces/{projectId}/...``. ``DELETE /workspaces/{projectId}`` drains a workspace: new
+tasks are refused (503 ``workspace_draining``), queued and running tasks end
+``workspace_removed``, then it is gone. The default workspace is removed only at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oharness.daemon.errors import ApiError
+from oharness.daemon.memory_tasks import MemoryTasks
+from oharness.daemon.tasks import TaskLane
+from oharness.errors import OHarnessError
+from oharness.harness.plugin_config import read_plugins_file
+from oharness.project.identity import PROJECT_FILE, STATE_DIR
+from oharness.tools.workspace import Workspace
+
+MEMORY_PLUGIN: str = "memory"
+
+
+@dataclass
+class DaemonWorkspace:
+    """One hosted project: its memory, its task lane and its task work."""
+
+    project_id: str
+    root: Path
+    workspace: Workspace
+    lane: TaskLane
+    tasks: MemoryTasks
+    default: bool = False
+
+    def memory_enabled(self) -> bool:
+        """The availability probe: False when the memory plugin is switched off.
+
+        Raises :class:`~oharness.errors.OHarnessError` when it cannot tell (a broken
+        plugins.json), which the routes turn into ``*_failed``.
+        """
+        plugins = read_plugins_file(self.workspace.home.plugins_file)
+        return plugins.enabled(MEMORY_PLUGIN, default=True)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "projectId": self.project_id,
+            "root": str(self.root),
+            "default": self.default,
+            "pendingTasks": len(self.lane.pending()),
+            "draining": self.lane.draining,
+        }
+
+
+WorkspaceFactory = Callable[[Path], DaemonWorkspace]
+Listener = Callable[[DaemonWorkspace], None]
+
+
+class WorkspaceRegistry:
+    """The hosted workspaces by project id."""
+
+    def __init__(self, factory: WorkspaceFactory) -> None:
+        self._factory = factory
+        self._workspaces: dict[str, DaemonWorkspace] = {}
+        self._default: DaemonWorkspace | None = None
+        self.on_added: list[Listener] = []
+        self.on_removed: list[Listener] = []
+
+    def open_default(self, start: Path) -> DaemonWorkspace:
+        hosted = self._factory(start)
+        hosted.default = True
+        self._default = hosted
+        self._workspaces[hosted.project_id] = hosted
+        self._notify(self.on_added, hosted)
+        return hosted
+
+    @property
+    def default(self) -> DaemonWorkspace:
+        if self._default is None:
+            raise ApiError(404, "workspace_not_found", "this daemon has no default workspace")
+        return self._default
+
+    def all(self) -> list[DaemonWorkspace]:
+        return list(self._workspaces.values())
+
+    def get(self, project_id: str) -> DaemonWorkspace:
+        hosted = self._workspaces.get(project_id)
+        if hosted is None:
+            raise ApiError(
+                404,
+                "workspace_not_found",
+                f"no workspace {project_id!r}: register it with POST /workspaces "
+                '{"path": "/path/to/project"}',
+            )
+        return hosted
+
+    def register(self, path: Path, *, create: bool = False) -> tuple[DaemonWorkspace, bool]:
+        """Host the project at ``path`` (True when newly added); ``create`` registers a folder
+        that is not a project yet (never a filesystem root or the user's home folder)."""
+        if not path.is_absolute() or not path.is_dir():
+            raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
+        is_project = (path / STATE_DIR / PROJECT_FILE).is_file()
+        if not is_project and not create:
+            raise ApiError(
+                400,
+                "not_a_project",
+                f'{path} is not an oharness project yet: send "create": true to register it '
+                "(or run 'oharness project init' there)",
+            )
+        resolved = path.resolve()
+        if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
+            raise ApiError(
+                400, "invalid_path", f"{path} cannot be a project (a filesystem root or home)"
+            )
+        hosted = self._factory(path)
+        known = self._workspaces.get(hosted.project_id)
+        if known is not None:
+            hosted.workspace.close()
+            if known.root.resolve() != hosted.root.resolve():
+                raise ApiError(
+                    409,
+                    "workspace_conflict",
+                    f"project id {hosted.project_id} is already hosted from {known.root}; a "
+                    "copied folder needs its own id ('oharness project reset-id')",
+                )
+            return known, False
+        self._workspaces[hosted.project_id] = hosted
+        self._notify(self.on_added, hosted)
+        return hosted, True
+
+    async def remove(self, project_id: str, *, allow_default: bool = False) -> DaemonWorkspace:
+        """Drain and remove a workspace."""
+        hosted = self.get(project_id)
+        if hosted.default and not allow_default:
+            raise ApiError(
+                409, "workspace_default", "the default workspace is removed only at shutdown"
+            )
+        await hosted.lane.drain()
+        self._workspaces.pop(project_id, None)
+        self._notify(self.on_removed, hosted)
+        with contextlib.suppress(OHarnessError):
+            hosted.workspace.close()
+        return hosted
+
+    async def close(self) -> None:
+        """Drain every workspace (shutdown)."""
+        await asyncio.gather(
+            *(self.remove(pid, allow_default=True) for pid in list(self._workspaces)),
+            return_exceptions=True,
+        )
+
+    @staticmethod
+    def _notify(listeners: list[Listener], hosted: DaemonWorkspace) -> None:
+        for listener in listeners:
+            listener(hosted)

@@ -1,0 +1,331 @@
+"""``DaemonClient`` and ``AsyncDaemonClient``: the daemon's HTTP API from Python (spec 10.3).
+
+Both find the daemon themselves when not told: the URL from ``$OHARNESS_HOME/daemon.json``
+(written by ``oharness serve``) and the token from ``$OHARNESS_HOME/daemon-token``. The home
+is passed in (``home=``) or, for convenience at the edge, read from ``OHARNESS_HOME`` by
+:func:`find_daemon`. Every non-2xx response raises :class:`DaemonError` with the status, the
+daemon's stable code and its message. ``wait(task)`` polls to a terminal state with backoff;
+``events()`` yields normalised events (``memory_changed`` with scope ``managed`` becomes
+``workspace.memory.changed``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import httpx2
+
+from oharness.errors import OHarnessError
+
+TaskKind = Literal["remember", "forget", "dream"]
+TERMINAL: Final = frozenset({"completed", "failed"})
+CLIENT_ID_HEADER: Final = "X-OHarness-Client-Id"
+
+
+class DaemonError(OHarnessError):
+    """The daemon refused a request or could not be reached (``status`` 0 then)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{message} ({status} {code})" if status else message)
+        self.status = status
+        self.code = code
+        self.reason = message
+
+
+@dataclass(frozen=True)
+class DaemonAddress:
+    url: str
+    token: str
+
+
+def find_daemon(home: Path | None = None) -> DaemonAddress:
+    """The running daemon's URL and token, from ``home`` (default ``$OHARNESS_HOME``)."""
+    if home is None:
+        env = os.environ.get("OHARNESS_HOME")
+        home = Path(env).expanduser() if env else Path.home() / ".oharness"
+    try:
+        info = json.loads((home / "daemon.json").read_text("utf-8"))
+        token = (home / "daemon-token").read_text("utf-8").strip()
+    except (OSError, ValueError) as exc:
+        raise DaemonError(
+            0, "daemon_not_found", f"no daemon runs for {home}: start one with 'oharness serve'"
+        ) from exc
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(url, str) or not token:
+        raise DaemonError(0, "daemon_not_found", f"{home / 'daemon.json'} names no daemon URL")
+    return DaemonAddress(url, token)
+
+
+def normalise_event(kind: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """One SSE event as the SDK yields it: ``{"type", "data", "originatorClientId",
+    "workspace"}`` with managed-memory changes renamed ``workspace.memory.changed``."""
+    data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
+    name = str(envelope.get("type") or kind)
+    if name == "memory_changed" and isinstance(data, dict) and data.get("scope") == "managed":
+        name = "workspace.memory.changed"
+    return {
+        "type": name,
+        "data": data,
+        "originatorClientId": envelope.get("originatorClientId"),
+        "workspace": envelope.get("workspace"),
+    }
+
+
+class SseParser:
+    """Turns SSE lines into normalised events, one line at a time (comments skipped)."""
+
+    def __init__(self) -> None:
+        self.kind = "message"
+        self.data: list[str] = []
+
+    def feed(self, line: str) -> dict[str, Any] | None:
+        """The event a blank line completes, else None."""
+        if not line:
+            kind, data = self.kind, self.data
+            self.kind, self.data = "message", []
+            if not data:
+                return None
+            try:
+                envelope = json.loads("\n".join(data))
+            except ValueError:
+                return None
+            return normalise_event(kind, envelope) if isinstance(envelope, dict) else None
+        if line.startswith("event:"):
+            self.kind = line[6:].strip()
+        elif line.startswith("data:"):
+            self.data.append(line[5:].removeprefix(" "))
+        return None
+
+
+def parse_sse(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Normalised events from SSE lines."""
+    parser = SseParser()
+    for line in lines:
+        event = parser.feed(line)
+        if event is not None:
+            yield event
+
+
+def raise_for(response: httpx2.Response) -> Any:
+    """The JSON of a 2xx response, else :class:`DaemonError`."""
+    if 200 <= response.status_code < 300:
+        return response.json()
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        raise DaemonError(
+            response.status_code, str(body.get("code", "error")), str(body.get("error", ""))
+        )
+    raise DaemonError(response.status_code, "error", response.text[:200])
+
+
+def task_kind(task: Mapping[str, Any] | str) -> TaskKind:
+    task_id = task if isinstance(task, str) else str(task.get("taskId", ""))
+    kind = task_id.split("-", 1)[0]
+    if kind not in ("remember", "forget", "dream"):
+        raise DaemonError(0, "invalid_task", f"{task_id!r} is not a memory task id")
+    return kind  # type: ignore[return-value]
+
+
+class _Requests:
+    """Paths and bodies shared by the sync and async clients."""
+
+    def __init__(self, project_id: str | None) -> None:
+        self.prefix = f"/workspaces/{project_id}" if project_id else "/workspace"
+        self.sync_prefix = f"/workspaces/{project_id}" if project_id else ""
+
+    def headers(self, client_id: str | None) -> dict[str, str]:
+        return {CLIENT_ID_HEADER: client_id} if client_id else {}
+
+    def post(self, kind: TaskKind) -> str:
+        return f"{self.prefix}/memory/{kind}"
+
+    def poll(self, kind: TaskKind, task_id: str) -> str:
+        return f"{self.prefix}/memory/{kind}/{task_id}"
+
+    @staticmethod
+    def remember_body(content: str, context_mode: str, scope: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"content": content, "contextMode": context_mode}
+        if scope is not None:
+            body["scope"] = scope
+        return body
+
+    @staticmethod
+    def forget_body(query: str, scope: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"query": query}
+        if scope is not None:
+            body["scope"] = scope
+        return body
+
+
+def _address(url: str | None, token: str | None, home: Path | None) -> DaemonAddress:
+    if url is not None and token is not None:
+        return DaemonAddress(url, token)
+    found = find_daemon(home)
+    return DaemonAddress(url or found.url, token or found.token)
+
+
+class DaemonClient:
+    """The daemon's API, synchronously."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        home: Path | None = None,
+        project_id: str | None = None,
+        client_id: str | None = None,
+        transport: httpx2.BaseTransport | None = None,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        address = _address(url, token, home)
+        self.url = address.url
+        self.client_id = client_id
+        self._paths = _Requests(project_id)
+        self._sleep = sleep
+        self._http = httpx2.Client(
+            base_url=address.url,
+            headers={"Authorization": f"Bearer {address.token}"},
+            transport=transport,
+            timeout=timeout,
+        )
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx2.HTTPError as exc:
+            raise DaemonError(0, "unreachable", f"the daemon at {self.url} is unreachable") from exc
+        return raise_for(response)
+
+    def _client(self, client_id: str | None) -> dict[str, str]:
+        return self._paths.headers(client_id or self.client_id)
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the daemon offers (``{"capabilities": {...}}``)."""
+        result: dict[str, Any] = self._call("GET", "/capabilities")
+        return result
+
+    def remember_workspace_memory(
+        self,
+        content: str,
+        *,
+        context_mode: str = "workspace",
+        scope: str | None = None,
+        client_id: str | None = None,
+    ) -> dict[str, Any]:
+        body = self._paths.remember_body(content, context_mode, scope)
+        result: dict[str, Any] = self._call(
+            "POST", self._paths.post("remember"), json=body, headers=self._client(client_id)
+        )
+        return result
+
+    def forget_workspace_memory(
+        self, query: str, *, scope: str | None = None, client_id: str | None = None
+    ) -> dict[str, Any]:
+        body = self._paths.forget_body(query, scope)
+        result: dict[str, Any] = self._call(
+            "POST", self._paths.post("forget"), json=body, headers=self._client(client_id)
+        )
+        return result
+
+    def dream_workspace_memory(self, *, client_id: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "POST", self._paths.post("dream"), json={}, headers=self._client(client_id)
+        )
+        return result
+
+    def _get_task(self, kind: TaskKind, task_id: str, client_id: str | None) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "GET", self._paths.poll(kind, task_id), headers=self._client(client_id)
+        )
+        return result
+
+    def get_workspace_memory_remember_task(
+        self, task_id: str, *, client_id: str | None = None
+    ) -> dict[str, Any]:
+        return self._get_task("remember", task_id, client_id)
+
+    def get_workspace_memory_forget_task(
+        self, task_id: str, *, client_id: str | None = None
+    ) -> dict[str, Any]:
+        return self._get_task("forget", task_id, client_id)
+
+    def get_workspace_memory_dream_task(
+        self, task_id: str, *, client_id: str | None = None
+    ) -> dict[str, Any]:
+        return self._get_task("dream", task_id, client_id)
+
+    def wait(
+        self,
+        task: Mapping[str, Any] | str,
+        *,
+        timeout: float = 330.0,
+        client_id: str | None = None,
+        first_delay: float = 0.05,
+        max_delay: float = 2.0,
+    ) -> dict[str, Any]:
+        """Poll until the task is completed or failed (delays doubling up to ``max_delay``)."""
+        kind = task_kind(task)
+        task_id = task if isinstance(task, str) else str(task["taskId"])
+        delay, waited = first_delay, 0.0
+        while True:
+            snapshot = self._get_task(kind, task_id, client_id)
+            if snapshot.get("status") in TERMINAL:
+                return snapshot
+            if waited >= timeout:
+                raise DaemonError(0, "wait_timeout", f"task {task_id} did not finish in time")
+            self._sleep(delay)
+            waited += delay
+            delay = min(delay * 2, max_delay)
+
+    def sync_status(self) -> dict[str, Any]:
+        """Cloud sync status of this workspace's scopes (spec 07.7)."""
+        result: dict[str, Any] = self._call("GET", f"{self._paths.sync_prefix}/sync/status")
+        return result
+
+    def sync_now(self) -> dict[str, Any]:
+        """Sync this workspace's scopes now (never past the off switch or a 429 deadline)."""
+        result: dict[str, Any] = self._call("POST", f"{self._paths.sync_prefix}/sync/now")
+        return result
+
+    def set_sync_enabled(self, enabled: bool) -> dict[str, Any]:
+        """Switch cloud sync on or off for both scopes (off aborts a pass in flight)."""
+        path = "/sync/on" if enabled else "/sync/off"
+        result: dict[str, Any] = self._call("POST", path)
+        return result
+
+    def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
+        """The ``<recalled-memory>`` block for a message (``{"block", "attached", ...}``)."""
+        body = {"message": message, "exclude": exclude or []}
+        result: dict[str, Any] = self._call("POST", f"{self._paths.prefix}/recall", json=body)
+        return result
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Normalised daemon events until the stream ends (or the caller stops iterating)."""
+        try:
+            with self._http.stream("GET", "/events", timeout=httpx2.Timeout(None)) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise_for(response)
+                yield from parse_sse(response.iter_lines())
+        except httpx2.HTTPError as exc:
+            raise DaemonError(0, "unreachable", f"the event stream of {self.url} ended") from exc

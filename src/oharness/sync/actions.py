@@ -1,0 +1,57 @@
+"""Conflict listing and resolution over a workspace's sync targets: the library calls the CLI
+and the daemon's REST endpoints share (spec 07.3, 07.7)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from oharness.errors import ValidationError
+from oharness.notes.backups import BackupStore
+from oharness.sync.conflicts import ConflictBook
+from oharness.sync.resolve import ConflictResolver, Resolution
+from oharness.sync.service import SyncService, SyncTarget
+from oharness.types import Clock
+
+Keep = Literal["local", "cloud", "both"]
+
+
+def list_conflicts(service: SyncService, targets: list[SyncTarget]) -> list[dict[str, Any]]:
+    """Every open conflict of these targets, with its scope and both sides."""
+    found = []
+    for target in targets:
+        for record in ConflictBook(service.base(target).conflicts).records():
+            found.append({"scope": target.scope, **record.to_json()})
+    return found
+
+
+def conflict_target(
+    service: SyncService, targets: list[SyncTarget], note_id: str, scope: str | None
+) -> SyncTarget:
+    """The target holding an open conflict for ``note_id`` (or a clear refusal)."""
+    for target in targets:
+        if scope is not None and target.scope != scope:
+            continue
+        if note_id in ConflictBook(service.base(target).conflicts).ids():
+            return target
+    raise ValidationError(f"no open conflict for {note_id!r}; list the conflicts to see them")
+
+
+def resolve_conflict(
+    service: SyncService,
+    target: SyncTarget,
+    backups: BackupStore,
+    note_id: str,
+    *,
+    keep: Keep | None,
+    text: str | None,
+    clock: Clock,
+) -> Resolution:
+    """Resolve one conflict (set-aside versions backed up); the next pass uploads it."""
+    resolver = ConflictResolver(
+        store=target.store,
+        base=service.base(target),
+        backups=backups,
+        scope_key=target.scope_key,
+        clock=clock,
+    )
+    return resolver.resolve(note_id, keep=keep, text=text)

@@ -1,0 +1,10 @@
+"""Fixtures for the daemon tests: a live daemon on loopback over a temporary home and project."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

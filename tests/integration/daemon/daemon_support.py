@@ -1,0 +1,178 @@
+"""A live daemon in a background thread (real HTTP on loopback), gates, a session-host double."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import uvicorn
+
+from oharness.daemon import DaemonOptions, create_app
+from oharness.daemon.tasks import Task, TaskOutcome, TaskWork
+from oharness.daemon.workspaces import DaemonWorkspace
+
+CLIENT = "X-OHarness-Client-Id"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class FailingSessions:
+    """A session host that fails the test on any call: memory tasks are sessionless."""
+
+    calls: list[str]
+
+    def __init__(self) -> None:
+        self.calls = []
+
+    def _fail(self, name: str) -> Any:
+        self.calls.append(name)
+        raise AssertionError(f"a memory task asked the host to {name} a session")
+
+    def create_session(self, project_id: str) -> Any:
+        return self._fail("create")
+
+    def load_session(self, session_id: str) -> Any:
+        return self._fail("load")
+
+    def resume_session(self, session_id: str) -> Any:
+        return self._fail("resume")
+
+    def prompt(self, session_id: str, text: str) -> Any:
+        return self._fail("prompt")
+
+
+class Gate:
+    """Holds every task's work until opened; records the order work started and ended."""
+
+    def __init__(self, *, closed: bool = False) -> None:
+        self.open_event = threading.Event()
+        if not closed:
+            self.open_event.set()
+        self.started: list[str] = []
+        self.ended: list[str] = []
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+
+    def open(self) -> None:
+        self.open_event.set()
+
+    def wrap(self, work: TaskWork, hosted: DaemonWorkspace) -> TaskWork:
+        def gated(task: Task) -> TaskOutcome:
+            with self._lock:
+                self.active += 1
+                self.max_active = max(self.max_active, self.active)
+                self.started.append(task.task_id)
+            try:
+                while not self.open_event.wait(0.01):
+                    if task.cancel.cancelled:
+                        break
+                return work(task)
+            finally:
+                with self._lock:
+                    self.active -= 1
+                    self.ended.append(task.task_id)
+
+        return gated
+
+
+@dataclass
+class LiveDaemon:
+    options: DaemonOptions
+    port: int = 0
+    app: Any = None
+    _server: uvicorn.Server | None = field(default=None, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return str(self.app.state.daemon.auth.token)
+
+    @property
+    def state(self) -> Any:
+        return self.app.state.daemon
+
+    def start(self) -> LiveDaemon:
+        self.app = create_app(self.options)
+        config = uvicorn.Config(
+            self.app,
+            host="127.0.0.1",
+            port=self.port or free_port(),
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            ws="none",
+            timeout_graceful_shutdown=5,
+        )
+        self.port = config.port
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the test daemon did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=20)
+
+    def client(self, *, token: str | None = "default", **kwargs: Any) -> httpx2.Client:
+        headers = dict(kwargs.pop("headers", {}))
+        if token is not None:
+            headers["Authorization"] = f"Bearer {self.token if token == 'default' else token}"
+        return httpx2.Client(base_url=self.url, timeout=30, headers=headers, **kwargs)
+
+
+@contextlib.contextmanager
+def live_daemon(options: DaemonOptions) -> Iterator[LiveDaemon]:
+    daemon = LiveDaemon(options).start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def wait_terminal(
+    client: httpx2.Client,
+    kind: str,
+    task_id: str,
+    *,
+    headers: Any = None,
+    prefix: str = "/workspace",
+    timeout: float = 20,
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        response = client.get(f"{prefix}/memory/{kind}/{task_id}", headers=headers or {})
+        assert response.status_code == 200, response.text
+        snapshot: dict[str, Any] = response.json()
+        if snapshot["status"] in ("completed", "failed"):
+            return snapshot
+        if time.monotonic() > deadline:
+            raise AssertionError(f"task {task_id} still {snapshot['status']}")
+        time.sleep(0.02)
+
+
+def make_project(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    return root
