@@ -17,7 +17,7 @@ import asyncio
 import json
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -122,7 +122,7 @@ class EventBus:
 
     async def stream(
         self, subscription: Subscription, *, heartbeat: float = HEARTBEAT_SECONDS
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """SSE text for one subscriber until the bus closes or the consumer goes away."""
         try:
             yield ": connected\n\n"

@@ -347,10 +347,11 @@ def test_exactly_64_kib_after_trimming_is_queued_trimmed(
 
 @pytest.mark.parametrize("client_id", ["x" * 129, "bad id", b"na\xefve", "a/b", ""])
 def test_malformed_client_id(client: httpx2.Client, client_id: str | bytes) -> None:
-    response = remember(client, "ok", headers={CLIENT: client_id})
+    headers: Any = {CLIENT: client_id}
+    response = remember(client, "ok", headers=headers)
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_client_id"
-    poll = client.get("/workspace/memory/remember/remember-x", headers={CLIENT: client_id})
+    poll = client.get("/workspace/memory/remember/remember-x", headers=headers)
     assert poll.json()["code"] == "invalid_client_id"
 
 

@@ -77,15 +77,14 @@ def test_heartbeats_and_envelope_shape() -> None:
 
 
 def test_publishing_from_other_threads() -> None:
+    def publish_many(bus: EventBus) -> None:
+        for _ in range(200):
+            bus.publish(Event("sync_status", {}))
+
     async def run() -> int:
         bus = EventBus(queue_limit=10_000)
         subscription = bus.subscribe()
-        threads = [
-            threading.Thread(
-                target=lambda: [bus.publish(Event("sync_status", {})) for _ in range(200)]
-            )
-            for _ in range(4)
-        ]
+        threads = [threading.Thread(target=publish_many, args=(bus,)) for _ in range(4)]
         for thread in threads:
             thread.start()
         for thread in threads:
