@@ -87,6 +87,12 @@ def test_redaction_replaces_a_generated_password_whole() -> None:
         "token: ${{ secrets.GITHUB_TOKEN }}",
         "session_key: AUTH_TOKEN_V2_PROD",
         "password: %(db_password)s",
+        "The admin password is well-known, e.g. (rotate it).",
+        "the password is *(optional)* here",
+        "password: iPhone-only!",
+        "password: N/A-for-now",
+        "the password is v1.2.3-beta.1",
+        "password_changed: 2024-01-15T10:00:00Z",
     ],
 )
 def test_code_and_prose_around_credential_keys_pass(text: str) -> None:
@@ -104,6 +110,13 @@ def test_code_and_prose_around_credential_keys_pass(text: str) -> None:
         "the password is a272c52dd12091",
         "export PGPASSWORD='ZVTCpaTXCqSjGwXiU9'",
         "password: *CYAScqrGVCPXyXL",
+        # Letters around symbols that join no words: ^ and ? between letters, mixed case.
+        "The admin password is ysze^HQ_?zca (rotate it).",
+        "The admin password is EcFUZTS~#+U^ (rotate it).",
+        "The admin password is Ca?MvkpaqPuf (rotate it).",
+        # The shape of a version, without its words.
+        "The admin password is 7+TOTf/FMJGj (rotate it).",
+        "The admin password is 776-KFSZLDX5 (rotate it).",
     ],
 )
 def test_generated_passwords_that_used_to_pass_are_caught(text: str) -> None:

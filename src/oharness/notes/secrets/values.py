@@ -274,7 +274,7 @@ def _looks_like_password(value: str, min_length: int) -> bool:
         return False
     if "\\" in value or _is_placeholder(value) or _is_code_reference(value):
         return False
-    if _NUMERIC_RE().fullmatch(value) or _is_path_of_names(value):
+    if _is_number_of_words(value) or _is_path_of_names(value):
         return False
     if _reads_as_name(value) or _is_punctuated_words(value):
         return False
@@ -291,8 +291,37 @@ def _is_path_of_names(value: str) -> bool:
     return all(_reads_as_name(piece.lstrip(".")) for piece in pieces)
 
 
+def _is_number_of_words(value: str) -> bool:
+    """A number, date or version (``4096``, ``2024-01-15T10:00:00Z``, ``v1.2.3-beta``) whose
+    letters read as words: ``7+TOTf/FMJGj`` has the shape of a version but not its words."""
+    if not _NUMERIC_RE().fullmatch(value):
+        return False
+    return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
+
+
+# Between two words, punctuation that joins them: well-known, e.g., N/A, R&D, don't, a+b, x@y.
+# Generated passwords put any symbol between letters (ysze^HQ_?zca, Ca?MvkpaqPuf).
+_INNER_PUNCTUATION_RE: Final = _lazy(r"[A-Za-z]([^A-Za-z]+)(?=[A-Za-z])")
+_JOINERS: Final = frozenset("-_./+:'&@,")
+# A word of a camelCase piece: Phone, is, an acronym (OS); a lone lower-case letter leads (iPhone).
+_CAMEL_RE: Final = _lazy(r"[a-z]?(?:[A-Z]?[a-z]{2,}|[A-Z]{2,5}(?![a-z]))+")
+
+
 def _is_punctuated_words(value: str) -> bool:
-    """Words with punctuation (``Hello!!``, ``*(optional)*``), judged strictly on the letters."""
+    """Words with punctuation (``Hello!!``, ``*(optional)*``, ``iPhone-only``), judged strictly.
+
+    Each piece of letters reads as words, is one case (``hello``, ``HELLO``, ``Hello``) or reads
+    as camelCase with one acronym at most; punctuation between two pieces only joins them.
+    """
     if value.isalnum() or not _is_word_with_punctuation(value):
         return False
+    for inner in _INNER_PUNCTUATION_RE().findall(value):
+        if not _JOINERS.issuperset(inner):
+            return False
+    for piece in _NON_LETTER_RE().split(value):
+        if not piece or piece.islower() or piece.isupper() or piece.istitle():
+            continue
+        acronyms = sum(1 for run in _CASE_RUN_RE().findall(piece) if run.isupper())
+        if acronyms > 1 or not _CAMEL_RE().fullmatch(piece):
+            return False
     return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
