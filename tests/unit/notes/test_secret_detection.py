@@ -47,12 +47,39 @@ def test_the_generic_assignments_of_the_report_are_caught(template: str, length:
     assert len(missed) <= 2, missed[:5]  # at most 0.4 %
 
 
-def test_every_benchmark_pattern_stays_within_one_percent() -> None:
-    # The target is 0.5 %; short values inside a sentence (12 characters after "password is")
-    # read as names a little more often (docs/memory.md gives the measured table).
+@pytest.mark.parametrize("seed", [20261201, 7])
+def test_every_benchmark_pattern_stays_within_half_a_percent(seed: int) -> None:
     bench = _bench()
-    for kind, template, misses in bench.miss_rates(1000):
-        assert misses <= 10, (kind, template, misses)
+    for kind, template, misses in bench.miss_rates(1000, seed):
+        assert misses <= 5, (kind, template, misses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The admin password is 828370919522 (rotate it).",
+        "passcode=4815162342",
+        "pwd = 90210475511",
+    ],
+)
+def test_ten_digits_or_more_given_to_a_password_are_a_password(text: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["password assignment"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: 1234567890",
+        "pwd = 0987654321",
+        "password: 12345678",
+        "token: 1700000000123",
+        "session_key = 82837091952211",
+        "password_changed_at = 1700000000",
+        "password_updated: 1700000000",
+    ],
+)
+def test_counting_short_or_non_password_numbers_pass(text: str) -> None:
+    assert find_secrets({"body": text}) == []
 
 
 def test_redaction_replaces_a_generated_password_whole() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -258,7 +259,7 @@ def _reads_as_name(value: str) -> bool:
 _DIGIT_RUN_RE: Final = _lazy(r"[0-9]+")
 
 
-def _looks_like_password(value: str, min_length: int) -> bool:
+def _looks_like_password(value: str, min_length: int, *, digits: bool = False) -> bool:
     """Whether a value given to a credential key (``password=``, ``api_key:``) is a literal secret.
 
     The key already says "credential", so the value needs less evidence than a bare string:
@@ -267,13 +268,18 @@ def _looks_like_password(value: str, min_length: int) -> bool:
     word with punctuation (``Hello!!``); not a name under the strict reading of
     :func:`_reads_as_name`; and an entropy of at least 2 bits per character (or
     ``0.7 * log2(length)`` for short values). :func:`_looks_random` is the looser test for
-    values with no such key (a Bearer token, a key after ``sk-``).
+    values with no such key (a Bearer token, a key after ``sk-``). With ``digits`` (the key
+    names a password or passcode), ten digits or more are a numeric password unless they count
+    up or down (``1234567890``).
     """
     n = len(value)
     if n < min_length or not value.isascii() or " " in value or not value.isprintable():
         return False
     if "\\" in value or _is_placeholder(value) or _is_code_reference(value):
         return False
+    if value.isdigit() and digits and n >= 10:
+        steps = {(int(b) - int(a)) % 10 for a, b in itertools.pairwise(value)}
+        return not steps <= {1} and not steps <= {9}
     if _is_number_of_words(value) or _is_path_of_names(value):
         return False
     if _reads_as_name(value) or _is_punctuated_words(value):
