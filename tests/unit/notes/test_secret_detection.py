@@ -50,8 +50,8 @@ def test_the_generic_assignments_of_the_report_are_caught(template: str, length:
 @pytest.mark.parametrize("seed", [20261201, 7])
 def test_every_benchmark_pattern_stays_within_half_a_percent(seed: int) -> None:
     bench = _bench()
-    for kind, template, misses in bench.miss_rates(1000, seed):
-        assert misses <= 5, (kind, template, misses)
+    for kind, template, misses in bench.miss_rates(2000, seed):
+        assert misses <= 10, (kind, template, misses)
 
 
 @pytest.mark.parametrize(
