@@ -165,3 +165,11 @@ def test_a_query_string_password_ends_at_the_ampersand() -> None:
     assert redact_secrets(line) == (
         "https://shop.acme.io/login?user=ana&password=[REDACTED]&next=/cart"
     )
+
+
+def test_long_capital_runs_in_a_punctuated_value_are_judged_at_once() -> None:
+    # Capital runs split many ways; the reading of camelCase words walks them once (a
+    # backtracking pattern took seconds at 40 letters). Two letters repeated carry too little
+    # entropy to be a password.
+    for value in ("-" + "AB" * 120 + "c", "x" + "A" * 200 + "b-c", "Xk-" + "AB" * 100 + "c"):
+        assert find_secrets({"body": f"password: {value}"}) == []

@@ -309,8 +309,21 @@ def _is_number_of_words(value: str) -> bool:
 # Generated passwords put any symbol between letters (ysze^HQ_?zca, Ca?MvkpaqPuf).
 _INNER_PUNCTUATION_RE: Final = _lazy(r"[A-Za-z]([^A-Za-z]+)(?=[A-Za-z])")
 _JOINERS: Final = frozenset("-_./+:'&@,")
-# A word of a camelCase piece: Phone, is, an acronym (OS); a lone lower-case letter leads (iPhone).
-_CAMEL_RE: Final = _lazy(r"[a-z]?(?:[A-Z]?[a-z]{2,}|[A-Z]{2,5}(?![a-z]))+")
+
+
+def _reads_as_camel_case(piece: str) -> bool:
+    """Letters in camelCase words: ``Phone``, ``is``, one acronym (``OS``) and perhaps a lone
+    lower-case letter first (``iPhone``); ``emhnuiDy`` and ``IEJTveZbcik`` are no such words."""
+    runs = _CASE_RUN_RE().findall(piece)
+    acronyms = 0
+    for index, run in enumerate(runs):
+        if run.isupper():
+            acronyms += 1
+            if acronyms > 1 or not 2 <= len(run) <= 5:
+                return False
+        elif len(run) - run[0].isupper() < 2 and not (index == 0 and run.islower()):
+            return False
+    return True
 
 
 def _is_punctuated_words(value: str) -> bool:
@@ -327,7 +340,6 @@ def _is_punctuated_words(value: str) -> bool:
     for piece in _NON_LETTER_RE().split(value):
         if not piece or piece.islower() or piece.isupper() or piece.istitle():
             continue
-        acronyms = sum(1 for run in _CASE_RUN_RE().findall(piece) if run.isupper())
-        if acronyms > 1 or not _CAMEL_RE().fullmatch(piece):
+        if not _reads_as_camel_case(piece):
             return False
     return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
