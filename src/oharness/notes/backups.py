@@ -47,7 +47,7 @@ _DAY_MS: Final = 86_400_000
 _NAME: Final = re.compile(
     r"^(?P<ms>\d{10,16})-(?P<id>[A-Za-z0-9][A-Za-z0-9_-]*?)-(?P<reason>"
     + "|".join(re.escape(reason) for reason in BACKUP_REASONS)
-    + r")(?:-\d+)?$"
+    + r")(?:-(?P<n>\d+))?$"
 )
 
 
@@ -145,7 +145,7 @@ class BackupStore:
     def recent(self, limit: int | None = 50) -> list[BackupRecord]:
         """Backups, newest first (``limit`` of them; ``None`` for all)."""
         records = [self._record(path) for path in self._note_files()]
-        records.sort(key=lambda record: (record.created_at, record.backup_id), reverse=True)
+        records.sort(key=_newest_last, reverse=True)
         return records if limit is None else records[:limit]
 
     def get(self, backup_id: str) -> BackupRecord:
@@ -178,9 +178,7 @@ class BackupStore:
         if len(files) <= KEEP_NEWEST:
             return 0
         cutoff = self._clock() - KEEP_DAYS * _DAY_MS
-        records = sorted(
-            (self._record(path) for path in files), key=lambda r: r.created_at, reverse=True
-        )
+        records = sorted((self._record(path) for path in files), key=_newest_last, reverse=True)
         removed = 0
         for record in records[KEEP_NEWEST:]:
             if record.created_at >= cutoff:
@@ -253,6 +251,21 @@ class BackupStore:
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None
+
+
+def _newest_last(record: BackupRecord) -> tuple[int, str, int]:
+    """The order of backups, oldest first: by time, then the ``-<n>`` counter as a number.
+
+    Backups of one note and reason in the same millisecond share a stem and are numbered in
+    the order they were reserved (none, ``-2``, ... ``-9``, ``-10``), so ``-10`` is newer than
+    ``-9``; a name we did not give sorts by its whole text.
+    """
+    match = _NAME.match(record.backup_id)
+    if match is None:
+        return record.created_at, record.backup_id, 0
+    counter = match.group("n")
+    stem = record.backup_id[: match.start("n") - 1] if counter else record.backup_id
+    return record.created_at, stem, int(counter) if counter else 1
 
 
 def _str_or_none(value: object) -> str | None:

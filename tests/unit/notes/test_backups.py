@@ -151,6 +151,31 @@ class TestRecent:
         assert len(backups.recent(limit=None)) == 55
         assert [record.note_id for record in backups.recent(limit=2)] == ["note-54", "note-53"]
 
+    def test_same_millisecond_backups_list_newest_first_past_nine(
+        self, backups: BackupStore
+    ) -> None:
+        written = [backup(backups, "busy-1ab", body=f"Version {n}.\n") for n in range(12)]
+
+        listed = backups.recent()
+
+        assert [record.backup_id for record in listed] == [
+            record.backup_id for record in reversed(written)
+        ]
+        assert listed[0].backup_id.endswith("-forget-12")
+        assert backups.read_bytes(listed[0]) == note_bytes("busy-1ab", "Version 11.\n")
+        assert backups.read_bytes(listed[-1]) == note_bytes("busy-1ab", "Version 0.\n")
+
+    def test_a_later_millisecond_comes_first_whatever_the_counter(
+        self, backups: BackupStore, clock: FakeClock
+    ) -> None:
+        older = [backup(backups, "busy-1ab") for _ in range(10)]
+        clock.now = T0 + 1
+        newer = backup(backups, "busy-1ab")
+
+        listed = backups.recent(limit=2)
+
+        assert [record.backup_id for record in listed] == [newer.backup_id, older[-1].backup_id]
+
     def test_empty_or_missing_folder_lists_nothing(self, backups: BackupStore) -> None:
         assert backups.recent() == []
 

@@ -47,12 +47,39 @@ def test_the_generic_assignments_of_the_report_are_caught(template: str, length:
     assert len(missed) <= 2, missed[:5]  # at most 0.4 %
 
 
-def test_every_benchmark_pattern_stays_within_one_percent() -> None:
-    # The target is 0.5 %; short values inside a sentence (12 characters after "password is")
-    # read as names a little more often (docs/memory.md gives the measured table).
+@pytest.mark.parametrize("seed", [20261201, 7])
+def test_every_benchmark_pattern_stays_within_half_a_percent(seed: int) -> None:
     bench = _bench()
-    for kind, template, misses in bench.miss_rates(1000):
+    for kind, template, misses in bench.miss_rates(2000, seed):
         assert misses <= 10, (kind, template, misses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The admin password is 828370919522 (rotate it).",
+        "passcode=4815162342",
+        "pwd = 90210475511",
+    ],
+)
+def test_ten_digits_or_more_given_to_a_password_are_a_password(text: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["password assignment"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: 1234567890",
+        "pwd = 0987654321",
+        "password: 12345678",
+        "token: 1700000000123",
+        "session_key = 82837091952211",
+        "password_changed_at = 1700000000",
+        "password_updated: 1700000000",
+    ],
+)
+def test_counting_short_or_non_password_numbers_pass(text: str) -> None:
+    assert find_secrets({"body": text}) == []
 
 
 def test_redaction_replaces_a_generated_password_whole() -> None:
@@ -87,6 +114,12 @@ def test_redaction_replaces_a_generated_password_whole() -> None:
         "token: ${{ secrets.GITHUB_TOKEN }}",
         "session_key: AUTH_TOKEN_V2_PROD",
         "password: %(db_password)s",
+        "The admin password is well-known, e.g. (rotate it).",
+        "the password is *(optional)* here",
+        "password: iPhone-only!",
+        "password: N/A-for-now",
+        "the password is v1.2.3-beta.1",
+        "password_changed: 2024-01-15T10:00:00Z",
     ],
 )
 def test_code_and_prose_around_credential_keys_pass(text: str) -> None:
@@ -104,6 +137,13 @@ def test_code_and_prose_around_credential_keys_pass(text: str) -> None:
         "the password is a272c52dd12091",
         "export PGPASSWORD='ZVTCpaTXCqSjGwXiU9'",
         "password: *CYAScqrGVCPXyXL",
+        # Letters around symbols that join no words: ^ and ? between letters, mixed case.
+        "The admin password is ysze^HQ_?zca (rotate it).",
+        "The admin password is EcFUZTS~#+U^ (rotate it).",
+        "The admin password is Ca?MvkpaqPuf (rotate it).",
+        # The shape of a version, without its words.
+        "The admin password is 7+TOTf/FMJGj (rotate it).",
+        "The admin password is 776-KFSZLDX5 (rotate it).",
     ],
 )
 def test_generated_passwords_that_used_to_pass_are_caught(text: str) -> None:
@@ -125,3 +165,11 @@ def test_a_query_string_password_ends_at_the_ampersand() -> None:
     assert redact_secrets(line) == (
         "https://shop.acme.io/login?user=ana&password=[REDACTED]&next=/cart"
     )
+
+
+def test_long_capital_runs_in_a_punctuated_value_are_judged_at_once() -> None:
+    # Capital runs split many ways; the reading of camelCase words walks them once (a
+    # backtracking pattern took seconds at 40 letters). Two letters repeated carry too little
+    # entropy to be a password.
+    for value in ("-" + "AB" * 120 + "c", "x" + "A" * 200 + "b-c", "Xk-" + "AB" * 100 + "c"):
+        assert find_secrets({"body": f"password: {value}"}) == []

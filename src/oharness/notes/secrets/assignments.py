@@ -57,7 +57,8 @@ _KEY_QUALIFIERS: Final = (
 _DESCRIPTIVE_KEY_RE: Final = _lazy(
     r"(?:^|[_.\-])(?:hash(?:ed)?|digest|checksum|fingerprint|sha\d*|md5|len(?:gth)?|count"
     r"|size|max|min|ttl|expir\w*|type|url|uri|endpoint|file|path|dir|name|env|var|field"
-    r"|policy|format|prefix|pattern|regex|header|label|hint|version|limit|usage|izer|id)s?$",
+    r"|policy|format|prefix|pattern|regex|header|label|hint|version|limit|usage|izer|id"
+    r"|at|time(?:stamp)?|date|(?:chang|updat|rotat|creat)ed)s?$",
 )
 # Whole key names (lower-cased, separators removed) that hold values which are not credentials:
 # pagination and idempotency tokens, CSRF tokens, .NET publicKeyToken, or words like "bypass".
@@ -117,7 +118,9 @@ def _scan_assignments(subject: _Subject) -> Iterator[_Span]:
         if len(value) < 8 or _DESCRIPTIVE_KEY_RE().search(match.group("tail").lower()):
             continue
         operator = match.group("op").strip()
-        if not _looks_like_password(value, 10 if operator == "is" else 8):
+        word = match.group("word").lower()
+        numeric_ok = word.startswith(("passw", "passc", "pwd")) or word == "pass"
+        if not _looks_like_password(value, 10 if operator == "is" else 8, digits=numeric_ok):
             continue
         prefix = _key_prefix(text, match.start())
         # ">" only as in <password>value</password>, not a comparison or a regex group.
@@ -127,7 +130,6 @@ def _scan_assignments(subject: _Subject) -> Iterator[_Span]:
         if value.rsplit(".", 1)[-1] == key:
             continue  # an alias or re-export: X = module.X
         squashed_prefix = _SEPARATORS_RE().sub("", prefix.lower())
-        word = match.group("word").lower()
         if word == "key" and not squashed_prefix.endswith(_KEY_QUALIFIERS):
             continue
         squashed = squashed_prefix + word + _SEPARATORS_RE().sub("", match.group("tail").lower())

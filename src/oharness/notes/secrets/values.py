@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -258,7 +259,7 @@ def _reads_as_name(value: str) -> bool:
 _DIGIT_RUN_RE: Final = _lazy(r"[0-9]+")
 
 
-def _looks_like_password(value: str, min_length: int) -> bool:
+def _looks_like_password(value: str, min_length: int, *, digits: bool = False) -> bool:
     """Whether a value given to a credential key (``password=``, ``api_key:``) is a literal secret.
 
     The key already says "credential", so the value needs less evidence than a bare string:
@@ -267,14 +268,19 @@ def _looks_like_password(value: str, min_length: int) -> bool:
     word with punctuation (``Hello!!``); not a name under the strict reading of
     :func:`_reads_as_name`; and an entropy of at least 2 bits per character (or
     ``0.7 * log2(length)`` for short values). :func:`_looks_random` is the looser test for
-    values with no such key (a Bearer token, a key after ``sk-``).
+    values with no such key (a Bearer token, a key after ``sk-``). With ``digits`` (the key
+    names a password or passcode), ten digits or more are a numeric password unless they count
+    up or down (``1234567890``).
     """
     n = len(value)
     if n < min_length or not value.isascii() or " " in value or not value.isprintable():
         return False
     if "\\" in value or _is_placeholder(value) or _is_code_reference(value):
         return False
-    if _NUMERIC_RE().fullmatch(value) or _is_path_of_names(value):
+    if value.isdigit() and digits and n >= 10:
+        steps = {(int(b) - int(a)) % 10 for a, b in itertools.pairwise(value)}
+        return not steps <= {1} and not steps <= {9}
+    if _is_number_of_words(value) or _is_path_of_names(value):
         return False
     if _reads_as_name(value) or _is_punctuated_words(value):
         return False
@@ -291,8 +297,49 @@ def _is_path_of_names(value: str) -> bool:
     return all(_reads_as_name(piece.lstrip(".")) for piece in pieces)
 
 
+def _is_number_of_words(value: str) -> bool:
+    """A number, date or version (``4096``, ``2024-01-15T10:00:00Z``, ``v1.2.3-beta``) whose
+    letters read as words: ``7+TOTf/FMJGj`` has the shape of a version but not its words."""
+    if not _NUMERIC_RE().fullmatch(value):
+        return False
+    return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
+
+
+# Between two words, punctuation that joins them: well-known, e.g., N/A, R&D, don't, a+b, x@y.
+# Generated passwords put any symbol between letters (ysze^HQ_?zca, Ca?MvkpaqPuf).
+_INNER_PUNCTUATION_RE: Final = _lazy(r"[A-Za-z]([^A-Za-z]+)(?=[A-Za-z])")
+_JOINERS: Final = frozenset("-_./+:'&@,")
+
+
+def _reads_as_camel_case(piece: str) -> bool:
+    """Letters in camelCase words: ``Phone``, ``is``, one acronym (``OS``) and perhaps a lone
+    lower-case letter first (``iPhone``); ``emhnuiDy`` and ``IEJTveZbcik`` are no such words."""
+    runs = _CASE_RUN_RE().findall(piece)
+    acronyms = 0
+    for index, run in enumerate(runs):
+        if run.isupper():
+            acronyms += 1
+            if acronyms > 1 or not 2 <= len(run) <= 5:
+                return False
+        elif len(run) - run[0].isupper() < 2 and not (index == 0 and run.islower()):
+            return False
+    return True
+
+
 def _is_punctuated_words(value: str) -> bool:
-    """Words with punctuation (``Hello!!``, ``*(optional)*``), judged strictly on the letters."""
+    """Words with punctuation (``Hello!!``, ``*(optional)*``, ``iPhone-only``), judged strictly.
+
+    Each piece of letters reads as words, is one case (``hello``, ``HELLO``, ``Hello``) or reads
+    as camelCase with one acronym at most; punctuation between two pieces only joins them.
+    """
     if value.isalnum() or not _is_word_with_punctuation(value):
         return False
+    for inner in _INNER_PUNCTUATION_RE().findall(value):
+        if not _JOINERS.issuperset(inner):
+            return False
+    for piece in _NON_LETTER_RE().split(value):
+        if not piece or piece.islower() or piece.isupper() or piece.istitle():
+            continue
+        if not _reads_as_camel_case(piece):
+            return False
     return all(_segment_reads_as_words(piece) for piece in _NON_LETTER_RE().split(value) if piece)
