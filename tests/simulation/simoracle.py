@@ -10,7 +10,8 @@ note kept as a copy under a new id ("keep both") still counts as the same text.
 - (b) no acknowledged edit is lost: it is in some device's notes, a backup or a conflict
   record -- unless a later user edit on a device that held it replaced it on purpose;
 - (c) a deleted note stays deleted unless some device edited or re-created it after the
-  delete, or edited it without having seen the version that was deleted;
+  delete, or edited it without having seen the version that was deleted, or the operator
+  reset or restored the storage after the delete;
 - (d) the base never claims what the server does not have: its version is at most the
   server's, and every (id, rev, hash) in it was committed to the server's manifest.
 """
@@ -69,6 +70,8 @@ class DeviceDisk:
     conflicts: dict[str, set[str]] = field(default_factory=dict)
     knew: dict[str, set[str]] = field(default_factory=dict)
     torn: list[str] = field(default_factory=list)
+    #: Contents the person holds outside a readable file (an editor's buffer).
+    held_elsewhere: set[str] = field(default_factory=set)
     _stamps: dict[str, tuple[tuple[int, int, int], tuple[str, str, str] | None]] = field(
         default_factory=dict
     )
@@ -96,6 +99,11 @@ class DeviceDisk:
                 parsed = _content_of(Path(entry.path).read_bytes())
             stamps[entry.name] = (stamp, parsed)
             if parsed is None:
+                if entry.name in self.device.broken:  # the person's own half-saved edit
+                    parsed = _content_of(self.device.broken[entry.name][0])
+                    if parsed is not None:
+                        self.held_elsewhere.add(parsed[2])
+                    continue
                 self.torn.append(entry.name)
                 continue
             notes[parsed[0]] = (parsed[1], parsed[2])
@@ -150,6 +158,8 @@ class Oracle:
         self.retired: set[int] = set()
         self.deletions: dict[str, list[Deletion]] = {}
         self.ids: set[str] = set()
+        #: Steps at which the operator reset or restored the storage.
+        self.resets: list[int] = []
 
     def observe(self) -> None:
         for disk in self.disks:
@@ -188,6 +198,7 @@ class Oracle:
         for disk in self.disks:
             held.update(content for _, content in disk.notes.values())
             held.update(disk.backups)
+            held.update(disk.held_elsewhere)
             for contents in disk.conflicts.values():
                 held.update(contents)
         return held
@@ -272,6 +283,10 @@ class Oracle:
             if note_id not in final:
                 continue
             last = deletions[-1]
+            if any(step > last.step for step in self.resets):
+                # The storage forgot the delete; devices that still hold the note put it back
+                # (a reset deletes nothing anywhere, docs/sync-protocol.md).
+                continue
             justified = [
                 edit
                 for edit in self.edits

@@ -114,9 +114,34 @@ class SimServer:
         self.revisions: dict[tuple[str, str], str] = {}
         self.version = 0
         self._recording = False
+        #: Copies of the storage taken along the way (what a restore may put back).
+        self.copies: list[dict[str, Any]] = []
 
     def close(self) -> None:
         self.http.__exit__(None, None, None)
+
+    # ---- the operator's hand: resets and restores of the storage -------------------------
+
+    def save_copy(self) -> None:
+        """Keep a copy of the scope's storage as it is now (a backup an operator may restore)."""
+        with self.store._lock:
+            self.copies.append(dict(self.store._objects))
+
+    def reset(self) -> None:
+        """The operator empties the storage (a new bucket, a wiped volume)."""
+        with self.store._lock:
+            self.store._objects.clear()
+
+    def restore(self, pick: int) -> int:
+        """The operator puts back an older copy of the storage; returns its manifest version."""
+        if not self.copies:
+            self.reset()
+            return 0
+        copy = self.copies[pick % len(self.copies)]
+        with self.store._lock:
+            self.store._objects = dict(copy)
+        stored = copy.get(manifest_key(PREFIX))
+        return parse_manifest(stored.data).version if stored is not None else 0
 
     def forward(self, request: httpx2.Request) -> httpx2.Response:
         return self.http.send(request)
@@ -265,6 +290,8 @@ class Device:
         )
         self.offline_until = -1
         self.crashes = 0
+        #: Note files the person left unreadable mid-edit: name -> (their bytes, repair step).
+        self.broken: dict[str, tuple[bytes, int]] = {}
         self._workspace: Workspace | None = None
         self._engine: ScopeSync | None = None
         self.notes_dir = self.workspace.service.store("project").directory
@@ -324,6 +351,29 @@ class Device:
         self._workspace = None
         self._engine = None
         self.crashes += 1
+
+    def break_note(self, pick: int, until: int) -> str | None:
+        """Leave one note file unreadable (an editor's half-saved frontmatter) until ``until``."""
+        names = sorted(
+            path.name
+            for path in self.notes_dir.glob("*.md")
+            if path.name not in self.broken and path.is_file()
+        )
+        if not names:
+            return None
+        name = names[pick % len(names)]
+        path = self.notes_dir / name
+        data = path.read_bytes()
+        self.broken[name] = (data, until)
+        path.write_bytes(data[: data.index(b"\n", 4) // 2] if b"\n" in data[4:] else b"---\n")
+        self.workspace.service.store("project").refresh(full=True)
+        return name
+
+    def repair(self, name: str, suffix: bytes = b"") -> None:
+        """The person finishes the edit: the file is whole again (``suffix`` appended)."""
+        data, _ = self.broken.pop(name)
+        (self.notes_dir / name).write_bytes(data + suffix)
+        self.workspace.service.store("project").refresh(full=True)
 
     def owns(self, path: Path) -> bool:
         return path.is_relative_to(self.root) or path.is_relative_to(self.home)

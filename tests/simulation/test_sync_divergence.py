@@ -1,0 +1,168 @@
+"""Silent divergence the extended simulation world finds: storage resets and restores that
+other devices hide by syncing first, notes unreadable while a remote change arrives, and
+commits that only repeat what another device committed a moment earlier.
+
+Each test is one scenario written out with the simulation's world (real engine and server,
+in-process transport); the seed replay at the end runs schedules of the extended world that
+failed before the fixes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from simrun import run_seed
+from simschedule import EXTENDED_WEIGHTS, Fault, ScheduleShape
+from simworld import Device, World
+
+from oharness.notes.format import Note, serialise_note_bytes
+
+#: Reproductions of issue 9 items 1, 2 and 5 on the code before the fix.
+pytestmark = pytest.mark.xfail(strict=True, reason="silent divergence before the fix")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    with World(tmp_path, seed=3, devices=3) as sim:
+        yield sim
+
+
+def _create(device: Device, summary: str, *, now: int | None = None) -> str:
+    stamp = device.world.clock() if now is None else now
+    body = "".join(f"{summary} line {index}\n" for index in range(10))
+    note = Note(f"{summary.lower()}-1", summary, body, ("sim",), None, stamp, stamp)
+    device.workspace.service.store("project").save(note, create=True)
+    return note.id
+
+
+def _edit_line(device: Device, note_id: str, line: int, text: str) -> None:
+    store = device.workspace.service.store("project")
+    stored = store.get(note_id)
+    assert stored is not None
+    lines = stored.note.body.splitlines()
+    lines[line] = text
+    edited = stored.note.with_changes(body="\n".join(lines) + "\n", updated_at=device.world.clock())
+    store.save(edited, create=False)
+
+
+def _notes(device: Device) -> dict[str, str]:
+    store = device.workspace.service.store("project")
+    store.refresh(full=True)
+    return {stored.id: stored.note.content_hash for stored in store.notes()}
+
+
+def test_a_reset_hidden_by_other_devices_catching_up_is_still_noticed(world: World) -> None:
+    a, b, _ = world.devices
+    kept = _create(a, "Kept")
+    a.sync()
+    b.sync()
+    _create(b, "Second")
+    b.sync()  # a last saw version 1, the server is at 2
+    world.server.reset()
+    for index in range(3):  # b puts its notes back and moves the version past a's
+        _create(b, f"After{index}")
+        b.sync()
+    a.sync()
+    b.sync()
+    # a must notice the reset although the version it saw (1) is below the server's (4): its
+    # notes go back to the server, and it receives everything b put there.
+    assert kept in world.server.manifest_notes()
+    assert _notes(a) == world.server.manifest_notes() == _notes(b)
+
+
+def test_a_restore_to_an_older_copy_is_noticed_after_others_caught_up(world: World) -> None:
+    a, b, _ = world.devices
+    first = _create(a, "First")
+    a.sync()
+    world.server.save_copy()  # the operator's backup at version 1
+    second = _create(a, "Second")
+    a.sync()
+    b.sync()
+    world.server.restore(0)  # back at version 1: "second" is gone from the storage
+    _create(b, "Other")
+    b.sync()  # b notices, puts "second" back and adds its own: version 3 or more
+    _create(b, "More")
+    b.sync()
+    a.sync()
+    # a saw version 2 with "second"; the version at 2 now is another history.
+    assert {first, second} <= set(world.server.manifest_notes())
+    assert _notes(a) == world.server.manifest_notes()
+
+
+def test_a_note_unreadable_while_a_remote_edit_arrives_gets_it_once_repaired(
+    world: World,
+) -> None:
+    a, b, _ = world.devices
+    note_id = _create(a, "Shared")
+    a.sync(), b.sync()
+    _edit_line(a, note_id, 0, "line 0 edited on a")
+    a.sync()
+    name = b.break_note(0, until=99)
+    assert name == f"{note_id}.md"
+    result = b.sync()  # the remote edit arrives while b's file is half-saved
+    assert name in result.unsyncable
+    b.repair(name)
+    b.sync()
+    assert _notes(b)[note_id] == world.server.manifest_notes()[note_id] == _notes(a)[note_id]
+
+
+def test_a_local_edit_made_while_unreadable_uploads_once_repaired(world: World) -> None:
+    a, b, _ = world.devices
+    note_id = _create(a, "Shared")
+    a.sync(), b.sync()
+    _edit_line(a, note_id, 0, "line 0 edited on a")
+    a.sync()
+    name = b.break_note(0, until=99)
+    b.sync()
+    b.repair(name, b"appended while the file was open on b\n")
+    b.sync()
+    a.sync()
+    body = world.server.manifest_notes()[note_id]
+    assert _notes(a)[note_id] == body == _notes(b)[note_id]
+    stored = a.workspace.service.store("project").get(note_id)
+    assert stored is not None
+    assert "appended while the file was open on b" in stored.note.body
+    assert "line 0 edited on a" in stored.note.body
+
+
+def test_a_commit_repeating_another_devices_bytes_claims_no_unseen_version(
+    world: World,
+) -> None:
+    a, b, _ = world.devices
+    now = world.clock()
+    twin = Note("twin-1", "Twin", "same bytes\n", (), None, now, now)
+    for device in (a, b):
+        device.workspace.service.store("project").save_bytes(
+            twin.id, serialise_note_bytes(twin), create=True
+        )
+    other = _create(a, "Only-on-a")
+
+    def a_syncs(device: Device) -> None:
+        a.sync()  # commits the twin and another note, between b's snapshot and b's commit
+
+    world.on_interleave = a_syncs
+    world.arm(Fault("interleave", "snapshot", other=0), b)
+    b.sync()  # b's put of the twin is a no-op on the server
+    world.disarm()
+    b.sync()
+    assert other in _notes(b)
+    assert _notes(b) == world.server.manifest_notes()
+
+
+#: Extended-world seeds (3 devices, 14 steps) that diverged before the fixes.
+DIVERGED_SEEDS = [2, 20, 42, 131, 193, 237, 238, 290, 291]
+
+
+@pytest.mark.parametrize("seed", DIVERGED_SEEDS)
+def test_seeds_that_diverged_before_the_fixes_keep_every_invariant(
+    seed: int, tmp_path: Path
+) -> None:
+    report = run_seed(
+        seed,
+        ScheduleShape(devices=3, steps=14, weights=EXTENDED_WEIGHTS),
+        tmp_path / f"seed-{seed}",
+    )
+    if report.failed:
+        pytest.fail(report.describe(), pytrace=False)
