@@ -10,8 +10,9 @@ note kept as a copy under a new id ("keep both") still counts as the same text.
 - (b) no acknowledged edit is lost: it is in some device's notes, a backup or a conflict
   record -- unless a later user edit on a device that held it replaced it on purpose;
 - (c) a deleted note stays deleted unless some device edited or re-created it after the
-  delete, or edited it without having seen the version that was deleted, or the operator
-  reset or restored the storage after the delete;
+  delete, or edited it without having seen the version that was deleted (a byte-identical
+  twin written on another device counts as such), or the operator
+  reset or restored the storage after the deleting device's last pass before the delete;
 - (d) the base never claims what the server does not have: its version is at most the
   server's, and every (id, rev, hash) in it was committed to the server's manifest.
 """
@@ -50,6 +51,8 @@ class Deletion:
     device: str
     id: str
     knew: frozenset[str]
+    #: The step of the deleting device's last completed pass before the delete (-1: none).
+    synced_at: int = -1
 
 
 def _content_of(data: bytes) -> tuple[str, str, str] | None:
@@ -160,6 +163,8 @@ class Oracle:
         self.ids: set[str] = set()
         #: Steps at which the operator reset or restored the storage.
         self.resets: list[int] = []
+        #: Per device, the step of its last completed sync pass.
+        self.last_pass: dict[str, int] = {}
 
     def observe(self) -> None:
         for disk in self.disks:
@@ -188,7 +193,10 @@ class Oracle:
         disk = self.disk(device)
         disk.read()
         knew = frozenset(disk.knew.get(note_id, set()))
-        self.deletions.setdefault(note_id, []).append(Deletion(step, device.name, note_id, knew))
+        synced_at = self.last_pass.get(device.name, -1)
+        self.deletions.setdefault(note_id, []).append(
+            Deletion(step, device.name, note_id, knew, synced_at)
+        )
 
     # ---- invariants ----------------------------------------------------------------------
 
@@ -283,14 +291,21 @@ class Oracle:
             if note_id not in final:
                 continue
             last = deletions[-1]
-            if any(step > last.step for step in self.resets):
-                # The storage forgot the delete; devices that still hold the note put it back
-                # (a reset deletes nothing anywhere, docs/sync-protocol.md).
+            if any(step > last.synced_at for step in self.resets):
+                # The storage forgot the delete, or the delete was made against a history the
+                # storage had already lost; devices that still hold the note put it back (a
+                # reset deletes nothing anywhere, docs/sync-protocol.md).
                 continue
             justified = [
                 edit
                 for edit in self.edits
-                if edit.id == note_id and (edit.step > last.step or edit.content not in last.knew)
+                if edit.id == note_id
+                and (
+                    edit.step > last.step
+                    or edit.content not in last.knew
+                    # a byte-identical twin made on another device is a creation of its own
+                    or (edit.what == "twin" and edit.device != last.device)
+                )
             ]
             if not justified:
                 problems.append(

@@ -325,6 +325,7 @@ class Runner:
             self.report.stats[f"failed:{exc.code}"] += 1
             return f"failed: {exc.code}", False
         self._count(result)
+        self.oracle.last_pass[device.name] = self.step
         refused = device.transport.rejected[rejections:]
         clean = result.skipped is None and not result.errors and not result.rejected and not refused
         return _did(result, refused), clean

@@ -130,7 +130,7 @@ class ScheduleShape:
     steps: int = 24
     fault_rate: float = 0.6
     local_edits: bool = True
-    weights: dict[str, float] = field(default_factory=lambda: dict(BASIC_WEIGHTS))
+    weights: dict[str, float] = field(default_factory=lambda: dict(EXTENDED_WEIGHTS))
 
 
 def draw_fault(rng: random.Random, shape: ScheduleShape, device: int) -> Fault | None:

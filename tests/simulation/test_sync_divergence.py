@@ -19,9 +19,6 @@ from simworld import Device, World
 
 from oharness.notes.format import Note, serialise_note_bytes
 
-#: Reproductions of issue 9 items 1, 2 and 5 on the code before the fix.
-pytestmark = pytest.mark.xfail(strict=True, reason="silent divergence before the fix")
-
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:

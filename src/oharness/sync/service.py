@@ -26,8 +26,9 @@ from oharness.project.paths import HomeLayout
 from oharness.sync.base import SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.engine import PassResult, ScopeSync
+from oharness.sync.engine import ScopeSync
 from oharness.sync.protocol import SyncScope
+from oharness.sync.result import PassResult
 from oharness.sync.settings import SyncSettings
 from oharness.types import Clock, Scope
 
