@@ -389,6 +389,10 @@ class Runner:
             return "no open conflict"
         device = holders[step.device % len(holders)]
         records = sorted(ConflictBook(device.base.conflicts).records(), key=lambda r: r.id)
+        # A person repairs a half-saved file before resolving its conflict.
+        records = [r for r in records if f"{r.id}.md" not in device.broken] or records[:0]
+        if not records:
+            return "no conflict to resolve yet"
         record = records[step.pick % len(records)]
         return self._resolve(device, record, step.choice)
 

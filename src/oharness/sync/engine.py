@@ -28,7 +28,7 @@ from oharness.merge.note import merge_notes
 from oharness.notes.backups import BackupStore
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.store import NoteStore, StoredNote
-from oharness.sync.base import BaseNote, BaseState, PendingNote, SyncBase
+from oharness.sync.base import BaseNote, BaseState, HeldChange, PendingNote, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.local import classify_local
@@ -215,6 +215,9 @@ class ScopeSync:
             progress=self._progress,
             check_cancelled=self._check_cancelled,
         ).upload(uploads, state, quotas, Position(snapshot.version, snapshot.commit))
+        for note_id, current in outcome.refused.items():
+            # The server said where the note is now: the next round plans against that.
+            state.held[note_id] = HeldChange(current or "", None, deleted=current is None)
         result.pushed.extend(outcome.pushed)
         result.rejected.extend(outcome.rejected)
         result.errors.extend(outcome.errors)
@@ -230,7 +233,7 @@ class ScopeSync:
         result.version = state.version
         result.conflicts = sorted(self.conflicts.ids())
         self.base.save(state)
-        return outcome.refused
+        return sorted(outcome.refused)
 
     # ---- write-ahead -------------------------------------------------------------------
 

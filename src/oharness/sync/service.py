@@ -84,6 +84,15 @@ class PassReport:
     retry_after_ms: int | None = None
 
     @property
+    def failed(self) -> bool:
+        """True when the pass failed, or some note in it did not sync."""
+        return self.error is not None or (self.result is not None and self.result.failed)
+
+    def note_errors(self) -> list[dict[str, Any]]:
+        """The notes that did not sync in this pass, each with its reason."""
+        return self.result.note_errors() if self.result is not None else []
+
+    @property
     def transient(self) -> bool:
         return self.error is not None and self.error.get("code") in {
             "unavailable",
@@ -322,6 +331,8 @@ class SyncService:
             "merged": last_pass.get("merged", []),
             "conflicts": sorted(ConflictBook(base.conflicts).ids()),
             "unsyncable": last_pass.get("unsyncable", []),
+            "noteErrors": last_pass.get("noteErrors", []),
+            "reset": bool(last_pass.get("reset")),
             "retryAfter": saved.get("retryAfter"),
             "plan": account.get("plan"),
             "planLimits": account.get("planLimits"),

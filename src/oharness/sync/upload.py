@@ -53,7 +53,8 @@ class UploadOutcome:
 
     position: Position
     pushed: list[str] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
+    #: Compare-and-swap refusals: id -> the server's current rev (``None``: no live note).
+    refused: dict[str, str | None] = field(default_factory=dict)
     rejected: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     generation: str | None = None
@@ -178,7 +179,7 @@ class Uploader:
         state.pending = {}
         for rejected in response.rejected:
             if rejected.reason == "conflict":  # a CAS race: the pass plans the note again
-                outcome.refused.append(rejected.id)
+                outcome.refused[rejected.id] = rejected.current_rev
                 continue
             outcome.rejected.append(
                 {"id": rejected.id, "reason": rejected.reason, "message": rejected.message}
