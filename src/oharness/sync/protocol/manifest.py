@@ -210,12 +210,27 @@ def parse_manifest(data: bytes) -> Manifest:
 # --------------------------------------------------------------------------- key layout
 
 
+#: The hashed form of a subject that is not a safe key segment (``u-`` + 32 hex digits).
+_HASHED_SEGMENT: Final = re.compile(r"u-[0-9a-f]{32}")
+
+
+def is_reserved_subject(sub: str) -> bool:
+    """True for a subject shaped like the hashed form, which the server refuses: used as is,
+    it would share a storage prefix with the subject whose hash it spells (spec 06.1)."""
+    return _HASHED_SEGMENT.fullmatch(sub) is not None
+
+
 def user_key_segment(sub: str) -> str:
     """The key segment of a verified user (or team) id: itself when it is a safe segment,
-    else ``u-`` + the first 32 hex digits of its SHA-256 (spec 06.1)."""
+    else ``u-`` + the first 32 hex digits of its SHA-256 (spec 06.1).
+
+    Injective because subjects of the hashed shape are refused before they get here (see
+    :func:`is_reserved_subject`); existing stores keep their keys, nothing needs migrating."""
+    if is_reserved_subject(sub):
+        raise _fail(f"the subject {sub!r} has the reserved shape u-<32 hex digits>", "sub")
     if _USER_SEGMENT.fullmatch(sub):
         return sub
-    return "u-" + hashlib.sha256(sub.encode("utf-8")).hexdigest()[:32]
+    return "u-" + hashlib.sha256(sub.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
 
 
 def user_prefix(user_segment: str) -> str:
