@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
     try:
-        cli.main(args=args, prog_name="oharness", standalone_mode=False)
+        code = cli.main(args=args, prog_name="oharness", standalone_mode=False)
+        if isinstance(code, int) and code:  # a command that printed its failures and exits
+            return code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:

@@ -250,7 +250,9 @@ class ScopeSync:
                 )
             else:
                 entry = remote.entries.get(note_id)
-                landed = entry is not None and not entry.deleted and entry.rev == pending.rev
+                # Listed live at this revision, or deleted at it (the upload landed and another
+                # machine deleted it since: the delete must win, not a re-upload).
+                landed = entry is not None and entry.rev == pending.rev
             if landed:
                 state.notes[note_id] = BaseNote(pending.rev, pending.hash)
         state.pending = {}
