@@ -25,7 +25,7 @@ from typing import Any
 
 from oharness.errors import NoteFormatError, StorageError
 from oharness.fsio import atomic_write, is_temp_name
-from oharness.notes.format import Note, parse_note_bytes
+from oharness.notes.format import Note, file_revision, parse_note_bytes
 from oharness.notes.ids import is_valid_id
 from oharness.project.paths import scope_key_digest
 
@@ -163,19 +163,45 @@ class SyncBase:
         self.lock_path = self.folder / "lock"
 
     def load(self) -> BaseState:
-        """The saved state, or an empty one (a corrupt file is set aside, never trusted)."""
+        """The saved state; a corrupt file is set aside, never trusted, and the base is
+        rebuilt from the synced copies (with no version: the next snapshot lists everything,
+        and notes unchanged on both sides stay quiet instead of turning into conflicts)."""
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
+            if self.state_path.with_suffix(".corrupt").exists():  # set aside, not yet saved
+                return self._rebuilt()
             return BaseState(self.scope_key)
         except (OSError, ValueError):
             self._set_aside()
-            return BaseState(self.scope_key)
+            return self._rebuilt()
         try:
             return _parse_state(data, self.scope_key)
         except ValueError:
             self._set_aside()
-            return BaseState(self.scope_key)
+            return self._rebuilt()
+
+    def _rebuilt(self) -> BaseState:
+        """A base recovered from ``copies/``: each note with exactly one intact copy."""
+        found: dict[str, list[BaseNote]] = {}
+        try:
+            names = os.listdir(self.copies)
+        except OSError:
+            names = []
+        for name in names:
+            note_id, _, rest = name.partition(".")
+            rev = rest.removesuffix(".md")
+            if is_temp_name(name) or not is_valid_id(note_id) or not rest.endswith(".md"):
+                continue
+            try:
+                data = self.copy_path(note_id, rev).read_bytes()
+                note = parse_note_bytes(data)
+            except (OSError, NoteFormatError):
+                continue
+            if file_revision(data) == rev and note.id == note_id:
+                found.setdefault(note_id, []).append(BaseNote(rev, note.content_hash))
+        notes = {note_id: entries[0] for note_id, entries in found.items() if len(entries) == 1}
+        return BaseState(self.scope_key, notes=notes)
 
     def _set_aside(self) -> None:
         with contextlib.suppress(OSError):

@@ -9,8 +9,10 @@ and each is reported with a reason and what to do.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
@@ -59,6 +61,40 @@ def credential_problem(stored: StoredNote) -> NoteProblem | None:
     )
 
 
+def _misnamed(store: NoteStore) -> list[NoteProblem]:
+    """Note files whose suffix differs from ``.md`` only by case (``x.MD``): a rename the
+    store does not load, reported instead of being read as a deletion of ``x``."""
+    try:
+        names = os.listdir(store.directory)
+    except OSError:
+        return []
+    return [
+        NoteProblem(
+            name,
+            name[: -len(NOTE_SUFFIX)],
+            "misnamed",
+            f"the file name ends in {name[-len(NOTE_SUFFIX) :]!r}, not {NOTE_SUFFIX!r}: rename "
+            f"it to {name[: -len(NOTE_SUFFIX)] + NOTE_SUFFIX} to keep syncing it",
+        )
+        for name in sorted(names)
+        if name.lower().endswith(NOTE_SUFFIX) and not name.endswith(NOTE_SUFFIX)
+    ]
+
+
+def remove_stray_temp_files(store: NoteStore, now_ms: int, min_age_ms: int) -> list[Path]:
+    """Delete temp files that interrupted writes left in the folder (older than
+    ``min_age_ms``, so a write in progress in another process is never touched)."""
+    removed = []
+    for path in store.stray_temp_files():
+        try:
+            if now_ms - path.stat().st_mtime_ns // 1_000_000 >= min_age_ms:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
 def classify_local(
     store: NoteStore, base: Mapping[str, BaseNote], protocol: int
 ) -> tuple[dict[str, StoredNote], list[NoteProblem]]:
@@ -88,6 +124,7 @@ def classify_local(
                 f"{load.message}; fix the file (see 'oharness memory doctor') and it syncs again",
             )
         )
+    problems += _misnamed(store)
     for path in store.unloaded():
         problems.append(
             NoteProblem(

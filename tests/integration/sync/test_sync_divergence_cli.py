@@ -131,3 +131,43 @@ def test_offline_sync_now_says_so_once_on_stderr(tmp_path: Path) -> None:
     errors = result.stderr.strip().splitlines()
     assert errors and all("cannot reach the sync server" in line for line in errors)
     assert "retries later" not in result.stderr
+
+
+def test_renaming_to_an_upper_case_suffix_is_reported_not_deleted(trio: list[Machine]) -> None:
+    a, b, _ = trio
+    a.write("cased-1", "a note\n")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    (a.notes / "cased-1.md").rename(a.notes / "cased-1.MD")
+    result = a.run("sync", "now")
+    assert result.returncode == 1 and "cased-1.MD" in result.stderr
+    b.ok("sync", "now")
+    assert "cased-1.md" in b.files()
+
+
+def test_a_corrupt_state_file_brings_no_conflicts(trio: list[Machine]) -> None:
+    a, b, _ = trio
+    for index in range(3):
+        a.write(f"calm-{index}", f"note {index}\n")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.write("calm-0", "note 0 edited on a\n")
+    a.ok("sync", "now")
+    for state in (b.home / "memory-sync").glob("*/state.json"):
+        state.write_text('{"format": 1, "notes": {"trunc', encoding="utf-8")
+    out = b.ok("sync", "now")
+    assert "conflicts 0" in out and "conflict:" not in out
+    assert b.files() == a.files()
+
+
+def test_temp_files_of_killed_writes_are_cleaned_by_sync(trio: list[Machine]) -> None:
+    import os
+
+    a, _, _ = trio
+    a.write("kept-1", "a note\n")
+    stray = a.notes / ".kept-1.md.1234.tmp"
+    stray.write_bytes(b"half a note")
+    old = stray.stat().st_mtime - 3600
+    os.utime(stray, (old, old))
+    fresh = a.notes / ".kept-1.md.5678.tmp"
+    fresh.write_bytes(b"a write in progress")
+    a.ok("sync", "now")
+    assert not stray.exists() and fresh.exists()
