@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simoracle import Oracle
-from simschedule import BODY_LINES, RESOLUTIONS, Fault, ScheduleShape, Step, generate_schedule
+from simschedule import (
+    BODY_LINES,
+    PROXY_LIMITS,
+    RESOLUTIONS,
+    Fault,
+    ScheduleShape,
+    Step,
+    generate_schedule,
+)
 from simworld import Device, SimulatedCrash, World
 
 from oharness.errors import OHarnessError, SyncError
@@ -177,6 +185,9 @@ class Runner:
             return f"{name} unreadable until step {self.step + step.duration}" if name else "none"
         if step.kind == "twin":
             return self._twin(device, self.world.devices[step.line])
+        if step.kind == "limit":
+            self.world.proxy_limit = PROXY_LIMITS[step.pick]
+            return f"proxy limit {self.world.proxy_limit}"
         return self._resolve_step(step)
 
     def _repair(self, device: Device, name: str) -> str:
@@ -422,6 +433,7 @@ class Runner:
         self.world.armed = None
         devices = self.world.devices
         self.notes = []
+        self.world.proxy_limit = None
         self._repair_due(everything=True)
         self.report.trace.extend(f"end  {note}" for note in self.notes)
         self.oracle.observe()

@@ -101,6 +101,8 @@ class Step:
             return f"the operator restores an older copy of the storage pick={self.pick}"
         if self.kind == "break":
             return f"{who} leaves a note unreadable for {self.duration} steps pick={self.pick}"
+        if self.kind == "limit":
+            return f"a proxy's request limit becomes {PROXY_LIMITS[self.pick]}"
         if self.kind == "twin":
             return f"{who} and d{self.line} write byte-identical notes"
         return f"{who} {self.kind}{':' + self.choice if self.choice else ''} pick={self.pick}"
@@ -118,8 +120,18 @@ BASIC_WEIGHTS = {
 }
 #: The extended world: the operator resets the storage or restores an older copy of it, a
 #: person leaves a note unreadable for a while (then repairs it, now and then with an edit),
-#: two clones of a repository hold byte-identical notes.
-EXTENDED_WEIGHTS = {**BASIC_WEIGHTS, "reset": 0.015, "restore": 0.025, "break": 0.04, "twin": 0.03}
+#: two clones of a repository hold byte-identical notes, a proxy in front of the server
+#: changes its request-body limit (answering 413 above it).
+EXTENDED_WEIGHTS = {
+    **BASIC_WEIGHTS,
+    "reset": 0.015,
+    "restore": 0.025,
+    "break": 0.04,
+    "twin": 0.03,
+    "limit": 0.03,
+}
+#: Request-body limits a proxy in front of the server may have (one note is ~400 bytes).
+PROXY_LIMITS = (None, None, 1200, 2500, 6000)
 
 
 @dataclass(frozen=True)
@@ -189,6 +201,8 @@ def generate_schedule(seed: int, shape: ScheduleShape) -> list[Step]:
             steps.append(
                 Step("break", device, pick=pick, duration=rng.randint(1, 8), edit=rng.choice("ab"))
             )
+        elif kind == "limit":
+            steps.append(Step("limit", device, pick=rng.randrange(len(PROXY_LIMITS))))
         elif kind == "twin":
             other = rng.choice([index for index in range(shape.devices) if index != device])
             steps.append(Step("twin", device, pick=pick, line=other))

@@ -202,10 +202,16 @@ class DeviceTransport(httpx2.BaseTransport):
         #: Every change the server refused (CAS races included), in order.
         self.rejected: list[str] = []
         self.unchanged = False
+        self.proxy_refusals = 0
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         self.requests += 1
         endpoint = request.url.path.rsplit("/", 1)[-1]
+        limit = self.device.world.proxy_limit
+        if endpoint == "commit" and limit is not None and len(request.read()) > limit:
+            # A proxy in front of the server with a body limit of its own (an HTML 413 page).
+            self.proxy_refusals += 1
+            return httpx2.Response(413, text="<html>413 Request Entity Too Large</html>")
         armed = self._fault_for(endpoint)
         if armed is not None:
             early = self._before_server(armed, request)
@@ -388,6 +394,8 @@ class World:
         self.clock = TickClock()
         self.step = 0
         self.armed: ArmedFault | None = None
+        #: A proxy's request-body limit in front of the server (``None``: no proxy limit).
+        self.proxy_limit: int | None = None
         self.server = SimServer(self, seed, tombstone_days)
         self.devices = [Device(self, index, seed) for index in range(devices)]
         self.on_interleave: Callable[[Device], Any] | None = None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from simrun import run_seed
-from simschedule import EXTENDED_WEIGHTS, Fault, ScheduleShape
+from simschedule import BASIC_WEIGHTS, EXTENDED_WEIGHTS, Fault, ScheduleShape
 from simworld import Device, World
 
 from oharness.notes.format import Note, serialise_note_bytes
@@ -148,21 +148,29 @@ def test_a_commit_repeating_another_devices_bytes_claims_no_unseen_version(
     assert _notes(b) == world.server.manifest_notes()
 
 
-#: Extended-world seeds (3 devices, 14 steps) that diverged before the fixes.
-DIVERGED_SEEDS = [2, 20, 42, 131, 193, 237, 238, 290, 291]
-#: Found by the extended world afterwards: an upload whose answer was lost, then deleted on
-#: another machine, came back from the machine that uploaded it.
-DIVERGED_SEEDS += [1232]
+#: The extended world's weights when the seeds below were found (before the proxy limit).
+FIRST_WEIGHTS = {
+    **BASIC_WEIGHTS,
+    "reset": 0.015,
+    "restore": 0.025,
+    "break": 0.04,
+    "twin": 0.03,
+}
+#: Seeds (3 devices, 14 steps) that diverged before the fixes: resets hidden by catching up,
+#: notes unreadable while a remote change arrived, no-op commits claiming a version; then
+#: 1232: an upload whose answer was lost, deleted on another machine, came back from the
+#: machine that uploaded it.
+DIVERGED = [(seed, FIRST_WEIGHTS) for seed in (2, 20, 42, 131, 193, 237, 238, 290, 291, 1232)]
+#: Found with the proxy limit in the world: a lost upload answer, a later edit and a delete
+#: elsewhere; the stale upload came back.
+DIVERGED += [(278, EXTENDED_WEIGHTS)]
 
 
-@pytest.mark.parametrize("seed", DIVERGED_SEEDS)
+@pytest.mark.parametrize(("seed", "weights"), DIVERGED, ids=[str(seed) for seed, _ in DIVERGED])
 def test_seeds_that_diverged_before_the_fixes_keep_every_invariant(
-    seed: int, tmp_path: Path
+    seed: int, weights: dict[str, float], tmp_path: Path
 ) -> None:
-    report = run_seed(
-        seed,
-        ScheduleShape(devices=3, steps=14, weights=EXTENDED_WEIGHTS),
-        tmp_path / f"seed-{seed}",
-    )
+    shape = ScheduleShape(devices=3, steps=14, weights=weights)
+    report = run_seed(seed, shape, tmp_path / f"seed-{seed}")
     if report.failed:
         pytest.fail(report.describe(), pytrace=False)

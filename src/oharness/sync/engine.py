@@ -252,9 +252,18 @@ class ScopeSync:
                 )
             else:
                 entry = remote.entries.get(note_id)
-                # Listed live at this revision, or deleted at it (the upload landed and another
-                # machine deleted it since: the delete must win, not a re-upload).
-                landed = entry is not None and entry.rev == pending.rev
+                item = local.get(note_id)
+                # Listed at this revision; or deleted since (at this revision or after a later
+                # edit elsewhere) while this machine still holds exactly what it sent: the
+                # delete must win (the note is backed up), not a re-upload of a stale copy.
+                landed = entry is not None and (
+                    entry.rev == pending.rev
+                    or (
+                        entry.deleted
+                        and item is not None
+                        and item.stored.note.content_hash == pending.hash
+                    )
+                )
             if landed:
                 state.notes[note_id] = BaseNote(pending.rev, pending.hash)
         state.pending = {}
