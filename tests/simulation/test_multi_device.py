@@ -25,8 +25,8 @@ and puts a proxy with a changing request-body limit (413 above it) in front of t
 Default run (``OHARNESS_SIM_PROFILE=ci``): ``OHARNESS_SIM_SEEDS`` short seeds (1000; 3 devices,
 14 steps) and ``OHARNESS_SIM_LONG_SEEDS`` long ones (24; 4 devices, 100 steps), spread over
 worker processes (``OHARNESS_SIM_WORKERS``, default: the CPU count up to 4).
-``OHARNESS_SIM_PROFILE=long`` runs 4,000 short and 200 long seeds, for a developer's run. A failing seed prints its trace
-(every step and what it did) and the command that replays it::
+``OHARNESS_SIM_PROFILE=long`` runs 4,000 short and 200 long seeds, for a developer's run. A
+failing seed prints its trace (every step and what it did) and the command that replays it::
 
     OHARNESS_SIM_SEED=123 OHARNESS_SIM_STEPS=14 OHARNESS_SIM_DEVICES=3 \\
         pytest tests/simulation -k replay -s
