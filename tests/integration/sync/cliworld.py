@@ -56,6 +56,17 @@ class Storage:
                 found[key] = stored.data
         return found
 
+    def restore(self, copy: dict[str, bytes]) -> None:
+        """The operator puts back an older copy (taken with :meth:`keys`)."""
+        self.wipe()
+        for key, data in copy.items():
+            if self.directory is not None:
+                path = self.directory / key
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            else:
+                self.s3.put(key, data)
+
     def wipe(self) -> None:
         """The operator empties the storage."""
         if self.directory is not None:

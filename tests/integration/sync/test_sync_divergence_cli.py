@@ -5,11 +5,15 @@ credentials never uploaded, commits sized to a proxy's limit, offline errors pri
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cliworld import LimitingProxy, Machine, Server, Storage, machines, token_for
+from cliworld import OHARNESS, LimitingProxy, Machine, Server, Storage, machines, token_for
 
 GITHUB_TOKEN = "ghp_" + "Zx9Q2mL7vR4tK8wB3nH6jC1pD5sF0gY2aE7u"
 
@@ -159,8 +163,6 @@ def test_a_corrupt_state_file_brings_no_conflicts(trio: list[Machine]) -> None:
 
 
 def test_temp_files_of_killed_writes_are_cleaned_by_sync(trio: list[Machine]) -> None:
-    import os
-
     a, _, _ = trio
     a.write("kept-1", "a note\n")
     stray = a.notes / ".kept-1.md.1234.tmp"
@@ -171,3 +173,41 @@ def test_temp_files_of_killed_writes_are_cleaned_by_sync(trio: list[Machine]) ->
     fresh.write_bytes(b"a write in progress")
     a.ok("sync", "now")
     assert not stray.exists() and fresh.exists()
+
+
+def test_a_restored_older_copy_is_noticed_after_others_committed(
+    trio: list[Machine], server: Server
+) -> None:
+    a, b, c = trio
+    a.write("first-1", "before the backup\n")
+    a.ok("sync", "now")
+    backup = server.storage.keys()
+    a.write("second-1", "after the backup\n")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    server.storage.restore(backup)  # back at version 1
+    c.write("other-1", "written on c after the restore\n")
+    c.ok("sync", "now")  # another version 2 on top of the restored copy
+    assert "reset or restored" in a.ok("sync", "now")
+    b.ok("sync", "now"), c.ok("sync", "now"), a.ok("sync", "now")
+    assert a.files() == b.files() == c.files()
+    assert set(a.files()) == {"first-1.md", "second-1.md", "other-1.md"}
+
+
+def test_sync_killed_at_any_moment_loses_nothing(trio: list[Machine]) -> None:
+    a, b, _ = trio
+    for index in range(300):
+        a.write(f"bulk-{index}", f"note {index}\n" + "z" * 400 + "\n")
+    for delay in (0.4, 0.9, 1.6):
+        process = subprocess.Popen(
+            [str(OHARNESS), "sync", "now"],
+            cwd=a.root,
+            env={**os.environ, "OHARNESS_HOME": str(a.home)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    a.ok("sync", "now")
+    b.ok("sync", "now")
+    assert a.files() == b.files() and len(b.files()) == 300
