@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 
 import filelock
@@ -41,7 +41,14 @@ from oharness.sync.plan import (
     RemoteView,
     plan_sync,
 )
-from oharness.sync.position import forget_remote, hold_blocked, release_held, storage_was_reset
+from oharness.sync.position import (
+    follow_cloud,
+    forget_remote,
+    hold_blocked,
+    release_held,
+    stale_conflict_revs,
+    storage_was_reset,
+)
 from oharness.sync.protocol import (
     Change,
     Quotas,
@@ -183,13 +190,13 @@ class ScopeSync:
             conflicted=conflicted,
         )
         self._repair_copies(state, local)
-        stale_records = self._stale_conflict_revs(conflicted, remote)
+        stale_records = stale_conflict_revs(self.conflicts, conflicted, remote)
         complete = self._fetch_bodies(
             self._needed_revs(actions, bodies, local, state) | stale_records,
             bodies,
             snapshot.version,
         )
-        self._refresh_conflicts(conflicted, remote, bodies)
+        follow_cloud(self.conflicts, conflicted, remote, bodies)
         uploads: list[tuple[Change, bytes | None]] = []
         with self.store.batch():
             self._announce_downloads(actions, bodies, local, state)
@@ -287,40 +294,6 @@ class ScopeSync:
             state.pending[action.id] = PendingNote(action.remote.rev, note.content_hash, "download")
         if state.pending:
             self.base.save(state)
-
-    # ---- conflicts that keep moving ----------------------------------------------------
-
-    @staticmethod
-    def _listed_changes(conflicted: set[str], remote: RemoteView) -> dict[str, RemoteState]:
-        return {
-            note_id: remote.entries[note_id] for note_id in conflicted if note_id in remote.entries
-        }
-
-    def _stale_conflict_revs(self, conflicted: set[str], remote: RemoteView) -> set[str]:
-        """Cloud revisions of conflicted notes newer than their records (bodies to fetch)."""
-        revs = set()
-        for note_id, entry in self._listed_changes(conflicted, remote).items():
-            record = self.conflicts.get(note_id)
-            if not entry.deleted and entry.rev != record.cloud_rev:
-                revs.add(entry.rev)
-        return revs
-
-    def _refresh_conflicts(
-        self, conflicted: set[str], remote: RemoteView, bodies: dict[str, str]
-    ) -> None:
-        """A conflicted note changed again in the cloud: the record follows the cloud."""
-        for note_id, entry in self._listed_changes(conflicted, remote).items():
-            record = self.conflicts.get(note_id)
-            if entry.deleted:
-                if record.cloud is None:
-                    continue
-                cloud, rev, content_hash = None, None, None
-            else:
-                if entry.rev == record.cloud_rev or entry.rev not in bodies:
-                    continue
-                cloud, rev = bodies[entry.rev], entry.rev
-                content_hash = parse_note_bytes(cloud.encode("utf-8")).content_hash
-            self.conflicts.put(replace(record, cloud=cloud, cloud_rev=rev, cloud_hash=content_hash))
 
     # ---- reading -----------------------------------------------------------------------
 

@@ -10,13 +10,18 @@
   under protocol 1) is skipped by the plan while the base's version moves on. Its remote
   change is kept per note in ``held`` and handed to the plan once the note is readable again,
   so neither the remote edit nor a later local one is lost.
+- **Conflicts that keep moving.** A conflicted note the cloud changes again: its record
+  follows the cloud, so a resolution acts on the newest cloud version.
 """
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
+from dataclasses import replace
 
+from oharness.notes.format import parse_note_bytes
 from oharness.sync.base import BaseState, HeldChange
+from oharness.sync.conflicts import ConflictBook
 from oharness.sync.plan import RemoteState, RemoteView
 from oharness.sync.protocol import SnapshotResponse
 
@@ -66,3 +71,34 @@ def release_held(state: BaseState, blocked: Set[str], failed: Set[str]) -> None:
         for note_id, held in state.held.items()
         if note_id in blocked or note_id in failed
     }
+
+
+def _listed_changes(conflicted: Set[str], remote: RemoteView) -> dict[str, RemoteState]:
+    return {note_id: remote.entries[note_id] for note_id in conflicted if note_id in remote.entries}
+
+
+def stale_conflict_revs(book: ConflictBook, conflicted: Set[str], remote: RemoteView) -> set[str]:
+    """Cloud revisions of conflicted notes newer than their records (bodies to fetch)."""
+    revs = set()
+    for note_id, entry in _listed_changes(conflicted, remote).items():
+        if not entry.deleted and entry.rev != book.get(note_id).cloud_rev:
+            revs.add(entry.rev)
+    return revs
+
+
+def follow_cloud(
+    book: ConflictBook, conflicted: Set[str], remote: RemoteView, bodies: Mapping[str, str]
+) -> None:
+    """A conflicted note changed again in the cloud: its record follows the cloud."""
+    for note_id, entry in _listed_changes(conflicted, remote).items():
+        record = book.get(note_id)
+        if entry.deleted:
+            if record.cloud is None:
+                continue
+            cloud, rev, content_hash = None, None, None
+        else:
+            if entry.rev == record.cloud_rev or entry.rev not in bodies:
+                continue
+            cloud, rev = bodies[entry.rev], entry.rev
+            content_hash = parse_note_bytes(cloud.encode("utf-8")).content_hash
+        book.put(replace(record, cloud=cloud, cloud_rev=rev, cloud_hash=content_hash))
