@@ -33,6 +33,8 @@ from oharness.notes.ids import generate_id
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.engine import PassResult
 
+#: memory.maxNotes when no step lowers it.
+MAX_NOTES = 5000
 #: Creations beyond this many ids become edits, so devices keep meeting on the same notes.
 MAX_IDS = 5
 #: Quiescence: rounds of passes (one per device) before "does not converge" is a failure.
@@ -185,6 +187,9 @@ class Runner:
             return f"{name} unreadable until step {self.step + step.duration}" if name else "none"
         if step.kind == "twin":
             return self._twin(device, self.world.devices[step.line])
+        if step.kind == "maxnotes":
+            device.limited_until = self.step + step.duration
+            return f"memory.maxNotes below its note count for {step.duration} steps"
         if step.kind == "limit":
             self.world.proxy_limit = PROXY_LIMITS[step.pick]
             return f"proxy limit {self.world.proxy_limit}"
@@ -324,6 +329,13 @@ class Runner:
 
     def _pass(self, device: Device, rejections: int) -> tuple[str, bool]:
         """One pass under the armed fault: what it did, and whether it was clean."""
+        store = device.workspace.service.store("project")
+        limited = device.limited_until > self.step
+        if limited:  # memory.maxNotes one below the note files the device holds
+            store.refresh(full=True)
+            store.max_notes = max(1, store.file_count() - 1)
+            store.refresh(full=True)
+            self.report.stats["maxNotes lowered"] += 1
         try:
             result = device.sync()
         except SimulatedCrash as crash:
@@ -335,6 +347,10 @@ class Runner:
                 self.fail(f"the pass failed without an injected fault: {exc.code}: {exc.message}")
             self.report.stats[f"failed:{exc.code}"] += 1
             return f"failed: {exc.code}", False
+        finally:
+            if limited:
+                store.max_notes = MAX_NOTES
+                store.refresh(full=True)
         self._count(result)
         self.oracle.last_pass[device.name] = self.step
         refused = device.transport.rejected[rejections:]

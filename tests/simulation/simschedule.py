@@ -101,6 +101,8 @@ class Step:
             return f"the operator restores an older copy of the storage pick={self.pick}"
         if self.kind == "break":
             return f"{who} leaves a note unreadable for {self.duration} steps pick={self.pick}"
+        if self.kind == "maxnotes":
+            return f"{who} memory.maxNotes below its notes for {self.duration} steps"
         if self.kind == "limit":
             return f"a proxy's request limit becomes {PROXY_LIMITS[self.pick]}"
         if self.kind == "twin":
@@ -121,7 +123,7 @@ BASIC_WEIGHTS = {
 #: The extended world: the operator resets the storage or restores an older copy of it, a
 #: person leaves a note unreadable for a while (then repairs it, now and then with an edit),
 #: two clones of a repository hold byte-identical notes, a proxy in front of the server
-#: changes its request-body limit (answering 413 above it).
+#: changes its request-body limit (answering 413 above it), memory.maxNotes leaves a note out.
 EXTENDED_WEIGHTS = {
     **BASIC_WEIGHTS,
     "reset": 0.015,
@@ -129,6 +131,7 @@ EXTENDED_WEIGHTS = {
     "break": 0.04,
     "twin": 0.03,
     "limit": 0.03,
+    "maxnotes": 0.02,
 }
 #: Request-body limits a proxy in front of the server may have (one note is ~400 bytes).
 PROXY_LIMITS = (None, None, 1200, 2500, 6000)
@@ -201,6 +204,8 @@ def generate_schedule(seed: int, shape: ScheduleShape) -> list[Step]:
             steps.append(
                 Step("break", device, pick=pick, duration=rng.randint(1, 8), edit=rng.choice("ab"))
             )
+        elif kind == "maxnotes":
+            steps.append(Step("maxnotes", device, duration=rng.randint(1, 6)))
         elif kind == "limit":
             steps.append(Step("limit", device, pick=rng.randrange(len(PROXY_LIMITS))))
         elif kind == "twin":

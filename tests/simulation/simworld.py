@@ -296,6 +296,8 @@ class Device:
         )
         self.offline_until = -1
         self.crashes = 0
+        #: Passes before this step see memory.maxNotes one below the note files held.
+        self.limited_until = -1
         #: Note files the person left unreadable mid-edit: name -> (their bytes, repair step).
         self.broken: dict[str, tuple[bytes, int]] = {}
         self._workspace: Workspace | None = None
