@@ -101,5 +101,6 @@ def _decode_json(data: bytes) -> object:
 def _too_large(limit: int) -> ApiError:
     return ApiError(
         "too_large",
-        f"the request is over {limit} bytes: split the commit into smaller ones",
+        f"the request is over {limit} bytes, the server's request limit; send smaller commits "
+        "(oharness clients size them to fit)",
     )

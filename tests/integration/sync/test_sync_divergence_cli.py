@@ -211,3 +211,17 @@ def test_sync_killed_at_any_moment_loses_nothing(trio: list[Machine]) -> None:
     a.ok("sync", "now")
     b.ok("sync", "now")
     assert a.files() == b.files() and len(b.files()) == 300
+
+
+def test_sync_conflicts_shows_summary_type_and_tag_changes(trio: list[Machine]) -> None:
+    a, b, _ = trio
+    note = json.loads(a.ok("memory", "remember", "-s", "Release day", "-b", "Tuesday", "--json"))
+    note_id = str(note["id"])
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.ok("memory", "remember", "--id", note_id, "-s", "Release day is Wednesday", "-b", "Tuesday")
+    b.ok("memory", "remember", "--id", note_id, "-s", "Release day is Friday", "-b", "Tuesday")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    shown = b.ok("sync", "conflicts")
+    assert "summary: Release day is Friday (changed)" in shown
+    assert "summary: Release day is Wednesday (changed)" in shown
+    assert "tags:" in shown and "type:" in shown
