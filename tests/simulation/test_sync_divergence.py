@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from simrun import run_seed
-from simschedule import BASIC_WEIGHTS, EXTENDED_WEIGHTS, Fault, ScheduleShape
+from simschedule import BASIC_WEIGHTS, Fault, ScheduleShape
 from simworld import Device, World
 
 from oharness.notes.format import Note, serialise_note_bytes
@@ -163,7 +163,19 @@ FIRST_WEIGHTS = {
 DIVERGED = [(seed, FIRST_WEIGHTS) for seed in (2, 20, 42, 131, 193, 237, 238, 290, 291, 1232)]
 #: Found with the proxy limit in the world: a lost upload answer, a later edit and a delete
 #: elsewhere; the stale upload came back.
-DIVERGED += [(278, EXTENDED_WEIGHTS)]
+PROXY_WEIGHTS = {**FIRST_WEIGHTS, "limit": 0.03}
+DIVERGED += [(278, PROXY_WEIGHTS)]
+#: 2539: an upload not claimable at version 0, then the storage emptied: "unchanged" at 0.
+DIVERGED += [(2539, PROXY_WEIGHTS)]
+
+
+def test_a_long_seed_where_an_edit_lost_its_upload_then_met_a_delete(tmp_path: Path) -> None:
+    # 1000097: an edit whose upload failed, of a note deleted elsewhere, was taken as synced
+    # and deleted here; it must be re-created (changed here, deleted there).
+    shape = ScheduleShape(devices=4, steps=100, weights=PROXY_WEIGHTS)
+    report = run_seed(1_000_097, shape, tmp_path / "seed")
+    if report.failed:
+        pytest.fail(report.describe(), pytrace=False)
 
 
 @pytest.mark.parametrize(("seed", "weights"), DIVERGED, ids=[str(seed) for seed, _ in DIVERGED])

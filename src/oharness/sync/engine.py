@@ -260,13 +260,16 @@ class ScopeSync:
             else:
                 entry = remote.entries.get(note_id)
                 item = local.get(note_id)
-                # Listed at this revision; or deleted since (at this revision or after a later
-                # edit elsewhere) while this machine still holds exactly what it sent: the
-                # delete must win (the note is backed up), not a re-upload of a stale copy.
+                # Listed at this revision. Or a new note, deleted since (after a later edit
+                # elsewhere) while this machine still holds exactly what it sent: it was seen
+                # there, so the delete must win (backed up), not a re-upload of a stale copy. An
+                # edit of a synced note is not promoted on a tombstone: had it never landed, it
+                # would be an edit lost to a delete (changed here, deleted there: re-create).
                 landed = entry is not None and (
                     entry.rev == pending.rev
                     or (
                         entry.deleted
+                        and note_id not in state.notes
                         and item is not None
                         and item.stored.note.content_hash == pending.hash
                     )
@@ -311,7 +314,12 @@ class ScopeSync:
 
     def _snapshot(self, state: BaseState, local: dict[str, _Local]) -> SnapshotResponse:
         # Another protocol than the last pass's lists other notes (typed ones): start over.
-        since = state.version if state.protocol in (None, self.protocol) else None
+        # Version 0 is an empty storage, which has no generation or commit id to check: with
+        # notes in the base (uploaded since, by commits it could not claim), a reset back to
+        # empty would look "unchanged", so ask for the (tiny) full listing.
+        same_protocol = state.protocol in (None, self.protocol)
+        stale_empty = state.version == 0 and bool(state.notes)
+        since = state.version if same_protocol and not stale_empty else None
         have: frozenset[str] = frozenset()
         if since is None:
             have = frozenset(item.stored.note.content_hash for item in local.values()) | {
