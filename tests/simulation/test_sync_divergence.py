@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from simrun import run_seed
-from simschedule import BASIC_WEIGHTS, Fault, ScheduleShape
+from simschedule import BASIC_WEIGHTS, EXTENDED_WEIGHTS, Fault, ScheduleShape
 from simworld import Device, World
 
 from oharness.notes.format import Note, serialise_note_bytes
@@ -167,6 +167,9 @@ PROXY_WEIGHTS = {**FIRST_WEIGHTS, "limit": 0.03}
 DIVERGED += [(278, PROXY_WEIGHTS)]
 #: 2539: an upload not claimable at version 0, then the storage emptied: "unchanged" at 0.
 DIVERGED += [(2539, PROXY_WEIGHTS)]
+#: 562: own commits the position could not claim (another machine committed in between),
+#: then a restore back to exactly that position: "unchanged", and those commits were lost.
+DIVERGED += [(562, EXTENDED_WEIGHTS)]
 
 
 def test_a_long_seed_where_an_edit_lost_its_upload_then_met_a_delete(tmp_path: Path) -> None:

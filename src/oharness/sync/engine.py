@@ -142,8 +142,8 @@ class ScopeSync:
         try:
             result = PassResult()
             for _ in range(_CAS_ROUNDS):
-                refused = self._run(result)
-                if not refused:
+                refused, behind = self._run(result)
+                if not refused and not behind:
                     break
             else:
                 result.errors.extend(
@@ -159,8 +159,11 @@ class ScopeSync:
         finally:
             lock.release()
 
-    def _run(self, result: PassResult) -> list[str]:
-        """One round of a pass; returns the ids the server refused as CAS races."""
+    def _run(self, result: PassResult) -> tuple[list[str], bool]:
+        """One round of a pass: the ids the server refused as CAS races, and whether the base
+        is behind its own commits (another machine committed in between, so the position
+        could not move past them: one more round catches up, else a restore of the storage
+        back to the old position would hide that those commits were lost)."""
         result.errors, result.rejected = [], []
         state = self.base.load()
         state.directory = str(self.store.directory)
@@ -242,7 +245,8 @@ class ScopeSync:
         result.version = state.version
         result.conflicts = sorted(self.conflicts.ids())
         self.base.save(state)
-        return sorted(outcome.refused)
+        behind = bool(outcome.pushed) and not outcome.claimed
+        return sorted(outcome.refused), behind
 
     # ---- write-ahead -------------------------------------------------------------------
 

@@ -58,6 +58,9 @@ class UploadOutcome:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
     generation: str | None = None
+    #: Whether the position moved past every commit sent (false: another machine committed
+    #: in between, or an older server did not say).
+    claimed: bool = True
 
 
 def change_weight(change: Change) -> int:
@@ -145,6 +148,7 @@ class Uploader:
             done += len(chunk)
         if not claimable:
             outcome.position = Position(start.version, start.commit)
+        outcome.claimed = claimable
         return outcome
 
     @staticmethod
