@@ -5,8 +5,9 @@ Two machines share one project through the sync server (the real app over an in-
 object store, in this process); both run the real sync engine. Every request goes through a
 counting transport: bytes are request bodies plus response bodies (no HTTP framing). The
 cases: a first upload of every note, the first sync of a second machine, a sync where nothing
-changed, and one note changed among all of them (the pass that uploads it, and the other
-machine's pass that downloads it).
+changed, one note changed among all of them (the pass that uploads it, and the other
+machine's pass that downloads it), and a storage reset: the first machine to notice puts every
+note back, the other finds them all already there (one full listing, no body transferred).
 
 The baseline is the simplest client that works: every sync fetches the full listing with
 every body (following ``pending`` when a response is full) and uploads what differs. It runs
@@ -58,6 +59,9 @@ class Traffic:
     requests: int = 0
     sent: int = 0
     received: int = 0
+    #: Note bodies received in snapshot answers, and full listings among them.
+    bodies: int = 0
+    listings: int = 0
 
     @property
     def bytes(self) -> int:
@@ -77,6 +81,10 @@ class CountingTransport(httpx2.BaseTransport):
         self.traffic.requests += 1
         self.traffic.sent += sent
         self.traffic.received += len(response.content)
+        if request.url.path.endswith("/snapshot") and response.status_code == 200:
+            answer = response.json()
+            self.traffic.bodies += len(answer.get("objects") or {})
+            self.traffic.listings += 1 if answer.get("full") else 0
         return response
 
     @contextmanager
@@ -233,6 +241,12 @@ def run(notes: int) -> list[dict[str, Any]]:
         naive.local[f"note-{changed:05d}"] = note_bytes(changed, generation=1)
         case(f"one note changed among {notes:,}: upload", first.sync, naive.sync)
         case(f"one note changed among {notes:,}: download", second.sync, naive.sync)
+        store._objects.clear()  # the operator resets the storage
+        naive_reset = NaiveClient(server)
+        case(f"after a reset: the first machine puts {notes:,} back", second.sync, naive.sync)
+        case(
+            f"after a reset: the other machine ({notes:,} both sides)", first.sync, naive_reset.sync
+        )
     return rows
 
 
@@ -254,8 +268,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'case':<{width}}  {'requests':>8} {'bytes':>11}   {'naive req':>9} {'naive bytes':>11}"
     )
-    print(header + f"  {'naive/ours':>11}  {'our pass':>9}")
-    print("-" * (len(header) + 24))
+    print(header + f"  {'naive/ours':>11}  {'our pass':>9}  {'listings':>8} {'bodies in':>9}")
+    print("-" * (len(header) + 44))
     for row in rows:
         ours, naive = row["ours"], row["naive"]
         ours_bytes = ours["sent"] + ours["received"]
@@ -265,7 +279,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['case']:<{width}}  {ours['requests']:>8} {_size(ours_bytes):>11}   "
             f"{naive['requests']:>9} {_size(naive_bytes):>11}  {saved:>11}  "
-            f"{row['seconds']:>7.2f} s"
+            f"{row['seconds']:>7.2f} s  {ours['listings']:>8} {ours['bodies']:>9}"
         )
 
 

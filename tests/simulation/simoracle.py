@@ -10,7 +10,9 @@ note kept as a copy under a new id ("keep both") still counts as the same text.
 - (b) no acknowledged edit is lost: it is in some device's notes, a backup or a conflict
   record -- unless a later user edit on a device that held it replaced it on purpose;
 - (c) a deleted note stays deleted unless some device edited or re-created it after the
-  delete, or edited it without having seen the version that was deleted;
+  delete, or edited it without having seen the version that was deleted (a byte-identical
+  twin written on another device counts as such), or the operator
+  reset or restored the storage after the deleting device's last pass before the delete;
 - (d) the base never claims what the server does not have: its version is at most the
   server's, and every (id, rev, hash) in it was committed to the server's manifest.
 """
@@ -49,6 +51,8 @@ class Deletion:
     device: str
     id: str
     knew: frozenset[str]
+    #: The step of the deleting device's last completed pass before the delete (-1: none).
+    synced_at: int = -1
 
 
 def _content_of(data: bytes) -> tuple[str, str, str] | None:
@@ -69,6 +73,8 @@ class DeviceDisk:
     conflicts: dict[str, set[str]] = field(default_factory=dict)
     knew: dict[str, set[str]] = field(default_factory=dict)
     torn: list[str] = field(default_factory=list)
+    #: Contents the person holds outside a readable file (an editor's buffer).
+    held_elsewhere: set[str] = field(default_factory=set)
     _stamps: dict[str, tuple[tuple[int, int, int], tuple[str, str, str] | None]] = field(
         default_factory=dict
     )
@@ -96,6 +102,11 @@ class DeviceDisk:
                 parsed = _content_of(Path(entry.path).read_bytes())
             stamps[entry.name] = (stamp, parsed)
             if parsed is None:
+                if entry.name in self.device.broken:  # the person's own half-saved edit
+                    parsed = _content_of(self.device.broken[entry.name][0])
+                    if parsed is not None:
+                        self.held_elsewhere.add(parsed[2])
+                    continue
                 self.torn.append(entry.name)
                 continue
             notes[parsed[0]] = (parsed[1], parsed[2])
@@ -150,6 +161,10 @@ class Oracle:
         self.retired: set[int] = set()
         self.deletions: dict[str, list[Deletion]] = {}
         self.ids: set[str] = set()
+        #: Steps at which the operator reset or restored the storage.
+        self.resets: list[int] = []
+        #: Per device, the step of its last completed sync pass.
+        self.last_pass: dict[str, int] = {}
 
     def observe(self) -> None:
         for disk in self.disks:
@@ -178,7 +193,10 @@ class Oracle:
         disk = self.disk(device)
         disk.read()
         knew = frozenset(disk.knew.get(note_id, set()))
-        self.deletions.setdefault(note_id, []).append(Deletion(step, device.name, note_id, knew))
+        synced_at = self.last_pass.get(device.name, -1)
+        self.deletions.setdefault(note_id, []).append(
+            Deletion(step, device.name, note_id, knew, synced_at)
+        )
 
     # ---- invariants ----------------------------------------------------------------------
 
@@ -188,6 +206,7 @@ class Oracle:
         for disk in self.disks:
             held.update(content for _, content in disk.notes.values())
             held.update(disk.backups)
+            held.update(disk.held_elsewhere)
             for contents in disk.conflicts.values():
                 held.update(contents)
         return held
@@ -272,10 +291,21 @@ class Oracle:
             if note_id not in final:
                 continue
             last = deletions[-1]
+            if any(step > last.synced_at for step in self.resets):
+                # The storage forgot the delete, or the delete was made against a history the
+                # storage had already lost; devices that still hold the note put it back (a
+                # reset deletes nothing anywhere, docs/sync-protocol.md).
+                continue
             justified = [
                 edit
                 for edit in self.edits
-                if edit.id == note_id and (edit.step > last.step or edit.content not in last.knew)
+                if edit.id == note_id
+                and (
+                    edit.step > last.step
+                    or edit.content not in last.knew
+                    # a byte-identical twin made on another device is a creation of its own
+                    or (edit.what == "twin" and edit.device != last.device)
+                )
             ]
             if not justified:
                 problems.append(

@@ -16,15 +16,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from simoracle import Oracle
-from simschedule import BODY_LINES, RESOLUTIONS, Fault, ScheduleShape, Step, generate_schedule
+from simschedule import (
+    BODY_LINES,
+    PROXY_LIMITS,
+    RESOLUTIONS,
+    Fault,
+    ScheduleShape,
+    Step,
+    generate_schedule,
+)
 from simworld import Device, SimulatedCrash, World
 
 from oharness.errors import OHarnessError, SyncError
-from oharness.notes.format import Note, serialise_note_bytes
+from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import generate_id
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.engine import PassResult
 
+#: memory.maxNotes when no step lowers it.
+MAX_NOTES = 5000
 #: Creations beyond this many ids become edits, so devices keep meeting on the same notes.
 MAX_IDS = 5
 #: Quiescence: rounds of passes (one per device) before "does not converge" is a failure.
@@ -120,6 +130,7 @@ class Runner:
         self.counter = 0
         self.step = 0
         self.notes: list[str] = []
+        self.broken_edits: dict[tuple[int, str], bool] = {}
         world.on_interleave = self._interleaved_pass
         world.on_concurrent_edit = self._concurrent_edit
 
@@ -131,6 +142,7 @@ class Runner:
             self.step = self.world.step = index
             self.notes = []
             try:
+                self._repair_due()
                 outcome = self._execute(step)
             except Exception as exc:  # anything the schedule did not expect is a finding
                 outcome = f"unexpected {type(exc).__name__}: {exc}"
@@ -161,7 +173,59 @@ class Runner:
         if step.kind == "expire":
             self.world.server.clock.advance_days(self.world.server.tombstone_days + 1)
             return "tombstones older than the window expire at the next commit"
+        if step.kind in ("reset", "restore"):
+            self.oracle.resets.append(self.step)
+        if step.kind == "reset":
+            self.world.server.reset()
+            return "storage emptied"
+        if step.kind == "restore":
+            return f"storage back at version {self.world.server.restore(step.pick)}"
+        if step.kind == "break":
+            name = device.break_note(step.pick, self.step + step.duration)
+            if name is not None:
+                self.broken_edits[(device.index, name)] = step.edit == "b"
+            return f"{name} unreadable until step {self.step + step.duration}" if name else "none"
+        if step.kind == "twin":
+            return self._twin(device, self.world.devices[step.line])
+        if step.kind == "maxnotes":
+            device.limited_until = self.step + step.duration
+            return f"memory.maxNotes below its note count for {step.duration} steps"
+        if step.kind == "limit":
+            self.world.proxy_limit = PROXY_LIMITS[step.pick]
+            return f"proxy limit {self.world.proxy_limit}"
         return self._resolve_step(step)
+
+    def _repair(self, device: Device, name: str) -> str:
+        """The person finishes a half-saved edit (now and then with a real change in it)."""
+        edited = self.broken_edits.pop((device.index, name), False)
+        suffix = f"finished by {self._tag(device)}\n".encode() if edited else b""
+        before = parse_note_bytes(device.broken[name][0]).content_hash_without_id
+        device.repair(name, suffix)
+        note_id = name[: -len(".md")]
+        self.oracle.record_edit(self.step, device, note_id, before, "repair")
+        return f"{device.name} repaired {name}{' with an edit' if edited else ''}"
+
+    def _repair_due(self, *, everything: bool = False) -> None:
+        for device in self.world.devices:
+            for name, (_, until) in sorted(device.broken.items()):
+                if everything or until <= self.step:
+                    self.notes.append(self._repair(device, name))
+
+    def _twin(self, device: Device, other: Device) -> str:
+        """Two clones of one repository: byte-identical note files appear on two devices."""
+        tag = self._tag(device)
+        now = self.world.clock()
+        body = "".join(f"{tag} twin line {index}\n" for index in range(BODY_LINES))
+        note = Note(generate_id(f"Twin {tag}", device.hex), f"Twin {tag}", body, (), None, now, now)
+        data = serialise_note_bytes(note)
+        for holder in (device, other):
+            store = holder.workspace.service.store("project")
+            if store.get_folded(note.id) is not None or len(self.oracle.ids) >= MAX_IDS + 3:
+                return "no twin"
+        for holder in (device, other):
+            holder.workspace.service.store("project").save_bytes(note.id, data, create=True)
+            self.oracle.record_edit(self.step, holder, note.id, None, "twin")
+        return f"twin {note.id} on {device.name} and {other.name}"
 
     # ---- user actions --------------------------------------------------------------------
 
@@ -222,6 +286,7 @@ class Runner:
         service = device.workspace.service
         store = service.store("project")
         present = {stored.id.casefold() for stored in store.notes()}
+        present |= {name[: -len(".md")].casefold() for name in device.broken}
         absent = sorted(i for i in self.oracle.ids if i.casefold() not in present)
         seen = [i for i in absent if i in self.oracle.disk(device).knew]
         candidates = seen if seen and pick % 4 else absent
@@ -255,6 +320,7 @@ class Runner:
             outcome, clean = self._pass(device, rejections)
         finally:
             fired = self.world.disarm()
+            self.world.server.save_copy()
             if step.fault is not None:
                 self.report.stats[f"{step.fault.label}:{'fired' if fired else 'idle'}"] += 1
         if step.recheck and clean and not fired:
@@ -263,6 +329,13 @@ class Runner:
 
     def _pass(self, device: Device, rejections: int) -> tuple[str, bool]:
         """One pass under the armed fault: what it did, and whether it was clean."""
+        store = device.workspace.service.store("project")
+        limited = device.limited_until > self.step
+        if limited:  # memory.maxNotes one below the note files the device holds
+            store.refresh(full=True)
+            store.max_notes = max(1, store.file_count() - 1)
+            store.refresh(full=True)
+            self.report.stats["maxNotes lowered"] += 1
         try:
             result = device.sync()
         except SimulatedCrash as crash:
@@ -274,7 +347,12 @@ class Runner:
                 self.fail(f"the pass failed without an injected fault: {exc.code}: {exc.message}")
             self.report.stats[f"failed:{exc.code}"] += 1
             return f"failed: {exc.code}", False
+        finally:
+            if limited:
+                store.max_notes = MAX_NOTES
+                store.refresh(full=True)
         self._count(result)
+        self.oracle.last_pass[device.name] = self.step
         refused = device.transport.rejected[rejections:]
         clean = result.skipped is None and not result.errors and not result.rejected and not refused
         return _did(result, refused), clean
@@ -338,6 +416,10 @@ class Runner:
             return "no open conflict"
         device = holders[step.device % len(holders)]
         records = sorted(ConflictBook(device.base.conflicts).records(), key=lambda r: r.id)
+        # A person repairs a half-saved file before resolving its conflict.
+        records = [r for r in records if f"{r.id}.md" not in device.broken] or records[:0]
+        if not records:
+            return "no conflict to resolve yet"
         record = records[step.pick % len(records)]
         return self._resolve(device, record, step.choice)
 
@@ -366,6 +448,11 @@ class Runner:
         self.step = self.world.step = end
         self.world.armed = None
         devices = self.world.devices
+        self.notes = []
+        self.world.proxy_limit = None
+        self._repair_due(everything=True)
+        self.report.trace.extend(f"end  {note}" for note in self.notes)
+        self.oracle.observe()
         for device in devices:
             device.offline_until = -1
         quiet = 0

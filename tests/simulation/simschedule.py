@@ -95,7 +95,46 @@ class Step:
             return "server clock jumps past the tombstone window"
         if self.kind == "resolve":
             return f"{who} resolve:{self.choice} pick={self.pick}"
+        if self.kind == "reset":
+            return "the operator empties the server's storage"
+        if self.kind == "restore":
+            return f"the operator restores an older copy of the storage pick={self.pick}"
+        if self.kind == "break":
+            return f"{who} leaves a note unreadable for {self.duration} steps pick={self.pick}"
+        if self.kind == "maxnotes":
+            return f"{who} memory.maxNotes below its notes for {self.duration} steps"
+        if self.kind == "limit":
+            return f"a proxy's request limit becomes {PROXY_LIMITS[self.pick]}"
+        if self.kind == "twin":
+            return f"{who} and d{self.line} write byte-identical notes"
         return f"{who} {self.kind}{':' + self.choice if self.choice else ''} pick={self.pick}"
+
+
+#: The world before storage resets, restores, unreadable windows and identical twins.
+BASIC_WEIGHTS = {
+    "edit": 0.32,
+    "delete": 0.05,
+    "recreate": 0.04,
+    "sync": 0.41,
+    "offline": 0.05,
+    "expire": 0.03,
+    "resolve": 0.10,
+}
+#: The extended world: the operator resets the storage or restores an older copy of it, a
+#: person leaves a note unreadable for a while (then repairs it, now and then with an edit),
+#: two clones of a repository hold byte-identical notes, a proxy in front of the server
+#: changes its request-body limit (answering 413 above it), memory.maxNotes leaves a note out.
+EXTENDED_WEIGHTS = {
+    **BASIC_WEIGHTS,
+    "reset": 0.015,
+    "restore": 0.025,
+    "break": 0.04,
+    "twin": 0.03,
+    "limit": 0.03,
+    "maxnotes": 0.02,
+}
+#: Request-body limits a proxy in front of the server may have (one note is ~400 bytes).
+PROXY_LIMITS = (None, None, 1200, 2500, 6000)
 
 
 @dataclass(frozen=True)
@@ -106,17 +145,7 @@ class ScheduleShape:
     steps: int = 24
     fault_rate: float = 0.6
     local_edits: bool = True
-    weights: dict[str, float] = field(
-        default_factory=lambda: {
-            "edit": 0.32,
-            "delete": 0.05,
-            "recreate": 0.04,
-            "sync": 0.41,
-            "offline": 0.05,
-            "expire": 0.03,
-            "resolve": 0.10,
-        }
-    )
+    weights: dict[str, float] = field(default_factory=lambda: dict(EXTENDED_WEIGHTS))
 
 
 def draw_fault(rng: random.Random, shape: ScheduleShape, device: int) -> Fault | None:
@@ -171,6 +200,17 @@ def generate_schedule(seed: int, shape: ScheduleShape) -> list[Step]:
             steps.append(Step("sync", device, fault=fault, recheck=rng.random() < 0.3))
         elif kind == "offline":
             steps.append(Step("offline", device, duration=rng.randint(2, 10)))
+        elif kind == "break":
+            steps.append(
+                Step("break", device, pick=pick, duration=rng.randint(1, 8), edit=rng.choice("ab"))
+            )
+        elif kind == "maxnotes":
+            steps.append(Step("maxnotes", device, duration=rng.randint(1, 6)))
+        elif kind == "limit":
+            steps.append(Step("limit", device, pick=rng.randrange(len(PROXY_LIMITS))))
+        elif kind == "twin":
+            other = rng.choice([index for index in range(shape.devices) if index != device])
+            steps.append(Step("twin", device, pick=pick, line=other))
         elif kind == "resolve":
             steps.append(Step("resolve", device, pick=pick, choice=rng.choice(RESOLUTIONS)))
         else:

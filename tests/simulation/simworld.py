@@ -114,9 +114,34 @@ class SimServer:
         self.revisions: dict[tuple[str, str], str] = {}
         self.version = 0
         self._recording = False
+        #: Copies of the storage taken along the way (what a restore may put back).
+        self.copies: list[dict[str, Any]] = []
 
     def close(self) -> None:
         self.http.__exit__(None, None, None)
+
+    # ---- the operator's hand: resets and restores of the storage -------------------------
+
+    def save_copy(self) -> None:
+        """Keep a copy of the scope's storage as it is now (a backup an operator may restore)."""
+        with self.store._lock:
+            self.copies.append(dict(self.store._objects))
+
+    def reset(self) -> None:
+        """The operator empties the storage (a new bucket, a wiped volume)."""
+        with self.store._lock:
+            self.store._objects.clear()
+
+    def restore(self, pick: int) -> int:
+        """The operator puts back an older copy of the storage; returns its manifest version."""
+        if not self.copies:
+            self.reset()
+            return 0
+        copy = self.copies[pick % len(self.copies)]
+        with self.store._lock:
+            self.store._objects = dict(copy)
+        stored = copy.get(manifest_key(PREFIX))
+        return parse_manifest(stored.data).version if stored is not None else 0
 
     def forward(self, request: httpx2.Request) -> httpx2.Response:
         return self.http.send(request)
@@ -177,10 +202,16 @@ class DeviceTransport(httpx2.BaseTransport):
         #: Every change the server refused (CAS races included), in order.
         self.rejected: list[str] = []
         self.unchanged = False
+        self.proxy_refusals = 0
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         self.requests += 1
         endpoint = request.url.path.rsplit("/", 1)[-1]
+        limit = self.device.world.proxy_limit
+        if endpoint == "commit" and limit is not None and len(request.read()) > limit:
+            # A proxy in front of the server with a body limit of its own (an HTML 413 page).
+            self.proxy_refusals += 1
+            return httpx2.Response(413, text="<html>413 Request Entity Too Large</html>")
         armed = self._fault_for(endpoint)
         if armed is not None:
             early = self._before_server(armed, request)
@@ -265,6 +296,10 @@ class Device:
         )
         self.offline_until = -1
         self.crashes = 0
+        #: Passes before this step see memory.maxNotes one below the note files held.
+        self.limited_until = -1
+        #: Note files the person left unreadable mid-edit: name -> (their bytes, repair step).
+        self.broken: dict[str, tuple[bytes, int]] = {}
         self._workspace: Workspace | None = None
         self._engine: ScopeSync | None = None
         self.notes_dir = self.workspace.service.store("project").directory
@@ -325,6 +360,29 @@ class Device:
         self._engine = None
         self.crashes += 1
 
+    def break_note(self, pick: int, until: int) -> str | None:
+        """Leave one note file unreadable (an editor's half-saved frontmatter) until ``until``."""
+        names = sorted(
+            path.name
+            for path in self.notes_dir.glob("*.md")
+            if path.name not in self.broken and path.is_file()
+        )
+        if not names:
+            return None
+        name = names[pick % len(names)]
+        path = self.notes_dir / name
+        data = path.read_bytes()
+        self.broken[name] = (data, until)
+        path.write_bytes(data[: data.index(b"\n", 4) // 2] if b"\n" in data[4:] else b"---\n")
+        self.workspace.service.store("project").refresh(full=True)
+        return name
+
+    def repair(self, name: str, suffix: bytes = b"") -> None:
+        """The person finishes the edit: the file is whole again (``suffix`` appended)."""
+        data, _ = self.broken.pop(name)
+        (self.notes_dir / name).write_bytes(data + suffix)
+        self.workspace.service.store("project").refresh(full=True)
+
     def owns(self, path: Path) -> bool:
         return path.is_relative_to(self.root) or path.is_relative_to(self.home)
 
@@ -338,6 +396,8 @@ class World:
         self.clock = TickClock()
         self.step = 0
         self.armed: ArmedFault | None = None
+        #: A proxy's request-body limit in front of the server (``None``: no proxy limit).
+        self.proxy_limit: int | None = None
         self.server = SimServer(self, seed, tombstone_days)
         self.devices = [Device(self, index, seed) for index in range(devices)]
         self.on_interleave: Callable[[Device], Any] | None = None

@@ -18,10 +18,15 @@ faults stop, conflicts are resolved and passes run until nothing changes: then e
 must hold the server's notes, deleted notes must have stayed deleted unless edited again, and
 a pass after a clean one must be one request answered ``unchanged``.
 
-Default run: ``OHARNESS_SIM_SEEDS`` short seeds (1000; 3 devices, 14 steps) and
-``OHARNESS_SIM_LONG_SEEDS`` long ones (24; 4 devices, 100 steps), spread over worker processes
-(``OHARNESS_SIM_WORKERS``, default: the CPU count up to 4). A failing seed prints its trace
-(every step and what it did) and the command that replays it::
+The world also resets the storage or restores an older copy of it, leaves notes unreadable for
+a while (repaired later, sometimes with an edit), writes byte-identical notes on two devices,
+and puts a proxy with a changing request-body limit (413 above it) in front of the server.
+
+Default run (``OHARNESS_SIM_PROFILE=ci``): ``OHARNESS_SIM_SEEDS`` short seeds (1000; 3 devices,
+14 steps) and ``OHARNESS_SIM_LONG_SEEDS`` long ones (24; 4 devices, 100 steps), spread over
+worker processes (``OHARNESS_SIM_WORKERS``, default: the CPU count up to 4).
+``OHARNESS_SIM_PROFILE=long`` runs 4,000 short and 200 long seeds, for a developer's run. A
+failing seed prints its trace (every step and what it did) and the command that replays it::
 
     OHARNESS_SIM_SEED=123 OHARNESS_SIM_STEPS=14 OHARNESS_SIM_DEVICES=3 \\
         pytest tests/simulation -k replay -s
@@ -51,6 +56,18 @@ LONG = ScheduleShape(devices=4, steps=100)
 LONG_FIRST_SEED = 1_000_000
 
 
+#: Seed counts per profile (``OHARNESS_SIM_PROFILE``): ``ci`` for the test command, ``long``
+#: for a developer's run before a release (about ten minutes on two cores).
+PROFILES = {"ci": {"short": 1000, "long": 24}, "long": {"short": 4000, "long": 200}}
+
+
+def _profile(kind: str) -> int:
+    name = os.environ.get("OHARNESS_SIM_PROFILE", "ci")
+    if name not in PROFILES:
+        raise ValueError(f"OHARNESS_SIM_PROFILE={name!r}: use one of {sorted(PROFILES)}")
+    return PROFILES[name][kind]
+
+
 def _count(name: str, default: int) -> int:
     return int(os.environ.get(name, default))
 
@@ -63,14 +80,14 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def short_run(scratch: Path) -> BatchResult:
-    seeds = list(range(_count("OHARNESS_SIM_SEEDS", 1000)))
+    seeds = list(range(_count("OHARNESS_SIM_SEEDS", _profile("short"))))
     return run_seeds(seeds, SHORT, scratch / "short")
 
 
 @pytest.fixture(scope="module")
 def long_run(scratch: Path) -> BatchResult:
     first = LONG_FIRST_SEED
-    seeds = list(range(first, first + _count("OHARNESS_SIM_LONG_SEEDS", 24)))
+    seeds = list(range(first, first + _count("OHARNESS_SIM_LONG_SEEDS", _profile("long"))))
     return run_seeds(seeds, LONG, scratch / "long")
 
 

@@ -18,7 +18,8 @@ from oharness.cli.context import (
     stdin_is_terminal,
     warn,
 )
-from oharness.errors import SyncError, ValidationError
+from oharness.errors import OHarnessError, SyncError, ValidationError
+from oharness.notes.format import Note, parse_note_bytes
 from oharness.project.paths import HomeLayout
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.settings import SyncSettings
@@ -123,8 +124,12 @@ def _print_status(data: dict[str, Any]) -> None:
             )
         for note_id in scope.get("conflicts", []):
             click.echo(f"  conflict: {note_id} ('oharness sync resolve {note_id} --keep …')")
+        for item in scope.get("noteErrors", []):
+            click.echo(f"  not synced: {_note_label(item)}: {item['message']}")
+        listed = {item.get("file") for item in scope.get("noteErrors", [])}
         for name in scope.get("unsyncable", []):
-            click.echo(f"  not synced (unreadable or over the limit): {name}")
+            if name not in listed:
+                click.echo(f"  not synced (unreadable or over the limit): {name}")
         if scope.get("planLimits"):
             limits = scope["planLimits"]
             click.echo(f"  free plan: at most {limits.get('maxNotes')} notes")
@@ -166,12 +171,17 @@ def _progress_printer() -> Any:
     return show
 
 
+def _note_label(item: dict[str, Any]) -> str:
+    return str(item.get("file") or item.get("id"))
+
+
 def _describe(report: PassReport) -> list[str]:
+    """What a pass did, for stdout (its failures go to stderr: :func:`_failures`)."""
     label = report.target.scope
     if report.paused:
         return [f"{label}: paused: {report.paused}"]
     if report.error:
-        return [f"{label}: {report.error['message']}"]
+        return []
     result = report.result
     assert result is not None
     if result.skipped:
@@ -179,11 +189,26 @@ def _describe(report: PassReport) -> list[str]:
     lines = [
         f"{label}: pushed {len(result.pushed)}, pulled {len(result.pulled)}, merged "
         f"{len(result.merged)}, conflicts {len(result.conflicts)}"
+        + (f", {len(report.note_errors())} not synced" if report.note_errors() else "")
     ]
+    if result.reset:
+        lines.append(
+            f"  the sync storage was reset or restored: {label} notes were re-synced (nothing "
+            "was deleted here)"
+        )
     lines += [f"  conflict: {note_id}" for note_id in result.conflicts]
-    lines += [f"  refused: {item['id']}: {item['message']}" for item in result.rejected]
-    lines += [f"  not synced: {name}" for name in result.unsyncable]
     return lines
+
+
+def _failures(report: PassReport) -> list[str]:
+    """One line for a failed pass, and one per note that did not sync."""
+    label = report.target.scope
+    if report.error:
+        return [f"oharness: error: {report.error['message']}"]
+    return [
+        f"oharness: {label}: not synced: {_note_label(item)}: {item['message']}"
+        for item in report.note_errors()
+    ]
 
 
 @sync.command()
@@ -206,9 +231,11 @@ def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
         for report in reports:
             for line in _describe(report):
                 click.echo(line)
-    failed = [report for report in reports if report.error]
-    if failed and len(failed) == len(reports):
-        raise SyncError(failed[0].error["message"] if failed[0].error else "sync failed")
+    for report in reports:
+        for line in _failures(report):
+            click.echo(line, err=True)
+    if any(report.failed for report in reports):
+        raise click.exceptions.Exit(1)  # every failure was printed above, once
 
 
 @sync.command("on")
@@ -248,10 +275,44 @@ def conflicts(project_path: Path | None, as_json: bool, debug: bool) -> None:
         click.echo("No conflicts.")
     for item in found:
         click.echo(f"{item['id']} ({item['scope']}): {item['reason']}")
-        for side in ("local", "cloud"):
-            text = item[side]
-            first = text.split("\n---\n", 1)[-1].strip().splitlines()[:3] if text else ["(deleted)"]
-            click.echo(f"  {side}: " + " / ".join(first))
+        for line in _conflict_lines(item):
+            click.echo(line)
+
+
+def _parsed(text: str | None) -> Note | None:
+    if text is None:
+        return None
+    try:
+        return parse_note_bytes(text.encode("utf-8", errors="surrogatepass"))
+    except OHarnessError:
+        return None
+
+
+def _conflict_lines(item: dict[str, Any]) -> list[str]:
+    """Each side's summary, type, tags and first body lines, marking what changed since the
+    last synced version."""
+    base = _parsed(item.get("base"))
+    lines = []
+    for side, title in (("local", "this machine"), ("cloud", "the cloud")):
+        text = item.get(side)
+        note = _parsed(text)
+        if note is None:
+            lines.append(f"  {title}: " + ("(deleted)" if text is None else "(unreadable)"))
+            continue
+        lines.append(f"  {title}:")
+        for name, value, before in (
+            ("summary", note.summary, base.summary if base else None),
+            ("type", note.type or "(none)", (base.type or "(none)") if base else None),
+            ("tags", ", ".join(note.tags) or "(none)", ", ".join(base.tags) or "(none)")
+            if base
+            else ("tags", ", ".join(note.tags) or "(none)", None),
+        ):
+            mark = " (changed)" if before is not None and before != value else ""
+            lines.append(f"    {name}: {value}{mark}")
+        changed = base is not None and base.body != note.body
+        first = note.body.strip().splitlines()[:3]
+        lines.append(f"    body{' (changed)' if changed else ''}: " + " / ".join(first))
+    return lines
 
 
 @sync.command()
@@ -319,6 +380,8 @@ def resolve(
     )
     for line in _describe(report):
         click.echo(line)
+    for line in _failures(report):
+        click.echo(line, err=True)
 
 
 @sync.command()

@@ -92,8 +92,16 @@ def serve(storage: str | None, host: str, port: int, workers: int, debug: bool) 
         # Set in this process's environment so worker processes see it too.
         os.environ["OHARNESS_SYNC_STORAGE"] = storage
     level = _log_level(os.environ)
+    try:
+        app = create_app_from_env(os.environ)  # a broken configuration stops here, clearly
+    except ConfigError as exc:
+        if storage is not None and exc.details.get("key") == "OHARNESS_SYNC_STORAGE":
+            raise ConfigError(
+                exc.message.replace("OHARNESS_SYNC_STORAGE", "--storage"), key="--storage"
+            ) from exc
+        raise
+    _check_port_free(host, port)
     configure_json_logging(level)
-    app = create_app_from_env(os.environ)  # a broken configuration stops here, clearly
     log_event(logging.INFO, "starting", host=host, port=port, workers=workers)
     uvicorn.run(
         app if workers == 1 else _FACTORY,
@@ -107,6 +115,27 @@ def serve(storage: str | None, host: str, port: int, workers: int, debug: bool) 
         server_header=False,
         ws="none",
     )
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """One clear line when the address cannot be listened on (instead of uvicorn's logs)."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise ConfigError(f"--host {host!r} cannot be resolved ({exc})", key="--host") from exc
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}): another process may "
+                "hold the port; choose another with --port",
+                key="--port",
+            ) from exc
 
 
 def _team(value: str) -> TeamEntitlement:

@@ -24,6 +24,7 @@ from oharness.server.config import ServerSettings
 from oharness.server.context import ServerContext
 from oharness.server.engine import ScopeEngine, wall_clock
 from oharness.server.logs import RequestLogMiddleware, log_event
+from oharness.server.openapi import complete_openapi
 from oharness.server.ratelimit import MonotonicClock, RateLimiter
 from oharness.server.responses import ApiError, error_response
 from oharness.server.routes import admin_router, health_router, memory_router
@@ -94,7 +95,11 @@ def _install_error_handlers(app: FastAPI, settings: ServerSettings) -> None:
             error = ApiError("method_not_allowed", "this route does not take that method")
         else:
             error = ApiError("not_found", f"no such route: {request.url.path}")
-        return error_response(error, quotas, _plan_of(request))
+        response = error_response(error, quotas, _plan_of(request))
+        allow = (exc.headers or {}).get("Allow")
+        if exc.status_code == 405 and allow:
+            response.headers["Allow"] = allow
+        return response
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         log_event(logging.ERROR, "internal_error", error=type(exc).__name__)
@@ -110,12 +115,7 @@ def _install_error_handlers(app: FastAPI, settings: ServerSettings) -> None:
 def _add_bearer_scheme(app: FastAPI) -> None:
     def openapi() -> dict[str, object]:
         if app.openapi_schema is None:
-            schema = FastAPI.openapi(app)
-            components = schema.setdefault("components", {})
-            components["securitySchemes"] = {
-                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-            }
-            app.openapi_schema = schema
+            app.openapi_schema = complete_openapi(FastAPI.openapi(app))
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

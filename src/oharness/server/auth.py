@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from oharness.errors import ConfigError, OHarnessError
 from oharness.server.config import JwtSettings
-from oharness.sync.protocol import Plan, TeamEntitlement, user_key_segment
+from oharness.sync.protocol import Plan, TeamEntitlement, is_reserved_subject, user_key_segment
 
 
 class TokenRejected(OHarnessError):
@@ -120,6 +120,15 @@ class TokenVerifier:
         if not isinstance(sub, str) or not sub:
             raise TokenRejected("the token has no subject ('sub')")
         own_plan, teams = _entitlements(claims)
+        reserved = [
+            name for name in (sub, *(team.id for team in teams)) if is_reserved_subject(name)
+        ]
+        if reserved:
+            raise TokenRejected(
+                f"the token names {reserved[0]!r}, a user or team id of the shape the server "
+                "reserves for hashed ids (u- and 32 hex digits); the identity provider must "
+                "issue another id"
+            )
         return Principal(user_id=sub, segment=user_key_segment(sub), own_plan=own_plan, teams=teams)
 
 

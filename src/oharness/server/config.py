@@ -7,7 +7,7 @@ and the already-read contents of the files it names (see :mod:`oharness.server.e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from oharness.errors import ConfigError, ValidationError
@@ -96,6 +96,10 @@ class ServerSettings:
     manifest_cache_size: int = 32
 
     def __post_init__(self) -> None:
+        if self.quotas.max_request_bytes != self.max_request_bytes:
+            # Announced with the other limits, so clients size their commits to fit.
+            announced = replace(self.quotas, max_request_bytes=self.max_request_bytes)
+            object.__setattr__(self, "quotas", announced)
         if not self.protocols or any(v not in PROTOCOL_VERSIONS for v in self.protocols):
             raise ConfigError(f"unsupported protocol list {self.protocols!r}", key="protocols")
         if self.commit_attempts < 1:

@@ -33,6 +33,7 @@ from oharness.server.planner import (
     ObjectRef,
     atomic_failure,
     fit_objects,
+    history_differs,
     plan_commit,
     plan_listing,
     plan_objects,
@@ -44,13 +45,14 @@ from oharness.sync.protocol import (
     CommitRequest,
     CommitResponse,
     Manifest,
+    ManifestHead,
     Plan,
     SnapshotRequest,
     SnapshotResponse,
     manifest_key,
     manifest_to_bytes,
     parse_manifest,
-    peek_manifest_version,
+    peek_manifest_head,
 )
 from oharness.types import Clock
 
@@ -151,20 +153,27 @@ class ScopeEngine:
         """Answer a snapshot request (spec 06.3)."""
         quotas = self.settings.quotas
         stored = self.store.get(manifest_key(prefix))
+        head = peek_manifest_head(stored.data) if stored is not None else None
         if stored is None:
             manifest = Manifest()
-        elif (
-            request.since is not None
-            and not request.want
-            and peek_manifest_version(stored.data) == request.since
-        ):
+        elif head is not None and _idle(head, request):
             # The idle-machine case: answered from the manifest's first bytes.
-            return SnapshotResponse(request.since, plan, quotas, unchanged=True)
+            return SnapshotResponse(
+                head.version,
+                plan,
+                quotas,
+                unchanged=True,
+                generation=head.generation,
+                commit=head.commit,
+            )
         else:
             manifest = self._parse(prefix, stored)
+        marks: dict[str, Any] = {"generation": manifest.generation, "commit": manifest.commit}
+        if history_differs(manifest, request):
+            return SnapshotResponse(manifest.version, plan, quotas, reset=True, **marks)
         listing = plan_listing(manifest, request.since, request.protocol)
         if listing.unchanged and not request.want:
-            return SnapshotResponse(listing.version, plan, quotas, unchanged=True)
+            return SnapshotResponse(listing.version, plan, quotas, unchanged=True, **marks)
         listing_bytes = len(
             json.dumps(
                 [note.to_json(request.protocol) for note in listing.notes]
@@ -193,6 +202,7 @@ class ScopeEngine:
             tombstones=listing.tombstones,
             objects=objects,
             pending=tuple(unfit + pending),
+            **marks,
         )
 
     def _read_objects(self, refs: list[ObjectRef]) -> list[tuple[str, str]]:
@@ -221,11 +231,19 @@ class ScopeEngine:
         for attempt in range(attempts):
             current = self.read_manifest(prefix)
             manifest = current.manifest
-            outcome = plan_commit(manifest, prepared, limits, now=self.clock(), prefix=prefix)
+            outcome = plan_commit(
+                manifest,
+                prepared,
+                limits,
+                now=self.clock(),
+                prefix=prefix,
+                commit_id=f"{self._rng.getrandbits(48):012x}",
+                new_generation=f"{self._rng.getrandbits(128):032x}",
+            )
             if request.atomic:
                 _check_atomic(request, manifest, outcome)
             if not outcome.changed:
-                return self._response(manifest.version, outcome, plan)
+                return self._response(manifest, outcome, plan, changed=False)
             pending = {key: data for key, data in outcome.objects.items() if key not in written}
             self._write_objects(pending)
             written.update(pending)
@@ -238,7 +256,7 @@ class ScopeEngine:
                     rejected=len(outcome.rejected),
                     attempts=attempt + 1,
                 )
-                return self._response(outcome.manifest.version, outcome, plan)
+                return self._response(outcome.manifest, outcome, plan, changed=True)
             self._backoff(attempt)
         log_event(logging.WARNING, "commit_contention", attempts=attempts)
         raise StorageUnavailable(
@@ -246,13 +264,18 @@ class ScopeEngine:
             "race): retry shortly"
         )
 
-    def _response(self, version: int, outcome: CommitPlan, plan: Plan) -> CommitResponse:
+    def _response(
+        self, manifest: Manifest, outcome: CommitPlan, plan: Plan, *, changed: bool
+    ) -> CommitResponse:
         return CommitResponse(
-            version=version,
+            version=manifest.version,
             plan=plan,
             quotas=self.settings.quotas,
             applied=outcome.applied,
             rejected=outcome.rejected,
+            changed=changed,
+            generation=manifest.generation,
+            commit=manifest.commit,
         )
 
     def _replace_manifest(self, prefix: str, current: StoredManifest, manifest: Manifest) -> bool:
@@ -281,6 +304,16 @@ class ScopeEngine:
         workers = min(self.settings.io_concurrency, len(items))
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
             return list(pool.map(func, items))
+
+
+def _idle(head: ManifestHead, request: SnapshotRequest) -> bool:
+    """The request saw exactly the current version of this storage and wants no bodies."""
+    return (
+        request.since == head.version
+        and not request.want
+        and (request.since_commit is None or head.commit in (None, request.since_commit))
+        and (request.generation is None or head.generation in (None, request.generation))
+    )
 
 
 def _check_atomic(request: CommitRequest, manifest: Manifest, outcome: CommitPlan) -> None:

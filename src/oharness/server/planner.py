@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from oharness.errors import NoteFormatError
 from oharness.notes.format import file_revision, parse_note_bytes
 from oharness.sync.protocol import (
+    HISTORY_LENGTH,
     AppliedEntry,
     Change,
     CommitRequest,
@@ -27,6 +28,7 @@ from oharness.sync.protocol import (
     Quotas,
     RejectedEntry,
     RejectReason,
+    SnapshotRequest,
     TombstoneEntry,
     is_valid_segment,
     object_key,
@@ -293,8 +295,13 @@ def plan_commit(
     *,
     now: int,
     prefix: str,
+    commit_id: str | None = None,
+    new_generation: str | None = None,
 ) -> CommitPlan:
-    """Apply ``prepared`` to ``manifest``: deletes first (they free room), then puts."""
+    """Apply ``prepared`` to ``manifest``: deletes first (they free room), then puts.
+
+    ``commit_id`` names the version this commit writes (appended to the history);
+    ``new_generation`` is the storage generation when the manifest has none yet."""
     work = _Working(manifest, now, prefix)
     outcomes: dict[int, AppliedEntry | RejectedEntry] = {}
     objects: dict[str, bytes] = {}
@@ -320,8 +327,36 @@ def plan_commit(
         gc_version=gc_version,
         notes=work.notes,
         tombstones=tombstones,
+        **_lineage(manifest, commit_id, new_generation),
     )
     return CommitPlan(new_manifest, True, applied, rejected, objects)
+
+
+def _lineage(
+    manifest: Manifest, commit_id: str | None, new_generation: str | None
+) -> dict[str, Any]:
+    """The generation and commit history of the manifest a commit writes."""
+    if commit_id is None:
+        return {"generation": manifest.generation, "history": ()}
+    if manifest.generation is None:  # a new storage, or one written by an older server
+        return {"generation": new_generation, "history": (commit_id,)}
+    history = (*manifest.history, commit_id)[-HISTORY_LENGTH:]
+    return {"generation": manifest.generation, "history": history}
+
+
+def history_differs(manifest: Manifest, request: SnapshotRequest) -> bool:
+    """True when the storage was reset or restored since the version the client saw: another
+    generation, a version below the client's, or another commit at the client's version."""
+    if request.since is None:
+        return False
+    if request.since > manifest.version:
+        return True
+    if request.generation and manifest.generation and request.generation != manifest.generation:
+        return True
+    if request.since_commit is None:
+        return False
+    seen = manifest.commit_at(request.since)
+    return seen is not None and seen != request.since_commit
 
 
 def expire_tombstones(

@@ -81,8 +81,18 @@ async def read_json_body(request: Request, limit: int) -> object:
 
 def _decode_json(data: bytes) -> object:
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        value = json.loads(data.decode("utf-8"))
+        if b"\\u" in data:  # an escape may decode to a lone surrogate: not text
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value
+    except UnicodeEncodeError as exc:
+        raise ApiError(
+            "invalid_request",
+            "the request body holds a lone surrogate escape (such as \\ud800), which is not "
+            "valid Unicode text",
+        ) from exc
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError covers malformed JSON and integers over Python's digit limit.
         raise ApiError(
             "invalid_request", f"the request body is not valid UTF-8 JSON: {exc}"
         ) from exc
@@ -91,5 +101,6 @@ def _decode_json(data: bytes) -> object:
 def _too_large(limit: int) -> ApiError:
     return ApiError(
         "too_large",
-        f"the request is over {limit} bytes: split the commit into smaller ones",
+        f"the request is over {limit} bytes, the server's request limit; send smaller commits "
+        "(oharness clients size them to fit)",
     )

@@ -26,6 +26,7 @@ from oharness.sync.protocol import (
     Identity,
     SnapshotRequest,
     TeamEntitlement,
+    is_reserved_subject,
     parse_commit_request,
     parse_snapshot_request,
     read_protocol,
@@ -133,6 +134,10 @@ def _admin_target(body: object) -> tuple[str, str]:
     if isinstance(body, dict):
         targets = [(key, body[key]) for key in ("userId", "teamId") if key in body]
         if len(targets) == 1 and isinstance(targets[0][1], str) and targets[0][1]:
+            if is_reserved_subject(targets[0][1]):
+                raise ApiError(
+                    "invalid_request", f"{targets[0][1]!r} has the reserved shape u-<32 hex>"
+                )
             return targets[0][0], targets[0][1]
     raise ApiError("invalid_request", 'send {"userId": "…"} or {"teamId": "…"}')
 

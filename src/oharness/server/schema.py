@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+#: Protocol 1 serves the project scope only.
+PROTOCOL_SCOPE_RULE: Final[dict[str, Any]] = {
+    "if": {"properties": {"protocol": {"const": 1}}, "required": ["protocol"]},
+    "then": {"properties": {"scope": {"properties": {"kind": {"const": "project"}}}}},
+}
 _SEGMENT: Final = "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 
 _SCOPE: Final[dict[str, Any]] = {
@@ -30,8 +35,11 @@ SNAPSHOT_SCHEMA: Final[dict[str, Any]] = {
         "since": {"type": ["integer", "null"], "minimum": 0},
         "have": {"type": "array", "items": {"type": "string"}},
         "want": {"type": "array", "items": {"type": "string"}},
+        "generation": {"type": ["string", "null"]},
+        "sinceCommit": {"type": ["string", "null"]},
     },
     "required": ["protocol", "scope"],
+    **PROTOCOL_SCOPE_RULE,
 }
 
 COMMIT_SCHEMA: Final[dict[str, Any]] = {
@@ -56,6 +64,7 @@ COMMIT_SCHEMA: Final[dict[str, Any]] = {
         },
     },
     "required": ["protocol", "scope", "changes"],
+    **PROTOCOL_SCOPE_RULE,
 }
 
 ERASE_SCHEMA: Final[dict[str, Any]] = {

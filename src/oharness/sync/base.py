@@ -25,7 +25,7 @@ from typing import Any
 
 from oharness.errors import NoteFormatError, StorageError
 from oharness.fsio import atomic_write, is_temp_name
-from oharness.notes.format import Note, parse_note_bytes
+from oharness.notes.format import Note, file_revision, parse_note_bytes
 from oharness.notes.ids import is_valid_id
 from oharness.project.paths import scope_key_digest
 
@@ -53,14 +53,33 @@ class PendingNote:
 
 
 @dataclass
+class HeldChange:
+    """A remote change of a note that could not be synced when it arrived (unreadable, over
+    ``maxNotes``, typed under protocol 1): kept until the note can take it (spec 07.2)."""
+
+    rev: str
+    hash: str | None
+    deleted: bool = False
+
+
+@dataclass
 class BaseState:
-    """The mutable base of one scope; saved with :meth:`SyncBase.save`."""
+    """The mutable base of one scope; saved with :meth:`SyncBase.save`.
+
+    ``generation`` and ``commit`` identify the storage and the commit at ``version`` (a reset
+    or restore is noticed by them); ``protocol`` is the one the last pass spoke (a change means
+    a full listing); ``held`` are remote changes that wait for their note.
+    """
 
     scope_key: str
     directory: str | None = None
     version: int | None = None
     notes: dict[str, BaseNote] = field(default_factory=dict)
     pending: dict[str, PendingNote] = field(default_factory=dict)
+    generation: str | None = None
+    commit: str | None = None
+    protocol: int | None = None
+    held: dict[str, HeldChange] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +87,13 @@ class BaseState:
             "scopeKey": self.scope_key,
             "directory": self.directory,
             "version": self.version,
+            "generation": self.generation,
+            "commit": self.commit,
+            "protocol": self.protocol,
+            "held": {
+                k: {"rev": v.rev, "hash": v.hash, "deleted": v.deleted}
+                for k, v in sorted(self.held.items())
+            },
             "notes": {k: {"rev": v.rev, "hash": v.hash} for k, v in sorted(self.notes.items())},
             "pending": {
                 k: {"rev": v.rev, "hash": v.hash, "kind": v.kind}
@@ -98,6 +124,12 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
             and all(isinstance(entry.get(key), str) for key in ("rev", "hash", "kind"))
         ):
             pending[note_id] = PendingNote(entry["rev"], entry["hash"], entry["kind"])
+    held: dict[str, HeldChange] = {}
+    for note_id, entry in (data.get("held") or {}).items():
+        if isinstance(note_id, str) and is_valid_id(note_id) and isinstance(entry, dict):
+            content_hash = entry.get("hash")
+            if isinstance(entry.get("rev"), str) and isinstance(content_hash, str | None):
+                held[note_id] = HeldChange(entry["rev"], content_hash, entry.get("deleted") is True)
     version = data.get("version")
     return BaseState(
         scope_key=scope_key,
@@ -105,7 +137,16 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
         version=version if isinstance(version, int) else None,
         notes=notes,
         pending=pending,
+        generation=_optional_text(data, "generation"),
+        commit=_optional_text(data, "commit"),
+        protocol=data.get("protocol") if isinstance(data.get("protocol"), int) else None,
+        held=held,
     )
+
+
+def _optional_text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    return value if isinstance(value, str) else None
 
 
 class SyncBase:
@@ -122,19 +163,45 @@ class SyncBase:
         self.lock_path = self.folder / "lock"
 
     def load(self) -> BaseState:
-        """The saved state, or an empty one (a corrupt file is set aside, never trusted)."""
+        """The saved state; a corrupt file is set aside, never trusted, and the base is
+        rebuilt from the synced copies (with no version: the next snapshot lists everything,
+        and notes unchanged on both sides stay quiet instead of turning into conflicts)."""
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
+            if self.state_path.with_suffix(".corrupt").exists():  # set aside, not yet saved
+                return self._rebuilt()
             return BaseState(self.scope_key)
         except (OSError, ValueError):
             self._set_aside()
-            return BaseState(self.scope_key)
+            return self._rebuilt()
         try:
             return _parse_state(data, self.scope_key)
         except ValueError:
             self._set_aside()
-            return BaseState(self.scope_key)
+            return self._rebuilt()
+
+    def _rebuilt(self) -> BaseState:
+        """A base recovered from ``copies/``: each note with exactly one intact copy."""
+        found: dict[str, list[BaseNote]] = {}
+        try:
+            names = os.listdir(self.copies)
+        except OSError:
+            names = []
+        for name in names:
+            note_id, _, rest = name.partition(".")
+            rev = rest.removesuffix(".md")
+            if is_temp_name(name) or not is_valid_id(note_id) or not rest.endswith(".md"):
+                continue
+            try:
+                data = self.copy_path(note_id, rev).read_bytes()
+                note = parse_note_bytes(data)
+            except (OSError, NoteFormatError):
+                continue
+            if file_revision(data) == rev and note.id == note_id:
+                found.setdefault(note_id, []).append(BaseNote(rev, note.content_hash))
+        notes = {note_id: entries[0] for note_id, entries in found.items() if len(entries) == 1}
+        return BaseState(self.scope_key, notes=notes)
 
     def _set_aside(self) -> None:
         with contextlib.suppress(OSError):

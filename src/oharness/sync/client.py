@@ -62,7 +62,7 @@ class SyncClient:
         except httpx2.HTTPError as exc:
             raise SyncError(
                 f"cannot reach the sync server at {self.origin} ({type(exc).__name__}); local "
-                "notes keep working and sync retries later",
+                "notes keep working",
                 code="network",
             ) from exc
         try:

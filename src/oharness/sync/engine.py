@@ -18,9 +18,8 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import filelock
 
@@ -28,10 +27,11 @@ from oharness.errors import ConflictError, OHarnessError, StorageError, SyncErro
 from oharness.merge.note import merge_notes
 from oharness.notes.backups import BackupStore
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
-from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
-from oharness.sync.base import BaseNote, BaseState, PendingNote, SyncBase
+from oharness.notes.store import NoteStore, StoredNote
+from oharness.sync.base import BaseNote, BaseState, HeldChange, PendingNote, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
+from oharness.sync.local import classify_local, remove_stray_temp_files
 from oharness.sync.plan import (
     Action,
     BaseView,
@@ -41,56 +41,33 @@ from oharness.sync.plan import (
     RemoteView,
     plan_sync,
 )
+from oharness.sync.position import (
+    follow_cloud,
+    forget_remote,
+    hold_blocked,
+    release_held,
+    stale_conflict_revs,
+    storage_was_reset,
+)
 from oharness.sync.protocol import (
     Change,
-    CommitRequest,
     Quotas,
     SnapshotRequest,
     SnapshotResponse,
     SyncScope,
 )
+from oharness.sync.result import PassResult
+from oharness.sync.upload import Position, Uploader, refuse_case_collisions
 from oharness.types import Clock
 
+__all__ = ["PassResult", "ScopeSync"]
+
 log = logging.getLogger(__name__)
-#: Commits are split by count (the server's maxChangesPerCommit) and by bytes (this).
-MAX_COMMIT_BYTES = 8 * 1024 * 1024
 _PENDING_ROUNDS = 64
-
-
-@dataclass
-class PassResult:
-    """What one pass did (the ``sync now`` report and the scope's status)."""
-
-    skipped: str | None = None
-    version: int | None = None
-    pushed: list[str] = field(default_factory=list)
-    pulled: list[str] = field(default_factory=list)
-    merged: list[str] = field(default_factory=list)
-    deleted_here: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    unsyncable: list[str] = field(default_factory=list)
-    rejected: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    added: int = 0
-    modified: int = 0
-    removed: int = 0
-    plan: str | None = None
-    changed_anything: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "skipped": self.skipped,
-            "version": self.version,
-            "pushed": self.pushed,
-            "pulled": self.pulled,
-            "merged": self.merged,
-            "conflicts": self.conflicts,
-            "unsyncable": self.unsyncable,
-            "rejected": self.rejected,
-            "errors": self.errors,
-            "lastPull": {"added": self.added, "modified": self.modified, "removed": self.removed},
-            "plan": self.plan,
-        }
+#: Temp files of interrupted writes older than this are removed by a pass.
+STRAY_TEMP_AGE_MS = 10 * 60 * 1000
+#: Rounds of a pass while the server refuses changes as compare-and-swap races.
+_CAS_ROUNDS = 3
 
 
 @dataclass(eq=False)
@@ -151,7 +128,11 @@ class ScopeSync:
     # ---- entry point -------------------------------------------------------------------
 
     def run(self) -> PassResult:
-        """One pass; returns what it did. Request-level failures raise :class:`SyncError`."""
+        """One pass; returns what it did. Request-level failures raise :class:`SyncError`.
+
+        A change the server refused as a compare-and-swap race (another machine committed the
+        note meanwhile) is planned again at once against the newer listing -- merged, pulled
+        or recorded as a conflict -- a few times; still racing after that, it is reported."""
         self.base.folder.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(self.base.lock_path, timeout=0)
         try:
@@ -159,34 +140,45 @@ class ScopeSync:
         except filelock.Timeout:
             return PassResult(skipped="another process is syncing this scope")
         try:
-            return self._run()
+            result = PassResult()
+            for _ in range(_CAS_ROUNDS):
+                refused, behind = self._run(result)
+                if not refused and not behind:
+                    break
+            else:
+                result.errors.extend(
+                    {
+                        "id": note_id,
+                        "code": "conflict",
+                        "message": f"{note_id} kept changing on the server during this pass; "
+                        "the next pass takes it up again",
+                    }
+                    for note_id in refused
+                )
+            return result
         finally:
             lock.release()
 
-    def _run(self) -> PassResult:
-        result = PassResult()
+    def _run(self, result: PassResult) -> tuple[list[str], bool]:
+        """One round of a pass: the ids the server refused as CAS races, and whether the base
+        is behind its own commits (another machine committed in between, so the position
+        could not move past them: one more round catches up, else a restore of the storage
+        back to the old position would hide that those commits were lost)."""
+        result.errors, result.rejected = [], []
         state = self.base.load()
         state.directory = str(self.store.directory)
         self.store.refresh(full=True)
-        local, result.unsyncable, blocked = self._local_notes()
+        local, blocked = self._local_notes(state, result)
         snapshot = self._snapshot(state, local)
-        if (
-            not snapshot.unchanged
-            and state.version is not None
-            and snapshot.version < state.version
-        ):
-            log.warning(
-                "server version went back (%s < %s): treating as a first sync",
-                snapshot.version,
-                state.version,
-            )
-            state.notes.clear()
-            state.version = None
+        if storage_was_reset(state, snapshot):
+            log.warning("the sync storage was reset or restored: re-syncing as a first sync")
+            forget_remote(state)
+            result.reset = True
             snapshot = self._snapshot(state, local)
         result.plan = snapshot.plan
         quotas = snapshot.quotas
         bodies = dict(snapshot.objects)
-        remote = self._remote_view(snapshot)
+        remote = hold_blocked(state, self._remote_view(snapshot), blocked)
         self._promote_pending(state, local, remote)
         plan_base = {
             note_id: BaseView(entry.rev, entry.hash, self.base.has_copy(note_id, entry))
@@ -201,13 +193,13 @@ class ScopeSync:
             conflicted=conflicted,
         )
         self._repair_copies(state, local)
-        stale_records = self._stale_conflict_revs(conflicted, remote)
+        stale_records = stale_conflict_revs(self.conflicts, conflicted, remote)
         complete = self._fetch_bodies(
             self._needed_revs(actions, bodies, local, state) | stale_records,
             bodies,
             snapshot.version,
         )
-        self._refresh_conflicts(conflicted, remote, bodies)
+        follow_cloud(self.conflicts, conflicted, remote, bodies)
         uploads: list[tuple[Change, bytes | None]] = []
         with self.store.batch():
             self._announce_downloads(actions, bodies, local, state)
@@ -223,19 +215,38 @@ class ScopeSync:
                 if upload is not None:
                     uploads.append(upload)
             state.pending = {k: v for k, v in state.pending.items() if v.kind != "download"}
+        release_held(state, blocked, {error["id"] for error in result.errors})
         self.base.save(state)  # everything pulled is on disk: record it
         self.base.clear_landed()
-        reached, refused = self._commit(uploads, state, quotas, result, snapshot.version)
-        if complete and not refused:
-            # Our own commits follow the snapshot directly when nobody else committed in
-            # between; then the base may claim their version too (so a server reset to an
-            # older version is noticed), otherwise only the snapshot's. A refused
-            # compare-and-swap keeps the old position, so the next delta lists that note again.
-            state.version = reached
+        uploads = refuse_case_collisions(uploads, state, result.rejected)
+        outcome = Uploader(
+            base=self.base,
+            client=self.client,
+            scope=self.scope,
+            protocol=self.protocol,
+            progress=self._progress,
+            check_cancelled=self._check_cancelled,
+        ).upload(uploads, state, quotas, Position(snapshot.version, snapshot.commit))
+        for note_id, current in outcome.refused.items():
+            # The server said where the note is now: the next round plans against that.
+            state.held[note_id] = HeldChange(current or "", None, deleted=current is None)
+        result.pushed.extend(outcome.pushed)
+        result.rejected.extend(outcome.rejected)
+        result.errors.extend(outcome.errors)
+        result.changed_anything = result.changed_anything or bool(
+            outcome.refused or outcome.rejected
+        )
+        if complete and not outcome.refused and not outcome.errors:
+            # Never past a remote change this pass did not apply: a refused compare-and-swap
+            # or a failed upload keeps the old position, so the next delta lists it again.
+            state.version, state.commit = outcome.position.version, outcome.position.commit
+            state.generation = outcome.generation or snapshot.generation or state.generation
+            state.protocol = self.protocol
         result.version = state.version
         result.conflicts = sorted(self.conflicts.ids())
         self.base.save(state)
-        return result
+        behind = bool(outcome.pushed) and not outcome.claimed
+        return sorted(outcome.refused), behind
 
     # ---- write-ahead -------------------------------------------------------------------
 
@@ -252,7 +263,21 @@ class ScopeSync:
                 )
             else:
                 entry = remote.entries.get(note_id)
-                landed = entry is not None and not entry.deleted and entry.rev == pending.rev
+                item = local.get(note_id)
+                # Listed at this revision. Or a new note, deleted since (after a later edit
+                # elsewhere) while this machine still holds exactly what it sent: it was seen
+                # there, so the delete must win (backed up), not a re-upload of a stale copy. An
+                # edit of a synced note is not promoted on a tombstone: had it never landed, it
+                # would be an edit lost to a delete (changed here, deleted there: re-create).
+                landed = entry is not None and (
+                    entry.rev == pending.rev
+                    or (
+                        entry.deleted
+                        and note_id not in state.notes
+                        and item is not None
+                        and item.stored.note.content_hash == pending.hash
+                    )
+                )
             if landed:
                 state.notes[note_id] = BaseNote(pending.rev, pending.hash)
         state.pending = {}
@@ -277,61 +302,28 @@ class ScopeSync:
         if state.pending:
             self.base.save(state)
 
-    # ---- conflicts that keep moving ----------------------------------------------------
-
-    @staticmethod
-    def _listed_changes(conflicted: set[str], remote: RemoteView) -> dict[str, RemoteState]:
-        return {
-            note_id: remote.entries[note_id] for note_id in conflicted if note_id in remote.entries
-        }
-
-    def _stale_conflict_revs(self, conflicted: set[str], remote: RemoteView) -> set[str]:
-        """Cloud revisions of conflicted notes newer than their records (bodies to fetch)."""
-        revs = set()
-        for note_id, entry in self._listed_changes(conflicted, remote).items():
-            record = self.conflicts.get(note_id)
-            if not entry.deleted and entry.rev != record.cloud_rev:
-                revs.add(entry.rev)
-        return revs
-
-    def _refresh_conflicts(
-        self, conflicted: set[str], remote: RemoteView, bodies: dict[str, str]
-    ) -> None:
-        """A conflicted note changed again in the cloud: the record follows the cloud."""
-        for note_id, entry in self._listed_changes(conflicted, remote).items():
-            record = self.conflicts.get(note_id)
-            if entry.deleted:
-                if record.cloud is None:
-                    continue
-                cloud, rev, content_hash = None, None, None
-            else:
-                if entry.rev == record.cloud_rev or entry.rev not in bodies:
-                    continue
-                cloud, rev = bodies[entry.rev], entry.rev
-                content_hash = parse_note_bytes(cloud.encode("utf-8")).content_hash
-            self.conflicts.put(replace(record, cloud=cloud, cloud_rev=rev, cloud_hash=content_hash))
-
     # ---- reading -----------------------------------------------------------------------
 
-    def _local_notes(self) -> tuple[dict[str, _Local], list[str], set[str]]:
-        local: dict[str, _Local] = {}
-        unsyncable: list[str] = []
-        blocked: set[str] = set()
-        for stored in self.store.notes():
-            if self.protocol < 2 and stored.note.type is not None:
-                unsyncable.append(stored.path.name)  # an old server cannot hold typed notes
-                blocked.add(stored.id)
-                continue
-            local[stored.id] = _Local(stored)
-        skipped = [problem.path for problem in self.store.problems()] + self.store.unloaded()
-        for path in skipped:
-            unsyncable.append(path.name)
-            if path.name.endswith(NOTE_SUFFIX):
-                blocked.add(path.name[: -len(NOTE_SUFFIX)])
-        return local, sorted(unsyncable), blocked
+    def _local_notes(
+        self, state: BaseState, result: PassResult
+    ) -> tuple[dict[str, _Local], set[str]]:
+        """Syncable notes, and the ids of files that cannot sync now (listed in ``result``)."""
+        if remove_stray_temp_files(self.store, self.clock(), STRAY_TEMP_AGE_MS):
+            self.store.refresh(full=True)
+        syncable, problems = classify_local(self.store, state.notes, self.protocol)
+        result.problems = problems
+        result.unsyncable = [problem.file for problem in problems]
+        blocked = {problem.id for problem in problems if problem.id is not None}
+        return {note_id: _Local(stored) for note_id, stored in syncable.items()}, blocked
 
     def _snapshot(self, state: BaseState, local: dict[str, _Local]) -> SnapshotResponse:
-        since = state.version
+        # Another protocol than the last pass's lists other notes (typed ones): start over.
+        # Version 0 is an empty storage, which has no generation or commit id to check: with
+        # notes in the base (uploaded since, by commits it could not claim), a reset back to
+        # empty would look "unchanged", so ask for the (tiny) full listing.
+        same_protocol = state.protocol in (None, self.protocol)
+        stale_empty = state.version == 0 and bool(state.notes)
+        since = state.version if same_protocol and not stale_empty else None
         have: frozenset[str] = frozenset()
         if since is None:
             have = frozenset(item.stored.note.content_hash for item in local.values()) | {
@@ -339,7 +331,14 @@ class ScopeSync:
             }
         self._check_cancelled()
         return self.client.snapshot(
-            SnapshotRequest(self.scope, protocol=self.protocol, since=since, have=have)
+            SnapshotRequest(
+                self.scope,
+                protocol=self.protocol,
+                since=since,
+                have=have,
+                generation=state.generation,
+                since_commit=state.commit if since is not None else None,
+            )
         )
 
     @staticmethod
@@ -593,105 +592,3 @@ class ScopeSync:
             )
         )
         result.changed_anything = True
-
-    # ---- uploading ---------------------------------------------------------------------
-
-    def _chunks(
-        self, uploads: list[tuple[Change, bytes | None]], quotas: Quotas
-    ) -> list[list[tuple[Change, bytes | None]]]:
-        chunks: list[list[tuple[Change, bytes | None]]] = [[]]
-        size = 0
-        for upload in uploads:
-            weight = len(upload[1] or b"") + 256
-            if chunks[-1] and (
-                len(chunks[-1]) >= quotas.max_changes_per_commit or size + weight > MAX_COMMIT_BYTES
-            ):
-                chunks.append([])
-                size = 0
-            chunks[-1].append(upload)
-            size += weight
-        return [chunk for chunk in chunks if chunk]
-
-    def _commit(
-        self,
-        uploads: list[tuple[Change, bytes | None]],
-        state: BaseState,
-        quotas: Quotas,
-        result: PassResult,
-        version: int,
-    ) -> tuple[int, bool]:
-        """Upload in chunks; returns the version the base may claim afterwards, and whether
-        the server refused any change as a conflict (a compare-and-swap race)."""
-        uploads = self._refuse_case_collisions(uploads, state, result)
-        chunks = self._chunks(uploads, quotas)
-        done = 0
-        refused = False
-        reached: int | None = version
-        for chunk in chunks:
-            if self._progress is not None:
-                self._progress("upload", done, len(uploads))
-            by_id = {change.id: data for change, data in chunk}
-            self._announce_uploads(chunk, state)
-            self._check_cancelled()
-            response = self.client.commit(
-                CommitRequest(self.scope, tuple(change for change, _ in chunk), self.protocol)
-            )
-            for applied in response.applied:
-                data = by_id.get(applied.id)
-                if applied.op == "delete":
-                    state.notes.pop(applied.id, None)
-                elif data is not None:
-                    self.base.write_copy(applied.id, applied.rev, data)
-                    state.notes[applied.id] = BaseNote(
-                        applied.rev, parse_note_bytes(data).content_hash
-                    )
-                result.pushed.append(applied.id)
-            state.pending = {}
-            for rejected in response.rejected:
-                refused = refused or rejected.reason == "conflict"
-                if rejected.reason != "conflict":  # a CAS race is settled by the next pass
-                    result.rejected.append(
-                        {"id": rejected.id, "reason": rejected.reason, "message": rejected.message}
-                    )
-            result.changed_anything = result.changed_anything or bool(response.rejected)
-            self.base.save(state)
-            done += len(chunk)
-            if reached is not None and response.version == reached + (1 if response.applied else 0):
-                reached = response.version
-            else:
-                reached = None  # someone else committed in between: claim only the snapshot
-        return (version if reached is None else reached), refused
-
-    def _announce_uploads(self, chunk: list[tuple[Change, bytes | None]], state: BaseState) -> None:
-        """Record what a commit sends before sending it: a lost answer is then recoverable."""
-        for change, data in chunk:
-            if change.op == "put" and data is not None:
-                rev = file_revision(data)
-                self.base.write_copy(change.id, rev, data)
-                state.pending[change.id] = PendingNote(
-                    rev, parse_note_bytes(data).content_hash, "upload"
-                )
-        self.base.save(state)
-
-    def _refuse_case_collisions(
-        self,
-        uploads: list[tuple[Change, bytes | None]],
-        state: BaseState,
-        result: PassResult,
-    ) -> list[tuple[Change, bytes | None]]:
-        known = {note_id.casefold(): note_id for note_id in state.notes}
-        kept = []
-        for change, data in uploads:
-            other = known.get(change.id.casefold())
-            if change.op == "put" and other is not None and other != change.id:
-                result.rejected.append(
-                    {
-                        "id": change.id,
-                        "reason": "case_collision",
-                        "message": f"{change.id} differs from the synced note {other} only by "
-                        "letter case; rename one of them",
-                    }
-                )
-                continue
-            kept.append((change, data))
-        return kept

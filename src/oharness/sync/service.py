@@ -26,8 +26,9 @@ from oharness.project.paths import HomeLayout
 from oharness.sync.base import SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.engine import PassResult, ScopeSync
+from oharness.sync.engine import ScopeSync
 from oharness.sync.protocol import SyncScope
+from oharness.sync.result import PassResult
 from oharness.sync.settings import SyncSettings
 from oharness.types import Clock, Scope
 
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from oharness.tools.workspace import Workspace
 
 OLD_SERVER = "the sync server is older than this client: upgrade the server first"
+#: How long a verified identity (account and protocols) is trusted before it is read again.
+IDENTITY_RECHECK_MS = 24 * 3600 * 1000
+IDENTITY_RECHECK_OLD_SERVER_MS = 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,15 @@ class PassReport:
     paused: str | None = None
     error: dict[str, str] | None = None
     retry_after_ms: int | None = None
+
+    @property
+    def failed(self) -> bool:
+        """True when the pass failed, or some note in it did not sync."""
+        return self.error is not None or (self.result is not None and self.result.failed)
+
+    def note_errors(self) -> list[dict[str, Any]]:
+        """The notes that did not sync in this pass, each with its reason."""
+        return self.result.note_errors() if self.result is not None else []
 
     @property
     def transient(self) -> bool:
@@ -205,9 +218,10 @@ class SyncService:
     ) -> tuple[int, str | None]:
         """The protocol to speak, or why this scope is paused (identity only on a new token)."""
         known = status.get("account")
-        if not (isinstance(known, dict) and known.get("token") == _fingerprint(token)):
+        if not (isinstance(known, dict) and self._still_valid(known, token)):
             identity = client.identity()
             known = {
+                "checkedAt": self.clock(),
                 "token": _fingerprint(token),
                 "userId": identity.user_id,
                 "protocols": list(identity.protocols),
@@ -228,6 +242,18 @@ class SyncService:
         if target.scope == "user":
             return 1, f"{OLD_SERVER} (user notes are not synced until then)"
         return 1, None
+
+    def _still_valid(self, known: dict[str, Any], token: str) -> bool:
+        """The recorded identity holds for this token and is recent enough: protocol support
+        is checked again daily, and hourly while the server is older than this client."""
+        if known.get("token") != _fingerprint(token):
+            return False
+        checked = known.get("checkedAt")
+        if not isinstance(checked, int):
+            return False
+        old_server = 2 not in (known.get("protocols") or [2])
+        age = self.clock() - checked
+        return age < (IDENTITY_RECHECK_OLD_SERVER_MS if old_server else IDENTITY_RECHECK_MS)
 
     def _check_folder(self, target: SyncTarget, base: SyncBase) -> str | None:
         """A copied project folder is paused; a moved one is followed."""
@@ -257,6 +283,11 @@ class SyncService:
 
     def _failed(self, target: SyncTarget, exc: SyncError) -> PassReport:
         error = {"code": exc.code, "message": f"{target.label}: {exc.message}"}
+        if exc.code == "protocol_unsupported":  # the server changed: read its identity again
+            status = self.base(target).load_status()
+            status.pop("account", None)
+            with contextlib.suppress(OHarnessError):
+                self.base(target).save_status(status)
         if exc.code == "rate_limited":
             wait = exc.retry_after if exc.retry_after is not None else 60.0
             deadline = self.clock() + int(wait * 1000)
@@ -321,6 +352,8 @@ class SyncService:
             "merged": last_pass.get("merged", []),
             "conflicts": sorted(ConflictBook(base.conflicts).ids()),
             "unsyncable": last_pass.get("unsyncable", []),
+            "noteErrors": last_pass.get("noteErrors", []),
+            "reset": bool(last_pass.get("reset")),
             "retryAfter": saved.get("retryAfter"),
             "plan": account.get("plan"),
             "planLimits": account.get("planLimits"),

@@ -153,3 +153,23 @@ def test_serve_runs_end_to_end(tmp_path: Path) -> None:
     requests = [e for e in entries if e.get("event") == "request" and e.get("requestId")]
     assert any(e["requestId"] == "cli-test-1" and e["status"] == 200 for e in requests)
     assert token not in "\n".join(lines)
+
+
+def test_a_busy_port_is_one_clear_line() -> None:
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = run(
+            "serve", "--storage", "memory://", "--port", str(port), OHARNESS_SYNC_JWT_SECRET=SECRET
+        )
+    message = one_line_error(result)
+    assert f"cannot listen on 127.0.0.1:{port}" in message and "--port" in message
+
+
+def test_a_bad_storage_flag_is_named_as_the_flag() -> None:
+    result = run("serve", "--storage", "ftp://x", OHARNESS_SYNC_JWT_SECRET=SECRET)
+    message = one_line_error(result)
+    assert "--storage" in message and "OHARNESS_SYNC_STORAGE" not in message

@@ -227,3 +227,27 @@ def test_nothing_changed_is_one_request(tmp_path: Path, scope: str) -> None:
     assert reports[scope].result is not None
     assert len([url for url in calls if "/snapshot" in url]) == 2  # one per scope
     assert len(calls) == 2
+
+
+def test_an_upgraded_server_is_used_without_signing_in_again(tmp_path: Path) -> None:
+    world = World(tmp_path, protocols=(1,))
+    a = world.device("a")
+    plain = _remember(a, "Untyped note")
+    typed = _remember(a, "Typed note", type="project")
+    user = _remember(a, "User note", type="user")
+    reports = a.sync()
+    assert reports["user"].paused and reports["project"].failed
+    # The operator upgrades the server (same storage); an hour later the client notices.
+    world.app = create_app(
+        world.store,
+        ServerSettings(jwt=JwtSettings(secret=SECRET), rate_per_minute=0, admin_key=ADMIN),
+        clock=world.clock,
+    )
+    world.http = TestClient(world.app, base_url=ORIGIN)
+    world.clock.advance_days(1 / 24 + 0.001)
+    reports = a.sync()
+    project, mine = reports["project"].result, reports["user"].result
+    assert project is not None and mine is not None and not reports["project"].failed
+    assert project.pushed == [typed] and mine.pushed == [user]
+    b = world.device("b")
+    assert sorted(b.sync()["project"].result.pulled) == sorted([plain, typed])  # type: ignore[union-attr]

@@ -27,6 +27,7 @@ def test_defaults() -> None:
         max_body_bytes=131072,
         max_response_bytes=16777216,
         tombstone_days=90,
+        max_request_bytes=32 * 1024 * 1024,  # announced with the quotas
     )
     assert settings.max_request_bytes == 32 * 1024 * 1024
     assert settings.rate_per_minute == 60
@@ -57,7 +58,7 @@ def test_every_variable_is_read() -> None:
     settings = settings_from_environ(environ, files.__getitem__)
     assert settings.jwt.public_key_pem == files["/etc/key.pem"]
     assert (settings.jwt.issuer, settings.jwt.audience) == ("https://id.example", "sync")
-    assert settings.quotas == Quotas(10, 11, 12, 13, 14)
+    assert settings.quotas == Quotas(10, 11, 12, 13, 14, max_request_bytes=2048)
     assert settings.max_request_bytes == 2048 and settings.rate_per_minute == 0
     assert settings.free_plan_limits == PlanLimits(200, 16384)
     assert settings.protocols == (1,) and settings.admin_key == "k"

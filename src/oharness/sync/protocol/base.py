@@ -167,16 +167,21 @@ class Quotas:
     max_body_bytes: int = 131072
     max_response_bytes: int = 16 * 1024 * 1024
     tombstone_days: int = 90
+    #: The largest request body the server reads (``None``: not announced, an older server).
+    max_request_bytes: int | None = None
 
     def to_json(self) -> JsonObject:
         """The wire form."""
-        return {
+        body: JsonObject = {
             "maxNotes": self.max_notes,
             "maxChangesPerCommit": self.max_changes_per_commit,
             "maxBodyBytes": self.max_body_bytes,
             "maxResponseBytes": self.max_response_bytes,
             "tombstoneDays": self.tombstone_days,
         }
+        if self.max_request_bytes is not None:
+            body["maxRequestBytes"] = self.max_request_bytes
+        return body
 
 
 def parse_quotas(value: object) -> Quotas:
@@ -188,6 +193,7 @@ def parse_quotas(value: object) -> Quotas:
         max_body_bytes=_int(obj, "maxBodyBytes"),
         max_response_bytes=_int(obj, "maxResponseBytes"),
         tombstone_days=_int(obj, "tombstoneDays"),
+        max_request_bytes=_optional_int(obj, "maxRequestBytes"),
     )
 
 

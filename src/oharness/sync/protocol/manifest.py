@@ -45,21 +45,46 @@ class ManifestTombstone:
     v: int
 
 
+#: Commit ids kept in a manifest: a base this many versions old can still be checked.
+HISTORY_LENGTH: Final = 1024
+
+
 @dataclass(frozen=True)
 class Manifest:
-    """``manifest.json`` of one scope (spec 06.1)."""
+    """``manifest.json`` of one scope (spec 06.1).
+
+    ``generation`` is a random id written when the manifest is first created (a reset storage
+    gets a new one); ``history`` holds the random commit ids of the last versions, oldest
+    first, the last one being ``version``'s (see "Storage generation" in the protocol doc).
+    Manifests written before these fields have neither: unknown, never a mismatch.
+    """
 
     version: int = 0
     updated_at: int = 0
     gc_version: int = 0
     notes: Mapping[str, ManifestNote] = field(default_factory=dict)
     tombstones: Mapping[str, ManifestTombstone] = field(default_factory=dict)
+    generation: str | None = None
+    history: tuple[str, ...] = ()
+
+    @property
+    def commit(self) -> str | None:
+        """The commit id of the current version (``None``: written by an older server)."""
+        return self.history[-1] if self.history else None
+
+    def commit_at(self, version: int) -> str | None:
+        """The commit id of ``version`` while it is within the history, else ``None``."""
+        index = len(self.history) - 1 - (self.version - version)
+        return self.history[index] if 0 <= index < len(self.history) else None
 
     def to_json(self) -> JsonObject:
-        """The stored JSON form (always format 2)."""
+        """The stored JSON form (always format 2; generation and commit lead, for the peek)."""
+        head: JsonObject = {"format": MANIFEST_FORMAT, "version": self.version}
+        if self.generation is not None and self.commit is not None:
+            head["generation"] = self.generation
+            head["commit"] = self.commit
         return {
-            "format": MANIFEST_FORMAT,
-            "version": self.version,
+            **head,
             "updatedAt": self.updated_at,
             "gcVersion": self.gc_version,
             "notes": {
@@ -77,6 +102,7 @@ class Manifest:
                 note_id: {"rev": tomb.rev, "deletedAt": tomb.deleted_at, "v": tomb.v}
                 for note_id, tomb in sorted(self.tombstones.items())
             },
+            "history": list(self.history),
         }
 
 
@@ -85,14 +111,39 @@ def manifest_to_bytes(manifest: Manifest) -> bytes:
     return json.dumps(manifest.to_json(), separators=(",", ":"), ensure_ascii=False).encode()
 
 
-_MANIFEST_HEAD: Final = re.compile(rb'\{"format":2,"version":(\d+),')
+_MANIFEST_HEAD: Final = re.compile(
+    rb'\{"format":2,"version":(\d+),(?:"generation":"([0-9a-f]{1,64})","commit":"([0-9a-f]{1,64})",)?'
+)
+
+
+@dataclass(frozen=True)
+class ManifestHead:
+    """What the first bytes of a stored manifest say."""
+
+    version: int
+    generation: str | None
+    commit: str | None
+
+
+def peek_manifest_head(data: bytes) -> ManifestHead | None:
+    """Version, generation and commit of a manifest this code wrote, read from its first bytes
+    without parsing the rest (``None`` when not in the expected form: parse it fully)."""
+    match = _MANIFEST_HEAD.match(data, 0, 256)
+    if not match:
+        return None
+    generation, commit = match.group(2), match.group(3)
+    return ManifestHead(
+        int(match.group(1)),
+        generation.decode() if generation else None,
+        commit.decode() if commit else None,
+    )
 
 
 def peek_manifest_version(data: bytes) -> int | None:
-    """The version of a manifest this code wrote, read from its first bytes without parsing
-    the rest (``None`` when the head is not in the expected form: parse it fully)."""
-    match = _MANIFEST_HEAD.match(data, 0, 64)
-    return int(match.group(1)) if match else None
+    """The version of a manifest this code wrote, read from its first bytes (see
+    :func:`peek_manifest_head`)."""
+    head = peek_manifest_head(data)
+    return head.version if head else None
 
 
 def parse_manifest(data: bytes) -> Manifest:
@@ -139,24 +190,47 @@ def parse_manifest(data: bytes) -> Manifest:
             tombstones[note_id] = tomb
     except (KeyError, TypeError, AttributeError) as exc:
         raise _fail(f"a manifest entry is incomplete ({exc!r})", "manifest") from exc
+    generation = obj.get("generation")
+    history = obj.get("history", [])
+    if not (generation is None or type(generation) is str) or not (
+        type(history) is list and all(type(item) is str for item in history)
+    ):
+        raise _fail("the manifest's generation or history has the wrong type", "manifest")
     return Manifest(
         version=_int(obj, "version"),
         updated_at=_int(obj, "updatedAt"),
         gc_version=_int(obj, "gcVersion"),
         notes=notes,
         tombstones=tombstones,
+        generation=generation,
+        history=tuple(history) if generation is not None else (),
     )
 
 
 # --------------------------------------------------------------------------- key layout
 
 
+#: The hashed form of a subject that is not a safe key segment (``u-`` + 32 hex digits).
+_HASHED_SEGMENT: Final = re.compile(r"u-[0-9a-f]{32}")
+
+
+def is_reserved_subject(sub: str) -> bool:
+    """True for a subject shaped like the hashed form, which the server refuses: used as is,
+    it would share a storage prefix with the subject whose hash it spells (spec 06.1)."""
+    return _HASHED_SEGMENT.fullmatch(sub) is not None
+
+
 def user_key_segment(sub: str) -> str:
     """The key segment of a verified user (or team) id: itself when it is a safe segment,
-    else ``u-`` + the first 32 hex digits of its SHA-256 (spec 06.1)."""
+    else ``u-`` + the first 32 hex digits of its SHA-256 (spec 06.1).
+
+    Injective because subjects of the hashed shape are refused before they get here (see
+    :func:`is_reserved_subject`); existing stores keep their keys, nothing needs migrating."""
+    if is_reserved_subject(sub):
+        raise _fail(f"the subject {sub!r} has the reserved shape u-<32 hex digits>", "sub")
     if _USER_SEGMENT.fullmatch(sub):
         return sub
-    return "u-" + hashlib.sha256(sub.encode("utf-8")).hexdigest()[:32]
+    return "u-" + hashlib.sha256(sub.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
 
 
 def user_prefix(user_segment: str) -> str:

@@ -45,12 +45,20 @@ class SnapshotRequest:
     since: int | None = None
     have: frozenset[str] = frozenset()
     want: tuple[str, ...] = ()
+    #: The storage generation and the commit id at ``since`` the client recorded (a reset or
+    #: restore since then is answered ``reset``); ``None``: unknown.
+    generation: str | None = None
+    since_commit: str | None = None
 
     def to_json(self) -> JsonObject:
         """The wire form."""
         body: JsonObject = {"protocol": self.protocol, "scope": self.scope.to_json()}
         if self.since is not None:
             body["since"] = self.since
+        if self.generation is not None:
+            body["generation"] = self.generation
+        if self.since_commit is not None:
+            body["sinceCommit"] = self.since_commit
         if self.have:
             body["have"] = sorted(self.have)
         if self.want:
@@ -67,6 +75,8 @@ def parse_snapshot_request(value: object) -> SnapshotRequest:
         since=_optional_int(obj, "since"),
         have=frozenset(_str_list(obj, "have")),
         want=tuple(dict.fromkeys(_str_list(obj, "want"))),
+        generation=_optional_str(obj, "generation"),
+        since_commit=_optional_str(obj, "sinceCommit"),
     )
 
 
@@ -116,18 +126,33 @@ class SnapshotResponse:
     tombstones: tuple[TombstoneEntry, ...] = ()
     objects: Mapping[str, str] = field(default_factory=dict)
     pending: tuple[str, ...] = ()
+    #: The storage was reset or restored since the client's ``since``: no listing follows.
+    reset: bool = False
+    generation: str | None = None
+    commit: str | None = None
+
+    def _head(self) -> JsonObject:
+        body: JsonObject = {"version": self.version}
+        if self.generation is not None:
+            body["generation"] = self.generation
+        if self.commit is not None:
+            body["commit"] = self.commit
+        return body
 
     def to_json(self, protocol: int = CURRENT_PROTOCOL) -> JsonObject:
         """The wire form. An unchanged answer carries nothing but the version, or, when the
         request named revisions in ``want``, those bodies (``objects``, ``pending``)."""
+        if self.reset:
+            body = {**self._head(), "reset": True}
+            return {**body, "quotas": self.quotas.to_json(), "plan": self.plan}
         if self.unchanged:
-            body: JsonObject = {"version": self.version, "unchanged": True}
+            body = {**self._head(), "unchanged": True}
             if self.objects or self.pending:
                 body["objects"] = dict(self.objects)
                 body["pending"] = list(self.pending)
             return {**body, "quotas": self.quotas.to_json(), "plan": self.plan}
         return {
-            "version": self.version,
+            **self._head(),
             "full": self.full,
             "notes": [note.to_json(protocol) for note in self.notes],
             "tombstones": [tomb.to_json() for tomb in self.tombstones],
@@ -148,9 +173,15 @@ def parse_snapshot_response(value: object) -> SnapshotResponse:
     if not all(isinstance(text, str) for text in objects.values()):
         raise _fail("objects must map revisions to file text", "objects")
     pending = _str_list(obj, "pending")
+    marks: dict[str, Any] = {
+        "generation": _optional_str(obj, "generation"),
+        "commit": _optional_str(obj, "commit"),
+    }
+    if obj.get("reset") is True:
+        return SnapshotResponse(version, plan, quotas, reset=True, **marks)
     if obj.get("unchanged") is True:
         return SnapshotResponse(
-            version, plan, quotas, unchanged=True, objects=dict(objects), pending=pending
+            version, plan, quotas, unchanged=True, objects=dict(objects), pending=pending, **marks
         )
     notes = []
     for item in _list(obj, "notes"):
@@ -180,6 +211,7 @@ def parse_snapshot_response(value: object) -> SnapshotResponse:
         tombstones=tuple(tombstones),
         objects=dict(objects),
         pending=pending,
+        **marks,
     )
 
 
@@ -316,11 +348,23 @@ class CommitResponse:
     quotas: Quotas
     applied: tuple[AppliedEntry, ...] = ()
     rejected: tuple[RejectedEntry, ...] = ()
+    #: Whether this commit wrote ``version`` (false: every change was already there, or all
+    #: were refused); ``None`` from servers that do not say.
+    changed: bool | None = None
+    generation: str | None = None
+    commit: str | None = None
 
     def to_json(self) -> JsonObject:
         """The wire form."""
+        body: JsonObject = {"version": self.version}
+        if self.changed is not None:
+            body["changed"] = self.changed
+        if self.generation is not None:
+            body["generation"] = self.generation
+        if self.commit is not None:
+            body["commit"] = self.commit
         return {
-            "version": self.version,
+            **body,
             "applied": [entry.to_json() for entry in self.applied],
             "rejected": [entry.to_json() for entry in self.rejected],
             "quotas": self.quotas.to_json(),
@@ -355,6 +399,9 @@ def parse_commit_response(value: object) -> CommitResponse:
         quotas=parse_quotas(obj.get("quotas")),
         applied=tuple(applied),
         rejected=tuple(rejected),
+        changed=_bool(obj, "changed") if obj.get("changed") is not None else None,
+        generation=_optional_str(obj, "generation"),
+        commit=_optional_str(obj, "commit"),
     )
 
 

@@ -1,0 +1,138 @@
+"""The local side of a pass: which note files can sync now, and why the others cannot.
+
+A file is *unsyncable* (spec 07.1) when it cannot be parsed, is not loaded because of
+``memory.maxNotes``, is a typed note while the server speaks only protocol 1, or holds
+something that looks like a credential (never uploaded; the check runs on notes changed since
+the base, the only ones a pass could upload). Unsyncable files are never read as deletions,
+and each is reported with a reason and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from oharness.notes.secrets import find_secrets
+from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
+from oharness.sync.base import BaseNote
+
+OLD_SERVER_TYPED = (
+    "a typed note, and the sync server is older than this client (protocol 1): upgrade the "
+    "server to sync it"
+)
+
+
+@dataclass(frozen=True)
+class NoteProblem:
+    """Why one note file does not sync now."""
+
+    file: str
+    id: str | None
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"file": self.file, "id": self.id, "code": self.code, "message": self.message}
+
+
+def _id_of(name: str) -> str | None:
+    return name[: -len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else None
+
+
+def credential_problem(stored: StoredNote) -> NoteProblem | None:
+    """A problem when the note holds something that looks like a credential."""
+    note = stored.note
+    findings = find_secrets(
+        {"summary": note.summary, "tags": "\n".join(note.tags), "body": note.body}
+    )
+    if not findings:
+        return None
+    where = findings[0].describe() + (
+        f", and {len(findings) - 1} more" if len(findings) > 1 else ""
+    )
+    return NoteProblem(
+        stored.path.name,
+        stored.id,
+        "credential",
+        f"not uploaded: it looks like it holds a credential ({where}); remove it from the note "
+        "(keep secrets in a password manager or the environment), then sync again",
+    )
+
+
+def _misnamed(store: NoteStore) -> list[NoteProblem]:
+    """Note files whose suffix differs from ``.md`` only by case (``x.MD``): a rename the
+    store does not load, reported instead of being read as a deletion of ``x``."""
+    try:
+        names = os.listdir(store.directory)
+    except OSError:
+        return []
+    return [
+        NoteProblem(
+            name,
+            name[: -len(NOTE_SUFFIX)],
+            "misnamed",
+            f"the file name ends in {name[-len(NOTE_SUFFIX) :]!r}, not {NOTE_SUFFIX!r}: rename "
+            f"it to {name[: -len(NOTE_SUFFIX)] + NOTE_SUFFIX} to keep syncing it",
+        )
+        for name in sorted(names)
+        if name.lower().endswith(NOTE_SUFFIX) and not name.endswith(NOTE_SUFFIX)
+    ]
+
+
+def remove_stray_temp_files(store: NoteStore, now_ms: int, min_age_ms: int) -> list[Path]:
+    """Delete temp files that interrupted writes left in the folder (older than
+    ``min_age_ms``, so a write in progress in another process is never touched)."""
+    removed = []
+    for path in store.stray_temp_files():
+        try:
+            if now_ms - path.stat().st_mtime_ns // 1_000_000 >= min_age_ms:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
+def classify_local(
+    store: NoteStore, base: Mapping[str, BaseNote], protocol: int
+) -> tuple[dict[str, StoredNote], list[NoteProblem]]:
+    """The syncable notes by id, and a problem for every file that cannot sync now."""
+    syncable: dict[str, StoredNote] = {}
+    problems: list[NoteProblem] = []
+    for stored in store.notes():
+        if protocol < 2 and stored.note.type is not None:
+            problems.append(
+                NoteProblem(stored.path.name, stored.id, "old_server", OLD_SERVER_TYPED)
+            )
+            continue
+        entry = base.get(stored.id)
+        if entry is None or entry.hash != stored.note.content_hash:
+            problem = credential_problem(stored)
+            if problem is not None:
+                problems.append(problem)
+                continue
+        syncable[stored.id] = stored
+    for load in store.problems():
+        name = load.path.name
+        problems.append(
+            NoteProblem(
+                name,
+                _id_of(name),
+                load.reason,
+                f"{load.message}; fix the file (see 'oharness memory doctor') and it syncs again",
+            )
+        )
+    problems += _misnamed(store)
+    for path in store.unloaded():
+        problems.append(
+            NoteProblem(
+                path.name,
+                _id_of(path.name),
+                "max_notes",
+                f"not loaded: the folder holds more notes than memory.maxNotes "
+                f"({store.max_notes}); forget or merge some notes, or raise the limit",
+            )
+        )
+    return syncable, sorted(problems, key=lambda problem: problem.file)

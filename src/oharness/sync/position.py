@@ -1,0 +1,104 @@
+"""Where a scope's base stands against the server (spec 07.2): resets, held changes.
+
+- **Reset or restore.** The base records the storage generation and the commit id at its
+  version. A snapshot answered ``reset`` (another generation, a version below the base's, or
+  another commit at the base's version), a version lower than the base's from a server that
+  does not check commit ids, or another generation in any answer: the storage was reset or
+  restored. The pass then forgets the remote half of the base and reconciles as a first sync
+  (nothing is deleted locally; what the server lacks is uploaded; equal content is recorded).
+- **Held changes.** A note that cannot be synced now (unreadable, over ``maxNotes``, typed
+  under protocol 1) is skipped by the plan while the base's version moves on. Its remote
+  change is kept per note in ``held`` and handed to the plan once the note is readable again,
+  so neither the remote edit nor a later local one is lost.
+- **Conflicts that keep moving.** A conflicted note the cloud changes again: its record
+  follows the cloud, so a resolution acts on the newest cloud version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Set
+from dataclasses import replace
+
+from oharness.notes.format import parse_note_bytes
+from oharness.sync.base import BaseState, HeldChange
+from oharness.sync.conflicts import ConflictBook
+from oharness.sync.plan import RemoteState, RemoteView
+from oharness.sync.protocol import SnapshotResponse
+
+
+def storage_was_reset(state: BaseState, snapshot: SnapshotResponse) -> bool:
+    """True when the snapshot shows the storage is not the history the base saw."""
+    if state.version is None:
+        return False
+    if snapshot.reset:
+        return True
+    if snapshot.generation and state.generation and snapshot.generation != state.generation:
+        return True
+    return not snapshot.unchanged and snapshot.version < state.version
+
+
+def forget_remote(state: BaseState) -> None:
+    """Drop what the base knew of the server (the local notes and conflicts stay)."""
+    state.notes.clear()
+    state.held.clear()
+    state.version = None
+    state.commit = None
+    state.generation = None
+
+
+def hold_blocked(state: BaseState, remote: RemoteView, blocked: Set[str]) -> RemoteView:
+    """Keep the remote changes of blocked notes; hand held ones to notes readable again."""
+    entries = dict(remote.entries)
+    for note_id in blocked:
+        entry = entries.get(note_id)
+        if entry is None:
+            continue
+        base = state.notes.get(note_id)
+        if base is not None and not entry.deleted and entry.rev == base.rev:
+            state.held.pop(note_id, None)  # back where the base is: nothing to hold
+        else:
+            state.held[note_id] = HeldChange(entry.rev, entry.hash, entry.deleted)
+    for note_id, held in state.held.items():
+        if note_id not in blocked and note_id not in entries and not remote.full:
+            entries[note_id] = RemoteState(held.rev, held.hash, held.deleted)
+    return RemoteView(entries, remote.full)
+
+
+def release_held(state: BaseState, blocked: Set[str], failed: Set[str]) -> None:
+    """Held changes the plan just handled (the note was readable and nothing failed) go."""
+    state.held = {
+        note_id: held
+        for note_id, held in state.held.items()
+        if note_id in blocked or note_id in failed
+    }
+
+
+def _listed_changes(conflicted: Set[str], remote: RemoteView) -> dict[str, RemoteState]:
+    return {note_id: remote.entries[note_id] for note_id in conflicted if note_id in remote.entries}
+
+
+def stale_conflict_revs(book: ConflictBook, conflicted: Set[str], remote: RemoteView) -> set[str]:
+    """Cloud revisions of conflicted notes newer than their records (bodies to fetch)."""
+    revs = set()
+    for note_id, entry in _listed_changes(conflicted, remote).items():
+        if not entry.deleted and entry.rev != book.get(note_id).cloud_rev:
+            revs.add(entry.rev)
+    return revs
+
+
+def follow_cloud(
+    book: ConflictBook, conflicted: Set[str], remote: RemoteView, bodies: Mapping[str, str]
+) -> None:
+    """A conflicted note changed again in the cloud: its record follows the cloud."""
+    for note_id, entry in _listed_changes(conflicted, remote).items():
+        record = book.get(note_id)
+        if entry.deleted:
+            if record.cloud is None:
+                continue
+            cloud, rev, content_hash = None, None, None
+        else:
+            if entry.rev == record.cloud_rev or entry.rev not in bodies:
+                continue
+            cloud, rev = bodies[entry.rev], entry.rev
+            content_hash = parse_note_bytes(cloud.encode("utf-8")).content_hash
+        book.put(replace(record, cloud=cloud, cloud_rev=rev, cloud_hash=content_hash))
