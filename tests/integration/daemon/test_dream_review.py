@@ -12,12 +12,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from daemon_support import CLIENT, LiveDaemon, live_daemon, wait_terminal
+from sync_server_support import LiveServer, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
 from oharness.daemon.dream import ReviewDreamer
+from oharness.daemon.tasks import CancelToken, TaskCancelled
 from oharness.sdk import DaemonClient, DaemonError
+from oharness.server.app import create_app
+from oharness.storage.memory import MemoryObjectStore
+from oharness.sync.service import SyncService, sync_targets
+from oharness.sync.settings import SyncSettings
 from oharness.tools.workspace import Workspace, open_workspace
 
 PORTS = range(18900, 19000)
@@ -270,3 +277,108 @@ def test_serve_installs_the_review_dreamer(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def _server_notes(server: LiveServer, token: str, scope: dict[str, str]) -> dict[str, str]:
+    with httpx2.Client(timeout=30) as http:
+        response = http.post(
+            server.url + "/v1/memory/snapshot",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"protocol": 2, "scope": scope},
+        )
+    assert response.status_code == 200, response.text
+    return {entry["id"]: entry["hash"] for entry in response.json()["notes"]}
+
+
+def test_with_sync_on_each_merge_is_committed_to_the_cloud_first(
+    planted: tuple[Path, Path, Clock, dict[str, str]],
+) -> None:
+    project, home, clock, ids = planted
+    server = LiveServer(
+        create_app(MemoryObjectStore(), make_settings()), port=port_in_range()
+    ).start()
+    token = token_for("alice", plan="paid")
+    try:
+        workspace = _workspace(project, home, clock)
+        SyncSettings(workspace.home).login(server.url, token)
+        with httpx2.Client(timeout=30) as http:
+            sync = SyncService(
+                workspace.home, backups=workspace.service.backups(), clock=clock, http=http
+            )
+            for target in sync_targets(workspace):
+                report = sync.run(target)
+                assert report.error is None and not report.paused, report
+        assert workspace.project is not None and workspace.project.identity is not None
+        scope = {"kind": "project", "projectId": workspace.project.identity.id}
+        assert ids["young"] in _server_notes(server, token, scope)
+        with _running(_daemon(project, home, clock)) as daemon, daemon.client() as client:
+            task_id = client.post("/workspace/memory/dream").json()["taskId"]
+            done = wait_terminal(client, "dream", task_id, timeout=60)
+        assert done["status"] == "completed", done
+        entries = {entry["scope"]: entry for entry in done["result"]["dedupedEntries"]}
+        assert set(entries) == {"project", "user"}
+        assert all(isinstance(entry["committedVersion"], int) for entry in entries.values())
+        cloud = _server_notes(server, token, scope)
+        assert ids["young"] not in cloud
+        kept = _workspace(project, home, clock).service.store("project").get(ids["old"])
+        assert kept is not None and cloud[ids["old"]] == kept.note.content_hash
+        linker = _workspace(project, home, clock).service.store("project").get(ids["linker"])
+        assert linker is not None and cloud[ids["linker"]] == linker.note.content_hash
+        user_cloud = _server_notes(server, token, {"kind": "user"})
+        assert ids["user_young"] not in user_cloud and ids["user_old"] in user_cloud
+    finally:
+        server.stop()
+
+
+def test_with_the_sync_server_unreachable_every_merge_is_refused_unchanged(
+    planted: tuple[Path, Path, Clock, dict[str, str]],
+) -> None:
+    project, home, clock, ids = planted
+    workspace = _workspace(project, home, clock)
+    closed = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # bound, never listening
+    closed.bind(("127.0.0.1", port_in_range()))
+    origin = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    SyncSettings(workspace.home).login(origin, token_for("bob"))
+    folders = (project / "MEMORY", workspace.home.user_memory_dir)
+    before = {p: p.read_bytes() for folder in folders for p in folder.glob("*.md")}
+    with _running(_daemon(project, home, clock)) as daemon, daemon.client() as client:
+        task_id = client.post("/workspace/memory/dream").json()["taskId"]
+        done = wait_terminal(client, "dream", task_id, timeout=60)
+    assert done["status"] == "completed", done
+    result = done["result"]
+    assert result["dedupedEntries"] == [] and result["touchedScopes"] == []
+    assert {entry["scope"] for entry in result["refusedEntries"]} == {"project", "user"}
+    assert "must be synced before a merge" in result["refusedEntries"][0]["reason"]
+    assert "2 groups not merged" in result["summary"]
+    assert {p: p.read_bytes() for folder in folders for p in folder.glob("*.md")} == before
+    assert ids["young"] in {p.stem for p in before}
+    closed.close()
+
+
+class CancelAfter(CancelToken):
+    """Cancelled at its ``calls``-th check, as a timeout between two merges would."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.left = calls
+
+    def check(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.cancel()
+        super().check()
+
+
+def test_a_cancel_stops_the_dream_between_merges(
+    planted: tuple[Path, Path, Clock, dict[str, str]],
+) -> None:
+    project, home, clock, ids = planted
+    workspace = _workspace(project, home, clock)
+    with pytest.raises(TaskCancelled):
+        ReviewDreamer(clock=clock).dream(workspace, CancelAfter(1))
+    assert workspace.service.store("project").get(ids["young"]) is not None  # nothing merged
+    with pytest.raises(TaskCancelled):  # before the group, before its apply, before the next
+        ReviewDreamer(clock=clock).dream(workspace, CancelAfter(3))
+    fresh = _workspace(project, home, clock).service
+    assert fresh.store("project").get(ids["young"]) is None  # the first merge was applied
+    assert fresh.store("user").get(ids["user_young"]) is not None  # the second never started
