@@ -4,6 +4,7 @@ first."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import socket
@@ -20,7 +21,7 @@ from sync_server_support import LiveServer, make_settings, token_for
 from oharness.daemon import DaemonOptions
 from oharness.daemon.dream import ReviewDreamer
 from oharness.daemon.tasks import CancelToken, TaskCancelled
-from oharness.sdk import DaemonClient, DaemonError
+from oharness.sdk import AsyncDaemonClient, DaemonClient, DaemonError
 from oharness.server.app import create_app
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.service import SyncService, sync_targets
@@ -382,3 +383,22 @@ def test_a_cancel_stops_the_dream_between_merges(
     fresh = _workspace(project, home, clock).service
     assert fresh.store("project").get(ids["young"]) is None  # the first merge was applied
     assert fresh.store("user").get(ids["user_young"]) is not None  # the second never started
+
+
+def test_the_async_sdk_dream_pair(planted: tuple[Path, Path, Clock, dict[str, str]]) -> None:
+    project, home, clock, ids = planted
+
+    async def dream(daemon: LiveDaemon) -> tuple[dict[str, Any], dict[str, Any]]:
+        async with AsyncDaemonClient(daemon.url, daemon.token, client_id="async") as sdk:
+            task = await sdk.dream_workspace_memory()
+            done = await sdk.wait(task)
+            polled = await sdk.get_workspace_memory_dream_task(task["taskId"])
+            return done, polled
+
+    with _running(_daemon(project, home, clock)) as daemon:
+        done, polled = asyncio.run(dream(daemon))
+    assert done["status"] == polled["status"] == "completed"
+    assert {entry["id"] for entry in done["result"]["dedupedEntries"]} == {
+        ids["old"],
+        ids["user_old"],
+    }
