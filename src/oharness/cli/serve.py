@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from oharness.cli.context import home_from_environment
+from oharness.tools.workspace import wall_clock_ms
 
 if TYPE_CHECKING:
     from oharness.harness.model import ChatModel
@@ -55,6 +56,7 @@ def serve(
 ) -> None:
     """Run the local daemon: memory tasks, recall, events and background sync."""
     try:
+        from oharness.daemon.dream import ReviewDreamer
         from oharness.daemon.serve import DaemonServer, is_loopback
         from oharness.daemon.service_file import service_definition
         from oharness.daemon.state import DaemonOptions
@@ -86,11 +88,13 @@ def serve(
             "and has the token can read and change your notes. Prefer 127.0.0.1.",
             err=True,
         )
+    token = os.environ.get("OHARNESS_TOKEN")
     options = DaemonOptions(
         home=home,
         start=start,
         bind_host=host,
-        sync_token=os.environ.get("OHARNESS_TOKEN"),
+        sync_token=token,
         small_model=_small_model(home, start),
+        dreamer=ReviewDreamer(clock=wall_clock_ms, token=token),
     )
     DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()

@@ -19,8 +19,9 @@ forget
     up first (reason ``task-update``). More than :data:`FORGET_MAX_NOTES` matches refuses
     the whole task (``forget_failed``), nothing deleted: the query must be narrower.
 dream
-    Runs the review's same-topic merges through a :class:`Dreamer`; without one the task
-    fails ``dream_failed`` (consolidation is not available in this build).
+    Runs the review's same-topic merges with concatenated drafts through a :class:`Dreamer`
+    (``oharness serve`` installs :class:`oharness.daemon.dream.ReviewDreamer`); a daemon built
+    without one fails the task ``dream_failed`` and does not advertise the capability.
 """
 
 from __future__ import annotations
@@ -90,11 +91,13 @@ def infer_type(content: str) -> NoteType:
 
 @dataclass(frozen=True)
 class DreamOutcome:
-    """What a consolidation pass did: merged entries and the scopes whose notes changed."""
+    """What a consolidation pass did: merged entries, the scopes whose notes changed, and the
+    merges refused (nothing changed for those)."""
 
     summary: str
     deduped_entries: tuple[dict[str, Any], ...]
     touched_scopes: tuple[Scope, ...]
+    refused_entries: tuple[dict[str, Any], ...] = ()
 
 
 class Dreamer(Protocol):
@@ -285,13 +288,17 @@ class MemoryTasks:
         if self.dreamer is None:
             raise TaskFailure(
                 "dream_failed",
-                "consolidation is not available in this build (no review merge path is "
-                "installed); nothing was changed",
+                "consolidation is not available in this daemon (it was started without a "
+                "merge path); nothing was changed",
             )
         outcome = self.dreamer.dream(self.workspace, task.cancel)
         for scope in outcome.touched_scopes:
             self.notify(scope)
         return TaskOutcome(
-            {"summary": outcome.summary, "dedupedEntries": list(outcome.deduped_entries)},
+            {
+                "summary": outcome.summary,
+                "dedupedEntries": list(outcome.deduped_entries),
+                "refusedEntries": list(outcome.refused_entries),
+            },
             tuple(outcome.touched_scopes),
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+_HERE = Path(__file__).resolve().parent
+for _path in (str(_HERE), str(_HERE.parent / "server")):  # the live sync server's helpers
+    if _path not in sys.path:
+        sys.path.insert(0, _path)

@@ -675,7 +675,7 @@ def test_capabilities_do_not_advertise_dream_without_a_merge_path(
     task_id = _post_kind(client, "dream").json()["taskId"]
     done = wait_terminal(client, "dream", task_id)
     assert done["error"]["code"] == "dream_failed"
-    assert "not available in this build" in done["error"]["message"]
+    assert "not available in this daemon" in done["error"]["message"]
 
 
 @pytest.mark.parametrize(
