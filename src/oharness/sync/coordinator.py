@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from oharness.errors import OHarnessError
+from oharness.errors import OHarnessError, is_transient
 from oharness.sync.protocol import Quotas
 from oharness.sync.service import PassReport, SyncTarget
 from oharness.types import Clock
@@ -45,7 +45,6 @@ CHECK_INTERVALS_MS = (60_000, 120_000, 240_000, 300_000)
 TRANSIENT_COOLDOWN_MS = 60_000
 PROJECT_IN_USE_MS = 30 * 60_000
 REQUESTS_PER_MINUTE = 20
-TRANSIENT_CODES = frozenset({"unavailable", "network"})
 #: Errors raised before any request leaves the machine.
 LOCAL_ERROR_CODES = frozenset({"not_logged_in", "config"})
 SWITCHED_OFF = "cloud sync is switched off ('oharness sync on')"
@@ -430,7 +429,7 @@ class SyncCoordinator:
         # A pass cancelled by the switch needs nothing here: switching on makes every
         # directory due at once.
         code = report.error.get("code") if report.error is not None else None
-        if code in TRANSIENT_CODES:
+        if is_transient(code):
             schedule.next_check = now + TRANSIENT_COOLDOWN_MS
         elif code is not None:
             schedule.next_check = now + schedule.interval()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from oharness.errors import OHarnessError, SyncError
+from oharness.errors import OHarnessError, SyncError, is_transient
 from oharness.notes.backups import BackupStore
 from oharness.notes.store import NoteStore
 from oharness.project.paths import HomeLayout
@@ -97,11 +97,7 @@ class PassReport:
 
     @property
     def transient(self) -> bool:
-        return self.error is not None and self.error.get("code") in {
-            "unavailable",
-            "network",
-            "rate_limited",
-        }
+        return self.error is not None and is_transient(self.error.get("code"))
 
 
 def _fingerprint(token: str) -> str:
