@@ -22,10 +22,12 @@ LAYERS = {
     "review": 2,
     "extraction": 2,
     "sync": 2,
+    "importers": 2,
     "harness": 3,
     "server": 3,
     "daemon": 3,
     "sdk": 3,
+    "bridges": 3,
     "cli": 4,
 }
 

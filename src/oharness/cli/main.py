@@ -14,6 +14,7 @@ from oharness.cli.project import project
 from oharness.cli.serve import serve
 from oharness.cli.sync import login, logout, sync
 from oharness.cli.sync_server import sync_server
+from oharness.cli.transfer import export_memories, import_memories
 from oharness.errors import OHarnessError
 
 
@@ -23,6 +24,8 @@ def cli() -> None:
     """oharness: durable memory for AI agents."""
 
 
+memory.add_command(import_memories)
+memory.add_command(export_memories)
 cli.add_command(memory)
 cli.add_command(project)
 cli.add_command(login)
