@@ -30,10 +30,12 @@ def _session(home: Path, cwd: Path, *args: str, elicit: Elicit | None = None) ->
 
     async def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
         with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, elicitation_callback=elicit) as session:
-                    await session.initialize()
-                    return await body(session)
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, elicitation_callback=elicit) as session,
+            ):
+                await session.initialize()
+                return await body(session)
 
     return lambda body: anyio.run(run, body)
 
