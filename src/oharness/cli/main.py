@@ -38,6 +38,21 @@ cli.add_command(serve)
 cli.add_command(mcp)
 
 
+@cli.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Agent hooks: 'hook claude-code user-prompt-submit|session-start' (JSON on stdin)."""
+    from oharness.cli.hook import run_hook
+
+    code = run_hook(list(args))
+    if code:
+        raise click.exceptions.Exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 success, 1 refused/failed, 2 usage)."""
     args = sys.argv[1:] if argv is None else argv
