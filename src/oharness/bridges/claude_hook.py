@@ -8,13 +8,12 @@ command hook gets one JSON object on stdin (``session_id``, ``transcript_path``,
 model's context. Printing nothing adds nothing; any failure here prints nothing and exits 0.
 
 The daemon path uses only the standard library (the daemon's recall endpoint over loopback
-HTTP); the library path imports the memory engine only when no daemon answers.
+HTTP on a plain socket); the library path imports the memory engine only when no daemon answers.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from oharness.bridges.discovery import read_daemon_address
+from oharness.bridges.discovery import post_json, read_daemon_address
 
 MAX_SESSIONS: Final = 200
 MAX_IDS_PER_SESSION: Final = 500
@@ -107,22 +106,14 @@ def daemon_recall(home: Path, start: Path, message: str, exclude: list[str]) -> 
     if parts.scheme != "http" or parts.hostname is None:
         raise ValueError(f"daemon URL {url!r} is not plain loopback HTTP")
     body = json.dumps({"message": message, "exclude": exclude}).encode("utf-8")
-    connection = http.client.HTTPConnection(
-        parts.hostname, parts.port or 80, timeout=DAEMON_TIMEOUT_S
+    payload = post_json(
+        parts.hostname,
+        parts.port or 80,
+        f"/workspaces/{project_id}/recall",
+        token,
+        body,
+        DAEMON_TIMEOUT_S,
     )
-    try:
-        connection.request(
-            "POST",
-            f"/workspaces/{project_id}/recall",
-            body=body,
-            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        )
-        response = connection.getresponse()
-        payload = response.read()
-    finally:
-        connection.close()
-    if response.status != 200:
-        raise ValueError(f"daemon answered {response.status}: {payload[:200]!r}")
     result = json.loads(payload)
     if not isinstance(result, dict):
         raise ValueError("daemon answered with something other than an object")
@@ -183,7 +174,7 @@ def handle_prompt(payload: Mapping[str, Any], home: Path, *, use_daemon: bool = 
     if use_daemon:
         try:
             result = daemon_recall(home, start, message, already)
-        except (OSError, ValueError, http.client.HTTPException):
+        except (OSError, ValueError):
             result = None  # no daemon, or it cannot help: the library answers instead
     if result is None:
         via = "library"

@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Final
 
@@ -64,7 +63,7 @@ def run_hook(args: list[str]) -> int:
         else:
             output = claude_hook.handle_session_start(payload, home)
     except Exception as exc:  # a hook failure must never block the prompt
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
         log_failure(home, event, detail)
         return 0
     if output:
