@@ -1,4 +1,4 @@
-"""``oharness hook claude-code user-prompt-submit|session-start``: Claude Code's hooks.
+"""``oharness hook claude-code|codex user-prompt-submit|session-start``: prompt hooks.
 
 Runs without click and without the rest of the CLI (a hook runs on every prompt): the entry
 point hands ``hook …`` arguments straight here. Whatever goes wrong, the hook prints nothing,
@@ -18,7 +18,8 @@ from typing import Final
 MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
 MAX_LOG_BYTES: Final = 1024 * 1024
 EVENTS: Final = ("user-prompt-submit", "session-start")
-USAGE: Final = "usage: oharness hook claude-code user-prompt-submit|session-start"
+AGENTS: Final = ("claude-code", "codex")  # Codex's hooks take Claude Code's input and output
+USAGE: Final = "usage: oharness hook claude-code|codex user-prompt-submit|session-start"
 
 
 def _home() -> Path:
@@ -26,7 +27,7 @@ def _home() -> Path:
     return Path(environ_home).expanduser() if environ_home else Path.home() / ".oharness"
 
 
-def log_failure(home: Path, event: str, reason: str) -> None:
+def log_failure(home: Path, event: str, reason: str, agent: str = "claude-code") -> None:
     """Append one line (plus a traceback when there is one) to the hook log, bounded."""
     try:
         directory = home / "logs"
@@ -36,14 +37,14 @@ def log_failure(home: Path, event: str, reason: str) -> None:
             os.replace(path, directory / "hooks.log.1")
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"{stamp} claude-code {event}: {reason}\n")
+            handle.write(f"{stamp} {agent} {event}: {reason}\n")
     except OSError:
         pass  # nowhere to log: still silent, still exit 0
 
 
 def run_hook(args: list[str]) -> int:
     """Run one hook; always 0 except for a wrong command line (2)."""
-    if len(args) < 2 or args[0] != "claude-code" or args[1] not in EVENTS or len(args) > 2:
+    if len(args) != 2 or args[0] not in AGENTS or args[1] not in EVENTS:
         if args[-1:] in (["-h"], ["--help"]):
             print(USAGE)
             return 0
@@ -64,12 +65,12 @@ def run_hook(args: list[str]) -> int:
             output = claude_hook.handle_session_start(payload, home)
     except Exception as exc:  # a hook failure must never block the prompt
         detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
-        log_failure(home, event, detail)
+        log_failure(home, event, detail, args[0])
         return 0
     if output:
         try:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
         except OSError as exc:
-            log_failure(home, event, f"cannot write to stdout: {exc}")
+            log_failure(home, event, f"cannot write to stdout: {exc}", args[0])
     return 0

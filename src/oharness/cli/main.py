@@ -9,6 +9,7 @@ import click
 
 from oharness import __version__
 from oharness.cli.chat import chat
+from oharness.cli.integrate import integrate
 from oharness.cli.mcp import mcp
 from oharness.cli.memory import memory
 from oharness.cli.project import project
@@ -36,6 +37,7 @@ cli.add_command(sync_server)
 cli.add_command(chat)
 cli.add_command(serve)
 cli.add_command(mcp)
+cli.add_command(integrate)
 
 
 @cli.command(
