@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import tomlkit
-
 from tests.integration.bridges.runner import ok, run
 
 CLAUDE_SETTINGS = {
