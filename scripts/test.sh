@@ -19,7 +19,8 @@ echo "== mypy --strict"
 echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
 for bench in bench/secrets_bench.py bench/recall_latency.py bench/recall_end_to_end.py \
   bench/recall_quality.py \
-  bench/sync_server.py bench/sync_traffic.py bench/daemon_recall.py bench/hook_latency.py; do
+  bench/sync_server.py bench/sync_traffic.py bench/daemon_recall.py bench/hook_latency.py \
+  bench/mcp_startup.py; do
   .venv/bin/python "$bench" --quick >/dev/null
   echo "ok  $bench --quick"
 done
