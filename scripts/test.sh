@@ -34,6 +34,8 @@ BENCHMARKS=(
   bench/sync_traffic.py
   bench/extraction_pass.py
   bench/daemon_recall.py
+  bench/hook_latency.py
+  bench/mcp_startup.py
 )
 for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null

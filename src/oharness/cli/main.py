@@ -19,12 +19,15 @@ from oharness.cli.context import (
     flush_warnings,
 )
 from oharness.cli.extract import extract
+from oharness.cli.integrate import integrate
+from oharness.cli.mcp import mcp
 from oharness.cli.memory import memory
 from oharness.cli.project import project
 from oharness.cli.review import merge, review
 from oharness.cli.serve import serve
 from oharness.cli.sync import login, logout, sync
 from oharness.cli.sync_server import sync_server
+from oharness.cli.transfer import export_memories, import_memories
 from oharness.errors import OHarnessError
 from oharness.notes.text import terminal_safe
 
@@ -38,6 +41,8 @@ def cli() -> None:
 memory.add_command(review)
 memory.add_command(merge)
 memory.add_command(extract)
+memory.add_command(import_memories)
+memory.add_command(export_memories)
 cli.add_command(memory)
 cli.add_command(project)
 cli.add_command(login)
@@ -46,6 +51,23 @@ cli.add_command(sync)
 cli.add_command(sync_server)
 cli.add_command(chat)
 cli.add_command(serve)
+cli.add_command(mcp)
+cli.add_command(integrate)
+
+
+@cli.command(
+    "hook",
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> None:
+    """Agent hooks: 'hook claude-code user-prompt-submit|session-start' (JSON on stdin)."""
+    from oharness.cli.hook import run_hook
+
+    code = run_hook(list(args))
+    if code:
+        raise click.exceptions.Exit(code)
 
 
 def _one_line(message: str) -> str:

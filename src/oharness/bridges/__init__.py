@@ -1,0 +1,1 @@
+"""Bridges to other agents: an MCP server, Claude Code hooks, and their configuration."""

@@ -1,0 +1,213 @@
+"""The memory tools as an MCP server over stdio (the official ``mcp`` SDK, low-level API).
+
+The low-level server is used so that the tools' input schemas are exactly the built-in ones
+(``tools.definitions``) and every call goes through the same ``call_tool`` dispatcher: the same
+checks, refusals and backups. A refusal comes back as a tool error (``isError``) carrying the
+refusal's code and message. ``forget`` is marked ``destructiveHint`` and, before it runs, asks
+the person through MCP elicitation; a client that cannot ask gets a refusal unless the server
+was started with ``allow_forget`` (then the client's own tool approval is the only check).
+
+Importing this module imports ``mcp`` (hundreds of ms): only the ``mcp`` command does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from oharness import __version__
+from oharness.tools.definitions import call_tool, tool_definitions
+from oharness.tools.prompt import render_index
+from oharness.tools.service import MemoryService
+
+INDEX_URI: Final = "oharness://memory/index"
+INDEX_PROMPT: Final = "memory-index"
+_ANNOTATIONS: Final = {
+    "remember": types.ToolAnnotations(
+        title="Remember a note",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+    "memory": types.ToolAnnotations(title="Read notes", read_only_hint=True, open_world_hint=False),
+    "forget": types.ToolAnnotations(
+        title="Forget a note",
+        read_only_hint=False,
+        destructive_hint=True,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+}
+_CONFIRM_SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Delete this note", "default": False}},
+    "required": ["confirm"],
+}
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """How the server behaves; ``index_chars`` bounds the index resource."""
+
+    index_chars: int
+    allow_forget: bool = False
+
+
+def _tools() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=tool["name"],
+            description=tool["description"],
+            input_schema=tool["input_schema"],
+            annotations=_ANNOTATIONS[tool["name"]],
+        )
+        for tool in tool_definitions()
+    ]
+
+
+def _result(data: dict[str, Any]) -> types.CallToolResult:
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)],
+        structured_content=data,
+        is_error="error" in data,
+    )
+
+
+def _refusal(code: str, message: str) -> types.CallToolResult:
+    return _result({"error": {"code": code, "message": message}})
+
+
+async def _approve_forget(
+    ctx: ServerRequestContext[Any, Any],
+    arguments: Mapping[str, Any],
+    service: MemoryService,
+    options: McpOptions,
+) -> types.CallToolResult | None:
+    """``None`` when the person approved (or approval is left to the client); else a refusal."""
+    if set(arguments) - {"id", "scope"}:
+        return _result(call_tool(service, "forget", arguments))  # refused: nothing deleted
+    probe = call_tool(service, "memory", arguments)
+    if "error" in probe:
+        return _result(probe)  # unknown id, ambiguous scope…: say so before asking anyone
+    session = ctx.session
+    capability = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    if not session.check_client_capability(capability):
+        if options.allow_forget:
+            return None
+        return _refusal(
+            "approval_unavailable",
+            "forget needs the person's approval and this client cannot ask for it (no MCP "
+            "elicitation); run `oharness memory forget ID` in a terminal, or start the server "
+            "with `oharness mcp --allow-forget` to rely on the client's own tool approval",
+        )
+    summary = probe.get("summary", "")
+    answer = await session.elicit_form(
+        f"Delete the note {arguments['id']!r} ({summary})? A backup is kept.",
+        _CONFIRM_SCHEMA,
+        related_request_id=ctx.request_id,
+    )
+    if answer.action == "accept" and (answer.content or {}).get("confirm") is True:
+        return None
+    return _refusal(
+        "not_approved",
+        f"the person did not approve deleting {arguments['id']!r}; nothing was deleted",
+    )
+
+
+def build_server(service_factory: Callable[[], MemoryService], options: McpOptions) -> Server[Any]:
+    """The MCP server over the memory service the factory opens (once, on first use)."""
+    holder: list[MemoryService] = []
+
+    def service() -> MemoryService:
+        if not holder:
+            holder.append(service_factory())
+        return holder[0]
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_tools())
+
+    async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        if params.name == "forget" and "id" in arguments:
+            refused = await _approve_forget(ctx, arguments, service(), options)
+            if refused is not None:
+                return refused
+        return _result(call_tool(service(), params.name, arguments))
+
+    def index_text() -> str:
+        return render_index(service().all_notes(), options.index_chars)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=INDEX_URI,
+                    name="memory-index",
+                    title="Memory index",
+                    description="The Memory section: guidance and one line per note, newest first.",
+                    mime_type="text/markdown",
+                )
+            ]
+        )
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) != INDEX_URI:
+            raise ValueError(f"unknown resource {params.uri}; the only one is {INDEX_URI}")
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=INDEX_URI, mime_type="text/markdown", text=index_text()
+                )
+            ]
+        )
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=INDEX_PROMPT,
+                    title="Memory index",
+                    description="The Memory index (guidance, one line per note) for the chat.",
+                )
+            ]
+        )
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != INDEX_PROMPT:
+            raise ValueError(f"unknown prompt {params.name!r}; the only one is {INDEX_PROMPT}")
+        message = types.PromptMessage(role="user", content=types.TextContent(text=index_text()))
+        return types.GetPromptResult(description="The Memory index", messages=[message])
+
+    return Server(
+        "oharness",
+        version=__version__,
+        title="oharness memory",
+        instructions=(
+            "Durable notes shared across machines. Read the Memory index (resource "
+            f"{INDEX_URI} or prompt {INDEX_PROMPT}); use memory to search or read, remember to "
+            "save what is worth keeping, forget (asks the person) to delete."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on standard input and output until it hangs up."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,56 @@
+"""``oharness integrate claude-code|codex``: register our MCP server and hooks with that agent."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from oharness.bridges.integrate import AGENTS, apply, plan
+
+
+def oharness_command() -> str:
+    """The absolute path of this ``oharness`` executable (agents start it without our PATH)."""
+    sibling = Path(sys.executable).with_name("oharness")
+    if sibling.is_file():
+        return str(sibling)
+    launched = Path(sys.argv[0])
+    return str(launched.resolve()) if launched.name == "oharness" else "oharness"
+
+
+@click.command("integrate")
+@click.argument("agent", type=click.Choice(AGENTS))
+@click.option("--dry-run", is_flag=True, help="Print the diff only; change nothing.")
+@click.option("--uninstall", is_flag=True, help="Remove only our entries.")
+@click.option(
+    "--user-home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The home folder holding the agent's configuration (default: ~).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def integrate(
+    agent: str, dry_run: bool, uninstall: bool, user_home: Path | None, debug: bool
+) -> None:
+    """Add the oharness MCP server and prompt hooks to AGENT's user configuration."""
+    home = user_home if user_home is not None else Path.home()
+    changes = plan(agent, home, oharness_command(), install=not uninstall)
+    changed = [change for change in changes if change.changed]
+    if not changed:
+        click.echo(
+            f"{agent}: nothing to change ({'not installed' if uninstall else 'already installed'})"
+        )
+        return
+    for change in changed:
+        click.echo(change.diff(), nl=False)
+    if dry_run:
+        click.echo("dry run: nothing written")
+        return
+    backups = apply(changes)
+    for change in changed:
+        click.echo(f"updated {change.path}")
+    for backup in backups:
+        click.echo(f"backup: {backup}")
+    if agent == "codex" and not uninstall:
+        click.echo("Codex asks you to review and trust new hooks before they run (/hooks).")

@@ -1,0 +1,1 @@
+"""Readers of other agents' memory layouts (Claude Code, Codex, Markdown), import, export."""

@@ -1,0 +1,287 @@
+"""Readers of foreign memory layouts: Claude Code auto memory, Codex memories, Markdown.
+
+Each reader is pure over the files it is given: it returns a :class:`Reading` of drafts and
+skips and writes nothing. Mapping choices are documented in docs/integrations.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from oharness.importers.frontmatter import FrontmatterError, split_frontmatter
+from oharness.importers.source import (
+    Draft,
+    Reading,
+    Skip,
+    TextFile,
+    first_line_summary,
+    parse_time,
+    read_text_file,
+    shorten,
+    walk_markdown,
+)
+from oharness.notes.ids import is_valid_id, slugify
+from oharness.types import NOTE_TYPES
+
+CLAUDE_INDEX: Final = "MEMORY.md"
+_INDEX_LINK: Final = re.compile(r"^\s*[-*]\s*\[([^\]]*)\]\(([^)\s]+)\)\s*(?:[—–:-]+\s*(.*))?$")
+_SECTION: Final = re.compile(r"^##\s+(.+?)\s*#*\s*$")
+_SUMMARY_KEYS: Final = ("summary", "description", "title", "name")
+_TAG_KEYS: Final = ("tags", "keywords", "tag")
+_CREATED_KEYS: Final = ("createdAt", "created_at", "created", "date")
+_UPDATED_KEYS: Final = ("updatedAt", "updated_at", "updated", "modified", "lastModified")
+
+
+def read_markdown(root: Path) -> Reading:
+    """Any folder of Markdown files: one note per file, frontmatter YAML, JSON or none."""
+    reading = Reading()
+    for found in walk_markdown(root, reading):
+        draft = _markdown_draft(found, reading)
+        if draft is not None:
+            reading.drafts.append(draft)
+    return reading
+
+
+def _markdown_draft(found: TextFile, reading: Reading, **overrides: Any) -> Draft | None:
+    try:
+        parsed = split_frontmatter(found.text)
+    except FrontmatterError as exc:
+        reading.skips.append(Skip(found.relative, str(exc)))
+        return None
+    fields = parsed.fields
+    body = parsed.body.strip("\n")
+    if not body.strip():
+        reading.skips.append(Skip(found.relative, "empty body"))
+        return None
+    summary = _first_text(fields, _SUMMARY_KEYS) or first_line_summary(body)
+    note_type, tags = _type_and_tags(fields)
+    created = _first_time(fields, _CREATED_KEYS)
+    updated = _first_time(fields, _UPDATED_KEYS) or created or found.mtime_ms
+    raw_id = fields.get("id")
+    values: dict[str, Any] = {
+        "source": found.relative,
+        "summary": shorten(summary),
+        "body": body,
+        "type": note_type,
+        "tags": tags,
+        "id": raw_id if isinstance(raw_id, str) and is_valid_id(raw_id) else None,
+        "created_at": created or updated,
+        "updated_at": updated,
+    }
+    values.update(overrides)
+    return Draft(**values)
+
+
+def _first_text(fields: dict[str, Any], keys: tuple[str, ...]) -> str:
+    for key in keys:
+        value = fields.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _first_time(fields: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    for key in keys:
+        found = parse_time(fields.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _type_and_tags(fields: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]:
+    tags: list[str] = []
+    for key in _TAG_KEYS:
+        value = fields.get(key)
+        if isinstance(value, str):
+            tags.extend(part for part in re.split(r"[,\s]+", value) if part)
+        elif isinstance(value, list):
+            tags.extend(str(item) for item in value if str(item).strip())
+    raw_type = fields.get("type")
+    note_type: str | None = None
+    if isinstance(raw_type, str) and raw_type.strip():
+        lowered = raw_type.strip().lower()
+        if lowered in NOTE_TYPES:
+            note_type = lowered
+        else:
+            tags.append(lowered)  # kept as a tag rather than lost
+    return note_type, tuple(dict.fromkeys(tags))
+
+
+# ---- Claude Code -------------------------------------------------------------------------
+
+
+def claude_memory_dirs(root: Path) -> list[Path]:
+    """The auto-memory folders at or under ``root`` (a memory folder, a project, projects/)."""
+    if (root / CLAUDE_INDEX).is_file() or root.name == "memory":
+        return [root]
+    found: list[Path] = []
+    for pattern in ("memory", "*/memory", "projects/*/memory"):
+        found.extend(path for path in sorted(root.glob(pattern)) if _real_dir_inside(path, root))
+    return found
+
+
+def _real_dir_inside(path: Path, root: Path) -> bool:
+    if path.is_symlink() or not path.is_dir():
+        return False
+    return path.resolve().is_relative_to(root.resolve())
+
+
+def read_claude_code(root: Path) -> Reading:
+    """Claude Code auto memory: ``MEMORY.md`` (the index) and its topic files."""
+    reading = Reading()
+    folders = claude_memory_dirs(root)
+    if not folders:
+        reading.skips.append(Skip(".", "no Claude Code memory folder (…/memory/MEMORY.md) here"))
+    base = root.resolve()
+    for folder in folders:
+        _read_claude_folder(folder.resolve(), base, reading)
+    return reading
+
+
+def _read_claude_folder(folder: Path, base: Path, reading: Reading) -> None:
+    project = folder.parent.name if folder.name == "memory" else folder.name
+    hooks: dict[str, str] = {}
+    index_file = folder / CLAUDE_INDEX
+    if index_file.exists():
+        index = read_text_file(index_file, base, reading)
+        if index is not None:
+            leftover = _read_index(index, folder, base, hooks, reading)
+            if leftover.strip():
+                reading.drafts.append(
+                    Draft(
+                        source=index.relative,
+                        summary=shorten(f"Claude Code memory notes of {project}"),
+                        body=leftover.strip("\n"),
+                        type="project",
+                        tags=("claude-code", slugify(project)),
+                        created_at=index.mtime_ms,
+                        updated_at=index.mtime_ms,
+                    )
+                )
+    for found in walk_markdown(folder, reading, base):
+        if found.path.name == CLAUDE_INDEX and found.path.parent == folder:
+            continue
+        _claude_topic(found, folder, base, hooks, reading)
+
+
+def _read_index(
+    index: TextFile, folder: Path, base: Path, hooks: dict[str, str], reading: Reading
+) -> str:
+    """Collect the index's one-line hooks per topic file; return its lines that are not links."""
+    leftover: list[str] = []
+    for line in index.text.split("\n"):
+        match = _INDEX_LINK.match(line)
+        if match is None:
+            if not line.startswith("# ") or leftover:
+                leftover.append(line)
+            continue
+        title, target, hook = match.group(1), match.group(2), match.group(3) or ""
+        if "://" in target:
+            leftover.append(line)
+            continue
+        hooks[target] = (hook or title).strip()
+        if not (folder / target).exists():
+            reading.skips.append(
+                Skip(
+                    _relative(folder / target, base), "listed in MEMORY.md but the file is missing"
+                )
+            )
+    return "\n".join(leftover)
+
+
+def _claude_topic(
+    found: TextFile, folder: Path, base: Path, hooks: dict[str, str], reading: Reading
+) -> None:
+    relative_to_folder = found.path.relative_to(folder).as_posix()
+    stem = found.path.stem
+    draft = _markdown_draft(found, reading, id=_claude_id(stem))
+    if draft is None:
+        return
+    fields = split_frontmatter(found.text).fields
+    name = _first_text(fields, ("name",))
+    summary = _first_text(fields, ("description",)) or hooks.get(relative_to_folder, "")
+    summary = summary or name or draft.summary
+    tags = tuple(dict.fromkeys((*draft.tags, "claude-code")))
+    reading.drafts.append(
+        Draft(
+            source=draft.source,
+            summary=shorten(summary),
+            body=draft.body,
+            type=draft.type,
+            tags=tags,
+            id=draft.id,
+            created_at=draft.created_at,
+            updated_at=draft.updated_at,
+        )
+    )
+
+
+def _relative(path: Path, base: Path) -> str:
+    return path.relative_to(base).as_posix() if path.is_relative_to(base) else str(path)
+
+
+def _claude_id(stem: str) -> str | None:
+    candidate = stem if is_valid_id(stem) else slugify(stem)
+    return candidate if is_valid_id(candidate) else None
+
+
+# ---- Codex -------------------------------------------------------------------------------
+
+
+def read_codex(root: Path) -> Reading:
+    """Codex memories (``~/.codex/memories/``): one note per ``##`` section of each file."""
+    folder = root / "memories" if (root / "memories").is_dir() else root
+    reading = Reading()
+    for found in walk_markdown(folder, reading, root):
+        _codex_file(found, reading)
+    return reading
+
+
+def _codex_file(found: TextFile, reading: Reading) -> None:
+    source = found.relative
+    try:
+        parsed = split_frontmatter(found.text)
+    except FrontmatterError as exc:
+        reading.skips.append(Skip(source, str(exc)))
+        return
+    sections = _sections(parsed.body)
+    stem_tag = slugify(found.path.stem)
+    for heading, text in sections:
+        body = text.strip("\n")
+        if not body.strip():
+            continue
+        reading.drafts.append(
+            Draft(
+                source=f"{source}#{slugify(heading)}" if heading else source,
+                summary=shorten(heading or first_line_summary(body)),
+                body=body,
+                tags=("codex", stem_tag),
+                created_at=found.mtime_ms,
+                updated_at=found.mtime_ms,
+                scope="user",
+            )
+        )
+    if not any(text.strip() for _, text in sections):
+        reading.skips.append(Skip(source, "empty body"))
+
+
+def _sections(body: str) -> list[tuple[str, str]]:
+    """Split on ``##`` headings; text before the first heading is its own section."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in body.split("\n"):
+        match = _SECTION.match(line)
+        if match:
+            sections.append((match.group(1), []))
+        else:
+            sections[-1][1].append(line)
+    return [(heading, "\n".join(lines)) for heading, lines in sections]
+
+
+READERS: Final[dict[str, Callable[[Path], Reading]]] = {
+    "claude-code": read_claude_code,
+    "codex": read_codex,
+    "markdown": read_markdown,
+}

@@ -1,0 +1,197 @@
+"""``oharness hook claude-code …`` fed recorded payloads of Claude Code's documented shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.integration.bridges.runner import OHARNESS, ok, run
+
+from oharness.bridges.claude_hook import MAX_SESSIONS, HookState
+
+
+def _prompt(project: Path, prompt: str, session: str = "sess-1") -> str:
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": f"/tmp/{session}.jsonl",
+            "cwd": str(project),
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        }
+    )
+
+
+def _start(project: Path, source: str, session: str = "sess-1") -> str:
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": f"/tmp/{session}.jsonl",
+            "cwd": str(project),
+            "hook_event_name": "SessionStart",
+            "source": source,
+            "model": "claude-sonnet-4-6",
+        }
+    )
+
+
+def _hook(home: Path, event: str, payload: str) -> subprocess.CompletedProcess[str]:
+    result = run(home, home, "hook", "claude-code", event, input=payload)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def _context(result: subprocess.CompletedProcess[str], event: str) -> str:
+    data = json.loads(result.stdout)
+    assert set(data) == {"hookSpecificOutput"}
+    assert data["hookSpecificOutput"]["hookEventName"] == event
+    context: str = data["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+@pytest.fixture
+def project(home: Path, project_dir: Path) -> Path:
+    ok(home, project_dir, "project", "init")
+    ok(
+        home,
+        project_dir,
+        "memory",
+        "remember",
+        "-s",
+        "Deploys happen on Tuesdays",
+        "-b",
+        "The release train leaves at noon.",
+        "--tags",
+        "deploy, release",
+    )
+    ok(
+        home,
+        project_dir,
+        "memory",
+        "remember",
+        "-s",
+        "Payments use Stripe webhooks",
+        "-b",
+        "Retries are idempotent.",
+        "--tags",
+        "payments",
+    )
+    return project_dir
+
+
+def test_prompt_attaches_once_per_session(home: Path, project: Path) -> None:
+    first = _hook(home, "user-prompt-submit", _prompt(project, "when do we deploy a release?"))
+    context = _context(first, "UserPromptSubmit")
+    assert context.startswith("<recalled-memory>") and "Deploys happen on Tuesdays" in context
+    assert "Stripe" not in context
+    again = _hook(home, "user-prompt-submit", _prompt(project, "deploy release again?"))
+    assert again.stdout == ""
+    other = _hook(home, "user-prompt-submit", _prompt(project, "deploy release?", "sess-2"))
+    assert "Deploys happen on Tuesdays" in _context(other, "UserPromptSubmit")
+    unrelated = _hook(home, "user-prompt-submit", _prompt(project, "hello there", "sess-3"))
+    assert unrelated.stdout == ""
+
+
+def test_session_start_prints_index_and_clear_frees_notes(home: Path, project: Path) -> None:
+    started = _hook(home, "session-start", _start(project, "startup"))
+    index = _context(started, "SessionStart")
+    assert "Deploys happen on Tuesdays" in index and "Payments use Stripe" in index
+    _hook(home, "user-prompt-submit", _prompt(project, "when do we deploy a release?"))
+    assert _hook(home, "user-prompt-submit", _prompt(project, "deploy release?")).stdout == ""
+    _hook(home, "session-start", _start(project, "resume"))
+    assert _hook(home, "user-prompt-submit", _prompt(project, "deploy release?")).stdout == ""
+    _hook(home, "session-start", _start(project, "clear"))
+    cleared = _hook(home, "user-prompt-submit", _prompt(project, "deploy release?"))
+    assert "Deploys happen on Tuesdays" in _context(cleared, "UserPromptSubmit")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "not json at all",
+        "[1, 2, 3]",
+        json.dumps({"session_id": "s", "prompt": "deploy release"}),
+        json.dumps({"session_id": "s", "cwd": "relative/dir", "prompt": "deploy"}),
+        json.dumps({"session_id": "s", "cwd": "/no/such/folder", "prompt": "deploy"}),
+        json.dumps({"session_id": "s", "cwd": "/", "prompt": 42}),
+        "\udcff",
+    ],
+)
+def test_failures_print_nothing_exit_zero_and_log(home: Path, project: Path, payload: str) -> None:
+    result = subprocess.run(
+        [str(OHARNESS), "hook", "claude-code", "user-prompt-submit"],
+        input=payload.encode("utf-8", "surrogateescape"),
+        capture_output=True,
+        env={**os.environ, "OHARNESS_HOME": str(home)},
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout == b"" and result.stderr == b""
+    log = (home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert "user-prompt-submit" in log and len(log.splitlines()) >= 1
+
+
+def test_broken_notes_folder_is_silent(home: Path, project: Path) -> None:
+    config = project / ".oharness" / "config.json"
+    config.write_text("{ not json", encoding="utf-8")
+    result = _hook(home, "user-prompt-submit", _prompt(project, "deploy release?"))
+    assert result.stdout == "" and result.stderr == ""
+    assert (home / "logs" / "hooks.log").is_file()
+
+
+def test_wrong_command_line_is_a_usage_error(home: Path) -> None:
+    result = run(home, home, "hook", "claude-code", "nonsense")
+    assert result.returncode == 2 and "usage" in result.stderr
+
+
+def test_session_records_are_bounded(tmp_path: Path) -> None:
+    state = HookState(tmp_path)
+    for number in range(MAX_SESSIONS + 5):
+        state.save(f"session-{number}", [f"project:n{number}"], "library")
+    assert len(list(state.directory.glob("*.json"))) == MAX_SESSIONS
+    state.save("long", [f"project:n{i}" for i in range(2000)], "library")
+    assert len(state.attached("long")) == 500
+    assert state.attached("never-seen") == []
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def daemon(home: Path, project: Path) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(
+        [str(OHARNESS), "serve", "--port", str(_free_port())],
+        cwd=project,
+        env={**os.environ, "OHARNESS_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (home / "daemon.json").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "daemon did not start"
+        time.sleep(0.05)
+    yield process
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+def test_daemon_answers_when_it_runs(
+    home: Path, project: Path, daemon: subprocess.Popen[bytes]
+) -> None:
+    first = _hook(home, "user-prompt-submit", _prompt(project, "when do we deploy a release?"))
+    assert "Deploys happen on Tuesdays" in _context(first, "UserPromptSubmit")
+    record: dict[str, Any] = json.loads(HookState(home).path("sess-1").read_text("utf-8"))
+    assert record["via"] == "daemon"
+    assert _hook(home, "user-prompt-submit", _prompt(project, "deploy release?")).stdout == ""

@@ -1,0 +1,131 @@
+"""``oharness integrate`` on fixture configuration files: keys and comments kept, backups,
+dry run, idempotence, uninstall restoring the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tests.integration.bridges.runner import ok, run
+
+CLAUDE_SETTINGS: dict[str, Any] = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "~/bin/branch-note"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}],
+    },
+}
+CLAUDE_STATE = {"numStartups": 42, "mcpServers": {"github": {"command": "gh-mcp"}}, "projects": {}}
+CODEX_CONFIG = """# my Codex settings
+model = "gpt-5.5"  # the default model
+
+[features]
+hooks = true
+
+# servers I use
+[mcp_servers.docs]
+command = "docs-mcp"
+args = ["--fast"]
+"""
+
+
+def _claude_home(tmp_path: Path) -> Path:
+    home = tmp_path / "user"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(CLAUDE_SETTINGS, indent=2))
+    (home / ".claude.json").write_text(json.dumps(CLAUDE_STATE))
+    return home
+
+
+def _integrate(home: Path, tmp_path: Path, *args: str) -> str:
+    return ok(home, tmp_path, "integrate", *args, "--user-home", str(home)).stdout
+
+
+def test_claude_code_install_keeps_everything_and_backs_up(home: Path, tmp_path: Path) -> None:
+    user = _claude_home(tmp_path)
+    before_settings = (user / ".claude" / "settings.json").read_text()
+    before_state = (user / ".claude.json").read_text()
+    out = _integrate(user, tmp_path, "claude-code")
+    assert "+" in out and "backup:" in out
+    settings = json.loads((user / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus" and settings["permissions"] == CLAUDE_SETTINGS["permissions"]
+    assert settings["hooks"]["PreToolUse"] == CLAUDE_SETTINGS["hooks"]["PreToolUse"]
+    prompt_hooks = [h for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert prompt_hooks[0]["command"] == "~/bin/branch-note"
+    assert prompt_hooks[1]["command"].endswith("hook claude-code user-prompt-submit")
+    start_hooks = [h for g in settings["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert start_hooks[0]["command"].endswith("hook claude-code session-start")
+    state = json.loads((user / ".claude.json").read_text())
+    assert state["numStartups"] == 42 and state["mcpServers"]["github"] == {"command": "gh-mcp"}
+    assert state["mcpServers"]["oharness"]["args"] == ["mcp"]
+    assert Path(state["mcpServers"]["oharness"]["command"]).name == "oharness"
+    backups = sorted((user / ".claude").glob("settings.json.oharness-backup-*"))
+    assert backups and backups[0].read_text() == before_settings
+    assert next(user.glob(".claude.json.oharness-backup-*")).read_text() == before_state
+
+    again = _integrate(user, tmp_path, "claude-code")
+    assert "already installed" in again
+    assert sum(len(g["hooks"]) for g in settings["hooks"]["UserPromptSubmit"]) == 2
+
+    _integrate(user, tmp_path, "claude-code", "--uninstall")
+    assert json.loads((user / ".claude" / "settings.json").read_text()) == CLAUDE_SETTINGS
+    assert json.loads((user / ".claude.json").read_text()) == CLAUDE_STATE
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(home: Path, tmp_path: Path) -> None:
+    user = _claude_home(tmp_path)
+    before = sorted(p.name for p in user.rglob("*"))
+    out = _integrate(user, tmp_path, "claude-code", "--dry-run")
+    assert "--- " in out and "+++ " in out and "dry run" in out
+    assert "hook claude-code user-prompt-submit" in out
+    assert sorted(p.name for p in user.rglob("*")) == before
+
+
+def test_codex_keeps_comments_and_other_servers(home: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    (user / ".codex").mkdir(parents=True)
+    config = user / ".codex" / "config.toml"
+    config.write_text(CODEX_CONFIG)
+    _integrate(user, tmp_path, "codex")
+    text = config.read_text()
+    assert "# my Codex settings" in text and "# the default model" in text
+    assert "# servers I use" in text
+    parsed = tomlkit.parse(text)
+    assert parsed["mcp_servers"]["docs"]["args"] == ["--fast"]
+    assert parsed["mcp_servers"]["oharness"]["args"] == ["mcp"]
+    hooks = json.loads((user / ".codex" / "hooks.json").read_text())
+    command = hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command.endswith("hook codex user-prompt-submit")
+    assert next((user / ".codex").glob("config.toml.oharness-backup-*")).read_text() == CODEX_CONFIG
+    _integrate(user, tmp_path, "codex", "--uninstall")
+    assert config.read_text() == CODEX_CONFIG
+    assert json.loads((user / ".codex" / "hooks.json").read_text()) == {}
+
+
+def test_fresh_home_gets_new_files(home: Path, tmp_path: Path) -> None:
+    user = tmp_path / "empty-user"
+    user.mkdir()
+    _integrate(user, tmp_path, "claude-code")
+    assert (user / ".claude" / "settings.json").is_file() and (user / ".claude.json").is_file()
+    assert not list(user.rglob("*oharness-backup*"))
+
+
+def test_broken_config_is_refused_and_untouched(home: Path, tmp_path: Path) -> None:
+    user = _claude_home(tmp_path)
+    settings = user / ".claude" / "settings.json"
+    settings.write_text("{ broken")
+    result = run(home, tmp_path, "integrate", "claude-code", "--user-home", str(user))
+    assert result.returncode == 1 and "not valid JSON" in result.stderr
+    assert settings.read_text() == "{ broken"
+    assert json.loads((user / ".claude.json").read_text()) == CLAUDE_STATE
+
+
+def test_codex_hook_alias_runs(home: Path, project_dir: Path) -> None:
+    payload = json.dumps({"session_id": "c1", "cwd": str(project_dir), "source": "startup"})
+    result = run(home, project_dir, "hook", "codex", "session-start", input=payload)
+    assert result.returncode == 0
+    data = json.loads(result.stdout)
+    assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"

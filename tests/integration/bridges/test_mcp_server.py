@@ -1,0 +1,170 @@
+"""``oharness mcp`` driven by the MCP SDK's own stdio client: tools, refusals, index, forget."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from tests.integration.bridges.runner import OHARNESS, ok
+
+from oharness.tools.definitions import tool_definitions
+
+Elicit = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+
+
+def _session(home: Path, cwd: Path, *args: str, elicit: Elicit | None = None) -> Any:
+    params = StdioServerParameters(
+        command=str(OHARNESS),
+        args=["mcp", *args],
+        env={**os.environ, "OHARNESS_HOME": str(home)},
+        cwd=str(cwd),
+    )
+
+    async def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, elicitation_callback=cast(Any, elicit)) as session,
+            ):
+                await session.initialize()
+                return await body(session)
+
+    return lambda body: anyio.run(run, body)
+
+
+def _data(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.content and isinstance(result.content[0], types.TextContent)
+    data: dict[str, Any] = json.loads(result.content[0].text)
+    return data
+
+
+@pytest.fixture
+def project(home: Path, project_dir: Path) -> Path:
+    ok(home, project_dir, "project", "init")
+    return project_dir
+
+
+def test_tools_have_the_built_in_schemas_and_annotations(home: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> types.ListToolsResult:
+        return await session.list_tools()
+
+    listed = _session(home, project)(body)
+    by_name = {tool.name: tool for tool in listed.tools}
+    assert set(by_name) == {"remember", "memory", "forget"}
+    for definition in tool_definitions():
+        assert by_name[definition["name"]].input_schema == definition["input_schema"]
+    assert by_name["forget"].annotations.destructive_hint is True
+    assert by_name["memory"].annotations.read_only_hint is True
+
+
+def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        saved = await session.call_tool(
+            "remember",
+            {
+                "summary": "Deploys happen on Tuesdays",
+                "body": "Release train at noon.",
+                "tags": ["release"],
+            },
+        )
+        found = await session.call_tool("memory", {"query": "when do deploys happen"})
+        listing = await session.call_tool("memory", {})
+        secret = await session.call_tool(
+            "remember", {"summary": "token", "body": "ghp_Zq8Lr2Vt6Wm1Xy4Ns9Kp3Bd7Hf5Jc0Ga2Ue8"}
+        )
+        bad = await session.call_tool("memory", {"nonsense": 1})
+        note_id = _data(saved)["id"]
+        read = await session.call_tool("memory", {"id": note_id})
+        index = await session.read_resource("oharness://memory/index")
+        prompt = await session.get_prompt("memory-index")
+        return {
+            "saved": saved,
+            "found": found,
+            "listing": listing,
+            "secret": secret,
+            "bad": bad,
+            "read": read,
+            "index": index,
+            "prompt": prompt,
+        }
+
+    out = _session(home, project)(body)
+    saved = _data(out["saved"])
+    assert out["saved"].is_error is False and saved["created"] is True
+    assert Path(saved["path"]).is_file() and Path(saved["path"]).parent == project / "MEMORY"
+    assert _data(out["found"])["results"][0]["id"] == saved["id"]
+    assert _data(out["listing"])["notes"][0]["id"] == saved["id"]
+    assert _data(out["read"])["body"].startswith("Release train")
+    assert out["secret"].is_error is True
+    assert "credential" in _data(out["secret"])["error"]["message"]
+    assert "ghp_" not in out["secret"].content[0].text
+    assert len(list((project / "MEMORY").glob("*.md"))) == 1
+    assert out["bad"].is_error is True and "unknown argument" in out["bad"].content[0].text
+    assert saved["id"] in out["index"].contents[0].text
+    assert saved["id"] in out["prompt"].messages[0].content.text
+
+
+def _remember_one(home: Path, project: Path) -> str:
+    result = ok(home, project, "memory", "remember", "-s", "Old fact", "-b", "Obsolete.", "--json")
+    note_id: str = json.loads(result.stdout)["id"]
+    return note_id
+
+
+def test_forget_asks_the_person_and_keeps_a_backup(home: Path, project: Path) -> None:
+    note_id = _remember_one(home, project)
+    asked: list[str] = []
+
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    async def body(session: ClientSession) -> types.CallToolResult:
+        return await session.call_tool("forget", {"id": note_id})
+
+    result = _session(home, project, elicit=approve)(body)
+    assert result.is_error is False, result.content
+    assert asked and note_id in asked[0]
+    assert not (project / "MEMORY" / f"{note_id}.md").exists()
+    assert _data(result)["backupId"]
+    assert any((home / "memory-backups").iterdir())
+
+
+def test_forget_declined_or_unaskable_deletes_nothing(home: Path, project: Path) -> None:
+    note_id = _remember_one(home, project)
+
+    async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    async def body(session: ClientSession) -> types.CallToolResult:
+        return await session.call_tool("forget", {"id": note_id})
+
+    declined = _session(home, project, elicit=decline)(body)
+    assert declined.is_error is True and "did not approve" in declined.content[0].text
+    unaskable = _session(home, project)(body)
+    assert unaskable.is_error is True and "--allow-forget" in unaskable.content[0].text
+    assert (project / "MEMORY" / f"{note_id}.md").exists()
+    allowed = _session(home, project, "--allow-forget")(body)
+    assert allowed.is_error is False
+    assert not (project / "MEMORY" / f"{note_id}.md").exists()
+
+
+def test_project_flag_and_missing_note(home: Path, project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    async def body(session: ClientSession) -> types.CallToolResult:
+        await session.call_tool("remember", {"summary": "From elsewhere", "body": "Text."})
+        return await session.call_tool("forget", {"id": "no-such-note"})
+
+    missing = _session(home, elsewhere, "--project", str(project), "--allow-forget")(body)
+    assert missing.is_error is True
+    assert len(list((project / "MEMORY").glob("*.md"))) == 1
+    assert not (elsewhere / "MEMORY").exists()
