@@ -66,9 +66,23 @@ def overlap(shared: float, topic: float, said: float) -> float:
 
 def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
     """True when a message names the note's topic (see the module docstring)."""
+    early = settled(shared, said, phrase=phrase, strongest=strongest)
+    return early if early is not None else passes_overlap(shared, topic, said, phrase=phrase)
+
+
+def settled(shared: float, said: float, *, phrase: bool, strongest: float) -> bool | None:
+    """The verdict of :func:`passes` when it does not depend on ``topic``, else None.
+
+    The topic's weight costs the most to compute, so callers ask this first.
+    """
     if shared < SHARED_GATE or not (phrase or strongest >= DISTINCTIVE):
         return False
     if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
         return True  # most of a short message names the note by a rare word: "gen-itgc?"
+    return None
+
+
+def passes_overlap(shared: float, topic: float, said: float, *, phrase: bool) -> bool:
+    """The last test of :func:`passes`: the overlap reaches its gate."""
     needed = PHRASE_OVERLAP_GATE if phrase else OVERLAP_GATE
     return overlap(shared, topic, said) >= needed

@@ -44,9 +44,11 @@ from oharness.recall.score import (
     search_weight,
     similarity,
     term_weight,
+    term_weights,
     usage_boost,
 )
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.topic import TopicWeights
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
@@ -102,7 +104,9 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._weight_memo: tuple[dict[int, float], int] = ({}, 0)
+        self._topics = TopicWeights()
+        self._priors: dict[int, float] = {}  # by term id: a term's prior never changes
+        self._message_weights: dict[str, float] = {}
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -164,7 +168,8 @@ class RecallIndex:
         ``order`` (postings sorted by term, as the cache stores them) lets an empty index
         adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
         """
-        self._weight_memo = ({}, 0)  # term ids may be renumbered
+        self._topics.reset()  # term ids may be renumbered
+        self._priors = {}
         if order is not None and len(self._postings) == 0 and not self._postings.terms:
             self._postings.load(terms, entries, order, flat)
         else:
@@ -268,22 +273,36 @@ class RecallIndex:
             if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
                 break
             slot = slot_of[hit.key]
-            topic, body = self._topic_weight(slot)
-            phrase = slot in phrases
-            head_shared, strongest = float(shared[slot]), float(self._strongest[slot])
-            if gate.passes(head_shared, topic, said, phrase=phrase, strongest=strongest):
+            if self._names_topic(slot, float(shared[slot]), said, slot in phrases, word_of):
                 passing.append(hit)
-            elif body > 0:
-                body_shared, body_strongest = self._body_match(slot, word_of)
-                if gate.passes(
-                    head_shared + body_shared,
-                    topic + body,
-                    said,
-                    phrase=phrase,
-                    strongest=max(strongest, body_strongest),
-                ):
-                    passing.append(hit)
         return passing
+
+    def _names_topic(
+        self, slot: int, shared: float, said: float, phrase: bool, word_of: dict[str, int]
+    ) -> bool:
+        """:func:`~oharness.recall.gate.passes` for one note, on its summary and tags, then
+        (a short note) with its body words beside them; the topic's weight only when needed.
+        """
+        strongest = float(self._strongest[slot])
+        topic: tuple[float, float] | None = None
+        verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
+        if verdict is None:
+            topic = self._topic_weight(slot)
+            verdict = gate.passes_overlap(shared, topic[0], said, phrase=phrase)
+        if verdict or self._postings.body_lengths()[slot] > gate.SHORT_BODY:
+            return verdict
+        # With no body word of the message matched, the test below cannot pass where the
+        # one above failed (same words, a larger topic).
+        body_shared, body_strongest = self._body_match(slot, word_of)
+        if body_shared <= 0:
+            return False
+        shared += body_shared
+        strongest = max(strongest, body_strongest)
+        verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
+        if verdict is None:
+            head, body = topic if topic is not None else self._topic_weight(slot)
+            verdict = gate.passes_overlap(shared, head + body, said, phrase=phrase)
+        return verdict
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
@@ -354,6 +373,7 @@ class RecallIndex:
         tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
         query_weight = 0.0
         top = self.params.k1 + 1.0
+        self._message_weights = weights = {}  # the recall weights, for _message_weight
         for group, factor in groups:
             parts: list[tuple[IntArray, FloatArray, float, IntArray]] = []
             for term in group:
@@ -362,6 +382,8 @@ class RecallIndex:
                     continue
                 slots, frequencies = found
                 weight = self._weight(term, len(slots), recall=recall)
+                if recall:
+                    weights[term] = weight
                 if weight < MIN_TERM_WEIGHT:
                     continue
                 x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
@@ -434,32 +456,29 @@ class RecallIndex:
 
     def _topic_weight(self, slot: int) -> tuple[float, float]:
         """The recall weight of the words of a note's summary and tags, and of the other
-        words of its body when the body is short (else 0).
-
-        Term weights are memoised until the number of notes moves by more than 2% (at least
-        20): a few edits barely move the weights of other notes' words.
-        """
+        words of its body when the body is short (else 0); memoised (:mod:`.topic`)."""
         postings = self._postings
-        count = len(postings)
-        memo, memo_count = self._weight_memo
-        if abs(count - memo_count) > max(20, count // 50):
-            memo = {}
-            self._weight_memo = (memo, count)
-        entry = postings.entry_of(postings.owners[slot])
-        in_head = (entry.frequencies[:, 0] + entry.frequencies[:, 1]) > 0
-        in_body = ~in_head & (entry.frequencies[:, 2] > 0)
-        if entry.lengths[2] > gate.SHORT_BODY:
-            in_body[:] = False
-        totals = [0.0, 0.0]
-        for part, mask in enumerate((in_head, in_body)):
-            for term_id in entry.term_ids[mask].tolist():
-                weight = memo.get(term_id)
-                if weight is None:
-                    term = postings.terms[term_id]
-                    weight = self._weight(term, postings.document_frequency(term_id))
-                    memo[term_id] = weight
-                totals[part] += weight
-        return totals[0], totals[1]
+        return self._topics.totals(
+            slot,
+            postings.entry_of(postings.owners[slot]),
+            len(postings),
+            gate.SHORT_BODY,
+            self._recall_weights,
+        )
+
+    def _recall_weights(self, term_ids: list[int]) -> list[float]:
+        """The recall weights of terms by id (:func:`~.score.term_weights`)."""
+        postings = self._postings
+        priors = self._priors
+        for term_id in term_ids:
+            if term_id not in priors:
+                priors[term_id] = self.tokenizer.prior(postings.terms[term_id])
+        return term_weights(
+            postings.document_frequencies(term_ids),
+            len(postings),
+            [priors[term_id] for term_id in term_ids],
+            self.params,
+        )
 
     def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
         """Weight of the message words found only in a note's body, and the strongest one
@@ -479,12 +498,15 @@ class RecallIndex:
 
     def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
         """The recall weight of a message's words (each word's best stem)."""
+        known = self._message_weights  # what _score computed for this message
         total = 0.0
         for group in groups:
             best = 0.0
             for term in group:
-                found = self._postings.lookup(term)
-                best = max(best, self._weight(term, 0 if found is None else len(found[0])))
+                weight = known.get(term)
+                if weight is None:  # no note holds the term
+                    weight = self._weight(term, 0)
+                best = max(best, weight)
             total += best
         return total
 

@@ -127,6 +127,11 @@ class Postings:
         """How many notes hold the term."""
         return len(self._slots[term_id])
 
+    def document_frequencies(self, term_ids: Iterable[int]) -> list[int]:
+        """How many notes hold each of the terms."""
+        slots = self._slots
+        return [len(slots[term_id]) for term_id in term_ids]
+
     def slots_of(self, keys: Collection[NoteKey | str]) -> list[int]:
         """Slots of the given notes; a bare id names that id in both scopes."""
         slots: list[int] = []

@@ -220,15 +220,9 @@ class Tokenizer:
     def prior(self, term: str) -> float:
         """The share of notes a term is assumed to occur in before any note is seen."""
         found = self._priors.get(term)
-        if found is not None:
-            return found
-        if term.isdigit():
-            if len(term) <= 2:
-                return PRIOR_SHORT_NUMBER
-            return PRIOR_NUMBER if len(term) <= 4 else 0.0
-        if _HIRAGANA_PAIR.fullmatch(term):
-            return PRIOR_COMMON  # hiragana-only pairs are mostly inflections and particles
-        return 0.0
+        if found is None:  # remembered like the terms of a chunk (see _analyse)
+            found = self._priors[term] = _pattern_prior(term)
+        return found
 
     def _build_priors(self) -> dict[str, float]:
         # Function words of languages not configured still occur (a French sentence in an
@@ -297,6 +291,17 @@ def _chunks(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_CHUNK.findall(text)
     return _CHUNK.findall(unicodedata.normalize("NFKC", text))
+
+
+def _pattern_prior(term: str) -> float:
+    """The prior of a term not in the word lists: numbers and hiragana pairs, else 0."""
+    if term.isdigit():
+        if len(term) <= 2:
+            return PRIOR_SHORT_NUMBER
+        return PRIOR_NUMBER if len(term) <= 4 else 0.0
+    if _HIRAGANA_PAIR.fullmatch(term):
+        return PRIOR_COMMON  # hiragana-only pairs are mostly inflections and particles
+    return 0.0
 
 
 def _pair_groups(units: Sequence[str], stop: frozenset[str]) -> Groups:

@@ -277,3 +277,23 @@ def test_a_short_note_is_all_topic_but_its_summary_or_tags_must_match() -> None:
     )
     # The body of a short note counts; a note with no summary or tag match never attaches.
     assert ids(index.recall("When did Mel run a charity race?")) == ["short"]
+
+
+def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> None:
+    message = "how should I style the pricing cards?"
+    assert ids(small.recall(message)) == ["pricing-borderless-3fa"]  # its topic now memoised
+    longer = PRICING.with_changes(
+        summary="Pricing cards use fills, not borders, as the Halvorsen Quimby Zephyr "
+        "Ostrander Brackwell Tillinghast Vasquez audit of kerning and gutters advised"
+    )
+    small.update("project", longer)
+    rebuilt = index_of(
+        ("project", longer),
+        ("project", K8S),
+        ("project", BODY_ONLY),
+        ("project", ITGC),
+        ("user", JAPANESE),
+    )
+    assert small.recall(message) == rebuilt.recall(message) == []
+    small.update("project", PRICING)
+    assert ids(small.recall(message)) == ["pricing-borderless-3fa"]
