@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
@@ -79,20 +78,6 @@ def _misnamed(store: NoteStore) -> list[NoteProblem]:
         for name in sorted(names)
         if name.lower().endswith(NOTE_SUFFIX) and not name.endswith(NOTE_SUFFIX)
     ]
-
-
-def remove_stray_temp_files(store: NoteStore, now_ms: int, min_age_ms: int) -> list[Path]:
-    """Delete temp files that interrupted writes left in the folder (older than
-    ``min_age_ms``, so a write in progress in another process is never touched)."""
-    removed = []
-    for path in store.stray_temp_files():
-        try:
-            if now_ms - path.stat().st_mtime_ns // 1_000_000 >= min_age_ms:
-                path.unlink()
-                removed.append(path)
-        except OSError:
-            continue
-    return removed
 
 
 def classify_local(
