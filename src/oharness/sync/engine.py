@@ -308,7 +308,7 @@ class ScopeSync:
         """Syncable notes, and the ids of files that cannot sync now (listed in ``result``)."""
         if self.store.remove_stale_temp_files():  # the same cleanup as every note write
             self.store.refresh(full=True)
-        syncable, problems = classify_local(self.store, state.notes, self.protocol)
+        syncable, problems = classify_local(self.store, state.notes, self.protocol, self.base)
         result.problems = problems
         result.unsyncable = [problem.file for problem in problems]
         blocked = {problem.id for problem in problems if problem.id is not None}

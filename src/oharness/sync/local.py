@@ -15,11 +15,15 @@ from dataclasses import dataclass
 
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
-from oharness.sync.base import BaseNote
+from oharness.sync.base import BaseNote, SyncBase
 
 OLD_SERVER_TYPED = (
     "a typed note, and the sync server is older than this client (protocol 1): upgrade the "
     "server to sync it"
+)
+OLD_SERVER_TYPED_DELETE = (
+    "a typed note deleted here, and the sync server is older than this client (protocol 1): "
+    "the deletion is uploaded once the server is upgraded"
 )
 
 
@@ -80,12 +84,34 @@ def _misnamed(store: NoteStore) -> list[NoteProblem]:
     ]
 
 
+def _typed_deletions(
+    store: NoteStore, base: Mapping[str, BaseNote], copies: SyncBase
+) -> list[NoteProblem]:
+    """Typed notes deleted here since the last sync: a protocol-1 listing never shows them,
+    so they wait (held in the base) for a server that speaks protocol 2."""
+    problems = []
+    for note_id, entry in sorted(base.items()):
+        if store.get_folded(note_id) is not None or (store.directory / f"{note_id}.md").exists():
+            continue
+        copy = copies.read_copy(note_id, entry)
+        if copy is not None and copy[1].type is not None:
+            problems.append(
+                NoteProblem(
+                    f"{note_id}{NOTE_SUFFIX}", note_id, "old_server", OLD_SERVER_TYPED_DELETE
+                )
+            )
+    return problems
+
+
 def classify_local(
-    store: NoteStore, base: Mapping[str, BaseNote], protocol: int
+    store: NoteStore, base: Mapping[str, BaseNote], protocol: int, copies: SyncBase | None = None
 ) -> tuple[dict[str, StoredNote], list[NoteProblem]]:
-    """The syncable notes by id, and a problem for every file that cannot sync now."""
+    """The syncable notes by id, and a problem for every file that cannot sync now (with
+    ``copies``, under protocol 1, also every typed note deleted here)."""
     syncable: dict[str, StoredNote] = {}
     problems: list[NoteProblem] = []
+    if protocol < 2 and copies is not None:
+        problems += _typed_deletions(store, base, copies)
     for stored in store.notes():
         if protocol < 2 and stored.note.type is not None:
             problems.append(
