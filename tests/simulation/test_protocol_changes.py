@@ -44,7 +44,8 @@ def _notes(device: Device) -> dict[str, str]:
 
 
 def _held_back(result: PassResult) -> set[str | None]:
-    return {problem.id for problem in result.problems if problem.code == "old_server"}
+    codes = ("old_server", "old_server_delete")
+    return {problem.id for problem in result.problems if problem.code in codes}
 
 
 def test_typed_notes_pause_on_an_older_server_and_resume_after_the_upgrade(
@@ -121,9 +122,11 @@ def test_a_typed_note_deleted_under_protocol_1_stays_deleted_after_the_upgrade(
 
 #: Long seeds of the world with server downgrades that failed before the fixes: 1000017, a
 #: typed note deleted while the server spoke protocol 1 came back after the upgrade (the
-#: protocol-1 listing hid it, and the base forgot it); 1000014, the pass after one under a
-#: lowered memory.maxNotes was wrongly expected to do nothing.
-@pytest.mark.parametrize("seed", [1_000_014, 1_000_017])
+#: protocol-1 listing hid it, and the base forgot it); 1000010, such a held deletion of a note
+#: another machine had re-created untyped (the listing shows it: planned at once, not held);
+#: 1000014, the pass after one under a lowered memory.maxNotes was wrongly expected to do
+#: nothing.
+@pytest.mark.parametrize("seed", [1_000_010, 1_000_014, 1_000_017])
 def test_long_seeds_with_server_downgrades_keep_every_invariant(seed: int, tmp_path: Path) -> None:
     report = run_seed(seed, ScheduleShape(devices=4, steps=100), tmp_path / f"seed-{seed}")
     if report.failed:

@@ -31,7 +31,7 @@ from oharness.notes.store import NoteStore, StoredNote
 from oharness.sync.base import BaseNote, BaseState, HeldChange, PendingNote, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
-from oharness.sync.local import classify_local
+from oharness.sync.local import classify_local, release_visible_deletions
 from oharness.sync.plan import (
     Action,
     BaseView,
@@ -176,7 +176,10 @@ class ScopeSync:
         result.plan = snapshot.plan
         quotas = snapshot.quotas
         bodies = dict(snapshot.objects)
-        remote = hold_blocked(state, self._remote_view(snapshot), blocked)
+        view = self._remote_view(snapshot)
+        blocked, result.problems = release_visible_deletions(blocked, result.problems, view.entries)
+        result.unsyncable = [problem.file for problem in result.problems]
+        remote = hold_blocked(state, view, blocked)
         self._promote_pending(state, local, remote)
         plan_base = {
             note_id: BaseView(entry.rev, entry.hash, self.base.has_copy(note_id, entry))

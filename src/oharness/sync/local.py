@@ -22,8 +22,8 @@ OLD_SERVER_TYPED = (
     "server to sync it"
 )
 OLD_SERVER_TYPED_DELETE = (
-    "a typed note deleted here, and the sync server is older than this client (protocol 1): "
-    "the deletion is uploaded once the server is upgraded"
+    "a typed note (or one whose synced copy is gone) deleted here, and the sync server is older "
+    "than this client (protocol 1): the deletion is uploaded once the server is upgraded"
 )
 
 
@@ -94,13 +94,23 @@ def _typed_deletions(
         if store.get_folded(note_id) is not None or (store.directory / f"{note_id}.md").exists():
             continue
         copy = copies.read_copy(note_id, entry)
-        if copy is not None and copy[1].type is not None:
+        if copy is None or copy[1].type is not None:  # typed, or cannot tell: wait
             problems.append(
                 NoteProblem(
-                    f"{note_id}{NOTE_SUFFIX}", note_id, "old_server", OLD_SERVER_TYPED_DELETE
+                    f"{note_id}{NOTE_SUFFIX}", note_id, "old_server_delete", OLD_SERVER_TYPED_DELETE
                 )
             )
     return problems
+
+
+def release_visible_deletions(
+    blocked: set[str], problems: list[NoteProblem], remote: Mapping[str, object]
+) -> tuple[set[str], list[NoteProblem]]:
+    """A deletion held for protocol 2 whose note the protocol-1 listing does show (another
+    machine re-created it untyped) is planned as any deletion: it is no longer held."""
+    visible = {p.id for p in problems if p.code == "old_server_delete" and p.id in remote}
+    kept = [p for p in problems if not (p.code == "old_server_delete" and p.id in visible)]
+    return blocked - {note_id for note_id in visible if note_id is not None}, kept
 
 
 def classify_local(
