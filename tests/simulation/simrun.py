@@ -20,6 +20,7 @@ from simschedule import (
     BODY_LINES,
     PROXY_LIMITS,
     RESOLUTIONS,
+    WAIT_HOURS,
     Fault,
     ScheduleShape,
     Step,
@@ -131,6 +132,8 @@ class Runner:
         self.step = 0
         self.notes: list[str] = []
         self.broken_edits: dict[tuple[int, str], bool] = {}
+        #: The server ran an older release (protocol 1 only) at some point.
+        self.downgraded = False
         world.on_interleave = self._interleaved_pass
         world.on_concurrent_edit = self._concurrent_edit
 
@@ -193,6 +196,14 @@ class Runner:
         if step.kind == "limit":
             self.world.proxy_limit = PROXY_LIMITS[step.pick]
             return f"proxy limit {self.world.proxy_limit}"
+        if step.kind == "protocol":
+            protocols = (1,) if step.choice == "old" else (1, 2)
+            self.downgraded |= protocols == (1,)
+            self.world.server.deploy(protocols)
+            return f"the server serves protocols {list(protocols)}"
+        if step.kind == "wait":
+            self.world.clock.advance_hours(WAIT_HOURS[step.pick])
+            return "time passes"
         return self._resolve_step(step)
 
     def _repair(self, device: Device, name: str) -> str:
@@ -245,7 +256,8 @@ class Runner:
         if kind == "create":
             body = "".join(f"{tag} line {index}\n" for index in range(BODY_LINES))
             summary = f"Topic {tag}"
-            note = Note(generate_id(summary, device.hex), summary, body, ("sim",), None, now, now)
+            typed = "project" if pick % 3 == 0 else None  # typed notes need protocol 2
+            note = Note(generate_id(summary, device.hex), summary, body, ("sim",), typed, now, now)
             store.save(note, create=True)
             self.oracle.record_edit(self.step, device, note.id, None, f"{what}:create")
             return f"created {note.id}"
@@ -343,7 +355,8 @@ class Runner:
             self.report.stats["crash"] += 1
             return f"CRASH ({crash}); the device restarts from its disk", False
         except SyncError as exc:
-            if self.world.armed is None or not self.world.armed.fired:
+            injected = self.world.armed is not None and self.world.armed.fired
+            if not injected and not self._told_to_downgrade(exc):
                 self.fail(f"the pass failed without an injected fault: {exc.code}: {exc.message}")
             self.report.stats[f"failed:{exc.code}"] += 1
             return f"failed: {exc.code}", False
@@ -352,10 +365,35 @@ class Runner:
                 store.max_notes = MAX_NOTES
                 store.refresh(full=True)
         self._count(result)
+        self._check_typed_named(device, result)
         self.oracle.last_pass[device.name] = self.step
         refused = device.transport.rejected[rejections:]
-        clean = result.skipped is None and not result.errors and not result.rejected and not refused
+        # The pass after a lowered memory.maxNotes runs with the full limit again: it may
+        # rightly move the note left out, so only a pass under the normal limit is "clean".
+        clean = result.skipped is None and not result.errors and not result.rejected
+        clean = clean and not refused and not limited
         return _did(result, refused), clean
+
+    def _told_to_downgrade(self, exc: SyncError) -> bool:
+        """A pass speaking protocol 2 to an older release is refused with 426 (the next pass
+        reads the server's protocols again): a visible reason, not a finding."""
+        if exc.code != "protocol_unsupported" or 2 in self.world.server.protocols:
+            return False
+        self.report.stats["protocol 2 refused (426)"] += 1
+        return True
+
+    def _check_typed_named(self, device: Device, result: PassResult) -> None:
+        """Under protocol 1 every typed note here is named as not syncing, with the reason."""
+        if device.protocol != 1:
+            return
+        self.report.stats["pass under protocol 1"] += 1
+        store = device.workspace.service.store("project")
+        typed = {stored.id for stored in store.notes() if stored.note.type is not None}
+        named = {problem.id for problem in result.problems if problem.code == "old_server"}
+        if typed - named:
+            self.fail(f"typed notes not named under protocol 1: {sorted(typed - named)}")
+        if typed:
+            self.report.stats["typed notes held back under protocol 1"] += 1
 
     def _count(self, result: PassResult) -> None:
         for name in ("pushed", "pulled", "merged", "deleted_here", "conflicts"):
@@ -385,7 +423,8 @@ class Runner:
             did = _did(result, other.transport.rejected[refusals:])
             self.notes.append(f"meanwhile {other.name} syncs: {did}")
         except SyncError as exc:
-            self.fail(f"interleaved pass of {other.name} failed: {exc.code}: {exc.message}")
+            if not self._told_to_downgrade(exc):
+                self.fail(f"interleaved pass of {other.name} failed: {exc.code}: {exc.message}")
         finally:
             self.world.armed = saved
 
@@ -450,6 +489,13 @@ class Runner:
         devices = self.world.devices
         self.notes = []
         self.world.proxy_limit = None
+        if self.downgraded:
+            # The current release is back, and the people come back later: every device reads
+            # the server's protocols again (hourly while it was older) and typed notes resume.
+            if 2 not in self.world.server.protocols:
+                self.world.server.deploy((1, 2))
+                self.notes.append("the operator deploys the current release of the server")
+            self.world.clock.advance_hours(2)
         self._repair_due(everything=True)
         self.report.trace.extend(f"end  {note}" for note in self.notes)
         self.oracle.observe()

@@ -107,6 +107,11 @@ class Step:
             return f"a proxy's request limit becomes {PROXY_LIMITS[self.pick]}"
         if self.kind == "twin":
             return f"{who} and d{self.line} write byte-identical notes"
+        if self.kind == "protocol":
+            release = "an older release (protocol 1)" if self.choice == "old" else "the current one"
+            return f"the operator deploys {release} of the server"
+        if self.kind == "wait":
+            return f"{WAIT_HOURS[self.pick]} hour(s) pass"
         return f"{who} {self.kind}{':' + self.choice if self.choice else ''} pick={self.pick}"
 
 
@@ -124,7 +129,7 @@ BASIC_WEIGHTS = {
 #: person leaves a note unreadable for a while (then repairs it, now and then with an edit),
 #: two clones of a repository hold byte-identical notes, a proxy in front of the server
 #: changes its request-body limit (answering 413 above it), memory.maxNotes leaves a note out.
-EXTENDED_WEIGHTS = {
+LIMIT_WEIGHTS = {
     **BASIC_WEIGHTS,
     "reset": 0.015,
     "restore": 0.025,
@@ -133,6 +138,12 @@ EXTENDED_WEIGHTS = {
     "limit": 0.03,
     "maxnotes": 0.02,
 }
+#: ... and the operator deploys an older server release (protocol 1 only) or the current one
+#: again, while hours pass now and then (the client reads the server's protocols again daily,
+#: hourly while the server is older, and after a 426).
+EXTENDED_WEIGHTS = {**LIMIT_WEIGHTS, "protocol": 0.03, "wait": 0.03}
+#: Hours a "wait" step lets pass.
+WAIT_HOURS = (1, 2, 5, 25)
 #: Request-body limits a proxy in front of the server may have (one note is ~400 bytes).
 PROXY_LIMITS = (None, None, 1200, 2500, 6000)
 
@@ -211,6 +222,10 @@ def generate_schedule(seed: int, shape: ScheduleShape) -> list[Step]:
         elif kind == "twin":
             other = rng.choice([index for index in range(shape.devices) if index != device])
             steps.append(Step("twin", device, pick=pick, line=other))
+        elif kind == "protocol":
+            steps.append(Step("protocol", device, choice=rng.choice(("old", "old", "current"))))
+        elif kind == "wait":
+            steps.append(Step("wait", device, pick=rng.randrange(len(WAIT_HOURS))))
         elif kind == "resolve":
             steps.append(Step("resolve", device, pick=pick, choice=rng.choice(RESOLUTIONS)))
         else:

@@ -27,7 +27,7 @@ import jwt
 from simschedule import Fault
 from starlette.testclient import TestClient
 
-from oharness.errors import StorageUnavailable
+from oharness.errors import StorageUnavailable, SyncError
 from oharness.fsio import set_fault_hook
 from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.server.app import create_app
@@ -38,6 +38,7 @@ from oharness.sync.client import SyncClient
 from oharness.sync.engine import PassResult, ScopeSync
 from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
 from oharness.sync.resolve import ConflictResolver
+from oharness.sync.service import SyncService, SyncTarget, sync_targets
 from oharness.tools.workspace import Workspace, open_workspace
 
 SECRET = "simulation-secret-0123456789abcdef0123456789"
@@ -66,6 +67,9 @@ class TickClock:
 
     def advance_days(self, days: int) -> None:
         self.now += days * DAY_MS
+
+    def advance_hours(self, hours: int) -> None:
+        self.now += hours * DAY_MS // 24
 
 
 def seeded_hex(seed: int) -> Callable[[int], str]:
@@ -100,22 +104,38 @@ class SimServer:
         self.clock = TickClock()
         self.tombstone_days = tombstone_days
         self.store = MemoryObjectStore(before=self._before, after=self._after)
-        settings = ServerSettings(
-            jwt=JwtSettings(secret=SECRET),
-            quotas=Quotas(tombstone_days=tombstone_days),
-            rate_per_minute=0,
-        )
-        app = create_app(
-            self.store, settings, clock=self.clock, sleep=lambda _: None, rng=random.Random(seed)
-        )
-        self.http = TestClient(app, base_url=ORIGIN)
-        self.http.__enter__()
+        self.seed = seed
+        #: The protocols the running release serves (an older release serves only 1).
+        self.protocols: tuple[int, ...] = (1, 2)
+        self.releases = 0
+        self.http = self._start()
         #: (id, rev) -> content hash, for every live note of every manifest ever committed.
         self.revisions: dict[tuple[str, str], str] = {}
         self.version = 0
         self._recording = False
         #: Copies of the storage taken along the way (what a restore may put back).
         self.copies: list[dict[str, Any]] = []
+
+    def _start(self) -> TestClient:
+        settings = ServerSettings(
+            jwt=JwtSettings(secret=SECRET),
+            quotas=Quotas(tombstone_days=self.tombstone_days),
+            rate_per_minute=0,
+            protocols=self.protocols,
+        )
+        rng = random.Random(self.seed * 131 + self.releases)
+        app = create_app(self.store, settings, clock=self.clock, sleep=lambda _: None, rng=rng)
+        http = TestClient(app, base_url=ORIGIN)
+        http.__enter__()
+        return http
+
+    def deploy(self, protocols: tuple[int, ...]) -> None:
+        """The operator deploys another release over the same storage: an older one (protocol
+        1 only) or the current one again (protocols 1 and 2)."""
+        self.close()
+        self.protocols = protocols
+        self.releases += 1
+        self.http = self._start()
 
     def close(self) -> None:
         self.http.__exit__(None, None, None)
@@ -203,10 +223,13 @@ class DeviceTransport(httpx2.BaseTransport):
         self.rejected: list[str] = []
         self.unchanged = False
         self.proxy_refusals = 0
+        self.identity_reads = 0
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         self.requests += 1
         endpoint = request.url.path.rsplit("/", 1)[-1]
+        if endpoint == "identity":
+            self.identity_reads += 1
         limit = self.device.world.proxy_limit
         if endpoint == "commit" and limit is not None and len(request.read()) > limit:
             # A proxy in front of the server with a body limit of its own (an HTML 413 page).
@@ -291,9 +314,8 @@ class Device:
         self.transport = DeviceTransport(self)
         self.http = httpx2.Client(transport=self.transport, base_url=ORIGIN)
         payload = {"sub": USER, "exp": int(time.time()) + 7 * 86400, "ent": {"plan": "paid"}}
-        self.client = SyncClient(
-            ORIGIN, jwt.encode(payload, SECRET, algorithm="HS256"), http=self.http
-        )
+        self.token = jwt.encode(payload, SECRET, algorithm="HS256")
+        self.client = SyncClient(ORIGIN, self.token, http=self.http)
         self.offline_until = -1
         self.crashes = 0
         #: Passes before this step see memory.maxNotes one below the note files held.
@@ -305,6 +327,17 @@ class Device:
         self.notes_dir = self.workspace.service.store("project").directory
         self.backups_dir = HomeLayout(self.home).backups_dir
         self.base = SyncBase(self.home / "memory-sync", SCOPE_KEY)
+        self.service = SyncService(
+            HomeLayout(self.home),
+            backups=self.workspace.service.backups(),
+            clock=world.clock,
+            http=self.http,
+        )
+        self.service.settings.login(ORIGIN, self.token)
+        #: The protocol of this device's last pass (its engine speaks it).
+        self.protocol: int | None = None
+        #: Identity reads (protocol checks) this device made.
+        self.identity_reads = 0
 
     @property
     def online(self) -> bool:
@@ -336,6 +369,7 @@ class Device:
                 scope_key=SCOPE_KEY,
                 backups=service.backups(),
                 clock=self.world.clock,
+                protocol=self.protocol or 2,
             )
         return self._engine
 
@@ -351,8 +385,28 @@ class Device:
             lock_timeout=0.5,
         )
 
+    def target(self) -> SyncTarget:
+        [target] = [t for t in sync_targets(self.workspace) if t.scope == "project"]
+        return target
+
     def sync(self) -> PassResult:
-        return self.engine.run()
+        """One pass of the project scope, speaking the protocol the sync service checks (its
+        identity read again on a new token, daily, hourly while the server is older, after a
+        426), as ``oharness sync now`` does."""
+        target = self.target()
+        before = self.transport.identity_reads
+        protocol, paused = self.service.check_protocol(target, self.client)
+        self.identity_reads += self.transport.identity_reads - before
+        assert paused is None, paused  # project notes sync under protocol 1 too
+        if protocol != self.protocol:
+            self._engine = None
+            self.protocol = protocol
+        try:
+            return self.engine.run()
+        except SyncError as exc:
+            if exc.code == "protocol_unsupported":
+                self.service.forget_identity(target)
+            raise
 
     def crash(self) -> None:
         """Forget everything in memory; the next use starts again from disk."""

@@ -124,6 +124,10 @@ def test_the_schedules_exercise_every_fault_and_outcome(
         "resolve:both",
         "resolve:text",
         "expire",
+        "protocol",
+        "wait",
+        "protocol 2 refused (426)",
+        "typed notes held back under protocol 1",
     ]
     missing = [name for name in expected if stats[name] == 0]
     seeds = short_run.seeds + long_run.seeds

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from simrun import run_seed
-from simschedule import BASIC_WEIGHTS, EXTENDED_WEIGHTS, Fault, ScheduleShape
+from simschedule import BASIC_WEIGHTS, LIMIT_WEIGHTS, Fault, ScheduleShape
 from simworld import Device, World
 
 from oharness.notes.format import Note, serialise_note_bytes
@@ -169,7 +169,7 @@ DIVERGED += [(278, PROXY_WEIGHTS)]
 DIVERGED += [(2539, PROXY_WEIGHTS)]
 #: 562: own commits the position could not claim (another machine committed in between),
 #: then a restore back to exactly that position: "unchanged", and those commits were lost.
-DIVERGED += [(562, EXTENDED_WEIGHTS)]
+DIVERGED += [(562, LIMIT_WEIGHTS)]
 
 
 def test_a_long_seed_where_an_edit_lost_its_upload_then_met_a_delete(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ while a recall at 5,000 notes costs a few hundred ``stat`` calls at most, not 5,
 changed files are parsed again.
 
 Writing: every writer takes the directory's lock (an OS file lock, so it holds across threads
-and processes) and writes with :func:`oharness.fsio.atomic_write`.
+and processes) and writes with :func:`oharness.fsio.atomic_write`. Taking the lock removes the
+temp files that killed writers left, once they are old enough (:mod:`oharness.notes.tempfiles`).
 
 Files that cannot be read as notes are skipped, reported in :meth:`NoteStore.problems` and
 never touched.
@@ -19,6 +20,7 @@ never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -43,7 +45,8 @@ from oharness.fsio import atomic_write, is_temp_name, remove_file
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
 from oharness.notes.links import extract_links
-from oharness.types import Scope
+from oharness.notes.tempfiles import is_own_temp_name, is_stale_temp, remove_stale_temp_files
+from oharness.types import Clock, Scope
 
 NOTE_SUFFIX: Final = ".md"
 _RACY_WINDOW_NS: Final = 2_000_000_000
@@ -52,6 +55,10 @@ _SPOT_CHECK_ROUNDS: Final = 16
 _SPOT_CHECK_MIN: Final = 256
 #: While the folder's mtime is too recent to be trusted, sweep again at most this often (s).
 _RACY_RESWEEP: Final = 0.05
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class NoteStore:
         sweep_interval: float = 2.0,
         monotonic: Callable[[], float] = time.monotonic,
         wall_ns: Callable[[], int] = time.time_ns,
+        wall_clock: Clock = _wall_ms,
     ) -> None:
         self.directory = directory
         self.scope: Scope = scope
@@ -120,6 +128,7 @@ class NoteStore:
         self._sweep_interval = sweep_interval
         self._monotonic = monotonic
         self._wall_ns = wall_ns  # compared with file system times (nanoseconds since the epoch)
+        self._wall_clock = wall_clock
         self._by_name: dict[str, StoredNote] = {}
         self._by_id: dict[str, StoredNote] = {}
         self._by_folded: dict[str, StoredNote] = {}
@@ -137,6 +146,8 @@ class NoteStore:
         self._real_dir: str | None = None
         self._generation = 0
         self._batch_depth = 0
+        self._lock_depth = 0
+        self._removed_temp: list[Path] = []
 
     # ---- reading -------------------------------------------------------------------------
 
@@ -223,6 +234,16 @@ class NoteStore:
         """Temp files left by interrupted writes (never loaded as notes)."""
         self.refresh()
         return list(self._stray_temp)
+
+    def is_stale_temp(self, path: Path) -> bool:
+        """A temp file of ours old enough to be a dead write (removed under the write lock);
+        a younger one may be a write in progress."""
+        return is_stale_temp(path, self._wall_clock())
+
+    def remove_stale_temp_files(self) -> list[Path]:
+        """Take the write lock, which removes our stale temp files; returns the ones removed."""
+        with self.locked():
+            return list(self._removed_temp)
 
     def file_count(self) -> int:
         """Note files in the folder: loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
@@ -378,6 +399,20 @@ class NoteStore:
         self._unloaded = unloaded
         self._stray_temp = stray
 
+    def _clean_temp_files(self) -> None:
+        """Under the write lock: remove our stale temp files (no writer can be mid-write in
+        them: a write older than :data:`STALE_TEMP_AGE_MS` is a dead one)."""
+        candidates: list[Path] = []
+        with (
+            contextlib.suppress(FileNotFoundError, NotADirectoryError),
+            os.scandir(self.directory) as scan,
+        ):
+            candidates = [Path(entry.path) for entry in scan if is_own_temp_name(entry.name)]
+        self._removed_temp = remove_stale_temp_files(candidates, self._wall_clock())
+        if self._removed_temp:
+            self._dir_stamp = None
+            self._stray_temp = [p for p in self._stray_temp if p not in self._removed_temp]
+
     # ---- writing -------------------------------------------------------------------------
 
     @contextmanager
@@ -397,9 +432,13 @@ class NoteStore:
                 f"cannot take the notes lock {self._lock_path}: {exc.strerror or exc}",
                 path=str(self._lock_path),
             ) from exc
+        self._lock_depth += 1
         try:
+            if self._lock_depth == 1:
+                self._clean_temp_files()
             yield
         finally:
+            self._lock_depth -= 1
             self._lock.release()
 
     @contextmanager

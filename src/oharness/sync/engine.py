@@ -31,7 +31,7 @@ from oharness.notes.store import NoteStore, StoredNote
 from oharness.sync.base import BaseNote, BaseState, HeldChange, PendingNote, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
-from oharness.sync.local import classify_local, remove_stray_temp_files
+from oharness.sync.local import classify_local, release_visible_deletions
 from oharness.sync.plan import (
     Action,
     BaseView,
@@ -64,8 +64,6 @@ __all__ = ["PassResult", "ScopeSync"]
 
 log = logging.getLogger(__name__)
 _PENDING_ROUNDS = 64
-#: Temp files of interrupted writes older than this are removed by a pass.
-STRAY_TEMP_AGE_MS = 10 * 60 * 1000
 #: Rounds of a pass while the server refuses changes as compare-and-swap races.
 _CAS_ROUNDS = 3
 
@@ -178,7 +176,10 @@ class ScopeSync:
         result.plan = snapshot.plan
         quotas = snapshot.quotas
         bodies = dict(snapshot.objects)
-        remote = hold_blocked(state, self._remote_view(snapshot), blocked)
+        view = self._remote_view(snapshot)
+        blocked, result.problems = release_visible_deletions(blocked, result.problems, view.entries)
+        result.unsyncable = [problem.file for problem in result.problems]
+        remote = hold_blocked(state, view, blocked)
         self._promote_pending(state, local, remote)
         plan_base = {
             note_id: BaseView(entry.rev, entry.hash, self.base.has_copy(note_id, entry))
@@ -308,9 +309,9 @@ class ScopeSync:
         self, state: BaseState, result: PassResult
     ) -> tuple[dict[str, _Local], set[str]]:
         """Syncable notes, and the ids of files that cannot sync now (listed in ``result``)."""
-        if remove_stray_temp_files(self.store, self.clock(), STRAY_TEMP_AGE_MS):
+        if self.store.remove_stale_temp_files():  # the same cleanup as every note write
             self.store.refresh(full=True)
-        syncable, problems = classify_local(self.store, state.notes, self.protocol)
+        syncable, problems = classify_local(self.store, state.notes, self.protocol, self.base)
         result.problems = problems
         result.unsyncable = [problem.file for problem in problems]
         blocked = {problem.id for problem in problems if problem.id is not None}

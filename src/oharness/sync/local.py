@@ -12,15 +12,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
-from oharness.sync.base import BaseNote
+from oharness.sync.base import BaseNote, SyncBase
 
 OLD_SERVER_TYPED = (
     "a typed note, and the sync server is older than this client (protocol 1): upgrade the "
     "server to sync it"
+)
+OLD_SERVER_TYPED_DELETE = (
+    "a typed note (or one whose synced copy is gone) deleted here, and the sync server is older "
+    "than this client (protocol 1): the deletion is uploaded once the server is upgraded"
 )
 
 
@@ -81,26 +84,44 @@ def _misnamed(store: NoteStore) -> list[NoteProblem]:
     ]
 
 
-def remove_stray_temp_files(store: NoteStore, now_ms: int, min_age_ms: int) -> list[Path]:
-    """Delete temp files that interrupted writes left in the folder (older than
-    ``min_age_ms``, so a write in progress in another process is never touched)."""
-    removed = []
-    for path in store.stray_temp_files():
-        try:
-            if now_ms - path.stat().st_mtime_ns // 1_000_000 >= min_age_ms:
-                path.unlink()
-                removed.append(path)
-        except OSError:
+def _typed_deletions(
+    store: NoteStore, base: Mapping[str, BaseNote], copies: SyncBase
+) -> list[NoteProblem]:
+    """Typed notes deleted here since the last sync: a protocol-1 listing never shows them,
+    so they wait (held in the base) for a server that speaks protocol 2."""
+    problems = []
+    for note_id, entry in sorted(base.items()):
+        if store.get_folded(note_id) is not None or (store.directory / f"{note_id}.md").exists():
             continue
-    return removed
+        copy = copies.read_copy(note_id, entry)
+        if copy is None or copy[1].type is not None:  # typed, or cannot tell: wait
+            problems.append(
+                NoteProblem(
+                    f"{note_id}{NOTE_SUFFIX}", note_id, "old_server_delete", OLD_SERVER_TYPED_DELETE
+                )
+            )
+    return problems
+
+
+def release_visible_deletions(
+    blocked: set[str], problems: list[NoteProblem], remote: Mapping[str, object]
+) -> tuple[set[str], list[NoteProblem]]:
+    """A deletion held for protocol 2 whose note the protocol-1 listing does show (another
+    machine re-created it untyped) is planned as any deletion: it is no longer held."""
+    visible = {p.id for p in problems if p.code == "old_server_delete" and p.id in remote}
+    kept = [p for p in problems if not (p.code == "old_server_delete" and p.id in visible)]
+    return blocked - {note_id for note_id in visible if note_id is not None}, kept
 
 
 def classify_local(
-    store: NoteStore, base: Mapping[str, BaseNote], protocol: int
+    store: NoteStore, base: Mapping[str, BaseNote], protocol: int, copies: SyncBase | None = None
 ) -> tuple[dict[str, StoredNote], list[NoteProblem]]:
-    """The syncable notes by id, and a problem for every file that cannot sync now."""
+    """The syncable notes by id, and a problem for every file that cannot sync now (with
+    ``copies``, under protocol 1, also every typed note deleted here)."""
     syncable: dict[str, StoredNote] = {}
     problems: list[NoteProblem] = []
+    if protocol < 2 and copies is not None:
+        problems += _typed_deletions(store, base, copies)
     for stored in store.notes():
         if protocol < 2 and stored.note.type is not None:
             problems.append(

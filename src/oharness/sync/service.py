@@ -204,6 +204,20 @@ class SyncService:
             f"{target.scope_key}' to rebind deliberately"
         )
 
+    def check_protocol(self, target: SyncTarget, client: SyncClient) -> tuple[int, str | None]:
+        """The protocol a pass of ``target`` speaks, or why it is paused: the recorded identity,
+        read again on a new token, daily, hourly while the server is older than this client,
+        and after the server answered 426 (:meth:`forget_identity`)."""
+        origin, token = self.settings.origin() or "", self.settings.token(self.environ_token) or ""
+        return self._verify(target, client, self.base(target).load_status(), token, origin)
+
+    def forget_identity(self, target: SyncTarget) -> None:
+        """The server changed its protocols (a 426): the next pass reads its identity again."""
+        status = self.base(target).load_status()
+        status.pop("account", None)
+        with contextlib.suppress(OHarnessError):
+            self.base(target).save_status(status)
+
     def _verify(
         self,
         target: SyncTarget,
@@ -280,10 +294,7 @@ class SyncService:
     def _failed(self, target: SyncTarget, exc: SyncError) -> PassReport:
         error = {"code": exc.code, "message": f"{target.label}: {exc.message}"}
         if exc.code == "protocol_unsupported":  # the server changed: read its identity again
-            status = self.base(target).load_status()
-            status.pop("account", None)
-            with contextlib.suppress(OHarnessError):
-                self.base(target).save_status(status)
+            self.forget_identity(target)
         if exc.code == "rate_limited":
             wait = exc.retry_after if exc.retry_after is not None else 60.0
             deadline = self.clock() + int(wait * 1000)

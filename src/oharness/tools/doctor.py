@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from oharness.notes.ids import MAX_SUMMARY_CHARS
 from oharness.notes.secrets import find_secrets
-from oharness.notes.store import StoredNote
+from oharness.notes.store import NoteStore, StoredNote
+from oharness.notes.tempfiles import is_own_temp_name
 from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES
 
 #: Finding kinds that are information, not problems (a dangling link is usually intended).
-INFO_KINDS = frozenset({"dangling_link"})
+INFO_KINDS = frozenset({"dangling_link", "write_in_progress"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,24 @@ def _credential_findings(scope: str, stored: StoredNote) -> list[Finding]:
     ]
 
 
+def _temp_finding(scope: str, store: NoteStore, path: Path) -> Finding:
+    """A fresh temp file is a write in progress; an old one a write that was killed."""
+    if not is_own_temp_name(path.name):
+        message = "a hidden .tmp file: never loaded as a note, never removed by oharness"
+        return Finding(scope, "stray_temp", str(path), message)
+    if not store.is_stale_temp(path):
+        message = (
+            "a write in progress (its temp file is under 10 minutes old); if it stays, the "
+            "next write to this folder removes it"
+        )
+        return Finding(scope, "write_in_progress", str(path), message)
+    message = (
+        "a temp file left by an interrupted write; never loaded, removed by the next write "
+        "to this folder (or delete it)"
+    )
+    return Finding(scope, "stray_temp", str(path), message)
+
+
 def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
     """Check both scopes; files are only read, never changed."""
     report = DoctorReport(warnings=list(warnings))
@@ -94,14 +114,7 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
                 Finding(scope, "unloaded", str(path), "not loaded: memory.maxNotes reached")
             )
         for path in store.stray_temp_files():
-            report.findings.append(
-                Finding(
-                    scope,
-                    "stray_temp",
-                    str(path),
-                    "a temp file left by an interrupted write; never loaded, safe to delete",
-                )
-            )
+            report.findings.append(_temp_finding(scope, store, path))
         for stored in notes:
             report.findings.extend(_credential_findings(scope, stored))
             note = stored.note

@@ -165,11 +165,11 @@ def test_a_corrupt_state_file_brings_no_conflicts(trio: list[Machine]) -> None:
 def test_temp_files_of_killed_writes_are_cleaned_by_sync(trio: list[Machine]) -> None:
     a, _, _ = trio
     a.write("kept-1", "a note\n")
-    stray = a.notes / ".kept-1.md.1234.tmp"
+    stray = a.notes / ".kept-1.md.0123456789ab.tmp"
     stray.write_bytes(b"half a note")
     old = stray.stat().st_mtime - 3600
     os.utime(stray, (old, old))
-    fresh = a.notes / ".kept-1.md.5678.tmp"
+    fresh = a.notes / ".kept-1.md.ba9876543210.tmp"
     fresh.write_bytes(b"a write in progress")
     a.ok("sync", "now")
     assert not stray.exists() and fresh.exists()
