@@ -16,7 +16,16 @@ from oharness.tools.workspace import Workspace, open_workspace
 # command is red again on rerun; "dev" (HYPOTHESIS_PROFILE=dev) searches ten times longer with
 # fresh randomness and the example database, for hunting before a change lands.
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
-settings.register_profile("dev", max_examples=1000, deadline=None, print_blob=True)
+# Both profiles name every setting they rely on: under a CI environment hypothesis loads its
+# own derandomised "ci" profile first, and a profile registered without a parent inherits it.
+settings.register_profile(
+    "dev",
+    parent=settings.get_profile("default"),
+    derandomize=False,
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
