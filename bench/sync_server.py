@@ -40,8 +40,8 @@ import uvicorn
 from oharness.notes.format import Note, file_revision, serialise_note
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.base import ObjectStore
 from oharness.storage.file import FileObjectStore
+from oharness.storage.object_store import ObjectStore
 
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
 BATCH = 500

@@ -1,4 +1,4 @@
-"""The object store contract (oharness.storage.base), run against every backend.
+"""The object store contract (oharness.storage.object_store), run against every backend.
 
 Each test gets a fresh, empty store. ``Backend.open()`` gives another handle on the same
 storage, as a second sync-server process would have (a new FileObjectStore on the same
@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import PreconditionFailed, StorageUnavailable, ValidationError
-from oharness.storage.base import ObjectStore, StoredObject
 from oharness.storage.file import FileObjectStore
 from oharness.storage.memory import MemoryObjectStore, fail_on
+from oharness.storage.object_store import ObjectStore, StoredObject
 
 
 @dataclass

@@ -6,7 +6,7 @@
 - :class:`oharness.server.config.ServerSettings` — every setting, with the defaults of spec 08.
 
 Modules: ``config`` (settings), ``auth`` (JWT verification, plans), ``planner`` (the pure commit
-and snapshot logic), ``engine`` (store I/O, manifest compare-and-swap), ``erase`` (account and
-team erasure), ``ratelimit``, ``responses`` (error bodies, capped body reading), ``logs``
-(JSON logs, request ids), ``routes``, ``schema`` (OpenAPI request schemas), ``app``.
+and snapshot logic), ``scope_service`` (snapshots and commits over the store), ``erase``
+(account and team erasure), ``ratelimit``, ``responses`` (error bodies, capped body reading),
+``logs`` (JSON logs, request ids), ``routes``, ``schema`` (OpenAPI request schemas), ``app``.
 """

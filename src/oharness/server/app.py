@@ -22,13 +22,13 @@ from oharness.errors import StorageError
 from oharness.server.auth import TokenVerifier
 from oharness.server.config import ServerSettings
 from oharness.server.context import ServerContext
-from oharness.server.engine import ScopeEngine, wall_clock
 from oharness.server.logs import RequestLogMiddleware, log_event
 from oharness.server.openapi import complete_openapi
 from oharness.server.ratelimit import MonotonicClock, RateLimiter
 from oharness.server.responses import ApiError, error_response
 from oharness.server.routes import admin_router, health_router, memory_router
-from oharness.storage.base import ObjectStore
+from oharness.server.scope_service import ScopeService, wall_clock
+from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Plan
 from oharness.types import Clock
 
@@ -54,7 +54,7 @@ def create_app(
         store=store,
         verifier=TokenVerifier(settings.jwt),
         limiter=RateLimiter(settings.rate_per_minute, monotonic),
-        engine=ScopeEngine(store, settings, clock=clock, sleep=sleep, rng=rng),
+        scopes=ScopeService(store, settings, clock=clock, sleep=sleep, rng=rng),
         clock=clock,
     )
     app.include_router(memory_router())

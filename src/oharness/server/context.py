@@ -1,5 +1,5 @@
 """What every route shares: settings, the store, the token verifier, the rate limiter, the
-engine, and :func:`authorize`, the gate every ``/v1/memory/*`` request passes."""
+scope service, and :func:`authorize`, the gate every ``/v1/memory/*`` request passes."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from starlette.requests import Request
 
 from oharness.server.auth import Principal, TokenRejected, TokenVerifier, effective_plan
 from oharness.server.config import ServerSettings
-from oharness.server.engine import ScopeEngine
 from oharness.server.erase import read_erase_state
 from oharness.server.ratelimit import RateLimiter
 from oharness.server.responses import ApiError
-from oharness.storage.base import ObjectStore
+from oharness.server.scope_service import ScopeService
+from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Plan
 from oharness.types import Clock
 
@@ -56,7 +56,7 @@ class ServerContext:
     store: ObjectStore
     verifier: TokenVerifier
     limiter: RateLimiter
-    engine: ScopeEngine
+    scopes: ScopeService
     clock: Clock
     locks: ScopeLocks = field(default_factory=ScopeLocks)
 

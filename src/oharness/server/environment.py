@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from oharness.errors import ConfigError, OHarnessError
 from oharness.server.app import create_app
 from oharness.server.config import ServerSettings, settings_from_environ
-from oharness.storage.base import ObjectStore
+from oharness.storage.object_store import ObjectStore
 from oharness.storage.url import STORAGE_VARIABLE, open_object_store
 
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from oharness.errors import PreconditionFailed
 from oharness.server.auth import Principal
-from oharness.storage.base import ObjectStore
+from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import (
     team_erase_marker_key,
     team_feed_prefix,

@@ -98,7 +98,7 @@ def memory_router() -> APIRouter:
             raise ApiError("invalid_request", exc.message) from exc
         _check_scope_protocol(parsed.protocol, parsed.scope.kind)
         prefix = scope_prefix(caller.principal.segment, parsed.scope)
-        result = await in_thread(context.engine.snapshot, prefix, parsed, caller.plan)
+        result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan)
         # Up to maxResponseBytes of JSON: encode it off the event loop.
         return await in_thread(json_response, result.to_json(parsed.protocol))
 
@@ -124,7 +124,7 @@ def memory_router() -> APIRouter:
             quotas, context.settings.free_plan_limits if caller.plan == "free" else None
         )
         async with context.locks.hold(prefix):
-            result = await in_thread(context.engine.commit, prefix, parsed, limits, caller.plan)
+            result = await in_thread(context.scopes.commit, prefix, parsed, limits, caller.plan)
         return json_response(result.to_json())
 
     return router

@@ -1,6 +1,7 @@
 """Object storage for the sync server: one small interface, several backends (spec 08).
 
-- :class:`~oharness.storage.base.ObjectStore` — get with ETag, conditional put, delete, list.
+- :class:`~oharness.storage.object_store.ObjectStore` — get with ETag, conditional put, delete,
+  list.
 - ``file://PATH`` — :mod:`oharness.storage.file` (the embedded default).
 - ``s3://BUCKET/PREFIX`` — :mod:`oharness.storage.s3` (boto3; R2, MinIO, SeaweedFS, AWS).
 - ``memory://`` — :mod:`oharness.storage.memory` (in-process, for simulations and fast tests).

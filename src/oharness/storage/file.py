@@ -34,7 +34,7 @@ import filelock
 
 from oharness.errors import PreconditionFailed, StorageError, StorageUnavailable, ValidationError
 from oharness.fsio import atomic_write, fsync_directory, temp_path_for
-from oharness.storage.base import StoredObject
+from oharness.storage.object_store import StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["FileObjectStore"]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from oharness.errors import PreconditionFailed, StorageUnavailable
-from oharness.storage.base import StoredObject
+from oharness.storage.object_store import StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["FaultHook", "MemoryObjectStore", "Operation", "fail_on"]

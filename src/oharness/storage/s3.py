@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any, Final, NoReturn
 
 from oharness.errors import PreconditionFailed, StorageUnavailable, UnavailableError
-from oharness.storage.base import StoredObject
+from oharness.storage.object_store import StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["S3ObjectStore", "s3_client_from_environment"]

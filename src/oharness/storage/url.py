@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Final
 
 from oharness.errors import ConfigError, ValidationError
-from oharness.storage.base import ObjectStore
 from oharness.storage.file import FileObjectStore
 from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.object_store import ObjectStore
 from oharness.storage.validation import validate_key
 
 __all__ = ["STORAGE_VARIABLE", "open_object_store"]

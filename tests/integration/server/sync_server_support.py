@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from oharness.notes.format import Note, file_revision, serialise_note
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.base import ObjectStore
+from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Quotas
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"

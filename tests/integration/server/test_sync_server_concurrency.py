@@ -29,8 +29,8 @@ from sync_server_support import (
 )
 
 from oharness.notes.format import parse_note
-from oharness.storage.base import ObjectStore
 from oharness.storage.file import FileObjectStore
+from oharness.storage.object_store import ObjectStore
 from s3server import S3Server
 
 CLIENTS = 50

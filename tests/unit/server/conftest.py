@@ -24,8 +24,8 @@ from sync_server_support import (  # noqa: E402
 )
 
 from oharness.server.app import create_app  # noqa: E402
-from oharness.storage.base import ObjectStore  # noqa: E402
 from oharness.storage.memory import MemoryObjectStore  # noqa: E402
+from oharness.storage.object_store import ObjectStore  # noqa: E402
 
 
 @pytest.fixture

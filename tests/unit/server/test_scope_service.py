@@ -1,4 +1,4 @@
-"""The commit engine over a store: manifest compare-and-swap, races and storage faults (06.4)."""
+"""The scope service over a store: manifest compare-and-swap, races and storage faults (06.4)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from sync_server_support import make_settings, note_text, rev_of
 
 from oharness.errors import StorageUnavailable
-from oharness.server.engine import ScopeEngine
 from oharness.server.planner import CommitLimits
+from oharness.server.scope_service import ScopeService
 from oharness.storage.memory import MemoryObjectStore, Operation, fail_on
 from oharness.sync.protocol import (
     Change,
@@ -25,8 +25,8 @@ PREFIX = "users/alice/memory/"
 LIMITS = CommitLimits(Quotas())
 
 
-def engine(store: MemoryObjectStore, **overrides: object) -> ScopeEngine:
-    return ScopeEngine(store, make_settings(**overrides), clock=lambda: 1000, sleep=lambda s: None)
+def engine(store: MemoryObjectStore, **overrides: object) -> ScopeService:
+    return ScopeService(store, make_settings(**overrides), clock=lambda: 1000, sleep=lambda s: None)
 
 
 def request(*changes: Change) -> CommitRequest:

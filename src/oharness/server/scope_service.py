@@ -40,7 +40,7 @@ from oharness.server.planner import (
     prepare_changes,
 )
 from oharness.server.responses import ApiError
-from oharness.storage.base import ObjectStore, StoredObject
+from oharness.storage.object_store import ObjectStore, StoredObject
 from oharness.sync.protocol import (
     CommitRequest,
     CommitResponse,
@@ -107,7 +107,7 @@ class ManifestCache:
                 self._entries.popitem(last=False)
 
 
-class ScopeEngine:
+class ScopeService:
     """Reads and writes scopes of one object store."""
 
     def __init__(
