@@ -23,7 +23,7 @@ import pytest
 from oharness.errors import PreconditionFailed, StorageUnavailable, ValidationError
 from oharness.storage.file import FileObjectStore
 from oharness.storage.memory import MemoryObjectStore, fail_on
-from oharness.storage.object_store import ObjectStore, StoredObject
+from oharness.storage.object_store import NOT_MODIFIED, ObjectStore, StoredObject
 
 
 @dataclass
@@ -97,6 +97,41 @@ def test_etag_changes_with_the_content_and_is_stable_without(store: ObjectStore)
     second = store.put("k", b"two")
     assert second != first
     assert read(store, "k").etag == second
+
+
+# -- conditional get ----------------------------------------------------------------------
+
+
+def test_a_conditional_get_with_the_current_etag_is_not_modified(store: ObjectStore) -> None:
+    etag = store.put("users/u1/memory/manifest.json", b'{"version": 1}')
+    assert store.get_if_changed("users/u1/memory/manifest.json", etag) is NOT_MODIFIED
+    assert store.get_if_changed("users/u1/memory/manifest.json", etag) is NOT_MODIFIED
+
+
+def test_a_conditional_get_returns_the_new_bytes_once_they_changed(backend: Backend) -> None:
+    writer, reader = backend.open(), backend.open()
+    old = writer.put("k/manifest.json", b"version one")
+    assert reader.get_if_changed("k/manifest.json", old) is NOT_MODIFIED
+    new = writer.put("k/manifest.json", b"version two", if_match=old)
+    assert reader.get_if_changed("k/manifest.json", old) == StoredObject(b"version two", new)
+    assert reader.get_if_changed("k/manifest.json", new) is NOT_MODIFIED
+    # Back to the first bytes: the first ETag matches again, whatever happened in between.
+    again = writer.put("k/manifest.json", b"version one", if_match=new)
+    assert reader.get_if_changed("k/manifest.json", new) == StoredObject(b"version one", again)
+
+
+def test_a_conditional_get_of_an_absent_or_deleted_key_is_none(backend: Backend) -> None:
+    writer, reader = backend.open(), backend.open()
+    assert reader.get_if_changed("gone/manifest.json", "0" * 32) is None
+    etag = writer.put("gone/manifest.json", b"here")
+    assert reader.get_if_changed("gone/manifest.json", etag) is NOT_MODIFIED
+    writer.delete("gone/manifest.json")
+    assert reader.get_if_changed("gone/manifest.json", etag) is None
+
+
+def test_a_conditional_get_with_a_stranger_etag_returns_the_object(store: ObjectStore) -> None:
+    etag = store.put("k", b"bytes")
+    assert store.get_if_changed("k", '"not-the-etag"') == StoredObject(b"bytes", etag)
 
 
 def test_a_second_handle_sees_the_writes_of_the_first(backend: Backend) -> None:

@@ -13,6 +13,17 @@
   one per key: their number stays bounded and none is ever deleted (deleting a lock file others
   may hold is unsafe). Such locks need a local file system; NFS is not supported.
 - A delete removes the file and then any directories it left empty.
+- The conditional read (:meth:`FileObjectStore.get_if_changed`) answers from one ``stat`` when
+  this handle has already hashed that very file: it remembers, per key, the file's identity
+  (device, inode, size, modification and change times in nanoseconds) beside its ETag, and the
+  same identity means the same bytes. Writes never change a file in place (they rename a new
+  one over it), so new bytes come with a new inode or at least a new change time — except when
+  a file system reuses an inode within one tick of its coarse clock. So, as git does for its
+  "racily clean" index entries, an identity is remembered only when the file was already
+  :data:`SETTLED_NS` old (change and modification times) when it was opened; a younger file is
+  read and hashed again on every conditional read. ``ctime`` cannot be set back by a program,
+  so restoring an older copy (even with its old ``mtime``, as ``cp -p`` and ``rsync -a`` do)
+  is always seen.
 
 One limit the other backends do not share: a key cannot also be a "directory" of other keys
 (``a`` and ``a/b`` together); such a write is refused with
@@ -25,7 +36,9 @@ import hashlib
 import os
 import stat
 import threading
-from collections.abc import Iterator
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
@@ -34,7 +47,7 @@ import filelock
 
 from oharness.errors import PreconditionFailed, StorageError, StorageUnavailable, ValidationError
 from oharness.fsio import atomic_write, fsync_directory, temp_path_for
-from oharness.storage.object_store import StoredObject
+from oharness.storage.object_store import NOT_MODIFIED, NotModified, StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["FileObjectStore"]
@@ -43,14 +56,31 @@ LOCK_DIRECTORY: Final = ".locks"
 LOCK_STRIPES: Final = 256
 #: a write whose directory a concurrent delete pruned is retried this many times
 _WRITE_ATTEMPTS: Final = 5
+#: a file must be this old when read before its identity stands for its bytes (see above); above
+#: the timestamp granularity of every common file system (FAT: 2 s)
+SETTLED_NS: Final = 3_000_000_000
+#: identities remembered per handle (least recently used forgotten first)
+IDENTITY_CAPACITY: Final = 65_536
+
+#: (device, inode, size, mtime_ns, ctime_ns) of a file
+_Identity = tuple[int, int, int, int, int]
 
 
 class FileObjectStore:
     """Objects as files under ``root``, with compare-and-swap on content-hash ETags."""
 
-    def __init__(self, root: Path, *, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        lock_timeout: float = 30.0,
+        clock_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
         self.root = Path(root).absolute()
         self._lock_timeout = lock_timeout
+        self._clock_ns = clock_ns
+        self._identities: OrderedDict[str, tuple[_Identity, str]] = OrderedDict()
+        self._identities_lock = threading.Lock()
         self._thread_locks = [threading.Lock() for _ in range(LOCK_STRIPES)]
         self._file_locks: dict[int, filelock.BaseFileLock] = {}
 
@@ -61,6 +91,29 @@ class FileObjectStore:
         """The object at ``key`` with its ETag, or ``None`` when absent."""
         data = self._read(self._path(key), key)
         return None if data is None else StoredObject(data, _content_etag(data))
+
+    def get_if_changed(self, key: str, etag: str) -> StoredObject | NotModified | None:
+        """:data:`NOT_MODIFIED` while ``key`` still has ``etag`` (one ``stat`` when this handle
+        knows the file), else as :meth:`get`."""
+        path = self._path(key)
+        try:
+            status = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise self._unavailable("read", key, exc) from exc
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        with self._identities_lock:
+            known = self._identities.get(key)
+            if known == (_identity(status), etag):
+                self._identities.move_to_end(key)
+                return NOT_MODIFIED
+        data = self._read_remembering(path, key)
+        if data is None:
+            return None
+        current = _content_etag(data)
+        return NOT_MODIFIED if current == etag else StoredObject(data, current)
 
     def put(
         self,
@@ -133,6 +186,30 @@ class FileObjectStore:
             return None
         except OSError as exc:
             raise self._unavailable("read", key, exc) from exc
+
+    def _read_remembering(self, path: Path, key: str) -> bytes | None:
+        """The file's bytes; the identity of the very file read is remembered with their ETag
+        when the file was settled (see the module notes)."""
+        opened_at = self._clock_ns()
+        try:
+            with open(path, "rb") as handle:
+                status = os.fstat(handle.fileno())
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except OSError as exc:
+            raise self._unavailable("read", key, exc) from exc
+        identity = _identity(status)
+        settled = opened_at - max(status.st_mtime_ns, status.st_ctime_ns) >= SETTLED_NS
+        with self._identities_lock:
+            if settled:
+                self._identities[key] = (identity, _content_etag(data))
+                self._identities.move_to_end(key)
+                while len(self._identities) > IDENTITY_CAPACITY:
+                    self._identities.popitem(last=False)
+            else:
+                self._identities.pop(key, None)
+        return data
 
     def _write(self, path: Path, key: str, data: bytes) -> None:
         for attempt in range(_WRITE_ATTEMPTS):
@@ -243,6 +320,16 @@ def _collect_keys(directory: Path, relative: str, keys: list[str]) -> None:
             _collect_keys(Path(entry.path), name, keys)
         elif entry.is_file(follow_symlinks=False):
             keys.append(name)
+
+
+def _identity(status: os.stat_result) -> _Identity:
+    return (
+        status.st_dev,
+        status.st_ino,
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+    )
 
 
 def _content_etag(data: bytes) -> str:

@@ -12,10 +12,10 @@ before the manifest is written"::
 
 ``before(op, key)`` runs before an operation takes effect: raising there means nothing happened.
 ``after(op, key)`` runs once it took effect: raising there is a lost response (the write landed
-but the caller sees an error, as after a network timeout). ``op`` is one of ``get``, ``put``,
-``delete``, ``list`` and ``ping``; ``key`` is the key (the prefix for ``list``, ``""`` for
-``ping``). Hooks run outside the store's lock, so a hook may itself use the store (to simulate
-a concurrent writer).
+but the caller sees an error, as after a network timeout). ``op`` is one of ``get``,
+``get_if_changed``, ``put``, ``delete``, ``list`` and ``ping``; ``key`` is the key (the prefix
+for ``list``, ``""`` for ``ping``). Hooks run outside the store's lock, so a hook may itself use
+the store (to simulate a concurrent writer).
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from collections.abc import Callable
 from typing import Literal
 
 from oharness.errors import PreconditionFailed, StorageUnavailable
-from oharness.storage.object_store import StoredObject
+from oharness.storage.object_store import NOT_MODIFIED, NotModified, StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["FaultHook", "MemoryObjectStore", "Operation", "fail_on"]
 
-Operation = Literal["get", "put", "delete", "list", "ping"]
+Operation = Literal["get", "get_if_changed", "put", "delete", "list", "ping"]
 FaultHook = Callable[[Operation, str], None]
 
 
@@ -54,6 +54,17 @@ class MemoryObjectStore:
         with self._lock:
             found = self._objects.get(key)
         self._hook(self.after, "get", key)
+        return found
+
+    def get_if_changed(self, key: str, etag: str) -> StoredObject | NotModified | None:
+        """:data:`NOT_MODIFIED` while ``key`` still has ``etag``, else as :meth:`get`."""
+        validate_key(key)
+        self._hook(self.before, "get_if_changed", key)
+        with self._lock:
+            found = self._objects.get(key)
+        self._hook(self.after, "get_if_changed", key)
+        if found is not None and found.etag == etag:
+            return NOT_MODIFIED
         return found
 
     def put(

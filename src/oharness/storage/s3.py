@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any, Final, NoReturn
 
 from oharness.errors import PreconditionFailed, StorageUnavailable, UnavailableError
-from oharness.storage.object_store import StoredObject
+from oharness.storage.object_store import NOT_MODIFIED, NotModified, StoredObject
 from oharness.storage.validation import validate_condition, validate_key, validate_prefix
 
 __all__ = ["S3ObjectStore", "s3_client_from_environment"]
@@ -33,6 +33,7 @@ MAX_POOL_CONNECTIONS: Final = 64
 _CONDITION_FAILED_STATUSES: Final = frozenset({409, 412})
 _CONDITION_FAILED_CODES: Final = frozenset({"PreconditionFailed", "ConditionalRequestConflict"})
 _ABSENT_CODES: Final = frozenset({"NoSuchKey", "NotFound", "404"})
+_NOT_MODIFIED_CODES: Final = frozenset({"304", "NotModified"})
 
 
 def s3_client_from_environment(environ: Mapping[str, str]) -> Any:
@@ -89,14 +90,27 @@ class S3ObjectStore:
 
     def get(self, key: str) -> StoredObject | None:
         """The object at ``key`` with its ETag, or ``None`` when absent."""
+        found = self._get(key, {})
+        assert not isinstance(found, NotModified)  # only a conditional read answers 304
+        return found
+
+    def get_if_changed(self, key: str, etag: str) -> StoredObject | NotModified | None:
+        """:data:`NOT_MODIFIED` while ``key`` still has ``etag`` (``If-None-Match``: the store
+        answers 304 and sends no bytes), else as :meth:`get`."""
+        return self._get(key, {"IfNoneMatch": etag})
+
+    def _get(self, key: str, conditions: dict[str, str]) -> StoredObject | NotModified | None:
         name = self._name(key)
         try:
-            response = self._client.get_object(Bucket=self.bucket, Key=name)
+            response = self._client.get_object(Bucket=self.bucket, Key=name, **conditions)
             with response["Body"] as body:
                 data = body.read()
         except self._client_error as exc:
-            if _error_code(exc) in _ABSENT_CODES:
+            code = _error_code(exc)
+            if code in _ABSENT_CODES:
                 return None
+            if conditions and (code in _NOT_MODIFIED_CODES or _http_status(exc) == 304):
+                return NOT_MODIFIED
             self._raise_unavailable("read", key, exc)
         except self._botocore_error as exc:
             self._raise_unavailable("read", key, exc)
