@@ -54,7 +54,9 @@ def create_app(
         store=store,
         verifier=TokenVerifier(settings.jwt),
         limiter=RateLimiter(settings.rate_per_minute, monotonic),
-        scopes=ScopeService(store, settings, clock=clock, sleep=sleep, rng=rng),
+        scopes=ScopeService(
+            store, settings, clock=clock, sleep=sleep, rng=rng, monotonic=monotonic
+        ),
         clock=clock,
     )
     app.include_router(memory_router())

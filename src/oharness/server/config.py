@@ -94,6 +94,11 @@ class ServerSettings:
     io_concurrency: int = 16
     #: Parsed manifests kept per replica (checked against the stored ETag on every use).
     manifest_cache_size: int = 32
+    #: Manifest heads (version, generation, commit; ~200 bytes each) kept per replica for
+    #: conditional idle checks (checked against the stored ETag on every use).
+    manifest_head_cache_size: int = 100_000
+    #: Seconds a replica trusts what it read of a team's erase marker (it decides a plan only).
+    team_erase_lifetime: float = 300.0
 
     def __post_init__(self) -> None:
         if self.quotas.max_request_bytes != self.max_request_bytes:

@@ -14,7 +14,6 @@ from starlette.requests import Request
 
 from oharness.server.auth import Principal, TokenRejected, TokenVerifier, effective_plan
 from oharness.server.config import ServerSettings
-from oharness.server.erase import read_erase_state
 from oharness.server.ratelimit import RateLimiter
 from oharness.server.responses import ApiError
 from oharness.server.scope_service import ScopeService
@@ -75,8 +74,13 @@ async def in_thread(func: Callable[..., _T], *args: object) -> _T:
     return await run_in_threadpool(func, *args)
 
 
-async def authorize(context: ServerContext, request: Request) -> Caller:
-    """Verify the token, apply the rate limit, refuse erased accounts, work out the plan."""
+async def authorize(
+    context: ServerContext, request: Request, *, defer_erase_check: bool = False
+) -> Caller:
+    """Verify the token, apply the rate limit, refuse erased accounts, work out the plan.
+
+    With ``defer_erase_check`` the account's erase marker is left to the caller (a snapshot
+    checks it unless it answers ``unchanged``); the teams' are always checked (cached)."""
     try:
         principal = context.verifier.verify(request.headers.get("authorization"))
     except TokenRejected as exc:
@@ -90,12 +94,11 @@ async def authorize(context: ServerContext, request: Request) -> Caller:
             f"too many requests for this account: retry in {wait} s",
             retry_after=wait,
         )
-    user_erased, erased_teams = await in_thread(read_erase_state, context.store, principal)
-    if user_erased:
-        raise ApiError(
-            "account_erased",
-            "this account was erased: nothing more is accepted for it; local notes are kept",
-        )
+    if not defer_erase_check:
+        await in_thread(context.scopes.check_not_erased, principal.segment)
+    erased_teams: frozenset[str] = frozenset()
+    if principal.teams:
+        erased_teams = await in_thread(context.scopes.erase_gate.erased_teams, principal)
     plan = effective_plan(principal, erased_teams)
     request.state.plan = plan
     return Caller(principal, plan, erased_teams)

@@ -16,7 +16,6 @@ from starlette.responses import Response
 
 from oharness.errors import ValidationError
 from oharness.server.context import ServerContext, authorize, in_thread
-from oharness.server.erase import erase_team, erase_user
 from oharness.server.logs import log_event
 from oharness.server.planner import CommitLimits
 from oharness.server.responses import ApiError, json_response, read_json_body
@@ -90,7 +89,7 @@ def memory_router() -> APIRouter:
     @router.post("/snapshot", openapi_extra={"security": _BEARER, **request_body(SNAPSHOT_SCHEMA)})
     async def snapshot(request: Request) -> Response:
         context = _context(request)
-        caller = await authorize(context, request)
+        caller = await authorize(context, request, defer_erase_check=True)
         body = await _protocol_body(context, request)
         try:
             parsed: SnapshotRequest = parse_snapshot_request(body)
@@ -98,7 +97,8 @@ def memory_router() -> APIRouter:
             raise ApiError("invalid_request", exc.message) from exc
         _check_scope_protocol(parsed.protocol, parsed.scope.kind)
         prefix = scope_prefix(caller.principal.segment, parsed.scope)
-        result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan)
+        segment = caller.principal.segment
+        result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
         # Up to maxResponseBytes of JSON: encode it off the event loop.
         return await in_thread(json_response, result.to_json(parsed.protocol))
 
@@ -176,11 +176,11 @@ def admin_router(admin_key: str) -> APIRouter:
 
 
 def _erase_user(context: ServerContext, user_id: str, now: int, concurrency: int) -> int:
-    return erase_user(context.store, user_id, now=now, concurrency=concurrency)
+    return context.scopes.erase_user(user_id, now=now, concurrency=concurrency)
 
 
 def _erase_team(context: ServerContext, team_id: str, now: int, concurrency: int) -> int:
-    return erase_team(context.store, team_id, now=now, concurrency=concurrency)
+    return context.scopes.erase_team(team_id, now=now, concurrency=concurrency)
 
 
 def health_router() -> APIRouter:

@@ -1,5 +1,10 @@
 """Snapshots and commits over an object store: the I/O around :mod:`oharness.server.planner`.
 
+Every request asks the store about the scope's manifest once, conditionally when this instance
+has read it before (:mod:`oharness.server.manifest_cache`): an idle check is one conditional
+read, answered from the cached head; a commit of n notes is that read, the account's erase
+marker, n object writes and the manifest write.
+
 A commit writes the new revision objects first, then replaces the manifest with compare-and-swap
 on its ETag. When another writer won the race, it re-reads the manifest and re-plans (every
 change is checked again against the new state) with a short randomised backoff, a bounded number
@@ -15,9 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import random
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +29,9 @@ from typing import Any, Final, TypeVar
 from oharness.errors import PreconditionFailed, StorageUnavailable, ValidationError
 from oharness.notes.format import file_revision
 from oharness.server.config import ServerSettings
+from oharness.server.erase import EraseGate, erase_team, erase_user
 from oharness.server.logs import log_event
+from oharness.server.manifest_cache import CachedHead, HeadCache, ManifestCache
 from oharness.server.planner import (
     CommitLimits,
     CommitPlan,
@@ -40,7 +45,7 @@ from oharness.server.planner import (
     prepare_changes,
 )
 from oharness.server.responses import ApiError
-from oharness.storage.object_store import ObjectStore, StoredObject
+from oharness.storage.object_store import NOT_MODIFIED, ObjectStore, StoredObject
 from oharness.sync.protocol import (
     CommitRequest,
     CommitResponse,
@@ -77,36 +82,6 @@ class StoredManifest:
     etag: str | None
 
 
-class ManifestCache:
-    """Parsed manifests by scope and ETag, so a manifest that did not change is not parsed
-    again. The store stays the truth: an entry is used only when the ETag just read from the
-    store matches, so replicas need not agree on anything."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._entries: OrderedDict[str, tuple[str, Manifest]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, prefix: str, etag: str) -> Manifest | None:
-        """The manifest cached for ``prefix`` if it has this ETag."""
-        with self._lock:
-            entry = self._entries.get(prefix)
-            if entry is None or entry[0] != etag:
-                return None
-            self._entries.move_to_end(prefix)
-            return entry[1]
-
-    def put(self, prefix: str, etag: str, manifest: Manifest) -> None:
-        """Remember ``manifest`` as the one with ``etag``."""
-        if self._capacity <= 0:
-            return
-        with self._lock:
-            self._entries[prefix] = (etag, manifest)
-            self._entries.move_to_end(prefix)
-            while len(self._entries) > self._capacity:
-                self._entries.popitem(last=False)
-
-
 class ScopeService:
     """Reads and writes scopes of one object store."""
 
@@ -118,6 +93,7 @@ class ScopeService:
         clock: Clock = wall_clock,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -125,15 +101,82 @@ class ScopeService:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._cache = ManifestCache(settings.manifest_cache_size)
+        self._heads = HeadCache(settings.manifest_head_cache_size)
+        self.erase_gate = EraseGate(
+            store, team_lifetime=settings.team_erase_lifetime, monotonic=monotonic
+        )
+
+    # ----------------------------------------------------------------- erasure
+
+    def check_not_erased(self, segment: str) -> None:
+        """Refuse an erased account (403 ``account_erased``)."""
+        if self.erase_gate.user_erased(segment):
+            raise ApiError(
+                "account_erased",
+                "this account was erased: nothing more is accepted for it; local notes are kept",
+            )
+
+    def erase_user(self, user_id: str, *, now: int, concurrency: int) -> int:
+        """Erase an account (spec 06.7); this instance refuses it at once."""
+        return erase_user(
+            self.store, user_id, now=now, concurrency=concurrency, gate=self.erase_gate
+        )
+
+    def erase_team(self, team_id: str, *, now: int, concurrency: int) -> int:
+        """Erase a team (spec 06.7); this instance stops counting its plan at once."""
+        return erase_team(
+            self.store, team_id, now=now, concurrency=concurrency, gate=self.erase_gate
+        )
 
     # ----------------------------------------------------------------- reading
 
-    def read_manifest(self, prefix: str) -> StoredManifest:
-        """The scope's manifest (an empty one when the scope was never written)."""
-        stored = self.store.get(manifest_key(prefix))
-        if stored is None:
+    def read_manifest(self, prefix: str, *, fresh: bool = False) -> StoredManifest:
+        """The scope's manifest (an empty one when the scope was never written); a conditional
+        read when this instance holds a parsed copy, unless ``fresh``."""
+        key = manifest_key(prefix)
+        cached = None if fresh else self._cache.latest(prefix)
+        if cached is None:
+            found = self.store.get(key)
+        else:
+            answer = self.store.get_if_changed(key, cached[0])
+            if answer is NOT_MODIFIED:
+                return StoredManifest(cached[1], cached[0])
+            found = answer
+        if found is None:
+            self._heads.drop(prefix)
             return StoredManifest(Manifest(), None)
-        return StoredManifest(self._parse(prefix, stored), stored.etag)
+        self._heads.put(prefix, found.etag, peek_manifest_head(found.data))
+        return StoredManifest(self._parse(prefix, found), found.etag)
+
+    def _read_head(self, prefix: str) -> tuple[CachedHead | None, StoredObject | None]:
+        """The manifest's head, and its bytes when they were read: one conditional read when
+        this instance saw the scope before (``(None, None)``: no manifest)."""
+        key = manifest_key(prefix)
+        known = self._heads.get(prefix)
+        if known is None:
+            found = self.store.get(key)
+        else:
+            answer = self.store.get_if_changed(key, known.etag)
+            if answer is NOT_MODIFIED:
+                return known, None
+            found = answer
+        if found is None:
+            self._heads.drop(prefix)
+            return None, None
+        head = peek_manifest_head(found.data)
+        self._heads.put(prefix, found.etag, head)
+        return (CachedHead(found.etag, head) if head is not None else None), found
+
+    def _manifest_after_head(
+        self, prefix: str, known: CachedHead | None, stored: StoredObject | None
+    ) -> Manifest:
+        if stored is not None:
+            return self._parse(prefix, stored)
+        if known is None:
+            return Manifest()
+        cached = self._cache.get(prefix, known.etag)
+        # Unchanged since this instance saw its head, but not parsed here: read it whole.
+        return cached if cached is not None else self.read_manifest(prefix, fresh=True).manifest
 
     def _parse(self, prefix: str, stored: StoredObject) -> Manifest:
         cached = self._cache.get(prefix, stored.etag)
@@ -149,15 +192,20 @@ class ScopeService:
         self._cache.put(prefix, stored.etag, manifest)
         return manifest
 
-    def snapshot(self, prefix: str, request: SnapshotRequest, plan: Plan) -> SnapshotResponse:
-        """Answer a snapshot request (spec 06.3)."""
+    def snapshot(
+        self,
+        prefix: str,
+        request: SnapshotRequest,
+        plan: Plan,
+        user_segment: str | None = None,
+    ) -> SnapshotResponse:
+        """Answer a snapshot request (spec 06.3). With ``user_segment``, the account's erase
+        marker is checked unless the answer is ``unchanged`` (see :mod:`.erase`)."""
         quotas = self.settings.quotas
-        stored = self.store.get(manifest_key(prefix))
-        head = peek_manifest_head(stored.data) if stored is not None else None
-        if stored is None:
-            manifest = Manifest()
-        elif head is not None and _idle(head, request):
-            # The idle-machine case: answered from the manifest's first bytes.
+        known, stored = self._read_head(prefix)
+        if known is not None and _idle(known.head, request):
+            # The idle-machine case: answered from the manifest's head.
+            head = known.head
             return SnapshotResponse(
                 head.version,
                 plan,
@@ -166,8 +214,9 @@ class ScopeService:
                 generation=head.generation,
                 commit=head.commit,
             )
-        else:
-            manifest = self._parse(prefix, stored)
+        if user_segment is not None:
+            self.check_not_erased(user_segment)
+        manifest = self._manifest_after_head(prefix, known, stored)
         marks: dict[str, Any] = {"generation": manifest.generation, "commit": manifest.commit}
         if history_differs(manifest, request):
             return SnapshotResponse(manifest.version, plan, quotas, reset=True, **marks)
@@ -229,7 +278,8 @@ class ScopeService:
         written: set[str] = set()
         attempts = self.settings.commit_attempts
         for attempt in range(attempts):
-            current = self.read_manifest(prefix)
+            # After a lost race, read the winner's manifest whole.
+            current = self.read_manifest(prefix, fresh=attempt > 0)
             manifest = current.manifest
             outcome = plan_commit(
                 manifest,
@@ -288,6 +338,7 @@ class ScopeService:
         except PreconditionFailed:
             return False
         self._cache.put(prefix, etag, manifest)
+        self._heads.put(prefix, etag, peek_manifest_head(data))
         return True
 
     def _write_objects(self, objects: Mapping[str, bytes]) -> None:
