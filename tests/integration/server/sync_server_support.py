@@ -15,7 +15,7 @@ import jwt
 import uvicorn
 from fastapi import FastAPI
 
-from oharness.notes.format import Note, file_revision, serialise_note
+from oharness.notes.format import Note, file_revision, parse_note, serialise_note
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.object_store import ObjectStore
@@ -240,3 +240,72 @@ class Api:
 
 #: ``make_api(on_store=..., user=..., **settings)`` (the unit tests' fixture) -> an Api.
 MakeApi = Callable[..., Api]
+
+
+#: the concurrency tests' writers: each creates a note and increments one shared counter note
+CLIENTS = 50
+COUNTER = "counter-1"
+
+
+class Client:
+    """One device: its own HTTP connection, retrying 503s and conflicts."""
+
+    def __init__(self, url: str, index: int) -> None:
+        self.http = httpx2.Client(base_url=url, timeout=120)
+        self.api = Api(self.http, token_for("alice"))
+        self.index = index
+        self.versions: list[int] = []
+
+    def commit(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
+        for _ in range(200):
+            response = self.api.commit(changes)
+            if response.status_code == 503:
+                continue
+            assert response.status_code == 200, response.text
+            data: dict[str, Any] = response.json()
+            return data
+        raise AssertionError("the server stayed unavailable")
+
+    def create_own_note(self) -> None:
+        note_id = f"client-{self.index}"
+        data = self.commit([put(note_id, note_text(note_id, f"from client {self.index}\n"))])
+        assert data["applied"] and not data["rejected"], data
+        self.versions.append(data["version"])
+
+    def increment_counter(self) -> None:
+        base_rev: str | None = None
+        text: str | None = None
+        seen_version = 0
+        for _ in range(10 * CLIENTS):
+            if base_rev is not None and text is None:
+                base_rev, text = self.fetch_counter(base_rev, seen_version)
+            value = 0 if text is None else counter_value(text)
+            # Who wrote it is part of the content: two clients writing the same bytes would be
+            # one revision, and the protocol rightly treats the second as a retry of the first.
+            new_text = note_text(COUNTER, f"{value + 1}\nby client {self.index}\n")
+            data = self.commit([put(COUNTER, new_text, base_rev)])
+            if data["applied"]:
+                assert data["applied"][0]["rev"] == rev_of(new_text)
+                self.versions.append(data["version"])
+                return
+            rejected = data["rejected"][0]
+            assert rejected["reason"] == "conflict", rejected
+            base_rev, text, seen_version = rejected["currentRev"], None, data["version"]
+        raise AssertionError("never got the counter")
+
+    def fetch_counter(self, rev: str, version: int) -> tuple[str, str]:
+        """The counter's body: the wanted revision, or a newer one the delta lists."""
+        data = self.api.ok_snapshot(since=version, want=[rev])
+        if rev in data["objects"]:
+            return rev, str(data["objects"][rev])
+        listed = {note["id"]: note["rev"] for note in data["notes"]}
+        newer = listed[COUNTER]  # superseded meanwhile: the delta carries the new one
+        return newer, str(data["objects"][newer])
+
+    def run(self) -> None:
+        self.create_own_note()
+        self.increment_counter()
+
+
+def counter_value(text: str) -> int:
+    return int(parse_note(text).body.split("\n", 1)[0])

@@ -13,92 +13,23 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import httpx2
 import pytest
 from sync_server_support import (
+    CLIENTS,
+    COUNTER,
     Api,
-    LiveServer,
+    Client,
+    counter_value,
     live_server,
     make_settings,
     note_text,
-    put,
-    rev_of,
     token_for,
 )
 
-from oharness.notes.format import parse_note
 from oharness.storage.file import FileObjectStore
 from oharness.storage.object_store import ObjectStore
 from s3server import S3Server
-
-CLIENTS = 50
-COUNTER = "counter-1"
-
-
-class Client:
-    """One device: its own HTTP connection, retrying 503s and conflicts."""
-
-    def __init__(self, server: LiveServer, index: int) -> None:
-        self.http = httpx2.Client(base_url=server.url, timeout=120)
-        self.api = Api(self.http, token_for("alice"))
-        self.index = index
-        self.versions: list[int] = []
-
-    def commit(self, changes: list[dict[str, Any]]) -> dict[str, Any]:
-        for _ in range(200):
-            response = self.api.commit(changes)
-            if response.status_code == 503:
-                continue
-            assert response.status_code == 200, response.text
-            data: dict[str, Any] = response.json()
-            return data
-        raise AssertionError("the server stayed unavailable")
-
-    def create_own_note(self) -> None:
-        note_id = f"client-{self.index}"
-        data = self.commit([put(note_id, note_text(note_id, f"from client {self.index}\n"))])
-        assert data["applied"] and not data["rejected"], data
-        self.versions.append(data["version"])
-
-    def increment_counter(self) -> None:
-        base_rev: str | None = None
-        text: str | None = None
-        seen_version = 0
-        for _ in range(10 * CLIENTS):
-            if base_rev is not None and text is None:
-                base_rev, text = self.fetch_counter(base_rev, seen_version)
-            value = 0 if text is None else counter_value(text)
-            # Who wrote it is part of the content: two clients writing the same bytes would be
-            # one revision, and the protocol rightly treats the second as a retry of the first.
-            new_text = note_text(COUNTER, f"{value + 1}\nby client {self.index}\n")
-            data = self.commit([put(COUNTER, new_text, base_rev)])
-            if data["applied"]:
-                assert data["applied"][0]["rev"] == rev_of(new_text)
-                self.versions.append(data["version"])
-                return
-            rejected = data["rejected"][0]
-            assert rejected["reason"] == "conflict", rejected
-            base_rev, text, seen_version = rejected["currentRev"], None, data["version"]
-        raise AssertionError("never got the counter")
-
-    def fetch_counter(self, rev: str, version: int) -> tuple[str, str]:
-        """The counter's body: the wanted revision, or a newer one the delta lists."""
-        data = self.api.ok_snapshot(since=version, want=[rev])
-        if rev in data["objects"]:
-            return rev, str(data["objects"][rev])
-        listed = {note["id"]: note["rev"] for note in data["notes"]}
-        newer = listed[COUNTER]  # superseded meanwhile: the delta carries the new one
-        return newer, str(data["objects"][newer])
-
-    def run(self) -> None:
-        self.create_own_note()
-        self.increment_counter()
-
-
-def counter_value(text: str) -> int:
-    return int(parse_note(text).body.split("\n", 1)[0])
 
 
 def run_clients(make_store: Callable[[], ObjectStore]) -> None:
@@ -107,7 +38,7 @@ def run_clients(make_store: Callable[[], ObjectStore]) -> None:
         live_server(make_store(), settings) as first,
         live_server(make_store(), settings) as second,
     ):
-        clients = [Client(first if i % 2 else second, i) for i in range(CLIENTS)]
+        clients = [Client(first.url if i % 2 else second.url, i) for i in range(CLIENTS)]
         errors: list[BaseException] = []
         barrier = threading.Barrier(CLIENTS)
 
