@@ -10,7 +10,9 @@ Rules:
   several open projects sync once);
 - a local write is synced 3 s after the last write of a burst, at most 10 s after its first;
 - otherwise a directory is checked every 60 s, backing off 60 → 120 → 240 → 300 s while passes
-  change nothing on either side; any change resets it to 60 s;
+  change nothing on either side, then to every 15 minutes once nothing has changed for an hour
+  and every 30 minutes after three hours; any change resets it to 60 s, and the use of a
+  directory in that long backoff (``touch``) brings its next check within 60 s;
 - user notes are always checked, a project's notes only while it is in use (``touch``) and for
   30 minutes after (a write to them is still uploaded);
 - a token bucket of about 20 requests a minute is shared by every directory;
@@ -42,6 +44,8 @@ log = logging.getLogger(__name__)
 WRITE_DEBOUNCE_MS = 3_000
 WRITE_CAP_MS = 10_000
 CHECK_INTERVALS_MS = (60_000, 120_000, 240_000, 300_000)
+#: (unchanged for at least, check at most this often): the backoff of a scope idle for hours
+IDLE_INTERVALS_MS = ((60 * 60_000, 15 * 60_000), (3 * 60 * 60_000, 30 * 60_000))
 TRANSIENT_COOLDOWN_MS = 60_000
 PROJECT_IN_USE_MS = 30 * 60_000
 REQUESTS_PER_MINUTE = 20
@@ -134,6 +138,12 @@ class _Schedule:
     used_at: int | None = None
     busy: bool = False
     running: threading.Lock = field(default_factory=threading.Lock)
+    #: when a pass last changed something (or the directory was scheduled)
+    unchanged_since: int = -1
+
+    def __post_init__(self) -> None:
+        if self.unchanged_since < 0:
+            self.unchanged_since = self.next_check
 
     def write_due_at(self) -> int | None:
         if self.burst_first is None or self.burst_last is None:
@@ -152,8 +162,20 @@ class _Schedule:
         times = [time for time in (self.write_due_at(), self.check_due_at()) if time is not None]
         return min(times) if times else None
 
-    def interval(self) -> int:
-        return CHECK_INTERVALS_MS[min(self.quiet, len(CHECK_INTERVALS_MS) - 1)]
+    def interval(self, now: int) -> int:
+        """The wait before the next regular check, from quiet passes and quiet time."""
+        wait = CHECK_INTERVALS_MS[min(self.quiet, len(CHECK_INTERVALS_MS) - 1)]
+        for after, every in IDLE_INTERVALS_MS:
+            if now - self.unchanged_since >= after:
+                wait = max(wait, every)
+        return wait
+
+    def wake_from_idle(self, now: int) -> None:
+        """The directory is in use again: leave the long backoff (next check within 60 s)."""
+        if self.interval(now) > CHECK_INTERVALS_MS[-1]:
+            self.quiet = 0
+            self.unchanged_since = now
+            self.next_check = min(self.next_check, now + CHECK_INTERVALS_MS[0])
 
 
 def directory_key(target: SyncTarget) -> Path:
@@ -240,6 +262,7 @@ class SyncCoordinator:
             if schedule is None:
                 return False
             schedule.used_at = self.clock() if now is None else now
+            schedule.wake_from_idle(schedule.used_at)
         self._wake()
         return True
 
@@ -410,7 +433,8 @@ class SyncCoordinator:
         except BaseException:
             with self._lock:  # unexpected: try again at the next regular check
                 schedule.busy = False
-                schedule.next_check = max(now, self.clock()) + schedule.interval()
+                later = max(now, self.clock())
+                schedule.next_check = later + schedule.interval(later)
             raise
         with self._lock:
             schedule.busy = False
@@ -432,14 +456,15 @@ class SyncCoordinator:
         if is_transient(code):
             schedule.next_check = now + TRANSIENT_COOLDOWN_MS
         elif code is not None:
-            schedule.next_check = now + schedule.interval()
+            schedule.next_check = now + schedule.interval(now)
         else:
             result = report.result
             if result is not None and result.changed_anything:
                 schedule.quiet = 0
+                schedule.unchanged_since = now
             elif result is None or result.skipped is None:
                 schedule.quiet += 1  # nothing changed (or paused until the user acts)
-            schedule.next_check = now + schedule.interval()
+            schedule.next_check = now + schedule.interval(now)
 
     # ---- waking a loop ---------------------------------------------------------------------
 

@@ -303,9 +303,89 @@ def test_user_notes_are_always_checked(
     coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
 ) -> None:
     coordinator.register(user)
-    ran = passes_between(coordinator, service, clock, 0, 3 * 60 * MINUTE)
-    assert len(ran) > 30
+    ran = passes_between(coordinator, service, clock, 0, 60 * MINUTE)
+    assert len(ran) > 10
     assert max(b - a for a, b in itertools.pairwise(ran)) == 300 * SECOND
+
+
+HOUR = 60 * MINUTE
+
+
+def idle_gaps(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, end: int
+) -> list[tuple[int, int]]:
+    """(minutes since the start, minutes since the previous pass) of every pass until ``end``."""
+    ran = passes_between(coordinator, service, clock, 0, end)
+    return [(b // MINUTE, (b - a) // MINUTE) for a, b in itertools.pairwise(ran)]
+
+
+def test_a_scope_unchanged_for_hours_is_checked_every_fifteen_then_thirty_minutes(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    coordinator.register(user)
+    gaps = idle_gaps(coordinator, service, clock, 6 * HOUR)
+    assert {gap for at, gap in gaps if at < 60} == {2, 4, 5}
+    assert {gap for at, gap in gaps if 80 <= at <= 180} == {15}
+    assert {gap for at, gap in gaps if at > 200} == {30}
+    assert len(gaps) < 12 + 8 + 6 + 2  # vs 72 checks at every 5 minutes
+
+
+def test_a_change_found_by_a_check_brings_back_one_minute_checks(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    coordinator.register(user)
+    last = passes_between(coordinator, service, clock, 0, 4 * HOUR)[-1]
+    wake = coordinator.next_wake()
+    assert wake is not None and wake - (START + last) == 30 * MINUTE
+    clock.to(wake)
+    service.then(changed)  # another machine changed something
+    coordinator.tick()
+    assert coordinator.next_wake() == wake + MINUTE
+
+
+def test_a_local_write_in_the_long_backoff_is_synced_three_seconds_later(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    coordinator.register(user)
+    passes_between(coordinator, service, clock, 0, 4 * HOUR)
+    clock.advance(5 * SECOND)
+    before = len(service.calls)
+    coordinator.notify_write(user)
+    clock.advance(3 * SECOND)
+    coordinator.tick()
+    assert len(service.calls) == before + 1
+    # Nothing uploaded (the fake's pass changed nothing): the long backoff stays.
+    assert coordinator.next_wake() == clock() + 30 * MINUTE
+    service.then(changed)
+    coordinator.notify_write(user)
+    clock.advance(3 * SECOND)
+    coordinator.tick()  # the write uploaded: checks are one minute apart again
+    assert coordinator.next_wake() == clock() + MINUTE
+
+
+def test_sync_now_in_the_long_backoff_runs_at_once(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    coordinator.register(user)
+    passes_between(coordinator, service, clock, 0, 4 * HOUR)
+    before = len(service.calls)
+    clock.advance(MINUTE)
+    coordinator.sync_now(user)
+    assert len(service.calls) == before + 1
+
+
+def test_using_a_directory_in_the_long_backoff_checks_it_within_a_minute(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    coordinator.register(user)
+    passes_between(coordinator, service, clock, 0, 4 * HOUR)
+    clock.advance(MINUTE)
+    coordinator.touch(user)
+    wake = coordinator.next_wake()
+    assert wake is not None and wake <= clock() + MINUTE
+    clock.to(wake)
+    coordinator.tick()
+    assert coordinator.next_wake() == clock() + 2 * MINUTE  # the short backoff again
 
 
 def test_a_project_is_checked_only_while_in_use_and_thirty_minutes_after(
