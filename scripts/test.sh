@@ -33,6 +33,7 @@ BENCHMARKS=(
   bench/sync_server.py
   bench/sync_traffic.py
   bench/storage_ops.py
+  bench/sync_cost.py
   bench/extraction_pass.py
   bench/daemon_recall.py
   bench/hook_latency.py
