@@ -6,7 +6,8 @@
 - :class:`oharness.server.config.ServerSettings` — every setting, with the defaults of spec 08.
 
 Modules: ``config`` (settings), ``auth`` (JWT verification, plans), ``planner`` (the pure commit
-and snapshot logic), ``scope_service`` (snapshots and commits over the store), ``erase``
-(account and team erasure), ``ratelimit``, ``responses`` (error bodies, capped body reading),
+and snapshot logic), ``scope_service`` (snapshots and commits over the store),
+``manifest_cache`` (what an instance remembers of manifests), ``erase`` (account and team
+erasure, the erase gate), ``ratelimit``, ``responses`` (error bodies, capped body reading),
 ``logs`` (JSON logs, request ids), ``routes``, ``schema`` (OpenAPI request schemas), ``app``.
 """
