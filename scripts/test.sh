@@ -32,6 +32,7 @@ BENCHMARKS=(
   bench/review_speed.py
   bench/sync_server.py
   bench/sync_traffic.py
+  bench/wire_models.py
   bench/extraction_pass.py
   bench/daemon_recall.py
   bench/hook_latency.py
