@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from oharness.errors import ValidationError
 from oharness.sync.protocol import (
     AppliedEntry,
     Change,
@@ -30,6 +31,7 @@ from oharness.sync.protocol import (
     error_from_details,
     parse_commit_request,
     parse_commit_response,
+    parse_erase_request,
     parse_error_response,
     parse_identity,
     parse_plan_limits,
@@ -218,3 +220,44 @@ def test_a_default_declared_sent_is_sent_and_a_plain_one_left_out() -> None:
     assert "problem" not in json.loads(Change("move", "a-1", problem="bad op").encode())
     request = json.loads(SnapshotRequest(SyncScope("user"), since=None).encode())
     assert request == {"scope": {"kind": "user"}, "protocol": 2}
+
+
+@pytest.mark.parametrize("project_id", ["git-1\n", "git-\u0661", "", "a" * 129])
+def test_a_project_id_with_a_final_newline_or_odd_digits_is_refused(project_id: str) -> None:
+    with pytest.raises(ValidationError, match="scope"):
+        parse_scope({"kind": "project", "projectId": project_id})
+    body = {"protocol": 2, "scope": {"kind": "project", "projectId": project_id}}
+    with pytest.raises(ValidationError):
+        parse_snapshot_request(body)
+
+
+def test_a_user_scope_never_carries_a_project_id() -> None:
+    assert SyncScope("user", "p-1").to_json() == {"kind": "user"}
+    assert parse_scope({"kind": "user", "projectId": "p-1"}) == SyncScope("user")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"userId": None},
+        {"userId": None, "teamId": "t-1"},
+        {"userId": "", "extra": 1},
+        {"teamId": 3},
+        {"userId": "a", "teamId": "b"},
+        {"userId": "u-" + "0" * 32},
+        [],
+    ],
+)
+def test_an_erase_names_exactly_one_real_id(body: Any) -> None:
+    with pytest.raises(ValidationError):
+        parse_erase_request(body)
+
+
+def test_a_client_cannot_mark_its_own_change_as_malformed() -> None:
+    body = {
+        "protocol": 2,
+        "scope": {"kind": "user"},
+        "changes": [{"op": "put", "id": "a-1", "baseRev": None, "content": "t", "problem": "x"}],
+    }
+    assert parse_commit_request(body).changes[0].problem is None
