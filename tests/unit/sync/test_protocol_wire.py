@@ -261,3 +261,15 @@ def test_a_client_cannot_mark_its_own_change_as_malformed() -> None:
         "changes": [{"op": "put", "id": "a-1", "baseRev": None, "content": "t", "problem": "x"}],
     }
     assert parse_commit_request(body).changes[0].problem is None
+
+
+def test_empty_collections_are_left_out_whatever_object_holds_them() -> None:
+    """msgspec leaves a plain default out only when it is the default object itself: a client
+    passing ``frozenset(hashes)`` or a list must not send ``"have": []`` or ``"want": []``."""
+    expected = release_0_1()["snapshot-request-minimal"]
+    cases: list[tuple[Any, Any]] = [(frozenset(set()), []), (set(), ()), (frozenset(), [])]
+    for have, want in cases:
+        request = SnapshotRequest(SyncScope("user"), have=have, want=want)
+        assert json.loads(request.encode()) == expected
+        assert request.to_json() == expected
+    assert SnapshotRequest(SyncScope("user"), want=[REV, REV]).want == (REV,)  # type: ignore[arg-type]

@@ -59,6 +59,8 @@ def protocol_scope_problem(protocol: int, scope: SyncScope) -> str | None:
 
 # --------------------------------------------------------------------------- snapshot
 
+_NO_HASHES: Final[frozenset[str]] = frozenset()
+
 
 class SnapshotRequest(Wire, frozen=True):
     """``POST /v1/memory/snapshot`` (spec 06.3)."""
@@ -66,7 +68,7 @@ class SnapshotRequest(Wire, frozen=True):
     scope: SyncScope
     protocol: ProtocolNumber = sent(CURRENT_PROTOCOL)
     since: Count | None = None
-    have: frozenset[str] = frozenset()
+    have: frozenset[str] = _NO_HASHES
     want: tuple[str, ...] = ()
     #: The storage generation and the commit id at ``since`` the client recorded (a reset or
     #: restore since then is answered ``reset``); ``None``: unknown.
@@ -74,8 +76,14 @@ class SnapshotRequest(Wire, frozen=True):
     since_commit: str | None = None
 
     def __post_init__(self) -> None:
-        if len(set(self.want)) != len(self.want):
+        # The declared types, whatever a caller passed (a list is not the default ``()``, so
+        # it would be sent empty), and each revision wanted once.
+        if type(self.want) is not tuple or len(set(self.want)) != len(self.want):
             msgspec.structs.force_setattr(self, "want", tuple(dict.fromkeys(self.want)))
+        if not self.have:  # msgspec leaves a set out only when it is the default object
+            msgspec.structs.force_setattr(self, "have", _NO_HASHES)
+        elif type(self.have) is not frozenset:
+            msgspec.structs.force_setattr(self, "have", frozenset(self.have))
 
     def to_json(self) -> JsonObject:
         """The wire form (``have`` sorted)."""
