@@ -34,6 +34,7 @@ BENCHMARKS=(
   bench/sync_traffic.py
   bench/storage_ops.py
   bench/sync_cost.py
+  bench/wire_models.py
   bench/extraction_pass.py
   bench/daemon_recall.py
   bench/hook_latency.py

@@ -20,9 +20,9 @@ from oharness.errors import ConfigError
 from oharness.sync.protocol import Plan, TeamEntitlement
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
+    from starlette.applications import Starlette
 
-# The server stack (FastAPI, uvicorn, PyJWT) is imported inside the commands: every other
+# The server stack (Starlette, uvicorn, PyJWT) is imported inside the commands: every other
 # `oharness` command starts without paying for it.
 
 DEFAULT_HOST = "127.0.0.1"
@@ -36,7 +36,7 @@ def sync_server() -> None:
     """Run the self-hosted sync server and mint development tokens."""
 
 
-def app_from_environment() -> FastAPI:
+def app_from_environment() -> Starlette:
     """The server configured from this process's environment (an ASGI app factory)."""
     from oharness.server.environment import create_app_from_env
     from oharness.server.logs import configure_json_logging

@@ -12,21 +12,21 @@ import random
 import time
 from collections.abc import Callable
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
-from oharness import __version__
 from oharness.errors import StorageError
 from oharness.server.auth import TokenVerifier
 from oharness.server.config import ServerSettings
 from oharness.server.context import ServerContext
 from oharness.server.logs import RequestLogMiddleware, log_event
-from oharness.server.openapi import complete_openapi
+from oharness.server.openapi import openapi_document
 from oharness.server.ratelimit import MonotonicClock, RateLimiter
-from oharness.server.responses import ApiError, error_response
-from oharness.server.routes import admin_router, health_router, memory_router
+from oharness.server.responses import ApiError, error_response, json_response
+from oharness.server.routes import operations, routes
 from oharness.server.scope_service import ScopeService, wall_clock
 from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Plan
@@ -41,14 +41,15 @@ def create_app(
     monotonic: MonotonicClock = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     rng: random.Random | None = None,
-) -> FastAPI:
+) -> Starlette:
     """The sync server over ``store``; time, sleeping and randomness are injectable."""
-    app = FastAPI(
-        title="oharness sync server",
-        version=__version__,
-        docs_url=None,
-        redoc_url=None,
-    )
+    served = operations(admin=bool(settings.admin_key))
+    document = json_response(openapi_document(served)).body
+
+    async def openapi(request: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    app = Starlette(routes=routes(served, [Route("/openapi.json", openapi, methods=["GET"])]))
     app.state.context = ServerContext(
         settings=settings,
         store=store,
@@ -59,13 +60,9 @@ def create_app(
         ),
         clock=clock,
     )
-    app.include_router(memory_router())
-    app.include_router(health_router())
-    if settings.admin_key:
-        app.include_router(admin_router(settings.admin_key))
+    app.state.admin_key = (settings.admin_key or "").encode("utf-8")
     _install_error_handlers(app, settings)
     app.add_middleware(RequestLogMiddleware)
-    _add_bearer_scheme(app)
     return app
 
 
@@ -74,7 +71,7 @@ def _plan_of(request: Request) -> Plan:
     return "paid" if plan == "paid" else "free"
 
 
-def _install_error_handlers(app: FastAPI, settings: ServerSettings) -> None:
+def _install_error_handlers(app: Starlette, settings: ServerSettings) -> None:
     quotas = settings.quotas
 
     async def on_api_error(request: Request, exc: Exception) -> Response:
@@ -112,12 +109,3 @@ def _install_error_handlers(app: FastAPI, settings: ServerSettings) -> None:
     app.add_exception_handler(StorageError, on_storage_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)
-
-
-def _add_bearer_scheme(app: FastAPI) -> None:
-    def openapi() -> dict[str, object]:
-        if app.openapi_schema is None:
-            app.openapi_schema = complete_openapi(FastAPI.openapi(app))
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]

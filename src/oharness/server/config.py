@@ -7,8 +7,10 @@ and the already-read contents of the files it names (see :mod:`oharness.server.e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Final
+
+import msgspec
 
 from oharness.errors import ConfigError, ValidationError
 from oharness.sync.protocol import (
@@ -103,7 +105,9 @@ class ServerSettings:
     def __post_init__(self) -> None:
         if self.quotas.max_request_bytes != self.max_request_bytes:
             # Announced with the other limits, so clients size their commits to fit.
-            announced = replace(self.quotas, max_request_bytes=self.max_request_bytes)
+            announced = msgspec.structs.replace(
+                self.quotas, max_request_bytes=self.max_request_bytes
+            )
             object.__setattr__(self, "quotas", announced)
         if not self.protocols or any(v not in PROTOCOL_VERSIONS for v in self.protocols):
             raise ConfigError(f"unsupported protocol list {self.protocols!r}", key="protocols")

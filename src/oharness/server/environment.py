@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from oharness.errors import ConfigError, OHarnessError
 from oharness.server.app import create_app
@@ -52,7 +52,7 @@ def open_store_from_environment(environ: Mapping[str, str]) -> ObjectStore:
     return store
 
 
-def create_app_from_env(environ: Mapping[str, str]) -> FastAPI:
+def create_app_from_env(environ: Mapping[str, str]) -> Starlette:
     """The sync server configured by ``environ`` (settings first, then storage)."""
     settings = settings_from_environment(environ)
     store = open_store_from_environment(environ)

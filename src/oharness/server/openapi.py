@@ -1,47 +1,18 @@
-"""The OpenAPI document the server publishes (``/openapi.json``): the Bearer scheme, every
-error response each route can give (with the error body's schema), and the request rules the
-JSON Schemas can state (see :mod:`oharness.server.schema`)."""
+"""The OpenAPI document the server publishes (``/openapi.json``), generated from the routes'
+table and the protocol's declarations: each route's request body and answer are the JSON
+Schemas msgspec derives from the message structs, every error response each route can give
+uses the error body's schema, and the Bearer scheme is declared."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from oharness.sync.protocol import ERROR_STATUS
+import msgspec
 
-_QUOTAS: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        name: {"type": "integer"}
-        for name in (
-            "maxNotes",
-            "maxChangesPerCommit",
-            "maxBodyBytes",
-            "maxResponseBytes",
-            "tombstoneDays",
-            "maxRequestBytes",
-        )
-    },
-    "required": [
-        "maxNotes",
-        "maxChangesPerCommit",
-        "maxBodyBytes",
-        "maxResponseBytes",
-        "tombstoneDays",
-    ],
-}
-ERROR_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "error": {"type": "string"},
-        "message": {"type": "string"},
-        "quotas": _QUOTAS,
-        "plan": {"enum": ["free", "paid"]},
-        "conflicts": {"type": "array"},
-        "protocols": {"type": "array", "items": {"type": "integer"}},
-        "version": {"type": "integer"},
-    },
-    "required": ["error", "message", "quotas", "plan"],
-}
+from oharness import __version__
+from oharness.server.routes import Operation
+from oharness.sync.protocol import ERROR_STATUS, ErrorResponse
+
 _DESCRIPTIONS: Final = {
     400: "invalid_request: malformed JSON or request shape, bad scope or project id",
     401: "unauthorized: missing, malformed, badly signed or expired token",
@@ -57,34 +28,50 @@ _DESCRIPTIONS: Final = {
     503: "unavailable: storage failure or contention; retry after Retry-After seconds",
 }
 #: Error statuses per route family.
-_MEMORY_STATUSES: Final = sorted({*ERROR_STATUS.values(), 405})
-_ADMIN_STATUSES: Final = [400, 401, 405, 413, 503]
+ERROR_FAMILIES: Final[dict[str, list[int]]] = {
+    "memory": sorted({*ERROR_STATUS.values(), 405}),
+    "admin": [400, 401, 405, 413, 503],
+    "health": [405, 503],
+}
+_REF: Final = "#/components/schemas/{name}"
 
 
-def _error_responses(statuses: list[int]) -> dict[str, Any]:
-    content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"application/json": {"schema": schema}}
+
+
+def _operation(op: Operation, schemas: dict[object, dict[str, Any]]) -> dict[str, Any]:
+    error = _json(schemas[ErrorResponse])
+    responses: dict[str, Any] = {"200": {"description": "OK", "content": _json(schemas[op.answer])}}
+    for status in ERROR_FAMILIES[op.errors]:
+        responses[str(status)] = {"description": _DESCRIPTIONS[status], "content": error}
+    entry: dict[str, Any] = {"operationId": op.endpoint.__name__, "responses": responses}
+    if op.body is not None:
+        entry["requestBody"] = {"required": True, "content": _json(schemas[op.body])}
+    if op.bearer:
+        entry["security"] = [{"bearer": []}]
+    return entry
+
+
+def openapi_document(served: tuple[Operation, ...]) -> dict[str, Any]:
+    """The whole document for the routes ``served``."""
+    kinds: list[object] = [ErrorResponse]
+    for op in served:
+        kinds += [op.answer] if op.body is None else [op.answer, op.body]
+    kinds = list(dict.fromkeys(kinds))
+    found, components = msgspec.json.schema_components(kinds, ref_template=_REF)
+    schemas = dict(zip(kinds, found, strict=True))
+    paths: dict[str, dict[str, Any]] = {}
+    for op in served:
+        paths.setdefault(op.path, {})[op.method.lower()] = _operation(op, schemas)
     return {
-        str(status): {"description": _DESCRIPTIONS[status], "content": content}
-        for status in statuses
+        "openapi": "3.1.0",
+        "info": {"title": "oharness sync server", "version": __version__},
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+            },
+        },
     }
-
-
-def complete_openapi(schema: dict[str, Any]) -> dict[str, Any]:
-    """Add the security scheme, the error schema and each route's error responses."""
-    components = schema.setdefault("components", {})
-    components["securitySchemes"] = {
-        "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-    }
-    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
-    for path, operations in schema.get("paths", {}).items():
-        if path.startswith("/v1/memory/"):
-            statuses = _MEMORY_STATUSES
-        elif path.startswith("/v1/admin/"):
-            statuses = _ADMIN_STATUSES
-        else:
-            statuses = [405]
-        for operation in operations.values():
-            responses = operation.setdefault("responses", {})
-            responses.pop("422", None)  # FastAPI's validation default: never sent here
-            responses.update(_error_responses(statuses))
-    return schema

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.errors import OHarnessError
-from oharness.sync.protocol import ERROR_STATUS, ErrorResponse, JsonObject, Plan, Quotas
+from oharness.sync.protocol import ERROR_STATUS, JsonObject, Plan, Quotas, error_from_details
 
 #: Bodies larger than this are decoded in a worker thread.
 _PARSE_IN_THREAD_BYTES = 256 * 1024
@@ -41,18 +41,17 @@ class ApiError(OHarnessError):
 
 
 def json_response(
-    body: JsonObject, status: int = 200, headers: dict[str, str] | None = None
+    body: JsonObject | bytes, status: int = 200, headers: dict[str, str] | None = None
 ) -> Response:
-    """A compact UTF-8 JSON response."""
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Response(data, status_code=status, headers=headers, media_type="application/json")
+    """A compact UTF-8 JSON response (``body`` as JSON values, or already encoded)."""
+    if not isinstance(body, bytes):
+        body = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
 
 
 def error_response(error: ApiError, quotas: Quotas, plan: Plan) -> Response:
     """The error body of spec 06.6 for ``error``."""
-    body = ErrorResponse(
-        error=error.code, message=error.message, quotas=quotas, plan=plan, details=error.details
-    ).to_json()
+    body = error_from_details(error.code, error.message, quotas, plan, error.details).encode()
     headers = {}
     if error.retry_after is not None:
         headers["Retry-After"] = str(error.retry_after)

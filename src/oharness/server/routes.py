@@ -1,39 +1,61 @@
 """The HTTP routes: identity, snapshot, commit (spec 06), admin erase (06.7), health (08).
 
-Handlers are ``async``; storage work runs in the thread pool. Request bodies are parsed by
-:mod:`oharness.sync.protocol` (not by FastAPI models) so every malformed shape gets the
-protocol's own ``invalid_request`` answer.
+Handlers are ``async`` Starlette endpoints; storage work runs in the thread pool. A request body
+is read with a size cap, then parsed through its declaration in :mod:`oharness.sync.protocol`
+(``protocol`` first, so an unserved protocol is answered 426 whatever else the body holds);
+every malformed shape gets the protocol's own ``invalid_request`` answer. The OpenAPI document
+(:mod:`oharness.server.openapi`) is generated from :data:`OPERATIONS`, the same table.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
+from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Route
 
 from oharness.errors import ValidationError
 from oharness.server.context import ServerContext, authorize, in_thread
 from oharness.server.logs import log_event
 from oharness.server.planner import CommitLimits
 from oharness.server.responses import ApiError, json_response, read_json_body
-from oharness.server.schema import COMMIT_SCHEMA, ERASE_SCHEMA, SNAPSHOT_SCHEMA, request_body
 from oharness.sync.protocol import (
-    CommitRequest,
+    CommitRequestBody,
+    CommitResponse,
+    EraseRequest,
+    EraseResponse,
+    HealthResponse,
     Identity,
-    SnapshotRequest,
+    SnapshotRequestBody,
+    SnapshotResponse,
     TeamEntitlement,
-    is_reserved_subject,
     parse_commit_request,
+    parse_erase_request,
     parse_snapshot_request,
+    protocol_scope_problem,
     read_protocol,
     scope_prefix,
     user_key_segment,
 )
 
-_BEARER: list[dict[str, list[str]]] = [{"bearer": []}]
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One route: its declared request body and answer, and the errors it can give."""
+
+    path: str
+    method: str
+    endpoint: Endpoint
+    answer: object
+    body: object | None = None
+    errors: str = "memory"  # which error family (see oharness.server.openapi)
+    bearer: bool = True
 
 
 def _context(request: Request) -> ServerContext:
@@ -41,12 +63,16 @@ def _context(request: Request) -> ServerContext:
     return context
 
 
+def _invalid(exc: ValidationError) -> ApiError:
+    return ApiError("invalid_request", exc.message)
+
+
 async def _protocol_body(context: ServerContext, request: Request) -> object:
     body = await read_json_body(request, context.settings.max_request_bytes)
     try:
         protocol = read_protocol(body)
     except ValidationError as exc:
-        raise ApiError("invalid_request", exc.message) from exc
+        raise _invalid(exc) from exc
     served = context.settings.protocols
     if protocol not in served:
         raise ApiError(
@@ -58,121 +84,101 @@ async def _protocol_body(context: ServerContext, request: Request) -> object:
     return body
 
 
-def _check_scope_protocol(protocol: int, kind: str) -> None:
-    if protocol < 2 and kind != "project":
-        raise ApiError("invalid_request", "protocol 1 syncs project notes only")
+async def identity(request: Request) -> Response:
+    """``GET /v1/memory/identity``."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    teams = tuple(
+        TeamEntitlement(team.id, team.plan)
+        for team in caller.principal.teams
+        if user_key_segment(team.id) not in caller.erased_teams
+    )
+    body = Identity(
+        user_id=caller.principal.user_id,
+        plan=caller.plan,
+        teams=teams,
+        protocols=context.settings.protocols,
+        quotas=context.settings.quotas,
+        plan_limits=context.settings.free_plan_limits if caller.plan == "free" else None,
+    )
+    return json_response(body.encode())
 
 
-def memory_router() -> APIRouter:
-    """``/v1/memory/*``."""
-    router = APIRouter(prefix="/v1/memory")
+async def snapshot(request: Request) -> Response:
+    """``POST /v1/memory/snapshot``."""
+    context = _context(request)
+    caller = await authorize(context, request, defer_erase_check=True)
+    body = await _protocol_body(context, request)
+    try:
+        parsed = parse_snapshot_request(body)
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
+    if problem is not None:
+        raise ApiError("invalid_request", problem)
+    prefix = scope_prefix(caller.principal.segment, parsed.scope)
+    segment = caller.principal.segment
+    result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
+    # Up to maxResponseBytes of JSON: encode it off the event loop.
+    return json_response(await in_thread(result.encode, parsed.protocol))
 
-    @router.get("/identity", openapi_extra={"security": _BEARER})
-    async def identity(request: Request) -> Response:
-        context = _context(request)
-        caller = await authorize(context, request)
-        teams = tuple(
-            TeamEntitlement(team.id, team.plan)
-            for team in caller.principal.teams
-            if user_key_segment(team.id) not in caller.erased_teams
+
+async def commit(request: Request) -> Response:
+    """``POST /v1/memory/commit``."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    body = await _protocol_body(context, request)
+    try:
+        parsed = parse_commit_request(body)
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
+    if problem is not None:
+        raise ApiError("invalid_request", problem)
+    quotas = context.settings.quotas
+    if len(parsed.changes) > quotas.max_changes_per_commit:
+        raise ApiError(
+            "too_large",
+            f"{len(parsed.changes)} changes in one commit, at most "
+            f"{quotas.max_changes_per_commit}: split it",
         )
-        body = Identity(
-            user_id=caller.principal.user_id,
-            plan=caller.plan,
-            teams=teams,
-            protocols=context.settings.protocols,
-            quotas=context.settings.quotas,
-            plan_limits=context.settings.free_plan_limits if caller.plan == "free" else None,
-        )
-        return json_response(body.to_json())
-
-    @router.post("/snapshot", openapi_extra={"security": _BEARER, **request_body(SNAPSHOT_SCHEMA)})
-    async def snapshot(request: Request) -> Response:
-        context = _context(request)
-        caller = await authorize(context, request, defer_erase_check=True)
-        body = await _protocol_body(context, request)
-        try:
-            parsed: SnapshotRequest = parse_snapshot_request(body)
-        except ValidationError as exc:
-            raise ApiError("invalid_request", exc.message) from exc
-        _check_scope_protocol(parsed.protocol, parsed.scope.kind)
-        prefix = scope_prefix(caller.principal.segment, parsed.scope)
-        segment = caller.principal.segment
-        result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
-        # Up to maxResponseBytes of JSON: encode it off the event loop.
-        return await in_thread(json_response, result.to_json(parsed.protocol))
-
-    @router.post("/commit", openapi_extra={"security": _BEARER, **request_body(COMMIT_SCHEMA)})
-    async def commit(request: Request) -> Response:
-        context = _context(request)
-        caller = await authorize(context, request)
-        body = await _protocol_body(context, request)
-        try:
-            parsed: CommitRequest = parse_commit_request(body)
-        except ValidationError as exc:
-            raise ApiError("invalid_request", exc.message) from exc
-        _check_scope_protocol(parsed.protocol, parsed.scope.kind)
-        quotas = context.settings.quotas
-        if len(parsed.changes) > quotas.max_changes_per_commit:
-            raise ApiError(
-                "too_large",
-                f"{len(parsed.changes)} changes in one commit, at most "
-                f"{quotas.max_changes_per_commit}: split it",
-            )
-        prefix = scope_prefix(caller.principal.segment, parsed.scope)
-        limits = CommitLimits(
-            quotas, context.settings.free_plan_limits if caller.plan == "free" else None
-        )
-        async with context.locks.hold(prefix):
-            result = await in_thread(context.scopes.commit, prefix, parsed, limits, caller.plan)
-        return json_response(result.to_json())
-
-    return router
+    prefix = scope_prefix(caller.principal.segment, parsed.scope)
+    limits = CommitLimits(
+        quotas, context.settings.free_plan_limits if caller.plan == "free" else None
+    )
+    async with context.locks.hold(prefix):
+        result = await in_thread(context.scopes.commit, prefix, parsed, limits, caller.plan)
+    return json_response(result.encode())
 
 
-def _admin_target(body: object) -> tuple[str, str]:
-    if isinstance(body, dict):
-        targets = [(key, body[key]) for key in ("userId", "teamId") if key in body]
-        if len(targets) == 1 and isinstance(targets[0][1], str) and targets[0][1]:
-            if is_reserved_subject(targets[0][1]):
-                raise ApiError(
-                    "invalid_request", f"{targets[0][1]!r} has the reserved shape u-<32 hex>"
-                )
-            return targets[0][0], targets[0][1]
-    raise ApiError("invalid_request", 'send {"userId": "…"} or {"teamId": "…"}')
+def _check_admin_key(request: Request) -> None:
+    expected: bytes = request.app.state.admin_key
+    scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        given.strip().encode("utf-8"), expected
+    ):
+        raise ApiError("unauthorized", "the admin key is missing or wrong")
 
 
-def admin_router(admin_key: str) -> APIRouter:
-    """``/v1/admin/erase`` (only mounted when an admin key is configured)."""
-    router = APIRouter(prefix="/v1/admin")
-    expected = admin_key.encode("utf-8")
-
-    @router.post("/erase", openapi_extra={"security": _BEARER, **request_body(ERASE_SCHEMA)})
-    async def erase(request: Request) -> Response:
-        context = _context(request)
-        scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode("utf-8"), expected
-        ):
-            raise ApiError("unauthorized", "the admin key is missing or wrong")
-        kind, target = _admin_target(await read_json_body(request, 64 * 1024))
-        now = context.clock()
-        concurrency = context.settings.io_concurrency
-        if kind == "userId":
-            deleted = await in_thread(_erase_user, context, target, now, concurrency)
-        else:
-            deleted = await in_thread(_erase_team, context, target, now, concurrency)
-        segment = user_key_segment(target)
-        log_event(logging.INFO, "erase", kind=kind, target=segment, deleted=deleted)
-        result: dict[str, Any] = {
-            "erased": {kind: target},
-            "deleted": deleted,
-            "quotas": context.settings.quotas.to_json(),
-            "plan": "free",
-        }
-        return json_response(result)
-
-    return router
+async def erase(request: Request) -> Response:
+    """``POST /v1/admin/erase`` (only mounted when an admin key is configured)."""
+    context = _context(request)
+    _check_admin_key(request)
+    try:
+        parsed: EraseRequest = parse_erase_request(await read_json_body(request, 64 * 1024))
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    kind, target = parsed.target
+    now = context.clock()
+    concurrency = context.settings.io_concurrency
+    if kind == "userId":
+        deleted = await in_thread(_erase_user, context, target, now, concurrency)
+    else:
+        deleted = await in_thread(_erase_team, context, target, now, concurrency)
+    segment = user_key_segment(target)
+    log_event(logging.INFO, "erase", kind=kind, target=segment, deleted=deleted)
+    answer = EraseResponse({kind: target}, deleted, context.settings.quotas)
+    return json_response(answer.encode())
 
 
 def _erase_user(context: ServerContext, user_id: str, now: int, concurrency: int) -> int:
@@ -183,16 +189,30 @@ def _erase_team(context: ServerContext, team_id: str, now: int, concurrency: int
     return context.scopes.erase_team(team_id, now=now, concurrency=concurrency)
 
 
-def health_router() -> APIRouter:
+async def healthz(request: Request) -> Response:
     """``/healthz``: 200 when storage answers, else 503."""
-    router = APIRouter()
+    context = _context(request)
+    await in_thread(context.store.ping)
+    return json_response(HealthResponse(context.settings.quotas).encode())
 
-    @router.get("/healthz")
-    async def healthz(request: Request) -> Response:
-        context = _context(request)
-        await in_thread(context.store.ping)
-        return json_response(
-            {"status": "ok", "quotas": context.settings.quotas.to_json(), "plan": "free"}
-        )
 
-    return router
+MEMORY_OPERATIONS: tuple[Operation, ...] = (
+    Operation("/v1/memory/identity", "GET", identity, Identity),
+    Operation("/v1/memory/snapshot", "POST", snapshot, SnapshotResponse, SnapshotRequestBody),
+    Operation("/v1/memory/commit", "POST", commit, CommitResponse, CommitRequestBody),
+    Operation("/healthz", "GET", healthz, HealthResponse, errors="health", bearer=False),
+)
+ADMIN_OPERATIONS: tuple[Operation, ...] = (
+    Operation("/v1/admin/erase", "POST", erase, EraseResponse, EraseRequest, errors="admin"),
+)
+
+
+def operations(admin: bool) -> tuple[Operation, ...]:
+    """The routes served (the admin route only when an admin key is configured)."""
+    return MEMORY_OPERATIONS + (ADMIN_OPERATIONS if admin else ())
+
+
+def routes(served: tuple[Operation, ...], extra: list[Route]) -> list[Route]:
+    """Starlette routes of ``served`` and ``extra``."""
+    found: list[Route] = [Route(op.path, op.endpoint, methods=[op.method]) for op in served]
+    return found + extra

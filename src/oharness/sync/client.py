@@ -8,26 +8,26 @@ run the real client against an in-process app.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import httpx2
+import msgspec
 
-from oharness.errors import SyncError
+from oharness.errors import SyncError, ValidationError
 from oharness.sync.protocol import (
     CommitRequest,
     CommitResponse,
+    ErrorResponse,
     Identity,
     SnapshotRequest,
     SnapshotResponse,
-    parse_commit_response,
-    parse_error_response,
-    parse_identity,
-    parse_snapshot_response,
+    decode,
 )
 
 DEFAULT_TIMEOUT = 30.0
+_JSON = {"Content-Type": "application/json"}
+_Answer = TypeVar("_Answer")
 
 
 class SyncClient:
@@ -53,32 +53,35 @@ class SyncClient:
         if self._owns_http:
             self._http.close()
 
-    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        headers = {"Authorization": f"Bearer {self._token}"}
+    def _request(
+        self, method: str, path: str, answer: type[_Answer], body: bytes | None = None
+    ) -> _Answer:
+        headers = {"Authorization": f"Bearer {self._token}", **(_JSON if body else {})}
         if self._on_request is not None:
             self._on_request()  # the process-wide request budget (spec 07.5)
         try:
-            response = self._http.request(method, self.origin + path, headers=headers, json=body)
+            response = self._http.request(method, self.origin + path, headers=headers, content=body)
         except httpx2.HTTPError as exc:
             raise SyncError(
                 f"cannot reach the sync server at {self.origin} ({type(exc).__name__}); local "
                 "notes keep working",
                 code="network",
             ) from exc
+        if response.status_code != 200:
+            raise self._error(response)
         try:
-            data = response.json()
-        except (ValueError, json.JSONDecodeError):
-            data = None
-        if response.status_code == 200 and isinstance(data, dict):
-            return data
-        raise self._error(response, data)
+            return decode(response.content, answer, f"the server's {path.rsplit('/', 1)[-1]}")
+        except ValidationError:
+            if _is_json_object(response.content):
+                raise  # our server's JSON of the wrong shape: say which field
+            raise self._error(response) from None
 
-    def _error(self, response: httpx2.Response, data: Any) -> SyncError:
+    def _error(self, response: httpx2.Response) -> SyncError:
         retry = response.headers.get("Retry-After")
         retry_after = float(retry) if retry and retry.replace(".", "", 1).isdigit() else None
         try:
-            error = parse_error_response(data)
-        except Exception:  # not our server's JSON (a proxy page, say): report the status
+            error = decode(response.content, ErrorResponse, "error response")
+        except ValidationError:  # not our server's JSON (a proxy page, say): report the status
             return SyncError(
                 f"the sync server answered HTTP {response.status_code} without a readable "
                 "error; check the origin URL",
@@ -96,14 +99,19 @@ class SyncClient:
 
     def identity(self) -> Identity:
         """``GET /v1/memory/identity``."""
-        return parse_identity(self._request("GET", "/v1/memory/identity"))
+        return self._request("GET", "/v1/memory/identity", Identity)
 
     def snapshot(self, request: SnapshotRequest) -> SnapshotResponse:
         """``POST /v1/memory/snapshot``."""
-        return parse_snapshot_response(
-            self._request("POST", "/v1/memory/snapshot", request.to_json())
-        )
+        return self._request("POST", "/v1/memory/snapshot", SnapshotResponse, request.encode())
 
     def commit(self, request: CommitRequest) -> CommitResponse:
         """``POST /v1/memory/commit``."""
-        return parse_commit_response(self._request("POST", "/v1/memory/commit", request.to_json()))
+        return self._request("POST", "/v1/memory/commit", CommitResponse, request.encode())
+
+
+def _is_json_object(data: bytes) -> bool:
+    try:
+        return isinstance(msgspec.json.decode(data), dict)
+    except msgspec.DecodeError:
+        return False

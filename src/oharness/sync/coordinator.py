@@ -85,7 +85,7 @@ def estimate_requests(report: PassReport) -> int:
         return 0
     bodies = 1 if result.pulled or result.merged or result.conflicts else 0
     changes = len(result.pushed) + len(result.rejected)
-    return 1 + bodies + math.ceil(changes / Quotas.max_changes_per_commit)
+    return 1 + bodies + math.ceil(changes / Quotas().max_changes_per_commit)
 
 
 class TokenBucket:

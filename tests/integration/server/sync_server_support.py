@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import jwt
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from oharness.notes.format import Note, file_revision, parse_note, serialise_note
 from oharness.server.app import create_app
@@ -149,7 +149,7 @@ def free_port() -> int:
 class LiveServer:
     """A uvicorn server on loopback in a background thread."""
 
-    app: FastAPI
+    app: Starlette
     host: str = "127.0.0.1"
     port: int = 0
     _server: uvicorn.Server | None = field(default=None, repr=False)

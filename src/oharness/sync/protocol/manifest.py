@@ -7,19 +7,35 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final, cast
 
-from oharness.sync.protocol.base import (
-    _USER_SEGMENT,
+from oharness.errors import ValidationError
+from oharness.sync.protocol.fields import (
     MANIFEST_FORMAT,
+    USER_SEGMENT_PATTERN,
     JsonObject,
     SyncScope,
-    _fail,
-    _int,
-    _object,
     is_revision,
     is_valid_segment,
 )
+
+
+def _fail(message: str, field_name: str) -> ValidationError:
+    return ValidationError(message, field=field_name)
+
+
+def _object(value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(f"{what} must be a JSON object", what)
+    return cast(Mapping[str, Any], value)
+
+
+def _int(obj: Mapping[str, Any], key: str) -> int:
+    value = obj.get(key)
+    if type(value) is not int or value < 0:
+        raise _fail(f"{key!r} must be an integer >= 0", key)
+    return value
+
 
 # --------------------------------------------------------------------------- manifest
 
@@ -228,7 +244,7 @@ def user_key_segment(sub: str) -> str:
     :func:`is_reserved_subject`); existing stores keep their keys, nothing needs migrating."""
     if is_reserved_subject(sub):
         raise _fail(f"the subject {sub!r} has the reserved shape u-<32 hex digits>", "sub")
-    if _USER_SEGMENT.fullmatch(sub):
+    if USER_SEGMENT_PATTERN.fullmatch(sub):
         return sub
     return "u-" + hashlib.sha256(sub.encode("utf-8", errors="surrogatepass")).hexdigest()[:32]
 

@@ -1,323 +1,289 @@
-"""Sync protocol messages: snapshot, commit, identity and error bodies (spec 06.3-06.6)."""
+"""Sync protocol messages: snapshot, commit, identity and error bodies (spec 06.3-06.6).
+
+Each message is declared once, as a :class:`~oharness.sync.protocol.fields.Wire` struct; the
+``parse_*`` functions turn decoded JSON into them (a :class:`~oharness.errors.ValidationError`
+naming the bad field otherwise), ``to_json`` / ``encode`` give the wire form. Where the wire
+form depends on a value (the three forms of a snapshot answer, ``currentRev`` only on
+conflicts, no ``typed`` in protocol 1) the message's ``to_json`` says so next to its fields.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Annotated, Any, Final
 
-from oharness.sync.protocol.base import (
+import msgspec
+from msgspec import Meta
+
+from oharness.errors import ValidationError
+from oharness.sync.protocol.fields import (
     CURRENT_PROTOCOL,
     ERROR_STATUS,
-    REJECT_REASONS,
     ChangeOp,
+    Count,
     JsonObject,
     Plan,
     PlanLimits,
+    ProtocolNumber,
     Quotas,
     RejectReason,
     SyncScope,
-    _bool,
-    _fail,
-    _int,
-    _list,
-    _object,
-    _optional_int,
-    _optional_str,
-    _plan,
-    _str,
-    _str_list,
-    parse_plan_limits,
-    parse_quotas,
-    parse_scope,
+    Wire,
+    convert,
+    json_values,
     read_protocol,
+    sent,
 )
+
+#: Protocol 1 serves the project scope only (what JSON Schema can say of it; the server checks
+#: it with :func:`protocol_scope_problem`).
+PROTOCOL_1_PROJECT_ONLY: Final[dict[str, Any]] = {
+    "if": {"properties": {"protocol": {"const": 1}}, "required": ["protocol"]},
+    "then": {"properties": {"scope": {"properties": {"kind": {"const": "project"}}}}},
+}
+
+
+def request_rules(kind: type[msgspec.Struct]) -> dict[str, Any]:
+    """The JSON Schema of a request body beyond its struct's: ``protocol`` is required on the
+    wire (in Python it has a default) and protocol 1 serves the project scope only."""
+    required = [f.encode_name for f in msgspec.structs.fields(kind) if f.required]
+    return {"required": ["protocol", *required], **PROTOCOL_1_PROJECT_ONLY}
+
+
+def protocol_scope_problem(protocol: int, scope: SyncScope) -> str | None:
+    """Why a request's scope is not served under its protocol (``None``: it is)."""
+    if protocol < 2 and scope.kind != "project":
+        return "protocol 1 syncs project notes only"
+    return None
+
 
 # --------------------------------------------------------------------------- snapshot
 
+_NO_HASHES: Final[frozenset[str]] = frozenset()
 
-@dataclass(frozen=True)
-class SnapshotRequest:
+
+class SnapshotRequest(Wire, frozen=True):
     """``POST /v1/memory/snapshot`` (spec 06.3)."""
 
     scope: SyncScope
-    protocol: int = CURRENT_PROTOCOL
-    since: int | None = None
-    have: frozenset[str] = frozenset()
+    protocol: ProtocolNumber = sent(CURRENT_PROTOCOL)
+    since: Count | None = None
+    have: frozenset[str] = _NO_HASHES
     want: tuple[str, ...] = ()
     #: The storage generation and the commit id at ``since`` the client recorded (a reset or
     #: restore since then is answered ``reset``); ``None``: unknown.
     generation: str | None = None
     since_commit: str | None = None
 
+    def __post_init__(self) -> None:
+        # The declared types, whatever a caller passed (a list is not the default ``()``, so
+        # it would be sent empty), and each revision wanted once.
+        if type(self.want) is not tuple or len(set(self.want)) != len(self.want):
+            msgspec.structs.force_setattr(self, "want", tuple(dict.fromkeys(self.want)))
+        if not self.have:  # msgspec leaves a set out only when it is the default object
+            msgspec.structs.force_setattr(self, "have", _NO_HASHES)
+        elif type(self.have) is not frozenset:
+            msgspec.structs.force_setattr(self, "have", frozenset(self.have))
+
     def to_json(self) -> JsonObject:
-        """The wire form."""
-        body: JsonObject = {"protocol": self.protocol, "scope": self.scope.to_json()}
-        if self.since is not None:
-            body["since"] = self.since
-        if self.generation is not None:
-            body["generation"] = self.generation
-        if self.since_commit is not None:
-            body["sinceCommit"] = self.since_commit
-        if self.have:
-            body["have"] = sorted(self.have)
-        if self.want:
-            body["want"] = list(self.want)
-        return body
+        """The wire form (``have`` sorted)."""
+        return json_values(self, sort_sets=True)
+
+    def encode(self) -> bytes:
+        """The wire form as compact UTF-8 JSON (``have`` sorted)."""
+        return msgspec.json.encode(self, order="deterministic")
+
+
+SnapshotRequestBody = Annotated[
+    SnapshotRequest, Meta(extra_json_schema=request_rules(SnapshotRequest))
+]
 
 
 def parse_snapshot_request(value: object) -> SnapshotRequest:
-    """Parse a snapshot request body."""
-    obj = _object(value, "request body")
-    return SnapshotRequest(
-        protocol=read_protocol(obj),
-        scope=parse_scope(obj.get("scope")),
-        since=_optional_int(obj, "since"),
-        have=frozenset(_str_list(obj, "have")),
-        want=tuple(dict.fromkeys(_str_list(obj, "want"))),
-        generation=_optional_str(obj, "generation"),
-        since_commit=_optional_str(obj, "sinceCommit"),
-    )
+    """Parse a snapshot request body (``protocol`` is required on the wire)."""
+    read_protocol(value)
+    return convert(value, SnapshotRequest, "request body")
 
 
-@dataclass(frozen=True)
-class NoteEntry:
-    """A live note in a listing."""
+class NoteEntry(Wire, frozen=True):
+    """A live note in a listing (protocol 1 has no ``typed``: it reads as untyped)."""
 
     id: str
     rev: str
     hash: str
-    size: int
-    typed: bool
-    changed_at: int
+    size: Count
+    typed: bool = sent(False)
+    #: Defaulted only because ``typed``, absent in protocol 1, comes before it.
+    changed_at: Count = sent(0)
 
     def to_json(self, protocol: int = CURRENT_PROTOCOL) -> JsonObject:
         """The wire form (protocol 1 has no ``typed`` field)."""
-        body: JsonObject = {"id": self.id, "rev": self.rev, "hash": self.hash, "size": self.size}
-        if protocol >= 2:
-            body["typed"] = self.typed
-        body["changedAt"] = self.changed_at
+        body = json_values(self)
+        if protocol < 2:
+            del body["typed"]
         return body
 
 
-@dataclass(frozen=True)
-class TombstoneEntry:
+class TombstoneEntry(Wire, frozen=True):
     """A deleted note in a listing."""
 
     id: str
     rev: str
-    deleted_at: int
-
-    def to_json(self) -> JsonObject:
-        """The wire form."""
-        return {"id": self.id, "rev": self.rev, "deletedAt": self.deleted_at}
+    deleted_at: Count
 
 
-@dataclass(frozen=True)
-class SnapshotResponse:
-    """The answer to a snapshot: unchanged, a delta, or a full listing, with some bodies."""
+#: The fields of a full or delta listing, left out of the other two answers.
+_LISTING: Final = ("full", "notes", "tombstones")
 
-    version: int
+
+class SnapshotResponse(Wire, frozen=True):
+    """The answer to a snapshot: unchanged, a delta, or a full listing, with some bodies.
+
+    On the wire a ``reset`` answer carries the version, the marks, quotas and plan only; an
+    ``unchanged`` one adds ``objects`` and ``pending`` only when the request named revisions in
+    ``want``; a listing carries every field but ``unchanged`` and ``reset``."""
+
+    version: Count
     plan: Plan
     quotas: Quotas
     unchanged: bool = False
-    full: bool = False
-    notes: tuple[NoteEntry, ...] = ()
-    tombstones: tuple[TombstoneEntry, ...] = ()
-    objects: Mapping[str, str] = field(default_factory=dict)
-    pending: tuple[str, ...] = ()
+    full: bool = sent(False)
+    notes: tuple[NoteEntry, ...] = sent(())
+    tombstones: tuple[TombstoneEntry, ...] = sent(())
+    objects: Mapping[str, str] = sent({})
+    pending: tuple[str, ...] = sent(())
     #: The storage was reset or restored since the client's ``since``: no listing follows.
     reset: bool = False
     generation: str | None = None
     commit: str | None = None
 
-    def _head(self) -> JsonObject:
-        body: JsonObject = {"version": self.version}
-        if self.generation is not None:
-            body["generation"] = self.generation
-        if self.commit is not None:
-            body["commit"] = self.commit
-        return body
+    def _left_out(self) -> tuple[str, ...]:
+        if self.reset:
+            return (*_LISTING, "objects", "pending")
+        if self.unchanged:
+            return _LISTING if self.objects or self.pending else (*_LISTING, "objects", "pending")
+        return ()
 
     def to_json(self, protocol: int = CURRENT_PROTOCOL) -> JsonObject:
-        """The wire form. An unchanged answer carries nothing but the version, or, when the
-        request named revisions in ``want``, those bodies (``objects``, ``pending``)."""
-        if self.reset:
-            body = {**self._head(), "reset": True}
-            return {**body, "quotas": self.quotas.to_json(), "plan": self.plan}
-        if self.unchanged:
-            body = {**self._head(), "unchanged": True}
-            if self.objects or self.pending:
-                body["objects"] = dict(self.objects)
-                body["pending"] = list(self.pending)
-            return {**body, "quotas": self.quotas.to_json(), "plan": self.plan}
-        return {
-            **self._head(),
-            "full": self.full,
-            "notes": [note.to_json(protocol) for note in self.notes],
-            "tombstones": [tomb.to_json() for tomb in self.tombstones],
-            "objects": dict(self.objects),
-            "pending": list(self.pending),
-            "quotas": self.quotas.to_json(),
-            "plan": self.plan,
-        }
+        """The wire form of this answer under ``protocol``."""
+        body = json_values(self)
+        for name in self._left_out():
+            del body[name]
+        if protocol < 2:
+            for note in body.get("notes", ()):
+                del note["typed"]
+        return body
+
+    def encode(self, protocol: int = CURRENT_PROTOCOL) -> bytes:
+        """The wire form as compact UTF-8 JSON (a protocol-2 listing straight from the
+        declaration: the large case)."""
+        if protocol >= 2 and not self._left_out():
+            return msgspec.json.encode(self)
+        return msgspec.json.encode(self.to_json(protocol))
 
 
 def parse_snapshot_response(value: object) -> SnapshotResponse:
     """Parse a snapshot response body."""
-    obj = _object(value, "snapshot response")
-    version = _int(obj, "version")
-    plan = _plan(obj.get("plan"))
-    quotas = parse_quotas(obj.get("quotas"))
-    objects = _object(obj.get("objects", {}), "objects")
-    if not all(isinstance(text, str) for text in objects.values()):
-        raise _fail("objects must map revisions to file text", "objects")
-    pending = _str_list(obj, "pending")
-    marks: dict[str, Any] = {
-        "generation": _optional_str(obj, "generation"),
-        "commit": _optional_str(obj, "commit"),
-    }
-    if obj.get("reset") is True:
-        return SnapshotResponse(version, plan, quotas, reset=True, **marks)
-    if obj.get("unchanged") is True:
-        return SnapshotResponse(
-            version, plan, quotas, unchanged=True, objects=dict(objects), pending=pending, **marks
-        )
-    notes = []
-    for item in _list(obj, "notes"):
-        entry = _object(item, "notes[]")
-        notes.append(
-            NoteEntry(
-                id=_str(entry, "id"),
-                rev=_str(entry, "rev"),
-                hash=_str(entry, "hash"),
-                size=_int(entry, "size"),
-                typed=_bool(entry, "typed", False),
-                changed_at=_int(entry, "changedAt"),
-            )
-        )
-    tombstones = []
-    for item in _list(obj, "tombstones"):
-        entry = _object(item, "tombstones[]")
-        tombstones.append(
-            TombstoneEntry(_str(entry, "id"), _str(entry, "rev"), _int(entry, "deletedAt"))
-        )
-    return SnapshotResponse(
-        version,
-        plan,
-        quotas,
-        full=_bool(obj, "full", False),
-        notes=tuple(notes),
-        tombstones=tuple(tombstones),
-        objects=dict(objects),
-        pending=pending,
-        **marks,
-    )
+    return convert(value, SnapshotResponse, "snapshot response")
 
 
 # --------------------------------------------------------------------------- commit
 
 
-@dataclass(frozen=True)
-class Change:
-    """One note change of a commit. ``problem`` is set by the parser for a malformed change
-    (it is then rejected on its own, spec 06.4) and never sent."""
+class Change(Wire, frozen=True):
+    """One note change of a commit. A malformed change is rejected on its own (spec 06.4):
+    the parser keeps it, with ``problem`` saying what is wrong; ``problem`` is never sent."""
 
-    op: str
+    op: Annotated[str, Meta(extra_json_schema={"enum": ["put", "delete"]})]
     id: str
-    base_rev: str | None = None
+    base_rev: str | None = sent(None)
+    #: The full note file text (puts only).
     content: str | None = None
-    problem: str | None = None
+    problem: Annotated[
+        str | None,
+        Meta(description="set by the server's parser for a malformed change; never sent"),
+    ] = None
 
     def to_json(self) -> JsonObject:
-        """The wire form."""
-        body: JsonObject = {"op": self.op, "id": self.id, "baseRev": self.base_rev}
-        if self.op == "put":
-            body["content"] = self.content
+        """The wire form (without ``problem``)."""
+        body = json_values(self)
+        body.pop("problem", None)
         return body
+
+    def encode(self) -> bytes:
+        """The wire form as compact UTF-8 JSON (without ``problem``)."""
+        if self.problem is None:
+            return msgspec.json.encode(self)
+        return msgspec.json.encode(self.to_json())
+
+
+def change_problem(value: Mapping[str, Any]) -> str | None:
+    """What is wrong with one change of a commit on its own (``None``: nothing)."""
+    op, base_rev = value.get("op"), value.get("baseRev")
+    if op not in ("put", "delete"):
+        return f"op must be 'put' or 'delete', got {op!r}"
+    if base_rev is not None and not isinstance(base_rev, str):
+        return "baseRev must be a revision string or null"
+    if op == "delete" and base_rev is None:
+        return "a delete needs the baseRev of the note it deletes"
+    if op == "put" and not isinstance(value.get("content"), str):
+        return "a put needs 'content': the full note file text"
+    return None
 
 
 def _parse_change(value: object, index: int) -> Change:
     if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        raise _fail(f"changes[{index}] must be an object with a string 'id'", "changes")
-    note_id: str = value["id"]
-    op = value.get("op")
-    base_rev = value.get("baseRev")
-    content = value.get("content")
-    problem = None
-    if op not in ("put", "delete"):
-        problem = f"op must be 'put' or 'delete', got {op!r}"
-    elif base_rev is not None and not isinstance(base_rev, str):
-        problem = "baseRev must be a revision string or null"
-    elif op == "delete" and base_rev is None:
-        problem = "a delete needs the baseRev of the note it deletes"
-    elif op == "put" and not isinstance(content, str):
-        problem = "a put needs 'content': the full note file text"
+        raise ValidationError(
+            f"changes[{index}] must be an object with a string 'id'", field="changes"
+        )
+    op, base_rev, content = value.get("op"), value.get("baseRev"), value.get("content")
     return Change(
         op=op if isinstance(op, str) else "",
-        id=note_id,
+        id=value["id"],
         base_rev=base_rev if isinstance(base_rev, str) else None,
         content=content if isinstance(content, str) else None,
-        problem=problem,
+        problem=change_problem(value),
     )
 
 
-@dataclass(frozen=True)
-class CommitRequest:
+class CommitRequest(Wire, frozen=True):
     """``POST /v1/memory/commit`` (spec 06.4)."""
 
     scope: SyncScope
     changes: tuple[Change, ...]
-    protocol: int = CURRENT_PROTOCOL
-    base_version: int | None = None
-    atomic: bool = False
+    protocol: ProtocolNumber = sent(CURRENT_PROTOCOL)
+    base_version: Count | None = sent(None)
+    atomic: bool = sent(False)
 
-    def to_json(self) -> JsonObject:
-        """The wire form."""
-        return {
-            "protocol": self.protocol,
-            "scope": self.scope.to_json(),
-            "baseVersion": self.base_version,
-            "atomic": self.atomic,
-            "changes": [change.to_json() for change in self.changes],
-        }
+
+CommitRequestBody = Annotated[CommitRequest, Meta(extra_json_schema=request_rules(CommitRequest))]
 
 
 def parse_commit_request(value: object) -> CommitRequest:
     """Parse a commit body; per-change problems are kept in :attr:`Change.problem`."""
-    obj = _object(value, "request body")
-    atomic = _bool(obj, "atomic", False)
-    base_version = _optional_int(obj, "baseVersion")
-    if atomic and base_version is None:
-        raise _fail("an atomic commit needs 'baseVersion'", "baseVersion")
-    raw_changes = obj.get("changes")
+    read_protocol(value)
+    body = convert(value, dict[str, Any], "request body")
+    raw_changes = body.get("changes")
     if not isinstance(raw_changes, list):
-        raise _fail("'changes' must be a list", "changes")
-    return CommitRequest(
-        protocol=read_protocol(obj),
-        scope=parse_scope(obj.get("scope")),
-        base_version=base_version,
-        atomic=atomic,
-        changes=tuple(_parse_change(item, index) for index, item in enumerate(raw_changes)),
-    )
+        raise ValidationError("'changes' must be a list", field="changes")
+    changes = tuple(_parse_change(item, index) for index, item in enumerate(raw_changes))
+    request = convert({**body, "changes": []}, CommitRequest, "request body")
+    if request.atomic and request.base_version is None:
+        raise ValidationError("an atomic commit needs 'baseVersion'", field="baseVersion")
+    return msgspec.structs.replace(request, changes=changes)
 
 
-@dataclass(frozen=True)
-class AppliedEntry:
+class AppliedEntry(Wire, frozen=True):
     """A change the server applied (or found already applied: a safe retry)."""
 
     id: str
     op: ChangeOp
     rev: str
 
-    def to_json(self) -> JsonObject:
-        """The wire form."""
-        return {"id": self.id, "op": self.op, "rev": self.rev}
 
-
-@dataclass(frozen=True)
-class RejectedEntry:
-    """A change the server refused; ``current_rev`` is sent with conflicts (null: no live note)."""
+class RejectedEntry(Wire, frozen=True):
+    """A change the server refused; ``current_rev`` is sent with conflicts only (null: no live
+    note)."""
 
     id: str
     reason: RejectReason
@@ -326,28 +292,26 @@ class RejectedEntry:
 
     def to_json(self) -> JsonObject:
         """The wire form."""
-        body: JsonObject = {"id": self.id, "reason": self.reason, "message": self.message}
+        body = json_values(self)
         if self.reason == "conflict":
             body["currentRev"] = self.current_rev
+        else:
+            body.pop("currentRev", None)
         return body
 
-
-def _parse_reason(value: object) -> RejectReason:
-    for reason in REJECT_REASONS:
-        if value == reason:
-            return reason
-    raise _fail(f"unknown rejection reason {value!r}", "reason")
+    def encode(self) -> bytes:
+        """The wire form as compact UTF-8 JSON."""
+        return msgspec.json.encode(self.to_json())
 
 
-@dataclass(frozen=True)
-class CommitResponse:
+class CommitResponse(Wire, frozen=True):
     """The answer to a commit: the new version, what was applied and what was refused."""
 
-    version: int
+    version: Count
     plan: Plan
     quotas: Quotas
-    applied: tuple[AppliedEntry, ...] = ()
-    rejected: tuple[RejectedEntry, ...] = ()
+    applied: tuple[AppliedEntry, ...] = sent(())
+    rejected: tuple[RejectedEntry, ...] = sent(())
     #: Whether this commit wrote ``version`` (false: every change was already there, or all
     #: were refused); ``None`` from servers that do not say.
     changed: bool | None = None
@@ -356,72 +320,31 @@ class CommitResponse:
 
     def to_json(self) -> JsonObject:
         """The wire form."""
-        body: JsonObject = {"version": self.version}
-        if self.changed is not None:
-            body["changed"] = self.changed
-        if self.generation is not None:
-            body["generation"] = self.generation
-        if self.commit is not None:
-            body["commit"] = self.commit
-        return {
-            **body,
-            "applied": [entry.to_json() for entry in self.applied],
-            "rejected": [entry.to_json() for entry in self.rejected],
-            "quotas": self.quotas.to_json(),
-            "plan": self.plan,
-        }
+        body = json_values(self)
+        body["rejected"] = [entry.to_json() for entry in self.rejected]
+        return body
+
+    def encode(self) -> bytes:
+        """The wire form as compact UTF-8 JSON."""
+        return msgspec.json.encode(self.to_json())
 
 
 def parse_commit_response(value: object) -> CommitResponse:
     """Parse a commit response body."""
-    obj = _object(value, "commit response")
-    applied = []
-    for item in _list(obj, "applied"):
-        entry = _object(item, "applied[]")
-        op = entry.get("op")
-        if op not in ("put", "delete"):
-            raise _fail(f"applied op must be 'put' or 'delete', got {op!r}", "applied")
-        applied.append(AppliedEntry(_str(entry, "id"), cast(ChangeOp, op), _str(entry, "rev")))
-    rejected = []
-    for item in _list(obj, "rejected"):
-        entry = _object(item, "rejected[]")
-        rejected.append(
-            RejectedEntry(
-                id=_str(entry, "id"),
-                reason=_parse_reason(entry.get("reason")),
-                message=_str(entry, "message"),
-                current_rev=_optional_str(entry, "currentRev"),
-            )
-        )
-    return CommitResponse(
-        version=_int(obj, "version"),
-        plan=_plan(obj.get("plan")),
-        quotas=parse_quotas(obj.get("quotas")),
-        applied=tuple(applied),
-        rejected=tuple(rejected),
-        changed=_bool(obj, "changed") if obj.get("changed") is not None else None,
-        generation=_optional_str(obj, "generation"),
-        commit=_optional_str(obj, "commit"),
-    )
+    return convert(value, CommitResponse, "commit response")
 
 
 # --------------------------------------------------------------------------- identity, errors
 
 
-@dataclass(frozen=True)
-class TeamEntitlement:
+class TeamEntitlement(Wire, frozen=True):
     """A team the account belongs to and that team's plan."""
 
     id: str
     plan: Plan
 
-    def to_json(self) -> JsonObject:
-        """The wire form."""
-        return {"id": self.id, "plan": self.plan}
 
-
-@dataclass(frozen=True)
-class Identity:
+class Identity(Wire, frozen=True):
     """``GET /v1/memory/identity`` (spec 06.2)."""
 
     user_id: str
@@ -431,77 +354,65 @@ class Identity:
     quotas: Quotas
     plan_limits: PlanLimits | None
 
-    def to_json(self) -> JsonObject:
-        """The wire form."""
-        return {
-            "userId": self.user_id,
-            "plan": self.plan,
-            "teams": [team.to_json() for team in self.teams],
-            "protocols": list(self.protocols),
-            "quotas": self.quotas.to_json(),
-            "planLimits": None if self.plan_limits is None else self.plan_limits.to_json(),
-        }
-
 
 def parse_identity(value: object) -> Identity:
     """Parse an identity response body."""
-    obj = _object(value, "identity")
-    teams = []
-    for item in _list(obj, "teams"):
-        entry = _object(item, "teams[]")
-        teams.append(TeamEntitlement(_str(entry, "id"), _plan(entry.get("plan"))))
-    protocols = obj.get("protocols")
-    if not isinstance(protocols, list) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in protocols
-    ):
-        raise _fail("'protocols' must be a list of integers", "protocols")
-    limits = obj.get("planLimits")
-    return Identity(
-        user_id=_str(obj, "userId"),
-        plan=_plan(obj.get("plan")),
-        teams=tuple(teams),
-        protocols=tuple(protocols),
-        quotas=parse_quotas(obj.get("quotas")),
-        plan_limits=None if limits is None else parse_plan_limits(limits),
-    )
+    return convert(value, Identity, "identity")
 
 
-@dataclass(frozen=True)
-class ErrorResponse:
+#: The code-specific fields of an error body, in :attr:`ErrorResponse.details`.
+_DETAILS: Final = ("conflicts", "protocols", "version")
+
+
+class ErrorResponse(Wire, frozen=True):
     """An error body: ``{"error", "message", "quotas", "plan"}`` plus code-specific fields
-    (``conflicts`` for 409, ``protocols`` for 426)."""
+    (``conflicts`` for 409, ``version`` for 412, ``protocols`` for 426)."""
 
     error: str
     message: str
     quotas: Quotas
-    plan: Plan = "free"
-    details: Mapping[str, Any] = field(default_factory=dict)
+    plan: Plan = sent("free")
+    conflicts: tuple[RejectedEntry, ...] | None = None
+    version: Count | None = None
+    protocols: tuple[int, ...] | None = None
 
     @property
     def status(self) -> int:
         """The HTTP status of this error code (500 for codes outside the table)."""
         return ERROR_STATUS.get(self.error, 500)
 
+    @property
+    def details(self) -> JsonObject:
+        """The code-specific fields this body carries, as JSON values."""
+        body = self.to_json()
+        return {name: body[name] for name in _DETAILS if name in body}
+
     def to_json(self) -> JsonObject:
         """The wire form."""
-        return {
-            "error": self.error,
-            "message": self.message,
-            **self.details,
-            "quotas": self.quotas.to_json(),
-            "plan": self.plan,
-        }
+        body = json_values(self)
+        if self.conflicts is not None:
+            body["conflicts"] = [
+                entry.to_json() if isinstance(entry, RejectedEntry) else entry
+                for entry in self.conflicts
+            ]
+        return body
+
+    def encode(self) -> bytes:
+        """The wire form as compact UTF-8 JSON."""
+        return msgspec.json.encode(self.to_json())
+
+
+def error_from_details(
+    error: str, message: str, quotas: Quotas, plan: Plan, details: Mapping[str, Any]
+) -> ErrorResponse:
+    """An error body with the code-specific fields of ``details`` (others are not sent)."""
+    extra = {name: details[name] for name in _DETAILS if name in details}
+    for name in ("conflicts", "protocols"):
+        if extra.get(name) is not None:
+            extra[name] = tuple(extra[name])
+    return ErrorResponse(error, message, quotas, plan, **extra)
 
 
 def parse_error_response(value: object) -> ErrorResponse:
     """Parse an error body."""
-    obj = _object(value, "error response")
-    known = {"error", "message", "quotas", "plan"}
-    plan = obj.get("plan", "free")
-    return ErrorResponse(
-        error=_str(obj, "error"),
-        message=_str(obj, "message"),
-        quotas=parse_quotas(obj.get("quotas")),
-        plan=_plan(plan),
-        details={key: value for key, value in obj.items() if key not in known},
-    )
+    return convert(value, ErrorResponse, "error response")
