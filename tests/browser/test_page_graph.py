@@ -34,7 +34,7 @@ def test_the_graph_shows_links_orphans_and_dangling_links_and_opens_a_note(
     big = graph.locator(f'a[data-note="{deploy}"] circle')
     small = graph.locator(f'a[data-note="{page_daemon.ids["Release checklist"]}"] circle')
     assert float(big.get_attribute("r") or 0) > float(small.get_attribute("r") or 0)
-    expect(ui.get_by_text("links to missing notes")).to_be_visible()
+    expect(ui.get_by_text("links to missing notes: 1")).to_be_visible()
     expect(ui.locator("table")).to_contain_text("Deploys go through the staging cluster first")
     screenshot(ui, "graph")
     graph.locator(f'a[data-note="{deploy}"]').click()

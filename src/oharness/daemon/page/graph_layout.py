@@ -163,7 +163,7 @@ def layout_graph(notes: Iterable[GraphNote], *, limit: int = 400) -> Layout:
     """Place at most ``limit`` notes (see the module notes)."""
     by_key = {note.key: note for note in notes}
     chosen, orphans = _chosen(by_key, limit)
-    result = Layout(total=len(by_key))
+    result = Layout(total=len(by_key), width=WIDTH)
     incoming = {t for note in by_key.values() for t in note.links if isinstance(t, tuple)}
     result.orphans = sum(1 for n in by_key.values() if not _has_links(n, incoming))
     x = y = shelf = 0.0
@@ -178,8 +178,6 @@ def layout_graph(notes: Iterable[GraphNote], *, limit: int = 400) -> Layout:
         x += 2 * radius
         shelf = max(shelf, 2 * radius)
     y += shelf
-    # A component wider than the picture widens it (the SVG scales to the screen anyway).
-    result.width = max(WIDTH, *(px + MARGIN for px, _ in positions.values()), 0.0)
     for key, (px, py) in positions.items():
         note = by_key[key]
         result.nodes.append(
@@ -206,6 +204,9 @@ def layout_graph(notes: Iterable[GraphNote], *, limit: int = 400) -> Layout:
         y += 50 + (len(orphans) - 1) // per_row * ORPHAN_STEP + ORPHAN_STEP
     result.drawn = len(positions) + len(orphans)
     result.height = max(y, 120.0)
+    # As wide as what is drawn: a small graph is not lost in a corner, a component wider
+    # than the shelves widens the picture (the page scales it down to the screen).
+    result.width = max(240.0, *(node.x + node.radius + MARGIN for node in result.nodes))
     return result
 
 
