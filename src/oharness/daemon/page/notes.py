@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -189,36 +190,50 @@ def _delete(view: PageView, form: Mapping[str, str]) -> Response:
     return _redirect(view, deleted=result.backup_id)
 
 
+def _list(request: Request) -> Response:
+    view = page_view(request)
+    context = _list_context(view)
+    response = render_fragment(view, "notes/list.html", context)
+    if request.headers.get("hx-trigger") == "notes-filters":  # the address follows the search
+        filters: Filters = context["filters"]
+        response.headers["HX-Push-Url"] = view.url("notes", **filters.query_params())
+    return response
+
+
+def _panel(request: Request) -> Response:
+    view = page_view(request)
+    panel = note_panel(view, request.query_params.get("note", ""))
+    return render_fragment(view, "notes/panel.html", {"panel": panel})
+
+
+def _delete_or_explain(request: Request, form: Mapping[str, str]) -> Response:
+    view = page_view(request)
+    try:
+        return _delete(view, form)
+    except OHarnessError as exc:
+        return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+
+
 def _routes(router: APIRouter) -> None:
+    # The work runs in a worker thread: it reads and writes files, and at thousands of notes
+    # a list takes long enough to hold up the event streams on the daemon's loop.
     @router.get("/notes/list")
     async def notes_list(request: Request) -> Response:
-        view = page_view(request)
-        context = _list_context(view)
-        response = render_fragment(view, "notes/list.html", context)
-        if request.headers.get("hx-trigger") == "notes-filters":  # the address follows the search
-            filters: Filters = context["filters"]
-            response.headers["HX-Push-Url"] = view.url("notes", **filters.query_params())
-        return response
+        return await asyncio.to_thread(_list, request)
 
     @router.get("/notes/panel")
     async def notes_panel(request: Request) -> Response:
-        view = page_view(request)
-        panel = note_panel(view, request.query_params.get("note", ""))
-        return render_fragment(view, "notes/panel.html", {"panel": panel})
+        return await asyncio.to_thread(_panel, request)
 
     @router.post("/notes/save")
     async def notes_save(request: Request) -> Response:
-        view = page_view(request)
-        return _save(view, await read_form(request))
+        form = await read_form(request)
+        return await asyncio.to_thread(lambda: _save(page_view(request), form))
 
     @router.post("/notes/delete")
     async def notes_delete(request: Request) -> Response:
-        view = page_view(request)
         form = await read_form(request)
-        try:
-            return _delete(view, form)
-        except OHarnessError as exc:
-            return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+        return await asyncio.to_thread(_delete_or_explain, request, form)
 
 
 SECTION = Section("notes", _context, _routes)
