@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from oharness.daemon.page.graph import day_series
+from oharness.daemon.page.usage import day_series
 from oharness.daemon.page.graph_layout import GraphNote, layout_graph, node_radius
 
 
