@@ -160,7 +160,6 @@ def _refusal(view: PageView, form: Mapping[str, str], error: OHarnessError) -> R
         "form": dict(form),
         "errors": errors,
         "editing": bool(form.get("id")),
-        "types": NOTE_TYPES,
         "scopes": view.hosted.workspace.service.available_scopes(),
     }
     return render_fragment(view, "notes/form.html", context, status=422)
