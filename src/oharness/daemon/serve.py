@@ -96,7 +96,7 @@ class DaemonServer:
         self.announce(f"token: {self.options.home / 'daemon-token'}")
         page = auth.page_url(url)
         if page:
-            self.announce(f"open once in a browser to sign it in: {page}")
+            self.announce(f"open once in a browser to sign it in (the Memory page): {page}")
 
 
 class _AnnouncingServer(uvicorn.Server):
