@@ -8,7 +8,7 @@ from typing import Any, Literal
 from oharness.errors import ValidationError
 from oharness.notes.backups import BackupStore
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.resolve import ConflictResolver, Resolution
+from oharness.sync.resolve import DEFAULT_MAX_NOTE_BYTES, ConflictResolver, Resolution
 from oharness.sync.service import SyncService, SyncTarget
 from oharness.types import Clock
 
@@ -45,13 +45,16 @@ def resolve_conflict(
     keep: Keep | None,
     text: str | None,
     clock: Clock,
+    max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
 ) -> Resolution:
-    """Resolve one conflict (set-aside versions backed up); the next pass uploads it."""
+    """Resolve one conflict (set-aside versions backed up); the next pass uploads it. A text
+    merged by hand is checked like ``remember`` checks a note."""
     resolver = ConflictResolver(
         store=target.store,
         base=service.base(target),
         backups=backups,
         scope_key=target.scope_key,
         clock=clock,
+        max_note_bytes=max_note_bytes,
     )
     return resolver.resolve(note_id, keep=keep, text=text)
