@@ -39,6 +39,7 @@ STATIC_FILES: Final = {
     "htmx-ext-sse-LICENSE.txt": "text/plain",
     "page.js": "text/javascript",
     "page.css": "text/css",
+    "sections.css": "text/css",
 }
 
 
