@@ -12,6 +12,7 @@ from starlette.responses import HTMLResponse
 
 from oharness.daemon.page.i18n import LANGUAGE_NAMES, LANGUAGES
 from oharness.daemon.page.view import PageView, Section
+from oharness.types import NOTE_TYPES
 
 
 @cache
@@ -25,6 +26,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = format_time
+    env.globals["NOTE_TYPES"] = NOTE_TYPES
     return env
 
 
