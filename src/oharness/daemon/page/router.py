@@ -80,6 +80,8 @@ def _error_page(view: PageView, error: OHarnessError | ApiError) -> Response:
 def render_section(request: Request, section: Section, sections: Sequence[Section]) -> Response:
     """A section: the whole page for a navigation, the section alone for an htmx refresh."""
     view = page_view(request)
+    for listener in view.state.use_listeners:  # an open page counts as using the project
+        listener(view.hosted)
     try:
         if not view.hosted.memory_enabled():
             raise ApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))

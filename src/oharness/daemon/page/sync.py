@@ -102,11 +102,12 @@ async def _switch(request: Request) -> Response:
     form = await read_form(request)
     enabled = form.get("enabled") == "1"
     cloud = cloud_of(view)
-    if cloud.running is not None:
+    if cloud.running is not None:  # it tells every page (a sync_status event)
         await asyncio.to_thread(cloud.running.set_enabled, enabled)
     else:
         await asyncio.to_thread(cloud.service.settings.set_enabled, enabled)
-    view.state.bus.publish(Event("sync_status", {"change": "on" if enabled else "off"}))
+        change = "switched_on" if enabled else "switched_off"
+        view.state.bus.publish(Event("sync_status", {"change": change}))
     key = "sync.outcome.switched_on" if enabled else "sync.outcome.switched_off"
     outcome = {"kind": "done", "lines": [{"scope": "", "text": view.t(key)}]}
     return render_fragment(view, STATUS_TEMPLATE, _context(view, outcome))
