@@ -24,7 +24,7 @@ if str(_DAEMON_HELPERS) not in sys.path:
     sys.path.insert(0, str(_DAEMON_HELPERS))
 
 from daemon_support import live_daemon  # noqa: E402
-from page_support import PageDaemon, seed_project  # noqa: E402
+from page_support import PageDaemon, seed_project, sign_in  # noqa: E402
 from playwright.sync_api import Browser, Page  # noqa: E402
 
 from oharness.daemon import DaemonOptions  # noqa: E402
@@ -65,17 +65,8 @@ def page_daemon(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> I
     ids = seed_project(home, project)
     options = DaemonOptions(home=home, start=project, background_sync=False, watch_seconds=0.2)
     with live_daemon(options) as daemon:
-        context = browser.new_context(base_url=daemon.url)
-        try:
-            page = context.new_page()
-            link = daemon.state.auth.page_url(daemon.url)
-            assert link is not None
-            page.goto(link)  # the one-time link: cookie, then on to the page
-            page.wait_for_url("**/memory/notes")
-            storage = context.storage_state()
-        finally:
-            context.close()
-        yield PageDaemon(daemon, home, project, ids, dict(storage))
+        storage = sign_in(browser, daemon)
+        yield PageDaemon(daemon, home, project, ids, storage)
 
 
 @pytest.fixture

@@ -1,15 +1,116 @@
-"""The page's Graph section: the notes' links and what recall uses."""
+"""The page's Graph section: see the memory — its links, and what recall actually uses.
+
+- The link graph of both scopes (:mod:`graph_layout`), drawn as server-side SVG: node size is
+  the note's recall count on this machine (``memory-usage/``), dangling links end in a red
+  node, orphans sit apart; every node is a link that opens the note. At most :data:`DRAWN`
+  notes are drawn; the page says how many and which were left out.
+- Recall use over time: recalls per day over the last :data:`DAYS` days, overall and for the
+  most recalled notes (the per-day counts ``memory-usage/`` keeps, see
+  :mod:`oharness.tools.usage`).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
+from oharness.daemon.page.graph_layout import GraphNote, NodeKey, layout_graph
+from oharness.daemon.page.usage import usage_counts, usage_history
 from oharness.daemon.page.view import PageView, Section
+from oharness.tools.service import MemoryService
+
+#: The most notes the graph draws (linked components first, then orphans).
+DRAWN: Final = 400
+#: How many days the recall charts cover.
+DAYS: Final = 30
+#: How many notes the "most recalled" table lists.
+TOP: Final = 15
+_DAY_MS: Final = 86_400_000
+
+
+@dataclass(frozen=True)
+class Series:
+    """Recalls per day, oldest first, with what the chart needs to draw it."""
+
+    values: tuple[int, ...]
+    first_day: str
+    last_day: str
+
+    @property
+    def total(self) -> int:
+        return sum(self.values)
+
+    @property
+    def peak(self) -> int:
+        return max(self.values, default=0)
+
+
+def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[GraphNote]:
+    """Every note with its links resolved as recall resolves them (project first)."""
+    notes = service.all_notes()
+    present = {(s.scope, s.id) for s in notes}
+    found = []
+    for stored in notes:
+        links: list[NodeKey | str] = []
+        for target in stored.links:
+            if ("project", target) in present:
+                links.append(("project", target))
+            elif ("user", target) in present:
+                links.append(("user", target))
+            else:
+                links.append(target)
+        key = (stored.scope, stored.id)
+        found.append(GraphNote(key, stored.note.summary, recalls.get(key, 0), tuple(links)))
+    return found
+
+
+def _day_label(day: int) -> str:
+    return dt.datetime.fromtimestamp(day * 86_400, tz=dt.UTC).strftime("%Y-%m-%d")
+
+
+def day_series(per_day: Mapping[int, int], today: int, days: int = DAYS) -> Series:
+    """``per_day`` (UTC day number → recalls) as the last ``days`` days up to ``today``."""
+    first = today - days + 1
+    values = tuple(per_day.get(day, 0) for day in range(first, today + 1))
+    return Series(values, _day_label(first), _day_label(today))
 
 
 def _context(view: PageView) -> Mapping[str, Any]:
-    return {}
+    workspace = view.hosted.workspace
+    service = workspace.service
+    counts = usage_counts(workspace)
+    recalls: dict[NodeKey, int] = {key: usage.count for key, usage in counts.items()}
+    notes = graph_notes(service, recalls)
+    layout = layout_graph(notes, limit=DRAWN)
+    dangling_links = sum(1 for note in notes for t in note.links if isinstance(t, str))
+    history = usage_history(workspace)
+    today = view.state.options.clock() // _DAY_MS
+    overall: dict[int, int] = {}
+    for per_day in history.values():
+        for day, count in per_day.items():
+            overall[day] = overall.get(day, 0) + count
+    summaries = {note.key: note.summary for note in notes}
+    top = sorted(
+        (key for key in counts if key in summaries),
+        key=lambda key: (-counts[key].count, key),
+    )[:TOP]
+    return {
+        "layout": layout,
+        "dangling_links": dangling_links,
+        "overall": day_series(overall, today),
+        "top": [
+            {
+                "ref": f"{key[0]}:{key[1]}",
+                "summary": summaries[key],
+                "usage": counts[key],
+                "series": day_series(history.get(key, {}), today),
+            }
+            for key in top
+        ],
+        "days": DAYS,
+    }
 
 
 SECTION = Section("graph", _context)
