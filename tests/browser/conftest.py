@@ -1,7 +1,7 @@
 """Browser tests of the Memory page: Debian's Chromium driven by Playwright, a live daemon.
 
 - The browser is ``/usr/bin/chromium`` (``scripts/test.sh`` installs Debian's package when it
-  is missing; ``playwright install`` is never used), one per test session.
+  is missing; ``playwright install`` is never used), one per test module (see :func:`browser`).
 - :func:`page_daemon` starts a real daemon (uvicorn on loopback, a temporary home, a sample
   project with notes in both scopes) once per test module, and signs a browser in through the
   real one-time ``/auth`` link; every test's page reuses that browser's cookie.
@@ -25,7 +25,7 @@ if str(_DAEMON_HELPERS) not in sys.path:
 
 from daemon_support import live_daemon  # noqa: E402
 from page_support import PageDaemon, seed_project, sign_in  # noqa: E402
-from playwright.sync_api import Browser, Page  # noqa: E402
+from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 from oharness.daemon import DaemonOptions  # noqa: E402
 
@@ -55,6 +55,22 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: scripts/test.sh installs Debian's chromium")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_FLAGS}
+
+
+@pytest.fixture(scope="module")
+def browser(browser_type_launch_args: dict[str, Any]) -> Iterator[Browser]:
+    """Chromium for one test module.
+
+    Not pytest-playwright's session-wide browser: Playwright's sync API keeps an asyncio loop
+    running in the main thread while it is started, so every later test in the session calling
+    ``asyncio.run`` would fail. Stopped after each module, it leaves no loop behind.
+    """
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(**browser_type_launch_args)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @pytest.fixture(scope="module")

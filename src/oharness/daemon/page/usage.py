@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from oharness.recall.score import Usage
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace
@@ -10,10 +12,17 @@ from oharness.types import Scope
 NoteKey = tuple[Scope, str]
 
 
+_LOGS: dict[Path, UsageLog] = {}
+
+
 def _log(workspace: Workspace) -> tuple[UsageLog, dict[Scope, str]]:
     service = workspace.service
     keys = {scope: service.scope_key(scope) for scope in service.available_scopes()}
-    return UsageLog(workspace.home.usage_dir, clock=lambda: 0), keys
+    directory = workspace.home.usage_dir
+    log = _LOGS.get(directory)
+    if log is None:  # one per folder: it parses a file again only when the file changed
+        log = _LOGS.setdefault(directory, UsageLog(directory, clock=lambda: 0))
+    return log, keys
 
 
 def usage_counts(workspace: Workspace) -> dict[NoteKey, Usage]:
