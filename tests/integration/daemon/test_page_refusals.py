@@ -1,5 +1,5 @@
-"""Refusals of the Memory page's Cloud sync, Conflicts, To tidy up and Backups actions over
-real HTTP: bad input changes nothing and says why (spec 11)."""
+"""Refusals and limits of the Memory page's Cloud sync, Conflicts, To tidy up and Backups over
+real HTTP: bad input changes nothing and says why; long lists are cut (spec 11)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from daemon_support import LiveDaemon, live_daemon
 
 from oharness.daemon import DaemonOptions
-from oharness.notes.format import serialise_note_bytes
+from oharness.notes.format import Note, serialise_note_bytes
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.service import SyncService, sync_targets
-from oharness.tools.workspace import open_workspace
+from oharness.tools.workspace import open_workspace, wall_clock_ms
 
 
 @pytest.fixture
@@ -90,3 +90,22 @@ def test_a_damaged_merge_plan_and_an_unknown_backup_are_refused(
         assert unknown.status_code == 422 and "no backup" in unknown.text
         finding = http.post("/memory/tidy/dismiss", data={"finding": "same-topic-nothing"})
         assert finding.status_code == 422 and "no finding" in finding.text
+
+
+def test_the_tidy_list_draws_at_most_two_hundred_findings(daemon: tuple[LiveDaemon, str]) -> None:
+    running, _ = daemon
+    workspace = open_workspace(running.options.start, running.options.home, register=False)
+    try:
+        store = workspace.service.store("project")
+        now = wall_clock_ms()  # recent: broken links only, none unused
+        with store.batch():
+            for n in range(205):
+                body = f"See [[gone-{n}]].\n"
+                note = Note(f"pointer-{n}", f"Pointer number {n}", body, (), None, now, now)
+                store.save(note, create=True)
+    finally:
+        workspace.close()
+    with running.client() as http:
+        page = http.get("/memory/tidy").text
+    assert page.count('class="panel finding"') == 200
+    assert "5 more findings are not shown" in page

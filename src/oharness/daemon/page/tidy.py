@@ -31,6 +31,8 @@ from oharness.review.service import ReviewService, open_review
 from oharness.types import NOTE_TYPES
 
 LIST_TEMPLATE: Final = "tidy/list.html"
+#: The most findings drawn (same-topic groups first); the rest are counted.
+SHOWN: Final = 200
 DRAFT_FIELDS: Final = ("summary", "type", "tags", "body")
 
 
@@ -61,9 +63,12 @@ def _context(
     outcome: dict[str, str] | None = None,
     editor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    findings = _review(view).review()
+    found = _review(view).review()
+    found.sort(key=lambda finding: finding.kind != "same-topic")  # stable: merges first
+    findings = found[:SHOWN]
     return {
         "findings": findings,
+        "hidden": len(found) - len(findings),
         "summaries": _summaries(view, findings),
         "has_model": view.state.options.small_model is not None,
         "note_types": NOTE_TYPES,
