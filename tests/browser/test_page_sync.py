@@ -152,3 +152,30 @@ def test_keyboard_zh_cn_axe_and_360px(
         screenshot(page, "sync")
     finally:
         page.context.close()
+
+
+def test_a_merge_with_sync_on_is_committed_to_the_cloud_first(
+    page: Page, world: CloudWorld
+) -> None:
+    with world.device("a") as here:
+        kept = here.service.remember(
+            "Invoices are sent on the first", "By the office.\n", tags="billing"
+        )
+        gone = here.service.remember(
+            "Invoices are sent on the first of the month", "By email.\n", tags="billing"
+        )
+        linking = here.service.remember("Month end", f"See [[{gone.id}]].\n", tags="howto")
+    world.sync_daemon()
+    world.sync_other()
+    page.goto("/memory/tidy")
+    finding = page.locator("article.finding").filter(has_text=gone.id)
+    finding.get_by_role("button", name="Merge by hand").click()
+    page.locator("#merge-editor").get_by_label("Body").fill("By the office, by email.\n")
+    page.locator("#merge-editor").get_by_role("button", name="Save the merged note").click()
+    expect(page.locator("#tidy-outcome")).to_contain_text(f"Merged into {kept.id}")
+    expect(page.locator("#tidy-outcome")).to_contain_text("committed to the cloud first")
+    world.sync_other()  # the second device gets the merge as the cloud holds it
+    files = world.files("b")
+    assert gone.id not in files
+    assert "By the office, by email." in files[kept.id]
+    assert f"[[{kept.id}]]" in files[linking.id]

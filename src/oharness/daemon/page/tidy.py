@@ -175,6 +175,8 @@ async def _apply(request: Request) -> Response:
         relinked=", ".join(result.relinked) or "—",
         backups=len(result.backups),
     )
+    if result.committed_version is not None:
+        text += " " + view.t("tidy.committed")
     return await _list(view, outcome={"kind": "done", "text": text})
 
 
