@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -123,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         root = Path(scratch)
         small = _measure(root, count // 10, fetches)
         large = _measure(root, count, fetches)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"Memory page over loopback HTTP, signed-in browser client; {fetches} fetches each")
+    print(f"(load average during the run: {load} on {os.cpu_count()} cores)")
     print("per page (ms)                        notes     p50      p95     n")
     for name in small:
         print(f"{name:36s} {count // 10:5d} {_percentiles(small[name])}")

@@ -104,6 +104,7 @@ def test_keyboard_only_walk_through_the_main_actions(ui: Page, page_daemon: Page
 
     _tab_to(ui, "Edit")
     ui.keyboard.press("Enter")
+    expect(ui.get_by_role("heading", name="Edit note")).to_be_visible()
     _tab_to(ui, "note-summary")
     ui.keyboard.press("End")
     ui.keyboard.type(", edited")

@@ -40,3 +40,5 @@ def test_the_graph_shows_links_orphans_and_dangling_links_and_opens_a_note(
     graph.locator(f'a[data-note="{deploy}"]').click()
     expect(ui.locator("#note-title")).to_have_text("Deploys go through the staging cluster first")
     expect(ui.locator("#note-panel")).to_contain_text("Recalled 9×")
+    chart = ui.locator("#note-panel").get_by_role("img")  # this note's recalls per day
+    expect(chart).to_have_attribute("aria-label", "9 recalls in the last 30 days")

@@ -161,3 +161,25 @@ def test_a_descriptor_section_without_an_implementation_is_an_error() -> None:
     descriptor = PageDescriptor("memory", "Memory", "memory", (PageSection("x", "X", "x"),))
     with pytest.raises(LookupError, match="'x'"):
         described_sections(descriptor)
+
+
+def test_odd_unicode_round_trips_or_is_refused_by_field(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    summary = "部署 🚀 في staging — naïve café"
+    saved = signed_in.post(
+        "/memory/notes/save", data={**FORM, "summary": summary, "tags": "部署, ünï"}, headers=csrf
+    )
+    assert saved.status_code == 204
+    service = daemon.state.registry.default.workspace.service
+    [stored] = [s for s in service.all_notes() if s.note.summary == summary]
+    assert stored.note.tags == ("部署", "ünï")
+    assert summary in signed_in.get(saved.headers["hx-redirect"]).text
+    searched = signed_in.get("/memory/notes/list", params={"q": "部署"})
+    assert summary in searched.text
+    hidden = signed_in.post(
+        "/memory/notes/save", data={**FORM, "summary": "bell\x07 in a summary"}, headers=csrf
+    )
+    assert hidden.status_code == 422 and 'id="note-summary-error"' in hidden.text
+    assert len(service.all_notes()) == 1

@@ -11,40 +11,18 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from oharness.daemon.page.graph_layout import GraphNote, NodeKey, layout_graph
-from oharness.daemon.page.usage import usage_counts, usage_history
+from oharness.daemon.page.usage import DAY_MS, DAYS, day_series, usage_counts, usage_history
 from oharness.daemon.page.view import PageView, Section
 from oharness.tools.service import MemoryService
 
 #: The most notes the graph draws (linked components first, then orphans).
 DRAWN: Final = 400
-#: How many days the recall charts cover.
-DAYS: Final = 30
 #: How many notes the "most recalled" table lists.
 TOP: Final = 15
-_DAY_MS: Final = 86_400_000
-
-
-@dataclass(frozen=True)
-class Series:
-    """Recalls per day, oldest first, with what the chart needs to draw it."""
-
-    values: tuple[int, ...]
-    first_day: str
-    last_day: str
-
-    @property
-    def total(self) -> int:
-        return sum(self.values)
-
-    @property
-    def peak(self) -> int:
-        return max(self.values, default=0)
 
 
 def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[GraphNote]:
@@ -66,17 +44,6 @@ def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[
     return found
 
 
-def _day_label(day: int) -> str:
-    return dt.datetime.fromtimestamp(day * 86_400, tz=dt.UTC).strftime("%Y-%m-%d")
-
-
-def day_series(per_day: Mapping[int, int], today: int, days: int = DAYS) -> Series:
-    """``per_day`` (UTC day number → recalls) as the last ``days`` days up to ``today``."""
-    first = today - days + 1
-    values = tuple(per_day.get(day, 0) for day in range(first, today + 1))
-    return Series(values, _day_label(first), _day_label(today))
-
-
 def _context(view: PageView) -> Mapping[str, Any]:
     workspace = view.hosted.workspace
     service = workspace.service
@@ -86,7 +53,7 @@ def _context(view: PageView) -> Mapping[str, Any]:
     layout = layout_graph(notes, limit=DRAWN)
     dangling_links = sum(1 for note in notes for t in note.links if isinstance(t, str))
     history = usage_history(workspace)
-    today = view.state.options.clock() // _DAY_MS
+    today = view.state.options.clock() // DAY_MS
     overall: dict[int, int] = {}
     for per_day in history.values():
         for day, count in per_day.items():

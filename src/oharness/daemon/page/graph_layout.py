@@ -17,6 +17,7 @@ import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 NodeKey = tuple[str, str]  # (scope, id)
 WIDTH = 1200.0
@@ -26,8 +27,9 @@ MARGIN = 30.0
 ORPHAN_STEP = 44.0
 
 
-@dataclass(frozen=True)
-class GraphNote:
+class GraphNote(NamedTuple):
+    """One note as the graph sees it (a tuple: thousands are made per render)."""
+
     key: NodeKey
     summary: str
     recalls: int

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from oharness.daemon.page.graph import day_series
 from oharness.daemon.page.graph_layout import GraphNote, layout_graph, node_radius
+from oharness.daemon.page.usage import day_series
 
 
 def _chain(count: int, prefix: str = "n") -> list[GraphNote]:
