@@ -69,7 +69,8 @@ def _section_context(view: PageView) -> dict[str, Any]:
 
 
 def _resolved(view: PageView, resolution: Resolution) -> dict[str, str]:
-    key = f"conflicts.resolved.{resolution.keep}"
+    keep = "local" if resolution.keep == "both" and not resolution.new_id else resolution.keep
+    key = f"conflicts.resolved.{keep}"  # keep both with nothing live in the cloud kept this one
     return {"kind": "done", "text": view.t(key, id=resolution.id, new_id=resolution.new_id or "")}
 
 
