@@ -40,6 +40,7 @@ STATIC_FILES: Final = {
     "htmx-ext-sse-LICENSE.txt": "text/plain",
     "page.js": "text/javascript",
     "page.css": "text/css",
+    "sections.css": "text/css",
 }
 
 
@@ -82,6 +83,8 @@ def error_page(request: Request, error: OHarnessError) -> Response:
 def _render_section(request: Request, section: Section, sections: Sequence[Section]) -> Response:
     try:
         view = page_view(request)
+        for listener in view.state.use_listeners:  # an open page counts as using the project
+            listener(view.hosted)
         context = section.context(view)
     except OHarnessError as exc:
         return error_page(request, exc)
