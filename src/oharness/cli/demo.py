@@ -71,7 +71,8 @@ def demo(port: int, no_open: bool, no_sync_server: bool, debug: bool) -> None:
             "pip install 'oharness[server]'"
         ) from exc
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    command = (sys.executable, "-m", "oharness.cli.entry", "demo-sync-server")
+    # -P: the child's working folder (the temporary home) is never put on sys.path.
+    command = (sys.executable, "-P", "-m", "oharness.cli.entry", "demo-sync-server")
     options = DemoOptions(
         cloud_command=command,
         cloud_env=_child_environment(),

@@ -74,7 +74,7 @@ class CloudProcess:
 def start_cloud(
     command: Sequence[str], storage: Path, secret: str, *, log: Path, env: dict[str, str]
 ) -> CloudProcess:
-    """Start the child (``command --storage DIR``) and wait until it listens."""
+    """Start the child (``command --storage DIR``, in DIR's parent) and wait until it listens."""
     with log.open("ab") as log_file:
         process = subprocess.Popen(
             [*command, "--storage", str(storage)],
@@ -83,6 +83,7 @@ def start_cloud(
             stderr=log_file,
             text=True,
             env=env,
+            cwd=storage.parent,
             start_new_session=True,
         )
     assert process.stdin is not None and process.stdout is not None

@@ -53,8 +53,6 @@ class StatusWatch:
         """Say where to look, record ``demo.json``, start watching."""
         self._app = app
         workspace: Workspace = app.state.daemon.registry.default.workspace
-        for line in self._summary(workspace, url, page):
-            self.announce(line)
         self.home.write_status(
             {
                 "pid": os.getpid(),
@@ -68,6 +66,8 @@ class StatusWatch:
                 ),
             }
         )
+        for line in self._summary(workspace, url, page):
+            self.announce(line)
         self.check_once()  # the errors already recorded (e.g. not signed in) are said now
         self._thread = threading.Thread(target=self._loop, name="demo-status", daemon=True)
         self._thread.start()
