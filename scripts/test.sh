@@ -10,6 +10,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev,server,s3]'
+# The browser tests (tests/browser) drive Debian's Chromium; Playwright's own download is
+# never used (`playwright install` cannot reach its servers here).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "== installing Debian's chromium for the browser tests"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 
 echo "== ruff"
 .venv/bin/ruff check src tests bench

@@ -360,6 +360,7 @@ def resolve(
         backups=workspace.service.backups(),
         scope_key=chosen.scope_key,
         clock=wall_clock_ms,
+        max_note_bytes=workspace.settings.memory.max_note_bytes,
     )
     text = text_file.read_text(encoding="utf-8") if text_file else None
     result = resolver.resolve(note_id, keep=keep, text=text)  # type: ignore[arg-type]

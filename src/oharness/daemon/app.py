@@ -16,6 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from oharness import __version__
 from oharness.daemon.auth import DaemonAuth, load_or_create_token
 from oharness.daemon.errors import ApiError
+from oharness.daemon.page import page_router
+from oharness.daemon.page.signin import signin_required, wants_page
+from oharness.daemon.page.watch import NoteWatcher
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
 from oharness.daemon.routes_sync import sync_router
@@ -25,6 +28,8 @@ from oharness.daemon.state import DaemonOptions, DaemonState
 log = logging.getLogger(__name__)
 #: Paths that prove who is asking some other way (the one-time code).
 _OPEN_PATHS = frozenset({"/auth"})
+#: The page's vendored scripts and stylesheet hold no data: served to anyone on this host.
+_PUBLIC_PREFIX = "/memory/static/"
 
 
 class AuthMiddleware:
@@ -38,10 +43,18 @@ class AuthMiddleware:
         if scope["type"] != "http" or scope.get("path") in _OPEN_PATHS:
             await self.app(scope, receive, send)
             return
+        connection = HTTPConnection(scope)
+        method = scope.get("method", "GET")
         try:
-            self.auth.check(HTTPConnection(scope), scope.get("method", "GET"))
+            if method == "GET" and str(scope.get("path", "")).startswith(_PUBLIC_PREFIX):
+                self.auth.check_host(connection)
+            else:
+                self.auth.check(connection, method)
         except ApiError as exc:
-            await exc.response()(scope, receive, send)
+            refusal: Response = exc.response()
+            if exc.status == 401 and wants_page(connection, method):
+                refusal = signin_required(connection)
+            await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
@@ -57,6 +70,10 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if options.background_sync:
             state.start_sync()
+        if options.watch_seconds > 0:
+            watcher = NoteWatcher(state, options.watch_seconds)
+            watcher.start()
+            state.stoppers.append(watcher.stop)
         try:
             yield
         finally:
@@ -74,6 +91,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     app.include_router(memory_router())
     app.include_router(api_router())
     app.include_router(sync_router())
+    app.include_router(page_router())
     _install_error_handlers(app)
     app.add_middleware(AuthMiddleware, auth=auth)
     _add_bearer_scheme(app)

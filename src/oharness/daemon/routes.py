@@ -6,11 +6,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from fastapi import APIRouter, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from oharness.daemon.auth import COOKIE_NAME
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import Event
+from oharness.daemon.page.signin import signed_in
 from oharness.daemon.routes_memory import probe_memory, state_of
 from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
@@ -144,7 +145,7 @@ def api_router() -> APIRouter:
         state.auth.check_host(request)
         if not state.auth.redeem(code):
             raise ApiError(401, "token_required", "this sign-in link was already used or is wrong")
-        response = PlainTextResponse("Signed in: this browser can now use the oharness daemon.")
+        response = signed_in(request)  # a page that goes on to /memory
         response.set_cookie(
             COOKIE_NAME, state.auth.session, httponly=True, samesite="strict", path="/"
         )

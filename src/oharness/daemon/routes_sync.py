@@ -92,6 +92,7 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
             keep=keep,
             text=text,
             clock=state_of(request).options.clock,
+            max_note_bytes=hosted.workspace.settings.memory.max_note_bytes,
         )
     except OHarnessError as exc:
         raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc

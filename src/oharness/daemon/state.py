@@ -64,6 +64,8 @@ class DaemonOptions:
     small_model: ChatModel | None = None
     #: Background sync of every hosted folder (off in tests that do not need it).
     background_sync: bool = True
+    #: How often the page's watcher looks for notes written by other processes (0: never).
+    watch_seconds: float = 1.0
 
 
 class DaemonState:

@@ -58,8 +58,11 @@ MEMORY_PAGE: Final = PageDescriptor(
     renderer="memory",
     sections=(
         PageSection("notes", "Notes", "memory.notes", ("remember", "edit", "forget")),
-        PageSection("sync", "Sync", "memory.sync", ("sync-now", "sync-on", "sync-off")),
+        PageSection("sync", "Cloud sync", "memory.sync", ("sync-now", "sync-on", "sync-off")),
+        PageSection("conflicts", "Conflicts", "memory.conflicts", ("resolve",)),
+        PageSection("tidy", "To tidy up", "memory.review", ("merge", "dismiss")),
         PageSection("backups", "Backups", "memory.backups", ("restore",)),
+        PageSection("graph", "Graph", "memory.graph", ()),
     ),
 )
 

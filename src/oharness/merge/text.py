@@ -67,9 +67,17 @@ def _matches(base: Sequence[str], other: Sequence[str]) -> dict[int, int]:
 
 
 def merge_lines(
-    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]
+    base: Sequence[str],
+    ours: Sequence[str],
+    theirs: Sequence[str],
+    *,
+    markers: tuple[str, str] | None = None,
 ) -> tuple[list[str] | None, list[ConflictRegion]]:
-    """Merge line sequences; returns the merged lines, or ``None`` and the conflicts."""
+    """Merge line sequences; returns the merged lines, or ``None`` and the conflicts.
+
+    With ``markers`` (the two sides' labels) a conflict is written inline, diff3 style, and the
+    lines are returned along with the conflicts: a merge attempt for a person to finish.
+    """
     to_ours = _matches(base, ours)
     to_theirs = _matches(base, theirs)
     stable = [
@@ -92,10 +100,22 @@ def merge_lines(
             conflicts.append(
                 ConflictRegion(previous[0] + 2, tuple(b_chunk), tuple(o_chunk), tuple(t_chunk))
             )
+            if markers is not None:
+                merged.extend(
+                    [
+                        f"<<<<<<< {markers[0]}",
+                        *o_chunk,
+                        "=======",
+                        *t_chunk,
+                        f">>>>>>> {markers[1]}",
+                    ]
+                )
         if current[0] < len(base):
             merged.append(base[current[0]])
         previous = current
-    return (None, conflicts) if conflicts else (merged, [])
+    if conflicts and markers is None:
+        return None, conflicts
+    return merged, conflicts
 
 
 def merge_text(base: str, ours: str, theirs: str) -> TextMerge:
@@ -110,3 +130,15 @@ def merge_text(base: str, ours: str, theirs: str) -> TextMerge:
         return TextMerge(False, None, tuple(conflicts))
     final = o.final_newline if o.final_newline != b.final_newline else t.final_newline
     return TextMerge(True, _Lines(tuple(lines), final).join())
+
+
+def merge_text_marked(base: str, ours: str, theirs: str, labels: tuple[str, str]) -> TextMerge:
+    """Like :func:`merge_text`, but conflicting regions are left in ``text`` between
+    ``<<<<<<< ours-label`` / ``=======`` / ``>>>>>>> theirs-label`` lines (``ok`` is False)."""
+    plain = merge_text(base, ours, theirs)
+    if plain.ok:
+        return plain
+    b, o, t = _Lines.of(base), _Lines.of(ours), _Lines.of(theirs)
+    lines, conflicts = merge_lines(b.lines, o.lines, t.lines, markers=labels)
+    assert lines is not None
+    return TextMerge(False, _Lines(tuple(lines), True).join(), tuple(conflicts))

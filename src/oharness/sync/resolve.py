@@ -6,7 +6,8 @@ sync pass then uploads what the person chose with ordinary compare-and-swap (so 
 changed again in the meantime is a new merge or conflict, never overwritten blindly). Whatever
 is set aside is backed up first: the cloud's version when this machine's is kept
 (``conflict-discard``), this machine's when the cloud's is taken (``conflict-take-cloud``),
-both for a merge by hand.
+both for a merge by hand. A text merged by hand is checked like ``remember`` checks a note
+(:func:`check_like_remember`): summary, type, tags, body size, no credentials.
 """
 
 from __future__ import annotations
@@ -19,13 +20,32 @@ import filelock
 from oharness.errors import NoteFormatError, StorageError, ValidationError
 from oharness.notes.backups import BackupStore
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
-from oharness.notes.ids import generate_id, random_hex
+from oharness.notes.ids import (
+    check_type,
+    clean_body,
+    clean_summary,
+    clean_tags,
+    generate_id,
+    random_hex,
+)
+from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore
 from oharness.sync.base import BaseNote, BaseState, SyncBase
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.types import Clock, HexSource
 
 Keep = Literal["local", "cloud", "both"]
+#: ``memory.maxNoteBytes``'s default (the resolver is told the configured one).
+DEFAULT_MAX_NOTE_BYTES = 131072
+
+
+def check_like_remember(note: Note, max_note_bytes: int) -> Note:
+    """``note`` with its fields checked and cleaned as ``remember`` does (refusals name the
+    field); raises :class:`ValidationError` or :class:`SecretError`, changing nothing."""
+    summary, tags = clean_summary(note.summary), clean_tags(note.tags)
+    body = clean_body(note.body, max_note_bytes)
+    check_no_secrets({"summary": summary, "tags": "\n".join(tags), "body": body})
+    return note.with_changes(summary=summary, tags=tags, body=body, type=check_type(note.type))
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,7 @@ class ConflictResolver:
         clock: Clock,
         hex_source: HexSource = random_hex,
         lock_timeout: float = 30.0,
+        max_note_bytes: int = DEFAULT_MAX_NOTE_BYTES,
     ) -> None:
         self.store = store
         self.base = base
@@ -60,6 +81,7 @@ class ConflictResolver:
         self.clock = clock
         self.hex_source = hex_source
         self.lock_timeout = lock_timeout
+        self.max_note_bytes = max_note_bytes
 
     def resolve(
         self, note_id: str, keep: Keep | None = None, text: str | None = None
@@ -156,7 +178,7 @@ class ConflictResolver:
 
     def _by_hand(self, record: ConflictRecord, state: BaseState, text: str) -> Resolution:
         local = self._local_bytes(record.id)
-        note = self._hand_note(record, local, text)
+        note = check_like_remember(self._hand_note(record, local, text), self.max_note_bytes)
         saved = []
         if local is not None:
             saved.append(self._backup(local, record.id, "conflict-discard"))

@@ -381,8 +381,11 @@ class MemoryService:
             content_hash=stored.note.content_hash,
         )
 
-    def forget(self, note_id: str, scope: Scope | None = None) -> ForgetResult:
-        """Delete a note, writing a backup (reason ``forget``) first."""
+    def forget(
+        self, note_id: str, scope: Scope | None = None, *, reason: str = "forget"
+    ) -> ForgetResult:
+        """Delete a note, writing a backup (``reason``: ``forget``, the page's ``page-delete``)
+        first."""
         stored = self.find(note_id, scope)
         note_id = stored.id
         self.backups()
@@ -391,7 +394,7 @@ class MemoryService:
             latest = store.get(note_id)
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, stored.scope), id=note_id)
-            record = self.backup(latest, "forget")
+            record = self.backup(latest, reason)
             store.delete(note_id)
         return ForgetResult(note_id, stored.scope, record.backup_id)
 

@@ -1,7 +1,9 @@
 """Per-machine recall counts (spec 03.2): ``$OHARNESS_HOME/memory-usage/<sha256(key)>.json``.
 
 Kept outside the notes so recall never changes a note (and never triggers a sync upload), and
-never synced. Shape: ``{"scopeKey": "...", "notes": {"<id>": {"count": n, "lastRecalledAt": ms}}}``.
+never synced. Shape: ``{"scopeKey": "...", "notes": {"<id>": {"count": n, "lastRecalledAt": ms,
+"days": {"<UTC day number>": n}}}}`` — ``days`` keeps the last :data:`HISTORY_DAYS` days of
+recalls (the Memory page's "recall use over time"); files without it still load.
 Feeds a tie-breaker-sized ranking boost (:func:`oharness.recall.score.usage_boost`) and the
 review's "unused" finding.
 """
@@ -12,7 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import filelock
 
@@ -25,6 +27,20 @@ if TYPE_CHECKING:
     from oharness.recall.score import Usage
 
 
+#: How many days of per-day recall counts a note keeps.
+HISTORY_DAYS = 90
+_DAY_MS = 86_400_000
+
+
+def _days(entry: Mapping[str, object]) -> dict[str, int]:
+    days = entry.get("days")
+    if not isinstance(days, dict):
+        return {}
+    return {
+        k: v for k, v in days.items() if isinstance(k, str) and k.isdigit() and isinstance(v, int)
+    }
+
+
 class UsageLog:
     """Reads and records how often notes were recalled on this machine."""
 
@@ -32,12 +48,12 @@ class UsageLog:
         self.directory = directory
         self._clock = clock
         # Read on every recalled message: parse a file again only when it changed.
-        self._cache: dict[Path, tuple[tuple[int, int], dict[str, dict[str, int]]]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int], dict[str, dict[str, Any]]]] = {}
 
     def _path(self, scope_key: str) -> Path:
         return self.directory / f"{scope_key_digest(scope_key)}.json"
 
-    def _read(self, scope_key: str) -> dict[str, dict[str, int]]:
+    def _read(self, scope_key: str) -> dict[str, dict[str, Any]]:
         path = self._path(scope_key)
         try:
             st = os.stat(path)
@@ -52,7 +68,7 @@ class UsageLog:
         return dict(notes)
 
     @staticmethod
-    def _parse(path: Path) -> dict[str, dict[str, int]]:
+    def _parse(path: Path) -> dict[str, dict[str, Any]]:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -78,6 +94,16 @@ class UsageLog:
                 usage[(scope, note_id)] = Usage(entry["count"], entry["lastRecalledAt"])
         return usage
 
+    def history(self, scope_keys: Mapping[Scope, str]) -> dict[tuple[Scope, str], dict[int, int]]:
+        """Per-day recall counts (UTC day number → recalls) of every note recalled here."""
+        found: dict[tuple[Scope, str], dict[int, int]] = {}
+        for scope, key in scope_keys.items():
+            for note_id, entry in self._read(key).items():
+                days = _days(entry)
+                if days:
+                    found[(scope, note_id)] = {int(day): n for day, n in days.items()}
+        return found
+
     def record(self, scope_key: str, note_ids: Iterable[str]) -> None:
         """Count one recall of each note (read-modify-write under a file lock)."""
         ids = list(note_ids)
@@ -89,9 +115,18 @@ class UsageLog:
             with filelock.FileLock(str(path) + ".lock", timeout=10):
                 notes = self._parse(path)  # exact under the lock, whatever the cache holds
                 now = self._clock()
+                today = now // _DAY_MS
                 for note_id in ids:
                     entry = notes.get(note_id, {"count": 0, "lastRecalledAt": 0})
-                    notes[note_id] = {"count": entry["count"] + 1, "lastRecalledAt": now}
+                    days = {
+                        day: n for day, n in _days(entry).items() if today - int(day) < HISTORY_DAYS
+                    }
+                    days[str(today)] = days.get(str(today), 0) + 1
+                    notes[note_id] = {
+                        "count": entry["count"] + 1,
+                        "lastRecalledAt": now,
+                        "days": days,
+                    }
                 payload = {"scopeKey": scope_key, "notes": notes}
                 atomic_write(path, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
         except (OSError, filelock.Timeout) as exc:

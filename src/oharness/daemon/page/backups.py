@@ -1,0 +1,83 @@
+"""The page's Backups (spec 11, section 5; 02.5): the fifty newest with when and why, restore.
+
+The list is :func:`oharness.tools.backup_list.backup_listing` (this workspace's backups: its
+project folder's, the user folder's, and legacy ones with no recorded origin). Restore is
+:func:`oharness.tools.backup_list.restore_backup` — :meth:`MemoryService.restore`, which backs up
+the version it replaces (``restore-replace``). When the note there now is a newer, different
+version the first request is answered with a confirmation (422) and changes nothing; the
+confirmation sends ``confirmed=1``. The list refreshes on ``memory_changed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.view import PageView, Section, page_view, read_form
+from oharness.errors import OHarnessError
+from oharness.notes.backups import BACKUP_REASONS
+from oharness.tools.backup_list import PAGE_LIMIT, backup_listing, restore_backup
+
+LIST_TEMPLATE: Final = "backups/list.html"
+
+
+def _context(
+    view: PageView,
+    *,
+    outcome: dict[str, str] | None = None,
+    confirm: str | None = None,
+) -> dict[str, Any]:
+    entries = backup_listing(view.hosted.workspace.service, PAGE_LIMIT)
+    return {
+        "entries": entries,
+        "limit": PAGE_LIMIT,
+        "known_reasons": frozenset(BACKUP_REASONS),
+        "outcome": outcome,
+        "confirm": confirm,
+    }
+
+
+def _section_context(view: PageView) -> dict[str, Any]:
+    return _context(view)
+
+
+async def _restore(request: Request) -> Response:
+    view = page_view(request)
+    form = await read_form(request)
+    backup_id = form.get("backup", "")
+    confirmed = form.get("confirmed") == "1"
+    service = view.hosted.workspace.service
+    try:
+        result = await asyncio.to_thread(restore_backup, service, backup_id, confirmed=confirmed)
+    except OHarnessError as exc:
+        if exc.details.get("reason") == "replaces_newer":
+            context = _context(view, confirm=backup_id)
+            return render_fragment(view, LIST_TEMPLATE, context, status=422)
+        context = _context(view, outcome={"kind": "error", "text": exc.message})
+        return render_fragment(view, LIST_TEMPLATE, context, status=422)
+    if result.changed:
+        view.changed(result.scope)
+        key = "backups.restored_replaced" if result.replaced_backup_id else "backups.restored"
+    else:
+        key = "backups.already_current"
+    text = view.t(key, id=result.id, backup=result.replaced_backup_id or "")
+    return render_fragment(
+        view, LIST_TEMPLATE, _context(view, outcome={"kind": "done", "text": text})
+    )
+
+
+def _routes(router: APIRouter) -> None:
+    @router.get("/backups/list")
+    async def listing(request: Request) -> Response:
+        view = page_view(request)
+        return render_fragment(view, LIST_TEMPLATE, _context(view))
+
+    router.add_api_route("/backups/restore", _restore, methods=["POST"], name="page-restore")
+
+
+SECTION = Section("backups", _section_context, _routes)

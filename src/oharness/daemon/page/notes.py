@@ -1,0 +1,224 @@
+"""The page's Notes section (spec 11, section 1): both scopes, search, filters, open, edit.
+
+- Search is the ``memory`` tool's (:meth:`MemoryService.search`, the recall scorer), then the
+  type, tag and scope filters; without a query, every note, most recently updated first. At
+  most :data:`SHOWN` rows are drawn (the page says how many matched).
+- Create and edit go through :meth:`MemoryService.remember`, so the page refuses exactly what
+  the tool refuses (a credential, a bad type, an empty summary…), shown next to the field, with
+  nothing written. An edit also carries the hash of the version it started from: when the note
+  changed meanwhile (the agent, sync), the save is refused with the person's text kept.
+- Delete is :meth:`MemoryService.forget` with the backup reason ``page-delete``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
+from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.usage import usage_counts
+from oharness.daemon.page.view import PageView, Section, page_view, read_form
+from oharness.errors import OHarnessError, SecretError, ValidationError
+from oharness.notes.store import StoredNote
+from oharness.tools.service import MemoryService
+from oharness.types import NOTE_TYPES, SCOPES, Scope
+
+#: The most rows the list draws; the rest are counted, not drawn.
+SHOWN: Final = 200
+FORM_FIELDS: Final = ("summary", "type", "tags", "scope", "body")
+
+
+@dataclass(frozen=True)
+class Filters:
+    query: str = ""
+    type: str = ""
+    tag: str = ""
+    scope: str = ""
+
+    @classmethod
+    def of(cls, params: Mapping[str, str]) -> Filters:
+        scope = params.get("scope", "")
+        kind = params.get("type", "")
+        return cls(
+            query=params.get("q", "").strip()[:500],
+            type=kind if kind in (*NOTE_TYPES, "none") else "",
+            tag=params.get("tag", "").strip().lower()[:100],
+            scope=scope if scope in SCOPES else "",
+        )
+
+    def keeps(self, stored: StoredNote) -> bool:
+        note = stored.note
+        if self.scope and stored.scope != self.scope:
+            return False
+        if self.type and (note.type or "none") != self.type:
+            return False
+        return not (self.tag and self.tag not in note.tags)
+
+    def query_params(self) -> dict[str, str]:
+        return {"q": self.query, "type": self.type, "tag": self.tag, "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class Row:
+    stored: StoredNote
+    snippet: str = ""
+
+
+def matching_notes(service: MemoryService, filters: Filters) -> list[Row]:
+    """The notes the list shows, best first (search) or newest first (no query)."""
+    if filters.query:
+        everything = len(service.all_notes())
+        hits = service.search(filters.query, limit=max(1, everything))
+        rows = []
+        for hit in hits:
+            stored = service.store(hit.scope).get(hit.id)
+            if stored is not None and filters.keeps(stored):
+                rows.append(Row(stored, hit.snippet))
+        return rows
+    notes = [stored for stored in service.all_notes() if filters.keeps(stored)]
+    notes.sort(key=lambda s: (-s.note.updated_at, s.scope, s.id))
+    return [Row(stored) for stored in notes]
+
+
+def _list_context(view: PageView) -> dict[str, Any]:
+    service = view.hosted.workspace.service
+    filters = Filters.of(view.request.query_params)
+    rows = matching_notes(service, filters)
+    counts = usage_counts(view.hosted.workspace)
+    return {
+        "filters": filters,
+        "rows": rows[:SHOWN],
+        "matched": len(rows),
+        "counts": counts,
+        "open_ref": view.request.query_params.get("note", ""),
+    }
+
+
+def _context(view: PageView) -> Mapping[str, Any]:
+    service = view.hosted.workspace.service
+    tags = sorted({tag for stored in service.all_notes() for tag in stored.note.tags})
+    params = view.request.query_params
+    return {
+        **_list_context(view),
+        "types": NOTE_TYPES,
+        "scopes": service.available_scopes(),
+        "tags": tags,
+        "panel": note_panel(
+            view,
+            params.get("note", ""),
+            edit=params.get("edit") == "1",
+            new=params.get("new") == "1",
+        ),
+        "notice": _notice(view),
+    }
+
+
+def _notice(view: PageView) -> str:
+    params = view.request.query_params
+    if params.get("saved"):
+        return view.t("notes.saved")
+    if params.get("deleted"):
+        return view.t("notes.deleted", backup=params.get("deleted", ""))
+    return ""
+
+
+# ---- saving and deleting ----------------------------------------------------------------------
+
+
+def _refusal(view: PageView, form: Mapping[str, str], error: OHarnessError) -> Response:
+    """The form again (422) with the reason next to the field it concerns."""
+    field = str(error.details.get("field") or "")
+    if isinstance(error, SecretError) and field not in FORM_FIELDS:
+        field = "body"
+    errors = {field if field in FORM_FIELDS else "form": error.message}
+    context = {
+        "form": dict(form),
+        "errors": errors,
+        "editing": bool(form.get("id")),
+        "types": NOTE_TYPES,
+        "scopes": view.hosted.workspace.service.available_scopes(),
+    }
+    return render_fragment(view, "notes/form.html", context, status=422)
+
+
+def _redirect(view: PageView, **params: object) -> Response:
+    return Response(status_code=204, headers={"HX-Redirect": view.url("notes", **params)})
+
+
+def _save(view: PageView, form: Mapping[str, str]) -> Response:
+    service = view.hosted.workspace.service
+    note_id = form.get("id", "")
+    kind = form.get("type", "")
+    scope_value = form.get("scope", "")
+    scope: Scope | None = (
+        "user" if scope_value == "user" else ("project" if scope_value == "project" else None)
+    )
+    try:
+        if note_id:
+            current = service.find(note_id, scope)
+            if form.get("hash") and current.note.content_hash != form["hash"]:
+                raise ValidationError(view.t("notes.changed_meanwhile"), field="form")
+        result = service.remember(
+            form.get("summary", ""),
+            form.get("body", ""),
+            type=kind or None,
+            tags=form.get("tags", ""),
+            scope=scope,
+            id=note_id or None,
+        )
+    except OHarnessError as exc:
+        return _refusal(view, form, exc)
+    if result.changed:
+        view.changed(result.scope)
+    return _redirect(view, note=f"{result.scope}:{result.id}", saved=1)
+
+
+def _delete(view: PageView, form: Mapping[str, str]) -> Response:
+    service = view.hosted.workspace.service
+    note_id, scope = parse_note_ref(form.get("note", ""))
+    if note_id is None:
+        raise ValidationError(view.t("notes.gone"))
+    result = service.forget(note_id, scope, reason="page-delete")
+    view.changed(result.scope)
+    return _redirect(view, deleted=result.backup_id)
+
+
+def _routes(router: APIRouter) -> None:
+    @router.get("/notes/list")
+    async def notes_list(request: Request) -> Response:
+        view = page_view(request)
+        context = _list_context(view)
+        response = render_fragment(view, "notes/list.html", context)
+        if request.headers.get("hx-trigger") == "notes-filters":  # the address follows the search
+            filters: Filters = context["filters"]
+            response.headers["HX-Push-Url"] = view.url("notes", **filters.query_params())
+        return response
+
+    @router.get("/notes/panel")
+    async def notes_panel(request: Request) -> Response:
+        view = page_view(request)
+        panel = note_panel(view, request.query_params.get("note", ""))
+        return render_fragment(view, "notes/panel.html", {"panel": panel})
+
+    @router.post("/notes/save")
+    async def notes_save(request: Request) -> Response:
+        view = page_view(request)
+        return _save(view, await read_form(request))
+
+    @router.post("/notes/delete")
+    async def notes_delete(request: Request) -> Response:
+        view = page_view(request)
+        form = await read_form(request)
+        try:
+            return _delete(view, form)
+        except OHarnessError as exc:
+            return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+
+
+SECTION = Section("notes", _context, _routes)

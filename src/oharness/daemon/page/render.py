@@ -1,0 +1,73 @@
+"""Jinja2 rendering of the page: the layout around a section, or a fragment alone."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+
+import jinja2
+from starlette.responses import HTMLResponse
+
+from oharness.daemon.page.i18n import LANGUAGE_NAMES, LANGUAGES
+from oharness.daemon.page.view import PageView, Section
+from oharness.types import NOTE_TYPES
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The template environment (autoescaped; undefined variables are errors)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("oharness.daemon.page", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = format_time
+    env.globals["NOTE_TYPES"] = NOTE_TYPES
+    return env
+
+
+def format_time(ms: int | None) -> str:
+    """An epoch-milliseconds time as ``YYYY-MM-DD HH:MM UTC`` (empty for none)."""
+    if not ms:
+        return ""
+    moment = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _common(view: PageView) -> dict[str, Any]:
+    return {
+        "view": view,
+        "t": view.t,
+        "lang": view.language,
+        "languages": [(code, LANGUAGE_NAMES[code]) for code in LANGUAGES],
+    }
+
+
+def render_fragment(
+    view: PageView, template: str, context: Mapping[str, Any], *, status: int = 200
+) -> HTMLResponse:
+    """One template on its own (an htmx swap)."""
+    html = environment().get_template(template).render({**_common(view), **context})
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def render_page(
+    view: PageView,
+    section: Section,
+    sections: Sequence[Section],
+    context: Mapping[str, Any],
+    *,
+    status: int = 200,
+) -> HTMLResponse:
+    """The whole page: the layout with ``section``'s template inside."""
+    values = {
+        **context,
+        "section": section,
+        "sections": sections,
+        "section_template": f"sections/{section.name}.html",
+    }
+    return render_fragment(view, "base.html", values, status=status)

@@ -1,0 +1,38 @@
+/* The Memory page's few lines of behaviour on top of htmx (no build step). */
+(function () {
+  "use strict";
+  var body = document.body;
+
+  // A refusal (422) is a form shown again with the reason next to its field: swap it in.
+  htmx.config.responseHandling = [
+    { code: "204", swap: false },
+    { code: "[23]..", swap: true },
+    { code: "422", swap: true, error: false },
+    { code: "[45]..", swap: false, error: true }
+  ];
+
+  function say(text) {
+    var status = document.getElementById("page-status");
+    if (status) { status.textContent = text; }
+  }
+
+  function live(state, text) {
+    var badge = document.getElementById("live-state");
+    if (badge) { badge.dataset.state = state; badge.textContent = text; }
+  }
+
+  body.addEventListener("htmx:responseError", function (event) {
+    var xhr = event.detail.xhr;
+    var message = String(xhr.status);
+    try { message = JSON.parse(xhr.responseText).error || message; } catch (ignored) { /* HTML */ }
+    say(body.dataset.textError + " " + message);
+  });
+  body.addEventListener("htmx:sendError", function () { say(body.dataset.textOffline); });
+  body.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.successful) { say(""); }
+  });
+  body.addEventListener("htmx:sseOpen", function () { live("live", body.dataset.textLive); });
+  body.addEventListener("htmx:sseError", function () {
+    live("reconnecting", body.dataset.textReconnecting);
+  });
+})();

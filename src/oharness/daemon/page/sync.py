@@ -1,0 +1,125 @@
+"""The page's Cloud sync (spec 11, section 2; 07.6–07.7): the switch and sync now for both
+scopes, and everything the status says.
+
+- The panel is :func:`oharness.sync.panel.sync_panel` over the same combined status as ``oharness
+  sync status`` and ``GET /sync/status``; it refreshes itself on every ``sync_status`` event.
+- 关闭云同步 / 开启云同步 flips the one switch (``syncEnabled``) through the daemon's background
+  sync when it runs (a pass in flight is cancelled), else through the settings directly.
+- 立即同步 runs a pass per scope at once through the coordinator (``sync now``'s rules: never
+  while switched off, signed out, or under a 429 deadline — then the page says why, 422).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oharness.daemon.events import Event
+from oharness.daemon.page.cloud import Cloud, cloud_of
+from oharness.daemon.page.render import format_time, render_fragment
+from oharness.daemon.page.view import PageView, Section, page_view, read_form
+from oharness.sync.panel import SyncPanel, sync_panel
+from oharness.sync.service import PassReport, combined_status
+
+STATUS_TEMPLATE = "sync/status.html"
+
+
+def current_panel(view: PageView, cloud: Cloud) -> SyncPanel:
+    """The panel now (the page counts as using the project: its notes are checked)."""
+    for listener in view.state.use_listeners:
+        listener(view.hosted)
+    service = cloud.service
+    combined = combined_status(
+        [service.status(target) for target in cloud.targets], service.settings.enabled()
+    )
+    return sync_panel(combined, signed_in=cloud.signed_in, now=view.state.options.clock())
+
+
+def _context(view: PageView, outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    cloud = cloud_of(view)
+    return {"panel": current_panel(view, cloud), "outcome": outcome}
+
+
+def _reported(view: PageView, reports: list[PassReport]) -> dict[str, Any]:
+    """What a sync now did, per scope, for the person."""
+    lines = []
+    failed = False
+    for report in reports:
+        label = view.t(f"sync.scope.{report.target.scope}")
+        if report.error is not None:
+            failed = True
+            text = view.t("sync.outcome.error", message=report.error.get("message", ""))
+        elif report.paused:
+            failed = True
+            text = view.t("sync.outcome.paused", reason=report.paused)
+        elif report.result is not None:
+            result = report.result
+            text = view.t(
+                "sync.outcome.done",
+                sent=len(result.pushed),
+                received=len(result.pulled),
+                merged=len(result.merged),
+                conflicts=len(result.conflicts),
+            )
+            failed = failed or bool(result.conflicts or result.failed)
+        else:
+            continue
+        lines.append({"scope": label, "text": text})
+    return {"kind": "error" if failed else "done", "lines": lines}
+
+
+def _run_now(cloud: Cloud) -> list[PassReport]:
+    reports: list[PassReport] = []
+    for target in cloud.targets:
+        if cloud.running is not None:
+            reports.extend(cloud.running.coordinator.sync_now(target))
+        else:
+            reports.append(cloud.service.run(target))
+    return reports
+
+
+async def _now(request: Request) -> Response:
+    view = page_view(request)
+    cloud = cloud_of(view)
+    panel = current_panel(view, cloud)
+    refusal = panel.sync_now_refusal
+    if refusal is not None:
+        text = view.t(f"sync.refused.{refusal}", time=format_time(panel.retry_at))
+        outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
+        context = {"panel": panel, "outcome": outcome}
+        return render_fragment(view, STATUS_TEMPLATE, context, status=422)
+    reports = await asyncio.to_thread(_run_now, cloud)
+    return render_fragment(view, STATUS_TEMPLATE, _context(view, _reported(view, reports)))
+
+
+async def _switch(request: Request) -> Response:
+    view = page_view(request)
+    form = await read_form(request)
+    enabled = form.get("enabled") == "1"
+    cloud = cloud_of(view)
+    if cloud.running is not None:
+        await asyncio.to_thread(cloud.running.set_enabled, enabled)
+    else:
+        await asyncio.to_thread(cloud.service.settings.set_enabled, enabled)
+    view.state.bus.publish(Event("sync_status", {"change": "on" if enabled else "off"}))
+    key = "sync.outcome.switched_on" if enabled else "sync.outcome.switched_off"
+    outcome = {"kind": "done", "lines": [{"scope": "", "text": view.t(key)}]}
+    return render_fragment(view, STATUS_TEMPLATE, _context(view, outcome))
+
+
+def _routes(router: APIRouter) -> None:
+    @router.get("/sync/status")
+    async def status(request: Request) -> Response:
+        view = page_view(request)
+        return render_fragment(view, STATUS_TEMPLATE, _context(view))
+
+    router.add_api_route("/sync/now", _now, methods=["POST"], name="page-sync-now")
+    router.add_api_route("/sync/switch", _switch, methods=["POST"], name="page-sync-switch")
+
+
+SECTION = Section("sync", _context, _routes)
