@@ -1,0 +1,54 @@
+"""``oharness demo`` in a browser: the printed link signs Chromium in and lands on the Memory
+page, where the sample project's waiting conflict, tidy-up pair and backups are shown."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Browser, Page, expect
+
+_DEMO_HELPERS = Path(__file__).resolve().parent.parent / "integration" / "demo"
+if str(_DEMO_HELPERS) not in sys.path:
+    sys.path.insert(0, str(_DEMO_HELPERS))
+
+from demo_support import Demo, RealHome, free_port  # noqa: E402
+
+
+def test_the_printed_link_opens_the_page_with_the_demo_waiting(
+    browser: Browser, tmp_path: Path, screenshot: Callable[[Page, str], list[Path]]
+) -> None:
+    real_home = RealHome.make(tmp_path / "user-home")
+    (tmp_path / "tmp").mkdir()
+    demo = Demo(tmp_path / "tmp", real_home, "--port", str(free_port()), "--no-open")
+    try:
+        url, port = demo.page()
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(20_000)
+        try:
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_url(re.compile(r"/memory(/notes)?$"))
+            expect(page.get_by_role("navigation", name="Sections")).to_be_visible()
+            expect(page.get_by_text("Deploys go out on Tuesdays at noon").first).to_be_visible()
+            base = f"http://127.0.0.1:{port}/memory"
+            page.goto(f"{base}/conflicts")
+            conflict = page.get_by_role("heading", name="Deploys go out on Tuesdays at noon")
+            expect(conflict).to_be_visible()
+            expect(page.get_by_text("14:00 UTC, after the stand-up").first).to_be_visible()
+            screenshot(page, "demo-conflicts")
+            page.goto(f"{base}/tidy")
+            expect(page.get_by_text("Run the pytest suite before every push").first).to_be_visible()
+            page.goto(f"{base}/backups")
+            expect(
+                page.get_by_text("The checkout page is frozen until the spring sale ends").first
+            ).to_be_visible()
+        finally:
+            context.close()
+        assert demo.stop() == 0
+    finally:
+        demo.kill()
+    assert demo.temp_homes() == []
+    real_home.assert_untouched()
