@@ -15,6 +15,8 @@ from types import FrameType
 
 import click
 
+from oharness.cli.context import EXIT_INTERRUPTED
+
 #: Environment variables the sync server child keeps (what Python and the OS need to start).
 _CHILD_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "SYSTEMROOT", "PYTHONPATH")
 
@@ -70,6 +72,9 @@ def demo(port: int, no_open: bool, no_sync_server: bool, debug: bool) -> None:
             f"the demo needs the server extra ({exc.name} is missing): "
             "pip install 'oharness[server]'"
         ) from exc
+    # Ctrl-C and SIGTERM stop it cleanly from the first moment (even where the shell started
+    # it with SIGINT ignored); uvicorn takes both over once the page is served.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # -P: the child's working folder (the temporary home) is never put on sys.path.
     command = (sys.executable, "-P", "-m", "oharness.cli.entry", "demo-sync-server")
@@ -83,7 +88,10 @@ def demo(port: int, no_open: bool, no_sync_server: bool, debug: bool) -> None:
     )
     if not no_open and options.open_browser is None:
         click.echo("no browser here: open the link below yourself")
-    run_demo(options)
+    try:
+        run_demo(options)
+    except KeyboardInterrupt:  # stopped while starting: everything is removed already
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
 @click.command("demo-sync-server", hidden=True)

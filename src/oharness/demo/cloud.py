@@ -92,8 +92,10 @@ def start_cloud(
         process.stdin.write(secret + "\n")
         process.stdin.flush()
         cloud.port = _read_port(process.stdout)
-    except (OSError, OHarnessError) as exc:
-        cloud.stop()
+    except BaseException as exc:
+        cloud.stop()  # also on Ctrl-C while waiting: never leave the child behind
+        if not isinstance(exc, (OSError, OHarnessError)):
+            raise
         detail = exc.message if isinstance(exc, OHarnessError) else str(exc)
         raise UnavailableError(
             f"the demo's sync server did not start ({detail}); see {log}, or run "

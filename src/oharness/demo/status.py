@@ -78,6 +78,18 @@ class StatusWatch:
             self._thread.join(timeout=5)
 
     def _summary(self, workspace: Workspace, url: str, page: str) -> list[str]:
+        lines = [
+            f"oharness demo on {url}",
+            f"open the Memory page (this link signs the browser in, once): {page}",
+        ]
+        try:
+            lines += self._contents(workspace)
+        except OHarnessError as exc:  # the link above is what matters; say why, go on
+            lines.append(f"the sample memory could not be counted: {exc.message}")
+        lines.append("Ctrl-C stops the demo and removes its temporary home")
+        return lines
+
+    def _contents(self, workspace: Workspace) -> list[str]:
         service = workspace.service
         counts = {scope: len(service.store(scope).notes()) for scope in service.available_scopes()}
         findings = open_review(workspace, clock=wall_clock_ms).review()
@@ -90,16 +102,12 @@ class StatusWatch:
         else:
             where = "sync: no sync server (--no-sync-server): the page shows the sync error"
         conflicts = len(self.seeded.conflicts)
-        lines = [
-            f"oharness demo on {url}",
-            f"open the Memory page (this link signs the browser in, once): {page}",
+        return [
             f"sample project: {counts.get('project', 0)} project notes, "
             f"{counts.get('user', 0)} user notes; {_count(conflicts, 'conflict')} waiting, "
             f"{len(findings)} to tidy up, {_count(backups, 'backup')}",
             where,
         ]
-        lines.append("Ctrl-C stops the demo and removes its temporary home")
-        return lines
 
     def _loop(self) -> None:
         while not self._stop.wait(self.period):

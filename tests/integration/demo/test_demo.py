@@ -206,3 +206,31 @@ def test_no_sync_server_shows_the_sync_error_and_local_memory_works(
     finally:
         demo.kill()
     _assert_cleaned_up(demo, port, None)
+
+
+def _processes_naming(text: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in cmdline.read_bytes() and not process_gone(int(cmdline.parent.name)):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_stopped_while_starting_removes_everything(
+    demo_tmp: Path, real_home: RealHome, signum: int
+) -> None:
+    port = free_port()
+    demo = Demo(demo_tmp, real_home, "--port", str(port), "--no-open")
+    try:
+        root = demo.wait_for(r"temporary home: (\S+)").group(1)
+        assert demo.stop(signum) == 130  # interrupted while the sample memory was written
+    finally:
+        demo.kill()
+    assert "open the Memory page" not in demo.output
+    assert not Path(root).exists() and demo.temp_homes() == []
+    wait_until(lambda: _processes_naming(root) == [], 15, "the sync server to exit")
+    wait_until(lambda: port_is_free(port), 15, f"port {port} to be free")
