@@ -52,3 +52,32 @@ def test_the_printed_link_opens_the_page_with_the_demo_waiting(
         demo.kill()
     assert demo.temp_homes() == []
     real_home.assert_untouched()
+
+
+def test_without_its_sync_server_the_page_shows_the_sync_error(
+    browser: Browser, tmp_path: Path
+) -> None:
+    real_home = RealHome.make(tmp_path / "user-home")
+    (tmp_path / "tmp").mkdir()
+    demo = Demo(
+        tmp_path / "tmp", real_home, "--port", str(free_port()), "--no-open", "--no-sync-server"
+    )
+    try:
+        url, port = demo.page()
+        context = browser.new_context()
+        context.set_default_timeout(20_000)
+        try:
+            page = context.new_page()
+            page.goto(url)
+            page.wait_for_url(re.compile(r"/memory(/notes)?$"))
+            page.goto(f"http://127.0.0.1:{port}/memory/sync")
+            expect(page.get_by_role("alert").filter(has_text="not signed in").first).to_be_visible()
+            page.goto(f"http://127.0.0.1:{port}/memory/notes")  # local memory is all there
+            mine = page.get_by_text("Prefers short answers with the code first")
+            expect(mine.first).to_be_visible()
+        finally:
+            context.close()
+        assert demo.stop() == 0
+    finally:
+        demo.kill()
+    real_home.assert_untouched()
