@@ -1,5 +1,6 @@
 """``oharness demo`` in a browser: the printed link signs Chromium in and lands on the Memory
-page, where the sample project's waiting conflict, tidy-up pair and backups are shown."""
+page, where the sample project's waiting conflict, tidy-up pair and backups are shown, and a note
+the other device writes meanwhile appears without a reload."""
 
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ def test_the_printed_link_opens_the_page_with_the_demo_waiting(
             expect(
                 page.get_by_text("The checkout page is frozen until the spring sale ends").first
             ).to_be_visible()
+            # The other device writes a note while the demo runs; this device's next sync
+            # pulls it and the open page shows it without a reload.
+            page.goto(f"{base}/notes")
+            demo.wait_for(r"the other device added a note", timeout=60)
+            later = page.get_by_text("Checkout sends receipts through the mailer queue")
+            expect(later.first).to_be_visible(timeout=150_000)
         finally:
             context.close()
         assert demo.stop() == 0

@@ -231,6 +231,19 @@ PROJECT_FILES: Final[Mapping[str, str]] = {
 }
 
 
+#: What the other device writes while the demo runs (it reaches the page at the next sync).
+LATER_NOTE: Final = SampleNote(
+    "later",
+    "project",
+    "project",
+    "Checkout sends receipts through the mailer queue",
+    "Receipts are queued in `mail/outbox` and sent by the mailer worker; a failed send is "
+    "retried for a day.\n",
+    ("checkout", "email"),
+    age_days=0,
+)
+
+
 def body_text(note: SampleNote, ids: Mapping[str, str]) -> str:
     """The note's body with each ``{key}`` replaced by a link to that note's id."""
     return _KEY.sub(lambda match: f"[[{ids[match.group(1)]}]]", note.body)

@@ -62,6 +62,8 @@ class DemoOptions:
     open_browser: Callable[[str], None] | None = None
     announce: Callable[[str], None] = print
     status_seconds: float = 1.0
+    #: When the other device writes a note while the demo runs (seconds after the start).
+    other_device_after: float | None = 20.0
 
 
 def bind_port(port: int, announce: Callable[[str], None]) -> socket.socket:
@@ -148,7 +150,14 @@ def _serve(
         small_model=None,
         dreamer=ReviewDreamer(clock=wall_clock_ms, token=None),
     )
-    watch = StatusWatch(home, cloud, seeded, options.announce, period=options.status_seconds)
+    watch = StatusWatch(
+        home,
+        cloud,
+        seeded,
+        options.announce,
+        period=options.status_seconds,
+        other_device_after=options.other_device_after,
+    )
 
     def started(app: Any, url: str) -> None:
         page = app.state.daemon.auth.page_url(url) or url

@@ -15,6 +15,7 @@ from oharness.demo.content import (
     CONFLICT_LINE,
     DAY_MS,
     DELETED,
+    LATER_NOTE,
     NOTES,
     OTHER_DEVICE_LINE,
     PROJECT_FILES,
@@ -158,3 +159,20 @@ def _edit_line(device: Device, note_id: str, scope: Scope, line: str, clock: Clo
         workspace.service.remember(view.summary, body, id=note_id, scope=scope)
     finally:
         workspace.close()
+
+
+def write_on_other_device(other: Device) -> str:
+    """The other device writes a note and syncs it; returns its summary."""
+    workspace = _open(other, wall_clock_ms)
+    try:
+        workspace.service.remember(
+            LATER_NOTE.summary,
+            LATER_NOTE.body,
+            type=LATER_NOTE.type,
+            tags=LATER_NOTE.tags,
+            scope=LATER_NOTE.scope,
+        )
+    finally:
+        workspace.close()
+    sync_device(other)
+    return LATER_NOTE.summary

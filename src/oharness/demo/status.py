@@ -4,7 +4,9 @@ At start: the page's sign-in URL, what the sample memory holds (notes per scope,
 conflict, the tidy-up list, backups) and where it syncs. Then once a ``period``: a line when a
 scope's sync error appears or clears, and one when the demo's sync server stopped on its own
 (a pass is then asked for, so the error shows on the page within seconds, not at the next
-scheduled pass). The same state goes to ``demo.json`` in the temporary home, for scripts.
+scheduled pass). Twenty seconds in, the other device writes a note and this device syncs, so
+a note pulled from the cloud can be seen arriving on the open page. The same state goes to
+``demo.json`` in the temporary home, for scripts.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from oharness.demo.cloud import CloudProcess
 from oharness.demo.home import DemoHome
-from oharness.demo.seed import Seeded
+from oharness.demo.seed import Seeded, write_on_other_device
 from oharness.errors import OHarnessError
 from oharness.review.service import open_review
 from oharness.tools.workspace import Workspace, wall_clock_ms
@@ -37,6 +40,7 @@ class StatusWatch:
         announce: Callable[[str], None],
         *,
         period: float = 1.0,
+        other_device_after: float | None = None,
     ) -> None:
         self.home = home
         self.cloud = cloud
@@ -48,6 +52,10 @@ class StatusWatch:
         self._cloud_reported = False
         self._thread: threading.Thread | None = None
         self._app: Any = None
+        #: Seconds after the start when the other device writes a note (None: never).
+        self._other_device_at = (
+            time.monotonic() + other_device_after if other_device_after is not None else None
+        )
 
     def start(self, app: Any, url: str, page: str) -> None:
         """Say where to look, record ``demo.json``, start watching."""
@@ -112,9 +120,28 @@ class StatusWatch:
     def _loop(self) -> None:
         while not self._stop.wait(self.period):
             try:
+                self._other_device_writes()
                 self.check_once()
             except Exception:  # the watch must outlive one bad look
                 log.exception("demo status check failed")
+
+    def _other_device_writes(self) -> None:
+        at = self._other_device_at
+        if at is None or time.monotonic() < at or self.cloud is None:
+            return
+        self._other_device_at = None
+        if self.cloud.exit_code() is not None:
+            return
+        summary = write_on_other_device(self.home.other_device)
+        self.announce(
+            f"the other device added a note, {summary!r}; this device syncs now (as 'Sync now' "
+            "on the page would) and the page shows it without a reload"
+        )
+        sync = self._app.state.daemon.sync if self._app is not None else None
+        if sync is not None:
+            for target in sync.targets(self._app.state.daemon.registry.default):
+                if target.scope == "project":
+                    sync.coordinator.sync_now(target)
 
     def check_once(self) -> None:
         """One look at the sync server and each scope's last error."""
