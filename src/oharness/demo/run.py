@@ -78,10 +78,11 @@ def bind_port(port: int, announce: Callable[[str], None]) -> socket.socket:
         sock.close()
         if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
             raise StorageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc
+        why = "is taken" if exc.errno == errno.EADDRINUSE else f"cannot be used ({exc.strerror})"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    announce(f"port {port} is taken; using the free port {sock.getsockname()[1]} instead")
+    announce(f"port {port} {why}; using the free port {sock.getsockname()[1]} instead")
     return sock
 
 
@@ -104,7 +105,10 @@ def run_demo(options: DemoOptions) -> None:
         sock.close()
         if home is not None:
             home.remove()
-            announce("demo stopped; its temporary home is removed")
+            if home.root.exists():
+                announce(f"demo stopped; {home.root} could not be removed (the next start will)")
+            else:
+                announce("demo stopped; its temporary home is removed")
 
 
 def _prepare(home: DemoHome, options: DemoOptions) -> tuple[Seeded, CloudProcess | None]:

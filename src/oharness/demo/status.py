@@ -27,6 +27,8 @@ from oharness.review.service import open_review
 from oharness.tools.workspace import Workspace, wall_clock_ms
 
 log = logging.getLogger(__name__)
+#: The longest a stop waits for a look in progress (a pass gives up on its own by then).
+STOP_SECONDS = 90.0
 
 
 class StatusWatch:
@@ -81,9 +83,10 @@ class StatusWatch:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop watching; waits for a look in progress (it may be a sync pass)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=STOP_SECONDS)
 
     def _summary(self, workspace: Workspace, url: str, page: str) -> list[str]:
         lines = [
