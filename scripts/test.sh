@@ -43,6 +43,7 @@ BENCHMARKS=(
   bench/daemon_recall.py
   bench/hook_latency.py
   bench/mcp_startup.py
+  bench/page_render.py
 )
 for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null

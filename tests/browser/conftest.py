@@ -1,7 +1,7 @@
 """Browser tests of the Memory page: Debian's Chromium driven by Playwright, a live daemon.
 
 - The browser is ``/usr/bin/chromium`` (``scripts/test.sh`` installs Debian's package when it
-  is missing; ``playwright install`` is never used), one per test session.
+  is missing; ``playwright install`` is never used), one per test module (see :func:`browser`).
 - :func:`page_daemon` starts a real daemon (uvicorn on loopback, a temporary home, a sample
   project with notes in both scopes) once per test module, and signs a browser in through the
   real one-time ``/auth`` link; every test's page reuses that browser's cookie.
@@ -24,8 +24,8 @@ if str(_DAEMON_HELPERS) not in sys.path:
     sys.path.insert(0, str(_DAEMON_HELPERS))
 
 from daemon_support import live_daemon  # noqa: E402
-from page_support import PageDaemon, seed_project  # noqa: E402
-from playwright.sync_api import Browser, Page  # noqa: E402
+from page_support import PageDaemon, seed_project, sign_in  # noqa: E402
+from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 from oharness.daemon import DaemonOptions  # noqa: E402
 
@@ -58,6 +58,22 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 @pytest.fixture(scope="module")
+def browser(browser_type_launch_args: dict[str, Any]) -> Iterator[Browser]:
+    """Chromium for one test module.
+
+    Not pytest-playwright's session-wide browser: Playwright's sync API keeps an asyncio loop
+    running in the main thread while it is started, so every later test in the session calling
+    ``asyncio.run`` would fail. Stopped after each module, it leaves no loop behind.
+    """
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(**browser_type_launch_args)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
 def page_daemon(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> Iterator[PageDaemon]:
     root = tmp_path_factory.mktemp("page")
     home, project = root / "home", root / "project"
@@ -65,17 +81,8 @@ def page_daemon(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> I
     ids = seed_project(home, project)
     options = DaemonOptions(home=home, start=project, background_sync=False, watch_seconds=0.2)
     with live_daemon(options) as daemon:
-        context = browser.new_context(base_url=daemon.url)
-        try:
-            page = context.new_page()
-            link = daemon.state.auth.page_url(daemon.url)
-            assert link is not None
-            page.goto(link)  # the one-time link: cookie, then on to the page
-            page.wait_for_url("**/memory/notes")
-            storage = context.storage_state()
-        finally:
-            context.close()
-        yield PageDaemon(daemon, home, project, ids, dict(storage))
+        storage = sign_in(browser, daemon)
+        yield PageDaemon(daemon, home, project, ids, storage)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon_support import LiveDaemon
+from playwright.sync_api import Browser
 
 from oharness.tools.workspace import open_workspace
 
@@ -77,3 +78,17 @@ class PageDaemon:
     @property
     def url(self) -> str:
         return self.daemon.url
+
+
+def sign_in(browser: Browser, daemon: LiveDaemon) -> dict[str, Any]:
+    """Sign a browser in through the daemon's one-time link; its storage state (the cookie)."""
+    context = browser.new_context(base_url=daemon.url)
+    try:
+        page = context.new_page()
+        link = daemon.state.auth.page_url(daemon.url)
+        assert link is not None
+        page.goto(link)  # the cookie, then on to the page
+        page.wait_for_url("**/memory/notes")
+        return dict(context.storage_state())
+    finally:
+        context.close()

@@ -173,6 +173,7 @@ class DaemonSync:
         self._switch_checked = time.monotonic()
         if not enabled:
             self._abort_requests()
+        self._publish_status("switched_on" if enabled else "switched_off")
 
     def _abort_requests(self) -> None:
         old, self.service.http = self.service.http, self._new_http()
@@ -199,8 +200,10 @@ class DaemonSync:
     def watch_once(self) -> None:
         """One look at the sign-in, the switch and the folders."""
         was_on = self._switch_on
-        if was_on and self._switched_off_elsewhere():
+        if self._switched_off_elsewhere() and was_on:
             self._abort_requests()
+        if self._switch_on != was_on and not self._stopping.is_set():  # flipped elsewhere
+            self._publish_status("switched_on" if self._switch_on else "switched_off")
         signed_in = self._signed_in_now()
         with self._lock:
             if signed_in and not self._signed_in:

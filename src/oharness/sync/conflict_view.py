@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Final, Literal
 
-from oharness.errors import NoteFormatError, ValidationError
+from oharness.errors import NoteFormatError, OHarnessError, ValidationError
 from oharness.merge.note import merge_tags
 from oharness.merge.text import merge_text_marked
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
@@ -224,10 +224,12 @@ def merge_attempt(base: Version, local: Version, cloud: Version) -> MergeAttempt
 
 def conflict_view(record: ConflictRecord, scope: Scope, store: NoteStore) -> ConflictView:
     """The view of one conflict; "this machine's" is the note file as it is now."""
-    stored = store.get(record.id)
-    local = (
-        Version.of(store.read_bytes(record.id)) if stored is not None else Version(None, "deleted")
-    )
+    local = Version(None, "deleted")
+    if store.get(record.id) is not None:
+        try:
+            local = Version.of(store.read_bytes(record.id))
+        except OHarnessError:  # removed or unreadable since the listing
+            local = Version(None, "unreadable")
     base, cloud = Version.of(record.base), Version.of(record.cloud)
     if record.base is None:
         base = Version(None, None)  # never synced: nothing to compare with

@@ -36,9 +36,10 @@ def _days(entry: Mapping[str, object]) -> dict[str, int]:
     days = entry.get("days")
     if not isinstance(days, dict):
         return {}
-    return {
-        k: v for k, v in days.items() if isinstance(k, str) and k.isdigit() and isinstance(v, int)
-    }
+    try:
+        return {str(int(day)): int(count) for day, count in days.items()}
+    except (TypeError, ValueError):  # a hand-edited file: the history is dropped, not the counts
+        return {}
 
 
 class UsageLog:

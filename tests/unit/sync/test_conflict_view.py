@@ -137,11 +137,11 @@ def test_a_hand_merge_is_checked_like_remember(workspace: Workspace) -> None:
     with pytest.raises(ValidationError) as refused:
         hand_merged_text(view, summary="s", type="bogus", tags="", body="x", max_note_bytes=1000)
     assert refused.value.details["field"] == "type"
-    with pytest.raises(LimitError) as refused:
+    with pytest.raises(LimitError) as too_long:
         hand_merged_text(
             view, summary="s", type=None, tags="", body="x" * 2000, max_note_bytes=1000
         )
-    assert refused.value.details["field"] == "body"
+    assert too_long.value.details["field"] == "body"
     with pytest.raises(ValidationError, match="conflict markers") as refused:
         hand_merged_text(
             view, summary="s", type=None, tags="", body=view.attempt.body, max_note_bytes=1000

@@ -13,6 +13,11 @@ from oharness.tools.backup_list import backup_listing, restore_backup
 from oharness.tools.workspace import Workspace
 
 
+def _body(workspace: Workspace, note_id: str) -> str | None:
+    stored = workspace.service.store("project").get(note_id)
+    return stored.note.body if stored is not None else None
+
+
 def test_newest_first_with_how_they_compare(workspace: Workspace) -> None:
     service = workspace.service
     note = service.remember("Deploys on Tuesdays", "At noon.\n")
@@ -32,12 +37,13 @@ def test_restoring_over_a_newer_version_needs_a_yes_and_backs_it_up(workspace: W
     with pytest.raises(ConflictError, match="confirm") as refused:
         restore_backup(service, old.record.backup_id, confirmed=False)
     assert refused.value.details["reason"] == "replaces_newer"
-    assert service.store("project").get(note.id).note.body == "At two.\n"  # unchanged
+    assert _body(workspace, note.id) == "At two.\n"  # unchanged
     result = restore_backup(service, old.record.backup_id, confirmed=True)
     assert result.changed and result.replaced_backup_id
-    assert service.store("project").get(note.id).note.body == "At noon.\n"
+    assert _body(workspace, note.id) == "At noon.\n"
     newest = backup_listing(service)[0]
-    assert newest.record.reason == "restore-replace" and newest.note.body == "At two.\n"
+    assert newest.record.reason == "restore-replace"
+    assert newest.note is not None and newest.note.body == "At two.\n"
 
 
 def test_a_deleted_note_restores_without_asking(workspace: Workspace) -> None:

@@ -17,7 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
 from oharness.notes.backups import BACKUP_REASONS
@@ -56,18 +56,20 @@ async def _restore(request: Request) -> Response:
         result = await asyncio.to_thread(restore_backup, service, backup_id, confirmed=confirmed)
     except OHarnessError as exc:
         if exc.details.get("reason") == "replaces_newer":
-            context = _context(view, confirm=backup_id)
-            return render_fragment(view, LIST_TEMPLATE, context, status=422)
-        context = _context(view, outcome={"kind": "error", "text": exc.message})
-        return render_fragment(view, LIST_TEMPLATE, context, status=422)
+            build = lambda: _context(view, confirm=backup_id)  # noqa: E731
+            return await fragment(view, LIST_TEMPLATE, build, status=422)
+        outcome = {"kind": "error", "text": exc.message}
+        return await fragment(
+            view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
+        )
     if result.changed:
         view.changed(result.scope)
         key = "backups.restored_replaced" if result.replaced_backup_id else "backups.restored"
     else:
         key = "backups.already_current"
     text = view.t(key, id=result.id, backup=result.replaced_backup_id or "")
-    return render_fragment(
-        view, LIST_TEMPLATE, _context(view, outcome={"kind": "done", "text": text})
+    return await fragment(
+        view, LIST_TEMPLATE, lambda: _context(view, outcome={"kind": "done", "text": text})
     )
 
 
@@ -75,7 +77,7 @@ def _routes(router: APIRouter) -> None:
     @router.get("/backups/list")
     async def listing(request: Request) -> Response:
         view = page_view(request)
-        return render_fragment(view, LIST_TEMPLATE, _context(view))
+        return await fragment(view, LIST_TEMPLATE, lambda: _context(view))
 
     router.add_api_route("/backups/restore", _restore, methods=["POST"], name="page-restore")
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.daemon.page.cloud import Cloud, cloud_of
-from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
 from oharness.sync.actions import conflict_records, conflict_target, resolve_conflict
@@ -69,7 +69,8 @@ def _section_context(view: PageView) -> dict[str, Any]:
 
 
 def _resolved(view: PageView, resolution: Resolution) -> dict[str, str]:
-    key = f"conflicts.resolved.{resolution.keep}"
+    keep = "local" if resolution.keep == "both" and not resolution.new_id else resolution.keep
+    key = f"conflicts.resolved.{keep}"  # keep both with nothing live in the cloud kept this one
     return {"kind": "done", "text": view.t(key, id=resolution.id, new_id=resolution.new_id or "")}
 
 
@@ -93,10 +94,11 @@ async def _apply(
     return resolution
 
 
-def _refused(view: PageView, error: OHarnessError, **extra: Any) -> Response:
+async def _refused(view: PageView, error: OHarnessError, **extra: Any) -> Response:
     outcome = {"kind": "error", "text": error.message}
-    context = _context(view, outcome=outcome, **extra)
-    return render_fragment(view, LIST_TEMPLATE, context, status=422)
+    return await fragment(
+        view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome, **extra), status=422
+    )
 
 
 async def _resolve(request: Request) -> Response:
@@ -105,14 +107,18 @@ async def _resolve(request: Request) -> Response:
     keep = form.get("keep", "")
     if keep not in KEEPS:
         outcome = {"kind": "error", "text": view.t("conflicts.bad_choice")}
-        return render_fragment(view, LIST_TEMPLATE, _context(view, outcome=outcome), status=422)
+        return await fragment(
+            view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
+        )
     try:
         resolution = await _apply(
             view, form.get("scope", ""), form.get("id", ""), keep=keep, text=None
         )
     except OHarnessError as exc:
-        return _refused(view, exc)
-    return render_fragment(view, LIST_TEMPLATE, _context(view, outcome=_resolved(view, resolution)))
+        return await _refused(view, exc)
+    return await fragment(
+        view, LIST_TEMPLATE, lambda: _context(view, outcome=_resolved(view, resolution))
+    )
 
 
 def _find(view: PageView, scope: str, note_id: str) -> ConflictView | None:
@@ -131,7 +137,9 @@ async def _merge(request: Request) -> Response:
     conflict = _find(view, scope, note_id)
     if conflict is None:
         outcome = {"kind": "error", "text": view.t("conflicts.gone", id=note_id)}
-        return render_fragment(view, LIST_TEMPLATE, _context(view, outcome=outcome), status=422)
+        return await fragment(
+            view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
+        )
     try:
         text = hand_merged_text(
             conflict,
@@ -146,17 +154,19 @@ async def _merge(request: Request) -> Response:
         field = exc.details.get("field")
         if field in values:
             editing["errors"] = {field: exc.message}
-            context = _context(view, editing=editing)
-            return render_fragment(view, LIST_TEMPLATE, context, status=422)
-        return _refused(view, exc, editing=editing)
-    return render_fragment(view, LIST_TEMPLATE, _context(view, outcome=_resolved(view, resolution)))
+            build = lambda: _context(view, editing=editing)  # noqa: E731
+            return await fragment(view, LIST_TEMPLATE, build, status=422)
+        return await _refused(view, exc, editing=editing)
+    return await fragment(
+        view, LIST_TEMPLATE, lambda: _context(view, outcome=_resolved(view, resolution))
+    )
 
 
 def _routes(router: APIRouter) -> None:
     @router.get("/conflicts/list")
     async def listing(request: Request) -> Response:
         view = page_view(request)
-        return render_fragment(view, LIST_TEMPLATE, _context(view))
+        return await fragment(view, LIST_TEMPLATE, lambda: _context(view))
 
     router.add_api_route("/conflicts/resolve", _resolve, methods=["POST"], name="page-resolve")
     router.add_api_route("/conflicts/merge", _merge, methods=["POST"], name="page-hand-merge")

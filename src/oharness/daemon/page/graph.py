@@ -1,15 +1,83 @@
-"""The page's Graph section: the notes' links and what recall uses."""
+"""The page's Graph section: see the memory — its links, and what recall actually uses.
+
+- The link graph of both scopes (:mod:`graph_layout`), drawn as server-side SVG: node size is
+  the note's recall count on this machine (``memory-usage/``), dangling links end in a red
+  node, orphans sit apart; every node is a link that opens the note. At most :data:`DRAWN`
+  notes are drawn; the page says how many and which were left out.
+- Recall use over time: recalls per day over the last :data:`DAYS` days, overall and for the
+  most recalled notes (the per-day counts ``memory-usage/`` keeps, see
+  :mod:`oharness.tools.usage`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
+from oharness.daemon.page.graph_layout import GraphNote, NodeKey, layout_graph
+from oharness.daemon.page.usage import DAY_MS, DAYS, day_series, usage_counts, usage_history
 from oharness.daemon.page.view import PageView, Section
+from oharness.tools.service import MemoryService
+
+#: The most notes the graph draws (linked components first, then orphans).
+DRAWN: Final = 400
+#: How many notes the "most recalled" table lists.
+TOP: Final = 15
+
+
+def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[GraphNote]:
+    """Every note with its links resolved as recall resolves them (project first)."""
+    notes = service.all_notes()
+    present = {(s.scope, s.id) for s in notes}
+    found = []
+    for stored in notes:
+        links: list[NodeKey | str] = []
+        for target in stored.links:
+            if ("project", target) in present:
+                links.append(("project", target))
+            elif ("user", target) in present:
+                links.append(("user", target))
+            else:
+                links.append(target)
+        key = (stored.scope, stored.id)
+        found.append(GraphNote(key, stored.note.summary, recalls.get(key, 0), tuple(links)))
+    return found
 
 
 def _context(view: PageView) -> Mapping[str, Any]:
-    return {}
+    workspace = view.hosted.workspace
+    service = workspace.service
+    counts = usage_counts(workspace)
+    recalls: dict[NodeKey, int] = {key: usage.count for key, usage in counts.items()}
+    notes = graph_notes(service, recalls)
+    layout = layout_graph(notes, limit=DRAWN)
+    dangling_links = sum(1 for note in notes for t in note.links if isinstance(t, str))
+    history = usage_history(workspace)
+    today = view.state.options.clock() // DAY_MS
+    overall: dict[int, int] = {}
+    for per_day in history.values():
+        for day, count in per_day.items():
+            overall[day] = overall.get(day, 0) + count
+    summaries = {note.key: note.summary for note in notes}
+    top = sorted(
+        (key for key in counts if key in summaries),
+        key=lambda key: (-counts[key].count, key),
+    )[:TOP]
+    return {
+        "layout": layout,
+        "dangling_links": dangling_links,
+        "overall": day_series(overall, today),
+        "top": [
+            {
+                "ref": f"{key[0]}:{key[1]}",
+                "summary": summaries[key],
+                "usage": counts[key],
+                "series": day_series(history.get(key, {}), today),
+            }
+            for key in top
+        ],
+        "days": DAYS,
+    }
 
 
 SECTION = Section("graph", _context)

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -31,6 +33,8 @@ from oharness.types import NOTE_TYPES, SCOPES, Scope
 
 #: The most rows the list draws; the rest are counted, not drawn.
 SHOWN: Final = 200
+#: The most tags the tag filter offers (the most used; a tag in a note links to its filter).
+TAG_CHOICES: Final = 100
 FORM_FIELDS: Final = ("summary", "type", "tags", "scope", "body")
 
 
@@ -73,8 +77,10 @@ class Row:
 def matching_notes(service: MemoryService, filters: Filters) -> list[Row]:
     """The notes the list shows, best first (search) or newest first (no query)."""
     if filters.query:
-        everything = len(service.all_notes())
-        hits = service.search(filters.query, limit=max(1, everything))
+        # Filtered, every match is needed; unfiltered, one more than is drawn says "more".
+        filtered = filters.type or filters.tag or filters.scope
+        limit = len(service.all_notes()) if filtered else SHOWN + 1
+        hits = service.search(filters.query, limit=max(1, limit))
         rows = []
         for hit in hits:
             stored = service.store(hit.scope).get(hit.id)
@@ -86,6 +92,15 @@ def matching_notes(service: MemoryService, filters: Filters) -> list[Row]:
     return [Row(stored) for stored in notes]
 
 
+def common_tags(service: MemoryService, chosen: str) -> list[str]:
+    """The :data:`TAG_CHOICES` most used tags, sorted, and the chosen one (a tag's own link)."""
+    used = Counter(tag for stored in service.all_notes() for tag in stored.note.tags)
+    tags = {tag for tag, _ in used.most_common(TAG_CHOICES)}
+    if chosen:
+        tags.add(chosen.strip().lower())
+    return sorted(tags)
+
+
 def _list_context(view: PageView) -> dict[str, Any]:
     service = view.hosted.workspace.service
     filters = Filters.of(view.request.query_params)
@@ -95,6 +110,10 @@ def _list_context(view: PageView) -> dict[str, Any]:
         "filters": filters,
         "rows": rows[:SHOWN],
         "matched": len(rows),
+        # An unfiltered search stops one past what is drawn: the total is not counted.
+        "best_only": bool(filters.query)
+        and len(rows) > SHOWN
+        and not (filters.type or filters.tag or filters.scope),
         "counts": counts,
         "open_ref": view.request.query_params.get("note", ""),
     }
@@ -102,8 +121,8 @@ def _list_context(view: PageView) -> dict[str, Any]:
 
 def _context(view: PageView) -> Mapping[str, Any]:
     service = view.hosted.workspace.service
-    tags = sorted({tag for stored in service.all_notes() for tag in stored.note.tags})
     params = view.request.query_params
+    tags = common_tags(service, params.get("tag", ""))
     return {
         **_list_context(view),
         "types": NOTE_TYPES,
@@ -189,36 +208,50 @@ def _delete(view: PageView, form: Mapping[str, str]) -> Response:
     return _redirect(view, deleted=result.backup_id)
 
 
+def _list(request: Request) -> Response:
+    view = page_view(request)
+    context = _list_context(view)
+    response = render_fragment(view, "notes/list.html", context)
+    if request.headers.get("hx-trigger") == "notes-filters":  # the address follows the search
+        filters: Filters = context["filters"]
+        response.headers["HX-Push-Url"] = view.url("notes", **filters.query_params())
+    return response
+
+
+def _panel(request: Request) -> Response:
+    view = page_view(request)
+    panel = note_panel(view, request.query_params.get("note", ""))
+    return render_fragment(view, "notes/panel.html", {"panel": panel})
+
+
+def _delete_or_explain(request: Request, form: Mapping[str, str]) -> Response:
+    view = page_view(request)
+    try:
+        return _delete(view, form)
+    except OHarnessError as exc:
+        return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+
+
 def _routes(router: APIRouter) -> None:
+    # The work runs in a worker thread: it reads and writes files, and at thousands of notes
+    # a list takes long enough to hold up the event streams on the daemon's loop.
     @router.get("/notes/list")
     async def notes_list(request: Request) -> Response:
-        view = page_view(request)
-        context = _list_context(view)
-        response = render_fragment(view, "notes/list.html", context)
-        if request.headers.get("hx-trigger") == "notes-filters":  # the address follows the search
-            filters: Filters = context["filters"]
-            response.headers["HX-Push-Url"] = view.url("notes", **filters.query_params())
-        return response
+        return await asyncio.to_thread(_list, request)
 
     @router.get("/notes/panel")
     async def notes_panel(request: Request) -> Response:
-        view = page_view(request)
-        panel = note_panel(view, request.query_params.get("note", ""))
-        return render_fragment(view, "notes/panel.html", {"panel": panel})
+        return await asyncio.to_thread(_panel, request)
 
     @router.post("/notes/save")
     async def notes_save(request: Request) -> Response:
-        view = page_view(request)
-        return _save(view, await read_form(request))
+        form = await read_form(request)
+        return await asyncio.to_thread(lambda: _save(page_view(request), form))
 
     @router.post("/notes/delete")
     async def notes_delete(request: Request) -> Response:
-        view = page_view(request)
         form = await read_form(request)
-        try:
-            return _delete(view, form)
-        except OHarnessError as exc:
-            return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+        return await asyncio.to_thread(_delete_or_explain, request, form)
 
 
 SECTION = Section("notes", _context, _routes)

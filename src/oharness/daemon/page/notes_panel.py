@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oharness.daemon.page.usage import usage_counts
+from oharness.daemon.page.usage import DAY_MS, DAYS, day_series, usage_counts, usage_history
 from oharness.daemon.page.view import PageView
 from oharness.errors import NotFoundError, OHarnessError
 from oharness.notes.ids import check_id
@@ -56,5 +56,8 @@ def note_panel(
             "body": note.body,
         }
         return {**base, "mode": "edit", "note": note, "form": form, "errors": {}}
-    usage = usage_counts(view.hosted.workspace).get((note.scope, note.id))
-    return {**base, "mode": "view", "note": note, "usage": usage}
+    workspace = view.hosted.workspace
+    usage = usage_counts(workspace).get((note.scope, note.id))
+    per_day = usage_history(workspace).get((note.scope, note.id), {}) if usage else {}
+    series = day_series(per_day, view.state.options.clock() // DAY_MS)
+    return {**base, "mode": "view", "note": note, "usage": usage, "series": series, "days": DAYS}

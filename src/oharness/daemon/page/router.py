@@ -10,18 +10,19 @@ drift). Adding a section: a module ``page/<name>.py`` defining ``SECTION``, a te
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Final
 
 from fastapi import APIRouter
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from oharness.daemon.errors import ApiError
 from oharness.daemon.page import backups, conflicts, graph, notes, sync, tidy
 from oharness.daemon.page.render import render_fragment, render_page
-from oharness.daemon.page.view import PAGE_PREFIX, PageView, Section, page_view
+from oharness.daemon.page.view import PAGE_PREFIX, Section, page_view
 from oharness.errors import OHarnessError
 from oharness.harness.memory_plugin import MEMORY_PAGE
 from oharness.harness.plugin import PageDescriptor
@@ -69,26 +70,38 @@ def _static(name: str) -> Response:
     )
 
 
-def _error_page(view: PageView, error: OHarnessError | ApiError) -> Response:
-    if isinstance(error, ApiError):
-        status, message = error.status, error.message
-    else:
-        status, message = 400, error.message
-    return render_fragment(view, "error.html", {"message": message}, status=status)
+def error_page(request: Request, error: OHarnessError) -> Response:
+    """A refusal as a page (a navigation) or as a message the status bar shows (htmx)."""
+    status = error.status if isinstance(error, ApiError) else 400
+    if request.headers.get("hx-request") == "true":
+        return JSONResponse({"error": error.message, "code": error.code}, status_code=status)
+    view = page_view(request, check=False)
+    context = {"message": error.message, "back_url": view.url("notes")}
+    return render_fragment(view, "error.html", context, status=status)
 
 
-def render_section(request: Request, section: Section, sections: Sequence[Section]) -> Response:
-    """A section: the whole page for a navigation, the section alone for an htmx refresh."""
-    view = page_view(request)
+def _render_section(request: Request, section: Section, sections: Sequence[Section]) -> Response:
     try:
-        if not view.hosted.memory_enabled():
-            raise ApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))
+        view = page_view(request)
+        for listener in view.state.use_listeners:  # an open page counts as using the project
+            listener(view.hosted)
         context = section.context(view)
-    except (OHarnessError, ApiError) as exc:
-        return _error_page(view, exc)
+    except OHarnessError as exc:
+        return error_page(request, exc)
     if view.is_fragment:
         return render_fragment(view, f"sections/{section.name}.html", context)
     return render_page(view, section, sections, context)
+
+
+async def render_section(
+    request: Request, section: Section, sections: Sequence[Section]
+) -> Response:
+    """A section: the whole page for a navigation, the section alone for an htmx refresh.
+
+    Built in a worker thread: at thousands of notes a section takes a noticeable fraction of a
+    second, which must not hold up the event streams and the API on the daemon's loop.
+    """
+    return await asyncio.to_thread(_render_section, request, section, sections)
 
 
 def page_router(descriptor: PageDescriptor = MEMORY_PAGE) -> APIRouter:
@@ -116,6 +129,6 @@ def page_router(descriptor: PageDescriptor = MEMORY_PAGE) -> APIRouter:
 
 def _add_section_route(router: APIRouter, section: Section, sections: list[Section]) -> None:
     async def show(request: Request) -> Response:
-        return render_section(request, section, sections)
+        return await render_section(request, section, sections)
 
     router.add_api_route(f"/{section.name}", show, methods=["GET"], name=f"page-{section.name}")

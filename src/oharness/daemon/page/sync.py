@@ -21,7 +21,8 @@ from starlette.responses import Response
 
 from oharness.daemon.events import Event
 from oharness.daemon.page.cloud import Cloud, cloud_of
-from oharness.daemon.page.render import format_time, render_fragment
+from oharness.daemon.page.render import format_time
+from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.sync.panel import SyncPanel, sync_panel
 from oharness.sync.service import PassReport, combined_status
@@ -92,9 +93,9 @@ async def _now(request: Request) -> Response:
         text = view.t(f"sync.refused.{refusal}", time=format_time(panel.retry_at))
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
         context = {"panel": panel, "outcome": outcome}
-        return render_fragment(view, STATUS_TEMPLATE, context, status=422)
+        return await fragment(view, STATUS_TEMPLATE, lambda: context, status=422)
     reports = await asyncio.to_thread(_run_now, cloud)
-    return render_fragment(view, STATUS_TEMPLATE, _context(view, _reported(view, reports)))
+    return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, _reported(view, reports)))
 
 
 async def _switch(request: Request) -> Response:
@@ -102,21 +103,22 @@ async def _switch(request: Request) -> Response:
     form = await read_form(request)
     enabled = form.get("enabled") == "1"
     cloud = cloud_of(view)
-    if cloud.running is not None:
+    if cloud.running is not None:  # it tells every page (a sync_status event)
         await asyncio.to_thread(cloud.running.set_enabled, enabled)
     else:
         await asyncio.to_thread(cloud.service.settings.set_enabled, enabled)
-    view.state.bus.publish(Event("sync_status", {"change": "on" if enabled else "off"}))
+        change = "switched_on" if enabled else "switched_off"
+        view.state.bus.publish(Event("sync_status", {"change": change}))
     key = "sync.outcome.switched_on" if enabled else "sync.outcome.switched_off"
     outcome = {"kind": "done", "lines": [{"scope": "", "text": view.t(key)}]}
-    return render_fragment(view, STATUS_TEMPLATE, _context(view, outcome))
+    return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, outcome))
 
 
 def _routes(router: APIRouter) -> None:
     @router.get("/sync/status")
     async def status(request: Request) -> Response:
         view = page_view(request)
-        return render_fragment(view, STATUS_TEMPLATE, _context(view))
+        return await fragment(view, STATUS_TEMPLATE, lambda: _context(view))
 
     router.add_api_route("/sync/now", _now, methods=["POST"], name="page-sync-now")
     router.add_api_route("/sync/switch", _switch, methods=["POST"], name="page-sync-switch")

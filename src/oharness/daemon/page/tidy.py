@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.daemon.page.cloud import cloud_of
-from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
 from oharness.review.findings import Finding
@@ -31,6 +31,8 @@ from oharness.review.service import ReviewService, open_review
 from oharness.types import NOTE_TYPES
 
 LIST_TEMPLATE: Final = "tidy/list.html"
+#: The most findings drawn (same-topic groups first); the rest are counted.
+SHOWN: Final = 200
 DRAFT_FIELDS: Final = ("summary", "type", "tags", "body")
 
 
@@ -61,9 +63,12 @@ def _context(
     outcome: dict[str, str] | None = None,
     editor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    findings = _review(view).review()
+    found = _review(view).review()
+    found.sort(key=lambda finding: finding.kind != "same-topic")  # stable: merges first
+    findings = found[:SHOWN]
     return {
         "findings": findings,
+        "hidden": len(found) - len(findings),
         "summaries": _summaries(view, findings),
         "has_model": view.state.options.small_model is not None,
         "note_types": NOTE_TYPES,
@@ -76,12 +81,12 @@ def _section_context(view: PageView) -> dict[str, Any]:
     return _context(view)
 
 
-def _list(view: PageView, status: int = 200, **context: Any) -> Response:
-    return render_fragment(view, LIST_TEMPLATE, _context(view, **context), status=status)
+async def _list(view: PageView, status: int = 200, **context: Any) -> Response:
+    return await fragment(view, LIST_TEMPLATE, lambda: _context(view, **context), status=status)
 
 
-def _error(view: PageView, text: str, status: int = 422, **context: Any) -> Response:
-    return _list(view, status, outcome={"kind": "error", "text": text}, **context)
+async def _error(view: PageView, text: str, status: int = 422, **context: Any) -> Response:
+    return await _list(view, status, outcome={"kind": "error", "text": text}, **context)
 
 
 def _draft(view: PageView, review: ReviewService, plan: MergePlan, kind: str) -> MergeDraft:
@@ -117,7 +122,7 @@ async def _open_merge(request: Request) -> Response:
         plan = review.plan(finding.notes, finding.scope)
         draft = await asyncio.to_thread(_draft, view, review, plan, kind)
     except OHarnessError as exc:
-        return _error(view, exc.message)
+        return await _error(view, exc.message)
     values = {
         "summary": draft.summary,
         "type": draft.type or "",
@@ -126,7 +131,7 @@ async def _open_merge(request: Request) -> Response:
     }
     editor = _editor(plan, values, warnings=draft.warnings, source=draft.source)
     editor["finding"] = finding.id
-    return _list(view, editor=editor)
+    return await _list(view, editor=editor)
 
 
 def _edited_draft(values: dict[str, str]) -> MergeDraft:
@@ -148,7 +153,7 @@ async def _apply(request: Request) -> Response:
     try:
         plan = plan_from_dict(json.loads(form.get("plan", "")))
     except (OHarnessError, ValueError):
-        return _error(view, view.t("tidy.bad_plan"))
+        return await _error(view, view.t("tidy.bad_plan"))
     editor = _editor(plan, values)
     editor["finding"] = form.get("finding", "")
     review = _review(view, commit_first=True)
@@ -159,9 +164,9 @@ async def _apply(request: Request) -> Response:
         field = exc.details.get("field")
         if field in values:
             editor["errors"] = {field: exc.message}
-            return _list(view, 422, editor=editor)
+            return await _list(view, 422, editor=editor)
         editor["stale"] = exc.details.get("reason") == "stale_plan"
-        return _error(view, exc.message, editor=editor)
+        return await _error(view, exc.message, editor=editor)
     view.changed(plan.scope)
     text = view.t(
         "tidy.merged",
@@ -170,7 +175,9 @@ async def _apply(request: Request) -> Response:
         relinked=", ".join(result.relinked) or "—",
         backups=len(result.backups),
     )
-    return _list(view, outcome={"kind": "done", "text": text})
+    if result.committed_version is not None:
+        text += " " + view.t("tidy.committed")
+    return await _list(view, outcome={"kind": "done", "text": text})
 
 
 async def _dismiss(request: Request) -> Response:
@@ -179,15 +186,15 @@ async def _dismiss(request: Request) -> Response:
     try:
         finding = await asyncio.to_thread(_review(view).dismiss, form.get("finding", ""))
     except OHarnessError as exc:
-        return _error(view, exc.message)
+        return await _error(view, exc.message)
     text = view.t("tidy.dismissed", kind=view.t(f"tidy.kind.{finding.kind}"))
-    return _list(view, outcome={"kind": "done", "text": text})
+    return await _list(view, outcome={"kind": "done", "text": text})
 
 
 def _routes(router: APIRouter) -> None:
     @router.get("/tidy/list")
     async def listing(request: Request) -> Response:
-        return _list(page_view(request))
+        return await _list(page_view(request))
 
     router.add_api_route("/tidy/merge", _open_merge, methods=["POST"], name="page-tidy-merge")
     router.add_api_route("/tidy/apply", _apply, methods=["POST"], name="page-tidy-apply")

@@ -92,15 +92,22 @@ class PageView:
         )
 
 
-def page_view(request: Request) -> PageView:
-    """Resolve ``?workspace=`` (a hosted project id; the default without it) and the language."""
+def page_view(request: Request, *, check: bool = True) -> PageView:
+    """Resolve ``?workspace=`` (a hosted project id; the default without it) and the language.
+
+    Raises :class:`ApiError`: 404 for a workspace the daemon does not host, 409 when memory is
+    switched off for it (``check=False`` skips that: the error page itself).
+    """
     state: DaemonState = request.app.state.daemon
     workspace = request.query_params.get("workspace") or None
-    hosted = state.workspace_for(workspace)
+    hosted = state.registry.default if not check else state.workspace_for(workspace)
     language = choose_language(
         request.query_params.get("lang"), request.headers.get("accept-language")
     )
-    return PageView(request, state, hosted, language, Translator(language))
+    view = PageView(request, state, hosted, language, Translator(language))
+    if check and not hosted.memory_enabled():
+        raise ApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))
+    return view
 
 
 async def read_form(request: Request) -> dict[str, str]:

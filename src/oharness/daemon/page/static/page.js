@@ -31,7 +31,17 @@
   body.addEventListener("htmx:afterRequest", function (event) {
     if (event.detail.successful) { say(""); }
   });
-  body.addEventListener("htmx:sseOpen", function () { live("live", body.dataset.textLive); });
+  // After a reconnect, events may have been missed: every live element fetches itself again.
+  var opened = false;
+  body.addEventListener("htmx:sseOpen", function () {
+    live("live", body.dataset.textLive);
+    if (opened) {
+      document.querySelectorAll("[data-live]").forEach(function (element) {
+        htmx.trigger(element, "sse:gap");
+      });
+    }
+    opened = true;
+  });
   body.addEventListener("htmx:sseError", function () {
     live("reconnecting", body.dataset.textReconnecting);
   });

@@ -1,0 +1,185 @@
+"""The Memory page's routes over real HTTP (no browser): auth and CSRF, workspaces, refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from daemon_support import LiveDaemon, live_daemon
+
+from oharness.daemon import DaemonOptions
+from oharness.daemon.events import Event
+from oharness.daemon.page.router import described_sections
+from oharness.daemon.page.watch import NoteWatcher
+from oharness.harness.plugin import PageDescriptor, PageSection
+from oharness.tools.workspace import open_workspace
+
+FORM = {
+    "id": "",
+    "hash": "",
+    "summary": "From the page",
+    "type": "",
+    "tags": "",
+    "scope": "",
+    "body": "Written through the page.",
+}
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
+    project = tmp_path / "project"
+    project.mkdir()
+    options = DaemonOptions(
+        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=0
+    )
+    with live_daemon(options) as running:
+        yield running
+
+
+@pytest.fixture
+def signed_in(daemon: LiveDaemon) -> Iterator[httpx2.Client]:
+    """A client holding the page's cookie (signed in through the one-time link)."""
+    with httpx2.Client(base_url=daemon.url, timeout=30) as client:
+        code = daemon.state.auth.page_code
+        signed = client.get(f"/auth?code={code}")
+        assert signed.status_code == 200 and 'url=/memory"' in signed.text
+        yield client
+
+
+def _notes(daemon: LiveDaemon) -> list[str]:
+    return [s.note.summary for s in daemon.state.registry.default.workspace.service.all_notes()]
+
+
+def test_changes_need_the_csrf_token_and_the_same_origin(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    assert signed_in.post("/memory/notes/save", data=FORM).status_code == 401
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    evil = signed_in.post(
+        "/memory/notes/save", data=FORM, headers={**csrf, "Origin": "https://evil.example"}
+    )
+    assert evil.status_code == 403
+    assert _notes(daemon) == []
+    page = signed_in.get("/memory/notes")
+    assert daemon.state.auth.csrf_token in page.text  # the layout hands htmx the token
+    saved = signed_in.post("/memory/notes/save", data=FORM, headers=csrf)
+    assert saved.status_code == 204 and "saved=1" in saved.headers["hx-redirect"]
+    assert _notes(daemon) == ["From the page"]
+
+
+def test_refusals_are_422_with_the_field_named_and_nothing_written(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    cases = {
+        "summary": {**FORM, "summary": "two\nlines"},
+        "type": {**FORM, "type": "diary"},
+        "body": {**FORM, "body": "   "},
+        "tags": {**FORM, "tags": "bad\x07tag"},
+        "scope": {**FORM, "scope": "user", "id": "no-such-note-abc"},
+    }
+    for field, form in cases.items():
+        refused = signed_in.post("/memory/notes/save", data=form, headers=csrf)
+        assert refused.status_code in (422,), (field, refused.text)
+        if field != "scope":
+            assert f'id="note-{field}-error"' in refused.text, field
+    too_big = signed_in.post(
+        "/memory/notes/save", data={**FORM, "body": "x" * 600_000}, headers=csrf
+    )
+    assert too_big.status_code == 413
+    assert _notes(daemon) == []
+
+
+def test_note_text_is_escaped(daemon: LiveDaemon, signed_in: httpx2.Client) -> None:
+    service = daemon.state.registry.default.workspace.service
+    result = service.remember("<script>alert(1)</script> & co", "<img src=x onerror=alert(2)>\n")
+    page = signed_in.get(f"/memory/notes?note=project:{result.id}")
+    assert "<script>alert(1)" not in page.text and "&lt;script&gt;alert(1)" in page.text
+    assert "<img src=x" not in page.text
+
+
+def test_other_workspaces_and_unknown_ones(
+    daemon: LiveDaemon, signed_in: httpx2.Client, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    with daemon.client() as api:
+        added = api.post("/workspaces", json={"path": str(other), "create": True})
+        assert added.status_code == 201
+        project_id = added.json()["projectId"]
+    hosted = daemon.state.registry.get(project_id)
+    hosted.workspace.service.remember("Only in the other project", "Here.\n", scope="project")
+    page = signed_in.get(f"/memory/notes?workspace={project_id}")
+    assert page.status_code == 200 and "Only in the other project" in page.text
+    assert f"/memory/graph?workspace={project_id}" in page.text  # links keep the workspace
+    assert "Only in the other project" not in signed_in.get("/memory/notes").text
+    missing = signed_in.get("/memory/notes?workspace=p-nope")
+    assert missing.status_code == 404 and "no workspace &#39;p-nope&#39;" in missing.text
+    assert missing.headers["content-type"].startswith("text/html")
+
+
+def test_memory_switched_off_says_so(daemon: LiveDaemon, signed_in: httpx2.Client) -> None:
+    (daemon.options.home / "plugins.json").write_text(
+        json.dumps({"runtimePlugins": [{"id": "memory", "enabled": False}]})
+    )
+    page = signed_in.get("/memory/notes")
+    assert page.status_code == 409 and "Memory is switched off" in page.text
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    assert signed_in.post("/memory/notes/save", data=FORM, headers=csrf).status_code == 409
+    assert _notes(daemon) == []
+
+
+def test_the_watcher_announces_files_written_by_others_only_to_listeners(
+    daemon: LiveDaemon,
+) -> None:
+    state = daemon.state
+    watcher = NoteWatcher(state, 60)
+    watcher.look_once()
+    other = open_workspace(daemon.options.start, daemon.options.home, register=False)
+    other.service.remember("From elsewhere", "Another process.\n", scope="project")
+    assert watcher.look_once() == []  # nobody listens: nothing published
+    other.service.remember("Also yours", "User scope.\n", scope="user")
+
+    async def listen() -> tuple[list[Event], list[Event]]:
+        subscription = state.bus.subscribe(daemon.state.registry.default.project_id)
+        try:
+            return watcher.look_once(), list(subscription.events)
+        finally:
+            state.bus.unsubscribe(subscription)
+
+    published, received = asyncio.run(listen())
+    assert [(e.data["scope"], e.workspace) for e in published] == [("user", None)]
+    assert all(e.data["source"] == "files" for e in published) and received == published
+    other.close()
+
+
+def test_a_descriptor_section_without_an_implementation_is_an_error() -> None:
+    descriptor = PageDescriptor("memory", "Memory", "memory", (PageSection("x", "X", "x"),))
+    with pytest.raises(LookupError, match="'x'"):
+        described_sections(descriptor)
+
+
+def test_odd_unicode_round_trips_or_is_refused_by_field(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    summary = "部署 🚀 في staging — naïve café"
+    saved = signed_in.post(
+        "/memory/notes/save", data={**FORM, "summary": summary, "tags": "部署, ünï"}, headers=csrf
+    )
+    assert saved.status_code == 204
+    service = daemon.state.registry.default.workspace.service
+    [stored] = [s for s in service.all_notes() if s.note.summary == summary]
+    assert stored.note.tags == ("部署", "ünï")
+    assert summary in signed_in.get(saved.headers["hx-redirect"]).text
+    searched = signed_in.get("/memory/notes/list", params={"q": "部署"})
+    assert summary in searched.text
+    hidden = signed_in.post(
+        "/memory/notes/save", data={**FORM, "summary": "bell\x07 in a summary"}, headers=csrf
+    )
+    assert hidden.status_code == 422 and 'id="note-summary-error"' in hidden.text
+    assert len(service.all_notes()) == 1

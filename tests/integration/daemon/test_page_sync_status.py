@@ -1,0 +1,93 @@
+"""The Memory page's Cloud sync panel against a real sync server: a 429 reads as "too frequent,
+will be retried" and holds sync now back until its deadline; a free plan shows its limits; a
+scope's error names the scope (spec 11, 07.5, 07.7)."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_support import LiveDaemon, live_daemon
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from sync_server_support import live_server, make_settings, token_for
+
+from oharness.daemon import DaemonOptions
+from oharness.project.paths import HomeLayout
+from oharness.storage.file import FileObjectStore
+from oharness.sync.protocol import PlanLimits
+from oharness.sync.settings import SyncSettings
+from oharness.tools.workspace import open_workspace
+
+
+@contextlib.contextmanager
+def _running(tmp_path: Path, rate: int, plan: str) -> Iterator[LiveDaemon]:
+    settings = make_settings(
+        rate_per_minute=rate, free_plan_limits=PlanLimits(max_notes=200, max_body_bytes=8192)
+    )
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    open_workspace(project, home, register=True).close()
+    with live_server(FileObjectStore(tmp_path / "storage"), settings) as server:
+        SyncSettings(HomeLayout(home)).login(server.url, token_for("bob", plan=plan))
+        with live_daemon(DaemonOptions(home=home, start=project, watch_seconds=0)) as running:
+            yield running
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
+    with _running(tmp_path, 3, "free") as running:
+        yield running
+
+
+def _rate_limited(daemon: LiveDaemon) -> None:
+    deadline = time.monotonic() + 30
+    with daemon.client() as http:
+        while time.monotonic() < deadline:
+            scopes = http.post("/sync/now").json()["scopes"]
+            if any(scope["retryAfter"] for scope in scopes):
+                return
+    raise AssertionError("the sync server never answered 429")
+
+
+def test_a_429_is_too_frequent_and_holds_sync_now_back(daemon: LiveDaemon) -> None:
+    _rate_limited(daemon)
+    with daemon.client() as http:
+        page = http.get("/memory/sync").text
+        assert "Sync was too frequent and will be retried." in page
+        assert "Sync now is possible again at" in page
+        refused = http.post("/memory/sync/now")
+        assert refused.status_code == 422
+        assert "Sync now refused: sync was too frequent and will be retried at" in refused.text
+        zh = http.get("/memory/sync?lang=zh-CN").text
+        assert "同步过于频繁，稍后将自动重试。" in zh
+
+
+def test_a_free_plan_shows_its_limits(daemon: LiveDaemon) -> None:
+    with daemon.client() as http:
+        deadline = time.monotonic() + 30
+        while "Free plan:" not in (page := http.get("/memory/sync").text):
+            assert time.monotonic() < deadline, "the plan never showed"
+            http.post("/sync/now")
+            time.sleep(0.2)
+    assert "at most 200 notes;" in page
+    assert "each note&#39;s body at most 8192 bytes." in page
+
+
+def test_notes_that_did_not_sync_are_listed_with_their_reason(tmp_path: Path) -> None:
+    with _running(tmp_path, 100_000, "paid") as daemon:
+        memory = tmp_path / "project" / "MEMORY"
+        (memory / "broken.md").write_text("this is not a note file\n", encoding="utf-8")
+        with daemon.client() as http:
+            deadline = time.monotonic() + 30
+            while "Notes that did not sync" not in (page := http.get("/memory/sync").text):
+                assert time.monotonic() < deadline, "the unsyncable file never showed"
+                http.post("/sync/now")
+                time.sleep(0.2)
+    section = page.split('id="sync-scope-project"', 1)[1].split('id="sync-scope-user"', 1)[0]
+    assert "Notes that did not sync" in section and "broken.md" in section
+    assert "does not start with a &#39;---&#39; line" in section
