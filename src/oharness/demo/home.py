@@ -63,13 +63,18 @@ class DemoHome:
                 path=str(parent or tempfile.gettempdir()),
             ) from exc
         lock = filelock.FileLock(str(root / LOCK))
-        lock.acquire(timeout=0)
-        home = cls(root, lock)
-        for device in (home.this_device, home.other_device):
-            device.home.mkdir(parents=True)
-            device.project.mkdir(parents=True)
-        home.cloud.mkdir()
-        home.write_status({"pid": os.getpid(), "state": "starting"})
+        try:
+            lock.acquire(timeout=0)
+            home = cls(root, lock)
+            for device in (home.this_device, home.other_device):
+                device.home.mkdir(parents=True)
+                device.project.mkdir(parents=True)
+            home.cloud.mkdir()
+            home.write_status({"pid": os.getpid(), "state": "starting"})
+        except BaseException:  # interrupted or refused before the marker: leave nothing
+            shutil.rmtree(root, ignore_errors=True)
+            lock.release()
+            raise
         return home
 
     def write_status(self, data: dict[str, Any]) -> None:
