@@ -229,3 +229,33 @@ def test_notes_written_elsewhere_appear_without_a_reload(ui: Page, page_daemon: 
         assert posted.status_code == 202
     expect(ui.locator("#notes-list")).to_contain_text("build cache")
     assert ui.evaluate("window.__not_reloaded") is True
+
+
+def test_after_a_gap_in_the_events_the_live_parts_fetch_themselves_again(
+    ui: Page, page_daemon: PageDaemon
+) -> None:
+    from oharness.daemon.events import Event
+
+    deploy = page_daemon.ids["Deploys go through the staging cluster first"]
+    ui.goto(f"/memory/notes?note={deploy}")
+    expect(ui.locator("#live-state")).to_have_attribute("data-state", "live")
+    panel = re.compile(r"/memory/notes/panel")
+    listing = re.compile(r"/memory/notes/list")
+    with ui.expect_request(panel), ui.expect_request(listing):
+        page_daemon.daemon.state.bus.publish(Event("gap", {"dropped": 3}))
+    expect(ui.locator("#note-title")).to_have_text("Deploys go through the staging cluster first")
+
+
+def test_a_live_refresh_keeps_the_keyboard_focus(ui: Page, page_daemon: PageDaemon) -> None:
+    ui.goto("/memory/notes")
+    expect(ui.locator("#live-state")).to_have_attribute("data-state", "live")
+    link = ui.get_by_role("link", name="Release checklist")
+    link.focus()
+    with ui.expect_response(re.compile(r"/memory/notes/list")):
+        workspace = open_workspace(page_daemon.project, page_daemon.home, register=False)
+        try:
+            workspace.service.remember("Arrived while reading", "Something new.\n")
+        finally:
+            workspace.close()
+    expect(ui.locator("#notes-list")).to_contain_text("Arrived while reading")
+    expect(ui.get_by_role("link", name="Release checklist")).to_be_focused()

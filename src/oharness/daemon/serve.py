@@ -101,7 +101,7 @@ class DaemonServer:
         self.announce(f"token: {self.options.home / 'daemon-token'}")
         page = auth.page_url(url)
         if page:
-            self.announce(f"open once in a browser to sign it in: {page}")
+            self.announce(f"open once in a browser to sign it in (the Memory page): {page}")
         if self.on_started is not None:
             self.on_started(app, url)
 

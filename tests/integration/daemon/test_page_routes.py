@@ -183,3 +183,38 @@ def test_odd_unicode_round_trips_or_is_refused_by_field(
     )
     assert hidden.status_code == 422 and 'id="note-summary-error"' in hidden.text
     assert len(service.all_notes()) == 1
+
+
+def test_the_graph_follows_new_notes_and_new_recalls(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    first = service.remember("First note of the graph", "Links to [[nowhere-yet]].\n")
+    assert "1 notes ·" in signed_in.get("/memory/graph").text
+    second = service.remember("Second note of the graph", f"See [[{first.id}]].\n")
+    page = signed_in.get("/memory/graph").text
+    assert f'data-note="project:{second.id}"' in page and "2 notes ·" in page
+    assert "No note has been recalled" in page
+    recall = service.recall
+    assert recall is not None
+    recall.record_usage([("project", first.id)])
+    page = signed_in.get("/memory/graph").text
+    assert "No note has been recalled" not in page and "1 recalls in the last 30 days" in page
+
+
+def test_a_save_names_a_likely_duplicate_like_remember_does(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    first = service.remember(
+        "Deploys happen on Tuesdays at noon", "Release train.\n", tags="deploy,release"
+    )
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    form = {**FORM, "summary": "Deploys happen on Tuesdays", "tags": "deploy, release"}
+    saved = signed_in.post("/memory/notes/save", data=form, headers=csrf)
+    assert saved.status_code == 204
+    target = saved.headers["hx-redirect"]
+    assert f"similar=project%3A{first.id}" in target
+    page = signed_in.get(target).text
+    assert "A note on the same topic already exists" in page
+    assert f"note=project%3A{first.id}" in page

@@ -15,9 +15,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from oharness.daemon.page.graph_layout import GraphNote, NodeKey, layout_graph
-from oharness.daemon.page.usage import DAY_MS, DAYS, day_series, usage_counts, usage_history
+from oharness.daemon.page.usage import (
+    DAY_MS,
+    DAYS,
+    day_series,
+    usage_counts,
+    usage_history,
+    usage_stamp,
+)
 from oharness.daemon.page.view import PageView, Section
 from oharness.tools.service import MemoryService
+from oharness.tools.workspace import Workspace
 
 #: The most notes the graph draws (linked components first, then orphans).
 DRAWN: Final = 400
@@ -44,8 +52,30 @@ def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[
     return found
 
 
+#: The last context per workspace, with what it was computed from.
+_CACHE: dict[str, tuple[object, Mapping[str, Any]]] = {}
+
+
 def _context(view: PageView) -> Mapping[str, Any]:
+    """The section's data; computed again only when the notes or the recall counts changed."""
     workspace = view.hosted.workspace
+    service = workspace.service
+    service.all_notes()  # brings the stores' generations up to date with the disk
+    today = view.state.options.clock() // DAY_MS
+    stamp = (
+        tuple((scope, service.store(scope).generation) for scope in service.available_scopes()),
+        usage_stamp(workspace),
+        today,
+    )
+    cached = _CACHE.get(view.hosted.project_id)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    context = _compute(workspace, today)
+    _CACHE[view.hosted.project_id] = (stamp, context)
+    return context
+
+
+def _compute(workspace: Workspace, today: int) -> Mapping[str, Any]:
     service = workspace.service
     counts = usage_counts(workspace)
     recalls: dict[NodeKey, int] = {key: usage.count for key, usage in counts.items()}
@@ -53,7 +83,6 @@ def _context(view: PageView) -> Mapping[str, Any]:
     layout = layout_graph(notes, limit=DRAWN)
     dangling_links = sum(1 for note in notes for t in note.links if isinstance(t, str))
     history = usage_history(workspace)
-    today = view.state.options.clock() // DAY_MS
     overall: dict[int, int] = {}
     for per_day in history.values():
         for day, count in per_day.items():

@@ -135,7 +135,20 @@ def _context(view: PageView) -> Mapping[str, Any]:
             new=params.get("new") == "1",
         ),
         "notice": _notice(view),
+        "similar": _similar(view),
     }
+
+
+def _similar(view: PageView) -> dict[str, str] | None:
+    """The likely duplicate remember named after a save, if it still exists."""
+    note_id, scope = parse_note_ref(view.request.query_params.get("similar", ""))
+    if note_id is None or not view.request.query_params.get("saved"):
+        return None
+    try:
+        stored = view.hosted.workspace.service.find(note_id, scope)
+    except OHarnessError:
+        return None
+    return {"ref": f"{stored.scope}:{stored.id}", "summary": stored.note.summary}
 
 
 def _notice(view: PageView) -> str:
@@ -160,7 +173,6 @@ def _refusal(view: PageView, form: Mapping[str, str], error: OHarnessError) -> R
         "form": dict(form),
         "errors": errors,
         "editing": bool(form.get("id")),
-        "types": NOTE_TYPES,
         "scopes": view.hosted.workspace.service.available_scopes(),
     }
     return render_fragment(view, "notes/form.html", context, status=422)
@@ -195,7 +207,9 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
         return _refusal(view, form, exc)
     if result.changed:
         view.changed(result.scope)
-    return _redirect(view, note=f"{result.scope}:{result.id}", saved=1)
+    twin = result.likely_duplicate  # remember's hint, shown as the tool shows it to a model
+    similar = f"{twin['scope']}:{twin['id']}" if twin else None
+    return _redirect(view, note=f"{result.scope}:{result.id}", saved=1, similar=similar)
 
 
 def _delete(view: PageView, form: Mapping[str, str]) -> Response:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from oharness.project.paths import scope_key_digest
 from oharness.recall.score import Usage
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace
@@ -30,6 +32,20 @@ def _log(workspace: Workspace) -> tuple[UsageLog, dict[Scope, str]]:
     if log is None:  # one per folder: it parses a file again only when the file changed
         log = _LOGS.setdefault(directory, UsageLog(directory, clock=lambda: 0))
     return log, keys
+
+
+def usage_stamp(workspace: Workspace) -> tuple[tuple[int, int], ...]:
+    """Size and mtime of each scope's usage file: changes whenever a recall is recorded."""
+    log, keys = _log(workspace)
+    stamps = []
+    for key in keys.values():
+        try:
+            st = os.stat(log.directory / f"{scope_key_digest(key)}.json")
+        except OSError:
+            stamps.append((0, 0))
+            continue
+        stamps.append((st.st_mtime_ns, st.st_size))
+    return tuple(stamps)
 
 
 def usage_counts(workspace: Workspace) -> dict[NoteKey, Usage]:
