@@ -18,6 +18,7 @@ from oharness.cli.context import (
     EXIT_USAGE,
     flush_warnings,
 )
+from oharness.cli.demo import demo, demo_sync_server
 from oharness.cli.extract import extract
 from oharness.cli.integrate import integrate
 from oharness.cli.mcp import mcp
@@ -51,6 +52,8 @@ cli.add_command(sync)
 cli.add_command(sync_server)
 cli.add_command(chat)
 cli.add_command(serve)
+cli.add_command(demo)
+cli.add_command(demo_sync_server)
 cli.add_command(mcp)
 cli.add_command(integrate)
 

@@ -15,6 +15,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,10 @@ class DaemonServer:
     options: DaemonOptions
     port: int = 0
     announce: Callable[[str], None] = print
+    #: A socket already bound (the demo binds its port itself, so a taken one is seen first).
+    listen_socket: socket.socket | None = None
+    #: Called with the app and the daemon's URL once it listens.
+    on_started: Callable[[Any, str], None] | None = None
 
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT (blocking)."""
@@ -78,7 +83,7 @@ class DaemonServer:
             timeout_graceful_shutdown=10,
         )
         server = _AnnouncingServer(config, self, app)
-        server.run()
+        server.run(sockets=[self.listen_socket] if self.listen_socket is not None else None)
 
     def started(self, app: Any, port: int) -> None:
         host = self.options.bind_host
@@ -97,6 +102,8 @@ class DaemonServer:
         page = auth.page_url(url)
         if page:
             self.announce(f"open once in a browser to sign it in (the Memory page): {page}")
+        if self.on_started is not None:
+            self.on_started(app, url)
 
 
 class _AnnouncingServer(uvicorn.Server):
