@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from oharness import __version__
 from oharness.daemon.auth import DaemonAuth, load_or_create_token
 from oharness.daemon.errors import ApiError
+from oharness.daemon.recall_route import RecallFastPath, add_recall_paths
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
 from oharness.daemon.routes_sync import sync_router
@@ -75,6 +76,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     app.include_router(api_router())
     app.include_router(sync_router())
     _install_error_handlers(app)
+    app.add_middleware(RecallFastPath, state=state)  # inside auth: checked first
     app.add_middleware(AuthMiddleware, auth=auth)
     _add_bearer_scheme(app)
     return app
@@ -126,6 +128,7 @@ def _add_bearer_scheme(app: FastAPI) -> None:
             components = schema.setdefault("components", {})
             components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
             schema["security"] = [{"bearer": []}]
+            add_recall_paths(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 
