@@ -31,6 +31,7 @@ MAX_IDS_PER_SESSION: Final = 500
 MAX_PROMPT_CHARS: Final = 20_000
 DAEMON_TIMEOUT_S: Final = 2.0
 MAX_ANSWER_BYTES: Final = 8 * 1024 * 1024
+STALE_TEMP_S: Final = 3600.0
 
 
 class HookState:
@@ -75,13 +76,17 @@ class HookState:
 
     def _prune(self) -> None:
         entries = []
+        stale_before = time.time() - STALE_TEMP_S
         with os.scandir(self.directory) as listing:
             for entry in listing:
+                try:
+                    mtime = entry.stat().st_mtime
+                except FileNotFoundError:
+                    continue
                 if entry.name.endswith(".json"):
-                    try:
-                        entries.append((entry.stat().st_mtime, entry.path))
-                    except FileNotFoundError:
-                        continue
+                    entries.append((mtime, entry.path))
+                elif entry.name.endswith(".tmp") and mtime < stale_before:
+                    _unlink(entry.path)  # a hook killed mid-write left it
         entries.sort()
         for _, stale in entries[: max(0, len(entries) - MAX_SESSIONS)]:
             _unlink(stale)

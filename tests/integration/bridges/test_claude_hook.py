@@ -159,8 +159,14 @@ def test_session_records_are_bounded(tmp_path: Path) -> None:
     for number in range(MAX_SESSIONS + 5):
         state.save(f"session-{number}", [f"project:n{number}"], "library")
     assert len(list(Path(state.directory).glob("*.json"))) == MAX_SESSIONS
-    assert not list(Path(state.directory).glob("*.tmp"))
+    assert not list(Path(state.directory).glob("*.tmp"))  # every write finished and replaced
+    killed = Path(state.path("killed") + ".4242.1.tmp")  # a hook killed mid-write
+    killed.write_text('{"attached": [')
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))
+    fresh = Path(state.path("writing") + ".4243.1.tmp")  # another hook writing right now
+    fresh.write_text('{"attached": [')
     state.save("long", [f"project:n{i}" for i in range(2000)], "library")
+    assert not killed.exists() and fresh.exists()
     assert len(state.attached("long")) == 500
     assert state.attached("never-seen") == []
 
@@ -272,3 +278,17 @@ def test_a_dead_daemon_is_logged_and_the_library_answers(home: Path, project: Pa
     log = (home / "logs" / "hooks.log").read_text(encoding="utf-8")
     assert "the daemon did not answer, the library did" in log
     assert "token-of-a-dead-daemon" not in log
+
+
+def test_odd_unicode_through_the_daemon_never_breaks_the_prompt(
+    home: Path, project: Path, daemon: subprocess.Popen[bytes]
+) -> None:
+    rocket = _prompt(project, "when do we deploy a release? 🚀 ünïcödé 部署", "s-u")
+    found = _hook(home, "user-prompt-submit", rocket)
+    assert "Deploys happen on Tuesdays" in _context(found, "UserPromptSubmit")
+    lone = _prompt(project, "deploy release \udcff now", "s-l")  # a lone surrogate, escaped
+    assert "\\udcff" in lone
+    result = _hook(home, "user-prompt-submit", lone)
+    assert result.stderr == ""
+    if result.stdout:  # the library may still answer; whatever it prints is the documented shape
+        _context(result, "UserPromptSubmit")
