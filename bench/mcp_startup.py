@@ -34,7 +34,11 @@ from oharness.notes.format import serialise_note_bytes
 OHARNESS = Path(sys.executable).with_name("oharness")
 
 
-SDK_IMPORT = "import mcp_types, mcp.server.lowlevel, mcp.server.stdio, mcp.server.context"
+# Ends at once after the import: the interpreter's teardown of the SDK's modules (hundreds of
+# ms) is on no client's path.
+SDK_IMPORT = (
+    "import mcp_types, mcp.server.lowlevel, mcp.server.stdio, mcp.server.context, os; os._exit(0)"
+)
 
 
 async def _one_start(params: StdioServerParameters) -> tuple[float, float, float]:
