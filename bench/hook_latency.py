@@ -120,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         project, home, messages = _lay_out(Path(scratch), 1_000)
         env = {**os.environ, "OHARNESS_HOME": str(home)}
+        load_before = os.getloadavg()[0]
         # One run builds and saves the derived index cache, as the first prompt of a day would.
         _time_runs(hook, _payloads(project, messages[:1], "warm"), env)
         rows: dict[str, tuple[list[float], list[float]]] = {}
@@ -144,7 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=60)
     print(f"whole-process latency in ms, 1,000 notes, {runs} prompts per case")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+        f"on {os.cpu_count()} cores"
+    )
     print(f"{'case (wall ms)':32} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
     for name, (wall_ms, _) in rows.items():
         print(f"{name:32} {_percentiles(wall_ms)}")

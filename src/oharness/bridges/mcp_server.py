@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -23,9 +23,13 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from oharness import __version__
+from oharness.errors import OHarnessError
 from oharness.tools.definitions import call_tool, tool_definitions
 from oharness.tools.prompt import render_index
 from oharness.tools.service import MemoryService
+
+if TYPE_CHECKING:
+    from oharness.tools.workspace import Workspace
 
 INDEX_URI: Final = "oharness://memory/index"
 INDEX_PROMPT: Final = "memory-index"
@@ -55,9 +59,8 @@ _CONFIRM_SCHEMA: Final[dict[str, Any]] = {
 
 @dataclass(frozen=True)
 class McpOptions:
-    """How the server behaves; ``index_chars`` bounds the index resource."""
+    """How the server behaves."""
 
-    index_chars: int
     allow_forget: bool = False
 
 
@@ -123,28 +126,31 @@ async def _approve_forget(
     )
 
 
-def build_server(service_factory: Callable[[], MemoryService], options: McpOptions) -> Server[Any]:
-    """The MCP server over the memory service the factory opens (once, on first use)."""
-    holder: list[MemoryService] = []
+def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Server[Any]:
+    """The MCP server over the workspace ``workspace()`` returns (called on every use: listing
+    tools never needs it, so a client's start-up never waits for the notes to load)."""
 
     def service() -> MemoryService:
-        if not holder:
-            holder.append(service_factory())
-        return holder[0]
+        return workspace().service
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=_tools())
 
     async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
+        try:
+            memory = service()
+        except OHarnessError as exc:  # e.g. a broken configuration: said on every call
+            return _refusal(exc.code, exc.message)
         if params.name == "forget" and "id" in arguments:
-            refused = await _approve_forget(ctx, arguments, service(), options)
+            refused = await _approve_forget(ctx, arguments, memory, options)
             if refused is not None:
                 return refused
-        return _result(call_tool(service(), params.name, arguments))
+        return _result(call_tool(memory, params.name, arguments))
 
     def index_text() -> str:
-        return render_index(service().all_notes(), options.index_chars)
+        opened = workspace()
+        return render_index(opened.service.all_notes(), opened.settings.memory.index_chars)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(

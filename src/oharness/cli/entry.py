@@ -1,4 +1,5 @@
-"""The ``oharness`` console script: prompt hooks take a short path, everything else the CLI."""
+"""The ``oharness`` console script: prompt hooks and the MCP server take a short path (a client
+waits for them), everything else the CLI."""
 
 from __future__ import annotations
 
@@ -6,12 +7,18 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Dispatch ``oharness hook …`` without loading the full CLI; else run the CLI."""
+    """Dispatch ``oharness hook …`` and ``oharness mcp …`` without loading the full CLI; else
+    run the CLI."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
         from oharness.cli.hook import run_hook
 
         return run_hook(args[1:])
+    if args[:1] == ["mcp"]:
+        from oharness.cli.mcp import mcp
+        from oharness.cli.run import run_command
+
+        return run_command(mcp, args[1:], "oharness mcp")
     from oharness.cli.main import main as cli_main
 
     return cli_main(args)

@@ -1,9 +1,10 @@
 """``oharness hook claude-code|codex user-prompt-submit|session-start``: prompt hooks.
 
 Runs without click and without the rest of the CLI (a hook runs on every prompt): the entry
-point hands ``hook …`` arguments straight here. Whatever goes wrong, the hook prints nothing,
-exits 0 (a hook must never block the prompt) and appends the reason to
-``$OHARNESS_HOME/logs/hooks.log``.
+point hands ``hook …`` arguments straight here, and until the daemon has answered nothing but
+``os``, ``sys``, ``json`` and :mod:`oharness.bridges.prompt_hook` is imported. Whatever goes
+wrong, the hook prints nothing, exits 0 (a hook must never block the prompt) and appends the
+reason to ``$OHARNESS_HOME/logs/hooks.log``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
-from pathlib import Path
-from typing import Final
+
+TYPE_CHECKING = False  # not typing's: a hook pays for every import
+if TYPE_CHECKING:
+    from typing import Final
 
 MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
 MAX_LOG_BYTES: Final = 1024 * 1024
@@ -22,21 +24,24 @@ AGENTS: Final = ("claude-code", "codex")  # Codex's hooks take Claude Code's inp
 USAGE: Final = "usage: oharness hook claude-code|codex user-prompt-submit|session-start"
 
 
-def _home() -> Path:
+def hook_home() -> str:
+    """``$OHARNESS_HOME``, else ``~/.oharness``."""
     environ_home = os.environ.get("OHARNESS_HOME")
-    return Path(environ_home).expanduser() if environ_home else Path.home() / ".oharness"
+    return os.path.expanduser(environ_home) if environ_home else os.path.expanduser("~/.oharness")
 
 
-def log_failure(home: Path, event: str, reason: str, agent: str = "claude-code") -> None:
-    """Append one line (plus a traceback when there is one) to the hook log, bounded."""
+def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") -> None:
+    """Append one line to the hook log (rotated past 1 MiB)."""
+    import time
+
     try:
-        directory = home / "logs"
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "hooks.log"
-        if path.exists() and path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, directory / "hooks.log.1")
+        directory = os.path.join(home, "logs")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "hooks.log")
+        if os.path.exists(path) and os.stat(path).st_size > MAX_LOG_BYTES:
+            os.replace(path, os.path.join(directory, "hooks.log.1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(f"{stamp} {agent} {event}: {reason}\n")
     except OSError:
         pass  # nowhere to log: still silent, still exit 0
@@ -50,27 +55,31 @@ def run_hook(args: list[str]) -> int:
             return 0
         print(USAGE, file=sys.stderr)
         return 2
-    event = args[1]
-    home = _home()
+    agent, event = args
+    home = hook_home()
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         if len(raw) > MAX_INPUT_BYTES:
             raise ValueError(f"hook input over {MAX_INPUT_BYTES} bytes")
         payload = json.loads(raw.decode("utf-8"))
-        from oharness.bridges import claude_hook
-
         if event == "user-prompt-submit":
-            output = claude_hook.handle_prompt(payload, home)
+            from oharness.bridges.prompt_hook import handle_prompt
+
+            output = handle_prompt(
+                payload, home, log=lambda reason: log_failure(home, event, reason, agent)
+            )
         else:
-            output = claude_hook.handle_session_start(payload, home)
+            from oharness.bridges.claude_hook import handle_session_start
+
+            output = handle_session_start(payload, home)
     except Exception as exc:  # a hook failure must never block the prompt
         detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
-        log_failure(home, event, detail, args[0])
+        log_failure(home, event, detail, agent)
         return 0
     if output:
         try:
             sys.stdout.write(output + "\n")
             sys.stdout.flush()
         except OSError as exc:
-            log_failure(home, event, f"cannot write to stdout: {exc}", args[0])
+            log_failure(home, event, f"cannot write to stdout: {exc}", agent)
     return 0

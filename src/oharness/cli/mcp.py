@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import click
 
 from oharness.cli.context import home_from_environment
-from oharness.errors import UnavailableError
+from oharness.errors import OHarnessError, UnavailableError
 from oharness.project.identity import find_project
-from oharness.tools.workspace import open_workspace
+from oharness.tools.workspace import Workspace, open_workspace
 
 
 def should_register(start: Path, home: Path) -> bool:
@@ -46,12 +47,44 @@ def mcp(project_path: Path | None, allow_forget: bool, debug: bool) -> None:
         ) from exc
     home = home_from_environment()
     start = project_path if project_path is not None else Path.cwd()
-    register = should_register(start, home)
-    # Opened before serving so a broken configuration is reported at once, not on a call.
-    workspace = open_workspace(start, home, register=register)
-    options = McpOptions(workspace.settings.memory.index_chars, allow_forget=allow_forget)
-    server = build_server(lambda: workspace.service, options)
+    workspace = LazyWorkspace(start, home, register=should_register(start, home))
+    server = build_server(workspace.get, McpOptions(allow_forget=allow_forget))
+    # The notes load while the client initialises (an answer to ``initialize`` never waits
+    # for them); a broken configuration is reported on stderr at once and by every call.
+    threading.Thread(target=workspace.warm, name="oharness-mcp-open", daemon=True).start()
     try:
         anyio.run(serve_stdio, server)
     finally:
         workspace.close()
+
+
+class LazyWorkspace:
+    """The workspace, opened once on first use (a failure is raised again by every use)."""
+
+    def __init__(self, start: Path, home: Path, *, register: bool) -> None:
+        self._start, self._home, self._register = start, home, register
+        self._workspace: Workspace | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Workspace:
+        """The opened workspace."""
+        with self._lock:
+            return self._open()
+
+    def _open(self) -> Workspace:
+        if self._workspace is None:
+            self._workspace = open_workspace(self._start, self._home, register=self._register)
+        return self._workspace
+
+    def warm(self) -> None:
+        """Open it now, saying on stderr why it cannot be opened (before any call answers)."""
+        with self._lock:
+            try:
+                self._open()
+            except OHarnessError as exc:
+                click.echo(f"oharness mcp: error: {exc.message}", err=True)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._workspace is not None:
+                self._workspace.close()

@@ -19,6 +19,7 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
 from oharness.daemon.page.watch import NoteWatcher
+from oharness.daemon.recall_route import RecallFastPath, add_recall_paths
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
 from oharness.daemon.routes_sync import sync_router
@@ -93,6 +94,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     app.include_router(sync_router())
     app.include_router(page_router())
     _install_error_handlers(app)
+    app.add_middleware(RecallFastPath, state=state)  # inside auth: checked first
     app.add_middleware(AuthMiddleware, auth=auth)
     _add_bearer_scheme(app)
     return app
@@ -144,6 +146,7 @@ def _add_bearer_scheme(app: FastAPI) -> None:
             components = schema.setdefault("components", {})
             components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
             schema["security"] = [{"bearer": []}]
+            add_recall_paths(schema)
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -140,7 +140,8 @@ class DaemonSync:
 
     def targets(self, hosted: DaemonWorkspace) -> list[SyncTarget]:
         with self._lock:
-            return list(self._targets.get(hosted.project_id, sync_targets(hosted.workspace)))
+            known = self._targets.get(hosted.project_id)
+            return list(known) if known is not None else sync_targets(hosted.workspace)
 
     def wrote(self, hosted: DaemonWorkspace, scope: Scope) -> None:
         for target in self.targets(hosted):

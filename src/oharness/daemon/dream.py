@@ -15,9 +15,14 @@
 3. a merge that is refused (a stale plan, a draft over ``memory.maxNoteBytes``, sync refusing
    or unreachable) changes nothing; it is reported and the next group goes on.
 
+A sync pass in flight over a scope (the daemon's own background pass, ``oharness sync`` in
+another process) is waited for before that scope's commit-first pass — at most
+``pass_wait_s`` (the merge path's 2 minutes) — instead of refusing the merge; past the bound
+the group is refused like any merge that could not sync first.
+
 A timeout or drain sets the token: the dream stops before the next merge is applied (a merge
 already under way completes or is refused as a whole), and the sync pass that precedes a
-commit-first merge stops before its next request.
+commit-first merge, or the wait for another pass, stops before its next request.
 """
 
 from __future__ import annotations
@@ -107,11 +112,14 @@ class ReviewDreamer:
         token: str | None = None,
         http: HttpFactory | None = None,
         sync: bool = True,
+        pass_wait_s: float | None = None,
     ) -> None:
         self.clock = clock
         self.token = token
         self.http = http or (lambda: httpx2.Client(timeout=60))
         self.sync = sync
+        #: How long a merge waits for a sync pass in flight (None: the merge path's default).
+        self.pass_wait_s = pass_wait_s
 
     def _committer(
         self, workspace: Workspace, cancel: CancelToken, stack: ExitStack
@@ -119,7 +127,7 @@ class ReviewDreamer:
         """Commit-first for the scopes that sync (none when the home cannot hold sync state)."""
         if not self.sync or not workspace.user_available:
             return None
-        from oharness.sync.batch import commit_first_for
+        from oharness.sync.batch import PASS_WAIT_S, commit_first_for
         from oharness.sync.service import SyncService
 
         http = stack.enter_context(self.http())
@@ -131,7 +139,8 @@ class ReviewDreamer:
             http=http,
             cancelled=lambda: cancel.cancelled,
         )
-        return commit_first_for(service, workspace)
+        wait = PASS_WAIT_S if self.pass_wait_s is None else self.pass_wait_s
+        return commit_first_for(service, workspace, pass_wait_s=wait)
 
     def dream(self, workspace: Workspace, cancel: CancelToken) -> DreamOutcome:
         done = _Dream()

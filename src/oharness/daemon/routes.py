@@ -1,103 +1,26 @@
-"""Events, recall, workspaces and the page's sign-in (spec 10, 10.2, 03.2)."""
+"""Events, workspaces and the page's sign-in (spec 10, 10.2); recall is in ``recall_route``."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from oharness.daemon.auth import COOKIE_NAME
 from oharness.daemon.errors import ApiError
-from oharness.daemon.events import Event
 from oharness.daemon.page.signin import signed_in
-from oharness.daemon.routes_memory import probe_memory, state_of
-from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
-from oharness.daemon.workspaces import DaemonWorkspace
-from oharness.tools.attach import recall_for_message
-from oharness.tools.recall import NoteKey
-
-MAX_EXCLUDE: Final = 1000
-RECALL_BODY: Final = {
-    "type": "object",
-    "properties": {
-        "message": {"type": "string", "maxLength": 65536},
-        "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_EXCLUDE},
-    },
-    "required": ["message"],
-}
+from oharness.daemon.routes_memory import state_of
+from oharness.daemon.validation import read_object
 
 
 def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def _exclusions(value: object) -> list[NoteKey | str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or len(value) > MAX_EXCLUDE:
-        raise ApiError(
-            400, "invalid_exclude", f"exclude must be a list of at most {MAX_EXCLUDE} ids"
-        )
-    found: list[NoteKey | str] = []
-    for item in value:
-        if not isinstance(item, str) or len(item) > 200:
-            raise ApiError(400, "invalid_exclude", "each exclude item is an id or 'scope:id'")
-        scope, sep, note_id = item.partition(":")
-        if sep and scope == "project":
-            found.append(("project", note_id))
-        elif sep and scope == "user":
-            found.append(("user", note_id))
-        else:
-            found.append(item)
-    return found
-
-
-def _recall(request: Request, hosted: DaemonWorkspace, data: dict[str, Any]) -> Response:
-    message = data.get("message")
-    if not isinstance(message, str):
-        raise ApiError(400, "invalid_message", "message is required and must be a string")
-    try:
-        too_long = len(message.encode("utf-8")) > MAX_TEXT_BYTES
-    except UnicodeEncodeError as exc:
-        raise ApiError(400, "invalid_message", "message is not valid Unicode text") from exc
-    if too_long:
-        raise ApiError(400, "invalid_message", f"message is over {MAX_TEXT_BYTES} bytes")
-    exclude = _exclusions(data.get("exclude"))
-    probe_memory(hosted, "recall")
-    recall = hosted.workspace.service.recall
-    if recall is None:
-        return JSONResponse({"block": "", "attached": [], "linked": []})
-    outcome = recall_for_message(recall, message, exclude, record=False)
-    state = state_of(request)
-    if outcome.attached:  # usage counts are written off the request path
-        keys = [(note.scope, note.id) for note in outcome.attached]
-        state.background.submit(recall.record_usage, keys)
-    for listener in state.use_listeners:
-        listener(hosted)
-    if outcome.attached:
-        state.bus.publish(
-            Event("recalled", {"count": len(outcome.attached)}, workspace=hosted.project_id)
-        )
-    return JSONResponse(outcome.to_dict())
-
-
 def api_router() -> APIRouter:
     router = APIRouter()
-
-    @router.post("/workspace/recall", openapi_extra=_json_body(RECALL_BODY))
-    async def recall_default(request: Request) -> Response:
-        state = state_of(request)
-        data = await read_object(request, "invalid_message")
-        return _recall(request, state.registry.default, data)
-
-    @router.post("/workspaces/{project_id}/recall", openapi_extra=_json_body(RECALL_BODY))
-    async def recall_qualified(request: Request, project_id: str) -> Response:
-        state = state_of(request)
-        hosted = state.registry.get(project_id)
-        data = await read_object(request, "invalid_message")
-        return _recall(request, hosted, data)
 
     @router.get("/events")
     async def events(request: Request, workspace: str | None = None) -> Response:

@@ -12,8 +12,10 @@ atomic, so nothing is half-written) before the lock is released and the address 
 from __future__ import annotations
 
 import contextlib
+import gc
 import ipaddress
 import json
+import logging
 import os
 import socket
 from collections.abc import Callable, Iterator
@@ -24,9 +26,11 @@ import uvicorn
 
 from oharness.daemon.app import create_app
 from oharness.daemon.state import DaemonOptions
-from oharness.errors import UnavailableError
+from oharness.errors import OHarnessError, UnavailableError
 from oharness.fsio import atomic_write
 from oharness.sync.background import DaemonLock, read_daemon_info
+
+log = logging.getLogger(__name__)
 
 
 def is_loopback(host: str) -> bool:
@@ -71,6 +75,7 @@ class DaemonServer:
 
     def _serve(self, lock: DaemonLock) -> None:
         app = create_app(self.options)
+        warm_up(app)
         host = self.options.bind_host
         config = uvicorn.Config(
             app,
@@ -104,6 +109,20 @@ class DaemonServer:
             self.announce(f"open once in a browser to sign it in (the Memory page): {page}")
         if self.on_started is not None:
             self.on_started(app, url)
+
+
+def warm_up(app: Any) -> None:
+    """Load the default workspace's recall index before listening, so the first prompt's
+    recall is as fast as the rest; then move everything loaded so far out of the garbage
+    collector's view (``gc.freeze``), so a full collection never walks the index mid-request."""
+    recall = app.state.daemon.registry.default.workspace.service.recall
+    if recall is not None:
+        try:
+            recall.index()
+            recall.flush_cache()
+        except OHarnessError as exc:  # the first recall will try again and say why
+            log.warning("recall index not loaded at start: %s", exc.message)
+    gc.freeze()
 
 
 class _AnnouncingServer(uvicorn.Server):

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from oharness.daemon.errors import ApiError
@@ -27,6 +28,16 @@ from oharness.project.identity import PROJECT_FILE, STATE_DIR
 from oharness.tools.workspace import Workspace
 
 MEMORY_PLUGIN: str = "memory"
+FileStamp = tuple[int, int, int, int] | None
+
+
+def file_stamp(path: Path) -> FileStamp:
+    """What changes whenever a file is written or replaced (None when it is missing)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
 
 
 @dataclass
@@ -39,15 +50,24 @@ class DaemonWorkspace:
     lane: TaskLane
     tasks: MemoryTasks
     default: bool = False
+    #: The last answer of the probe and the plugins.json it was read from.
+    _switch: tuple[FileStamp, bool] | None = field(default=None, repr=False)
 
     def memory_enabled(self) -> bool:
         """The availability probe: False when the memory plugin is switched off.
 
         Raises :class:`~oharness.errors.OHarnessError` when it cannot tell (a broken
-        plugins.json), which the routes turn into ``*_failed``.
+        plugins.json), which the routes turn into ``*_failed``. The file is read again only
+        when it changed (every recall asks).
         """
-        plugins = read_plugins_file(self.workspace.home.plugins_file)
-        return plugins.enabled(MEMORY_PLUGIN, default=True)
+        path = self.workspace.home.plugins_file
+        stamp = file_stamp(path)
+        seen = self._switch
+        if seen is not None and seen[0] == stamp:
+            return seen[1]
+        enabled = read_plugins_file(path).enabled(MEMORY_PLUGIN, default=True)
+        self._switch = (stamp, enabled)
+        return enabled
 
     def describe(self) -> dict[str, object]:
         return {

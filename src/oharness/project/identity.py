@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +70,8 @@ def git_root_commit(root: Path) -> str | None:
     """The root commit of the repository at ``root`` (smallest when several), if any."""
     if not (root / ".git").exists():
         return None
+    import subprocess  # here: a prompt hook opening a registered project never needs it
+
     try:
         result = subprocess.run(
             ["git", "-C", str(root), "rev-list", "--max-parents=0", "HEAD"],

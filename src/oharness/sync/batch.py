@@ -3,7 +3,10 @@
 A merge (or any batch edit nobody reviews note by note) must not become a sync conflict on
 other devices. :class:`CommitFirst` therefore:
 
-1. runs an ordinary sync pass over the scope (so this machine has every remote change);
+1. runs an ordinary sync pass over the scope (so this machine has every remote change) —
+   when another pass holds the scope (the daemon's background pass, ``oharness sync`` in
+   another process), it waits for that pass to end, at most ``pass_wait_s`` (2 minutes) and
+   never past a cancellation, then runs its own;
 2. under the scope's sync lock, checks that every note the batch depends on still has the
    content hash it was planned with, is fully synced (its base entry has that hash, nothing
    pending, no open conflict), and that the scope has not moved on since the pass (one small
@@ -21,6 +24,7 @@ answer leaves this machine unchanged; the next pass brings whatever the service 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -33,7 +37,7 @@ from oharness.sync.base import BaseNote, BaseState, SyncBase
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
-from oharness.sync.service import SyncService, SyncTarget, sync_targets
+from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
 
 if TYPE_CHECKING:
@@ -43,6 +47,9 @@ log = logging.getLogger(__name__)
 Writes = Sequence[tuple[str, bytes | None]]
 _ATTEMPTS = 2
 _LOCK_TIMEOUT_S = 30.0
+#: How long a batch waits for another pass over its scope to end before it gives up.
+PASS_WAIT_S = 120.0
+_WAIT_SLICE_S = 0.1
 
 
 def sync_is_on(service: SyncService, target: SyncTarget) -> bool:
@@ -78,17 +85,27 @@ class _Retry(Exception):
     """The scope moved on between the pass and the check: run them again."""
 
 
-def commit_first_for(service: SyncService, workspace: Workspace) -> CommitFirst:
+def commit_first_for(
+    service: SyncService, workspace: Workspace, *, pass_wait_s: float = PASS_WAIT_S
+) -> CommitFirst:
     """The commit-first path over a workspace's sync targets."""
-    return CommitFirst(service, {target.scope: target for target in sync_targets(workspace)})
+    targets = {target.scope: target for target in sync_targets(workspace)}
+    return CommitFirst(service, targets, pass_wait_s=pass_wait_s)
 
 
 class CommitFirst:
     """The commit-first path for the scopes of one home (``BatchCommitter`` of the review)."""
 
-    def __init__(self, service: SyncService, targets: Mapping[Scope, SyncTarget]) -> None:
+    def __init__(
+        self,
+        service: SyncService,
+        targets: Mapping[Scope, SyncTarget],
+        *,
+        pass_wait_s: float = PASS_WAIT_S,
+    ) -> None:
         self.service = service
         self.targets = dict(targets)
+        self.pass_wait_s = pass_wait_s
 
     def syncs(self, scope: Scope) -> bool:
         """True when ``scope`` syncs: its batches go through :meth:`commit_first`."""
@@ -111,10 +128,10 @@ class CommitFirst:
         return SyncClient(origin, token, http=self.service.http, on_request=self.service.on_request)
 
     def _sync_first(self, target: SyncTarget) -> None:
-        report = self.service.run(target)
+        report = self._pass_after_others(target)
         problem = report.paused or (report.error or {}).get("message")
         if report.result is not None and report.result.skipped:
-            problem = report.result.skipped
+            problem = f"{report.result.skipped}, still after {self.pass_wait_s:g} s"
         if problem:
             raise SyncError(
                 f"{target.label} must be synced before a merge, and could not be ({problem}); "
@@ -126,6 +143,37 @@ class CommitFirst:
             raise UnavailableError(
                 "the sync server is too old for merges committed to the cloud first; upgrade it"
             )
+
+    def _pass_after_others(self, target: SyncTarget) -> PassReport:
+        """A pass of ``target``, after any pass another thread or process has in flight."""
+        deadline = time.monotonic() + self.pass_wait_s
+        while True:
+            report = self.service.run(target)
+            if report.result is None or report.result.skipped is None:
+                return report
+            log.info("%s: waiting for the sync pass in flight to end", target.label)
+            if not self._wait_for_lock(target, deadline):
+                return report
+
+    def _wait_for_lock(self, target: SyncTarget, deadline: float) -> bool:
+        """Wait until the scope's sync lock is free (True), or until ``deadline`` (False);
+        a cancellation (sync switched off, the task cancelled) stops the wait at once."""
+        lock = filelock.FileLock(self.service.base(target).lock_path, timeout=0)
+        cancelled = self.service.cancelled
+        while (left := deadline - time.monotonic()) > 0:
+            if cancelled is not None and cancelled():
+                raise SyncError(
+                    f"{target.label}: stopped waiting for the sync pass in flight (cancelled); "
+                    "nothing was changed",
+                    code="cancelled",
+                )
+            try:
+                lock.acquire(timeout=min(_WAIT_SLICE_S, left), poll_interval=0.02)
+            except filelock.Timeout:
+                continue
+            lock.release()
+            return True
+        return False
 
     def commit_first(
         self,

@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import filelock
@@ -26,7 +27,7 @@ from oharness.types import Clock, Scope
 if TYPE_CHECKING:
     from oharness.recall.score import Usage
 
-
+FileStamp = tuple[int, int, int]
 #: How many days of per-day recall counts a note keeps.
 HISTORY_DAYS = 90
 _DAY_MS = 86_400_000
@@ -49,24 +50,31 @@ class UsageLog:
         self.directory = directory
         self._clock = clock
         # Read on every recalled message: parse a file again only when it changed.
-        self._cache: dict[Path, tuple[tuple[int, int], dict[str, dict[str, Any]]]] = {}
+        self._cache: dict[Path, tuple[FileStamp, dict[str, dict[str, Any]]]] = {}
+        # And build the mapping again only when one of its files changed (a daemon answers
+        # many messages between two recorded recalls).
+        self._loaded: tuple[object, Mapping[tuple[Scope, str], Usage]] | None = None
 
     def _path(self, scope_key: str) -> Path:
         return self.directory / f"{scope_key_digest(scope_key)}.json"
 
-    def _read(self, scope_key: str) -> dict[str, dict[str, Any]]:
-        path = self._path(scope_key)
+    def _stamp(self, scope_key: str) -> FileStamp | None:
         try:
-            st = os.stat(path)
+            st = os.stat(self._path(scope_key))
         except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)  # every write is a new file (inode)
+
+    def _read(self, scope_key: str, stamp: FileStamp | None) -> dict[str, dict[str, Any]]:
+        if stamp is None:
             return {}
-        stamp = (st.st_mtime_ns, st.st_size)
+        path = self._path(scope_key)
         cached = self._cache.get(path)
         if cached is not None and cached[0] == stamp:
-            return dict(cached[1])
+            return cached[1]
         notes = self._parse(path)
         self._cache[path] = (stamp, notes)
-        return dict(notes)
+        return notes
 
     @staticmethod
     def _parse(path: Path) -> dict[str, dict[str, Any]]:
@@ -85,21 +93,26 @@ class UsageLog:
             and isinstance(entry.get("lastRecalledAt"), int)
         }
 
-    def load(self, scope_keys: Mapping[Scope, str]) -> dict[tuple[Scope, str], Usage]:
-        """Usage of every note of these scopes that was ever recalled here."""
+    def load(self, scope_keys: Mapping[Scope, str]) -> Mapping[tuple[Scope, str], Usage]:
+        """Usage of every note of these scopes that was ever recalled here (read-only)."""
         from oharness.recall.score import Usage
 
+        stamps = tuple((scope, key, self._stamp(key)) for scope, key in scope_keys.items())
+        if self._loaded is not None and self._loaded[0] == stamps:
+            return self._loaded[1]
         usage: dict[tuple[Scope, str], Usage] = {}
-        for scope, key in scope_keys.items():
-            for note_id, entry in self._read(key).items():
+        for scope, key, stamp in stamps:
+            for note_id, entry in self._read(key, stamp).items():
                 usage[(scope, note_id)] = Usage(entry["count"], entry["lastRecalledAt"])
-        return usage
+        loaded = MappingProxyType(usage)
+        self._loaded = (stamps, loaded)
+        return loaded
 
     def history(self, scope_keys: Mapping[Scope, str]) -> dict[tuple[Scope, str], dict[int, int]]:
         """Per-day recall counts (UTC day number → recalls) of every note recalled here."""
         found: dict[tuple[Scope, str], dict[int, int]] = {}
         for scope, key in scope_keys.items():
-            for note_id, entry in self._read(key).items():
+            for note_id, entry in self._read(key, self._stamp(key)).items():
                 days = _days(entry)
                 if days:
                     found[(scope, note_id)] = {int(day): n for day, n in days.items()}

@@ -168,3 +168,37 @@ def test_project_flag_and_missing_note(home: Path, project: Path, tmp_path: Path
     assert missing.is_error is True
     assert len(list((project / "MEMORY").glob("*.md"))) == 1
     assert not (elsewhere / "MEMORY").exists()
+
+
+def test_a_broken_configuration_never_stalls_start_up_and_every_call_says_why(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    (project / ".oharness" / "config.json").write_text("{ not json", encoding="utf-8")
+
+    async def body(session: ClientSession) -> tuple[types.ListToolsResult, types.CallToolResult]:
+        listed = await session.list_tools()
+        return listed, await session.call_tool("memory", {})
+
+    errors = tmp_path / "stderr.txt"
+    params = StdioServerParameters(
+        command=str(OHARNESS),
+        args=["mcp"],
+        env={**os.environ, "OHARNESS_HOME": str(home)},
+        cwd=str(project),
+    )
+
+    async def run() -> tuple[types.ListToolsResult, types.CallToolResult]:
+        with open(errors, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return await body(session)
+
+    listed, called = anyio.run(run)
+    assert {tool.name for tool in listed.tools} == {"remember", "memory", "forget"}
+    assert called.is_error is True
+    error = _data(called)["error"]
+    assert "config.json" in error["message"]
+    assert "oharness mcp: error:" in errors.read_text() and "config.json" in errors.read_text()

@@ -1,0 +1,51 @@
+"""Recall counts on this machine: every recorded recall shows in the next load, however soon."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from oharness.tools.usage import UsageLog
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_789_000_000_000
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+
+def test_each_record_shows_in_the_next_load_even_when_the_file_keeps_its_size(
+    tmp_path: Path,
+) -> None:
+    usage = UsageLog(tmp_path / "usage", clock=Clock())
+    keys = {"project": "project:p1", "user": "user"}
+    assert dict(usage.load(keys)) == {}
+    usage.record("project:p1", ["a"])
+    first = usage.load(keys)
+    assert first[("project", "a")].count == 1
+    assert usage.load(keys) is first  # unchanged files: the same mapping, nothing parsed
+    for expected in range(2, 8):  # counts 2..7 keep the file's size: still seen at once
+        usage.record("project:p1", ["a"])
+        assert usage.load(keys)[("project", "a")].count == expected
+    usage.record("user", ["u"])
+    both = usage.load(keys)
+    assert both[("user", "u")].count == 1 and both[("project", "a")].count == 7
+
+
+def test_a_file_written_by_another_process_is_read_again(tmp_path: Path) -> None:
+    usage = UsageLog(tmp_path, clock=Clock())
+    keys = {"project": "project:p1"}
+    usage.record("project:p1", ["a"])
+    assert usage.load(keys)[("project", "a")].count == 1
+    other = UsageLog(tmp_path, clock=Clock())  # another process's log over the same folder
+    other.record("project:p1", ["a", "b"])
+    loaded = usage.load(keys)
+    assert loaded[("project", "a")].count == 2 and loaded[("project", "b")].count == 1
+    (path,) = tmp_path.glob("*.json")
+    path.write_text(json.dumps({"notes": "garbage"}))
+    assert dict(usage.load(keys)) == {}
+    path.unlink()
+    assert dict(usage.load(keys)) == {}
