@@ -42,7 +42,7 @@ they cannot move a note across the threshold and cost the most to accumulate.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -99,22 +99,6 @@ def term_weight(
     share = max(prior, (document_frequency + 0.5) / (note_count + params.prior_notes + 1.0))
     rarity = math.log(1.0 / share) / math.log(params.rarity_reference)
     return min(1.0, max(0.0, rarity))
-
-
-def term_weights(
-    document_frequencies: Sequence[int],
-    note_count: int,
-    priors: Sequence[float],
-    params: ScoringParams = DEFAULT_PARAMS,
-) -> list[float]:
-    """:func:`term_weight` of many terms at once: the same arithmetic, so the same values."""
-    notes = note_count + params.prior_notes + 1.0
-    reference = math.log(params.rarity_reference)
-    log = math.log
-    return [
-        min(1.0, max(0.0, log(1.0 / max(prior, (frequency + 0.5) / notes)) / reference))
-        for frequency, prior in zip(document_frequencies, priors, strict=True)
-    ]
 
 
 def search_weight(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
@@ -186,15 +186,7 @@ class Tokenizer:
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
-        seen: set[str] = set()
-        groups: list[tuple[str, ...]] = []
-        for chunk in dict.fromkeys(_chunks(text)):
-            for group in self._analyse(chunk):
-                fresh = tuple(term for term in group if term not in seen)
-                if fresh:
-                    seen.update(fresh)
-                    groups.append(fresh)
-        return groups
+        return _distinct(self._analyse(chunk) for chunk in dict.fromkeys(_chunks(text)))
 
     def phrases(self, text: str) -> list[str]:
         """Phrase terms of ``text``: each pair of neighbouring words, in either order.
@@ -203,12 +195,21 @@ class Tokenizer:
         the most common words and repeats pair with nothing. A phrase term starts with
         :data:`PHRASE_MARK`, so it never collides with a word.
         """
+        return self._pairs([self._analyse(chunk) for chunk in _chunks(text)])
+
+    def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
+        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass)."""
+        analysed = [self._analyse(chunk) for chunk in _chunks(text)]
+        return _distinct(analysed), self._pairs(analysed)
+
+    def _pairs(self, analysed: list[Groups]) -> list[str]:
         previous: str | None = None
         found: dict[str, None] = {}
-        for chunk in _chunks(text):
-            for group in self._analyse(chunk):
+        prior = self.prior
+        for groups in analysed:
+            for group in groups:
                 term = group[0]
-                if self.prior(term) >= PRIOR_VERY_COMMON:
+                if prior(term) >= PRIOR_VERY_COMMON:
                     previous = None
                     continue
                 if previous is not None and previous != term:
@@ -285,6 +286,19 @@ class Tokenizer:
                 seen.update(fresh)
                 groups.append(fresh)
         return tuple(groups)
+
+
+def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
+    """The groups of analysed chunks in order, each term kept at its first appearance."""
+    seen: set[str] = set()
+    groups: list[tuple[str, ...]] = []
+    for chunk_groups in analysed:
+        for group in chunk_groups:
+            fresh = tuple(term for term in group if term not in seen)
+            if fresh:
+                seen.update(fresh)
+                groups.append(fresh)
+    return groups
 
 
 def _chunks(text: str) -> list[str]:
