@@ -237,14 +237,9 @@ class RecallIndex:
         phrases = self._phrase_slots(message_phrases)
         # The cheap part of the gate first, on every matching note at once (gate.passes).
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
-        named = self._strongest[slots] >= gate.DISTINCTIVE
-        if phrases:
-            marked = np.zeros(len(scores), dtype=np.bool_)
-            marked[list(phrases)] = True
-            named |= marked[slots]
         # A short note's body words are only looked at for the few best candidates.
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-        slots = slots[(named & (shared[slots] >= gate.SHARED_GATE)) | short]
+        slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
@@ -313,7 +308,9 @@ class RecallIndex:
         verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
         if verdict is None:
             topic = self._topic_weight(slot)
-            verdict = gate.passes_overlap(shared, topic[0], said, phrase=phrase)
+            verdict = gate.passes_overlap(
+                shared, topic[0], said, phrase=phrase, strongest=strongest
+            )
         if verdict or self._postings.body_lengths()[slot] > gate.SHORT_BODY:
             return verdict
         # With no body word of the message matched, the test below cannot pass where the
@@ -326,7 +323,9 @@ class RecallIndex:
         verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
         if verdict is None:
             head, body = topic if topic is not None else self._topic_weight(slot)
-            verdict = gate.passes_overlap(shared, head + body, said, phrase=phrase)
+            verdict = gate.passes_overlap(
+                shared, head + body, said, phrase=phrase, strongest=strongest
+            )
         return verdict
 
     def related(

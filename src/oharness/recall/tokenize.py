@@ -17,6 +17,9 @@ Rules, in the order they apply:
    all. Queries group a word's stems as alternatives (:meth:`Tokenizer.query_terms`) and the
    scorer counts the best one, so a second language widens matching without counting a word
    twice.
+5. With an English stemmer, irregular forms meet their base (``broke`` -> ``break``) and British
+   spellings the American ones (``colour`` -> ``color``, ``organise`` -> ``organize``), before
+   stemming. A run of zeros alone (the ``00`` of ``10:00``) is not a word.
 
 Results are cached per chunk, so a word costs one dictionary lookup after its first sighting
 (this is why PyStemmer's own cache is switched off: it slows mostly-new words down).
@@ -34,6 +37,8 @@ import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproj
 
 from oharness.errors import ConfigError
 from oharness.recall.words import (
+    BRITISH_ISE,
+    BRITISH_SPELLING,
     CJK_COMMON,
     CJK_STOP,
     CODE_WORDS,
@@ -48,7 +53,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 3
+TOKENIZER_VERSION: Final = 4
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -114,6 +119,7 @@ _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
 _PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
+_BRITISH_ISE: Final = re.compile(BRITISH_ISE)
 
 #: The terms of one chunk: one tuple of alternatives per word or part.
 Groups = tuple[tuple[str, ...], ...]
@@ -155,7 +161,10 @@ class Tokenizer:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
         english = {"english", "porter"} & set(names)
-        self._irregular: dict[str, str] = dict(IRREGULAR_ENGLISH) if english else {}
+        self._irregular: dict[str, str] = (
+            {**BRITISH_SPELLING, **IRREGULAR_ENGLISH} if english else {}
+        )
+        self._english = bool(english)
         self._cache: dict[str, Groups] = {}
         self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
         self._priors = self._build_priors()
@@ -276,16 +285,25 @@ class Tokenizer:
         seen: set[str] = {group[0] for group in groups}
         for part in parts:
             word = part.casefold()
-            # A lone letter cut out of an identifier ("e.g", "v-model") names nothing.
+            # A lone letter cut out of an identifier ("e.g", "v-model") names nothing, nor do
+            # the zeros of a time or an amount ("10:00", "1,000" meet "10" and "1").
             if word in self._stop or (len(parts) > 1 and len(word) == 1 and word.isalpha()):
                 continue
+            if len(word) > 1 and not word.strip("0"):
+                continue
             word = self._irregular.get(word, word)
+            if self._english and ("is" in word or "ys" in word):
+                word = _BRITISH_ISE.sub(_as_z, word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
                 seen.update(fresh)
                 groups.append(fresh)
         return tuple(groups)
+
+
+def _as_z(match: re.Match[str]) -> str:
+    return match.group(1)[0] + "z"
 
 
 def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:

@@ -310,3 +310,18 @@ def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> Non
     assert small.recall(message) == rebuilt.recall(message) == []
     small.update("project", PRICING)
     assert ids(small.recall(message)) == ["pricing-borderless-3fa"]
+
+
+def test_everyday_words_together_name_a_topic_one_alone_does_not() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("deps", "Ask before adding a new dependency", "Why, size, licence.")),
+            ("project", Note("numbers", "Numbers are formatted with the user's locale", "Intl.")),
+            ("project", Note("deploy", "Deploys happen on Tuesdays", "Release train.")),
+        ]
+    )
+    assert ids(index.recall("can I add a new dependency for date parsing?")) == ["deps"]
+    assert ids(index.recall("format the numbers with commas")) == ["numbers"]
+    assert index.recall("can I add a comment here?") == []
+    assert index.recall("what's the number of the ticket?") == []
