@@ -12,7 +12,11 @@ the note, judged on the note's summary and tags (its topic) with the recall weig
 The overlap is the Dice coefficient of the two weighted word sets,
 ``2 · shared / (topic + said)``: 1 when the message says exactly the note's summary, near 0
 when they share one word among many. It must reach :data:`OVERLAP_GATE`; ``shared`` must
-reach :data:`SHARED_GATE` (one rare word, or two everyday ones).
+reach :data:`SHARED_GATE` (one rare word, or two everyday ones, or an everyday one and one of
+the most common). When every shared word is an everyday one and no phrase matches, the
+overlap must reach :data:`EVERYDAY_OVERLAP_GATE` instead: several everyday words name a topic
+together when they are a large part of it ("can I add a new dependency?" and "Ask before
+adding a new dependency"), never one at a time.
 
 A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
 again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of

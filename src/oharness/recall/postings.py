@@ -58,8 +58,7 @@ class Postings:
         self._free: list[int] = []
         self._lengths = np.zeros((16, FIELD_COUNT), dtype=np.float64)
         self._totals = [0, 0, 0]
-        self._norms: npt.NDArray[np.float32] | None = None
-        self._norms_params: ScoringParams | None = None
+        self._norms: dict[ScoringParams, npt.NDArray[np.float32]] = {}
         #: Moves on every change of the notes held (what derived per-term data depends on).
         self.version = 0
         self._held_by = np.zeros(0, dtype=np.int32)  # notes per term id (at least len(terms))
@@ -157,17 +156,22 @@ class Postings:
         return self._lengths[:, 2]
 
     def norms(self, params: ScoringParams) -> npt.NDArray[np.float32]:
-        """Per slot and field: ``boost / (1 - b + b * length / average length)``."""
-        if self._norms is not None and self._norms_params == params:
-            return self._norms
+        """Per slot and field: ``boost / (1 - b + b * length / average length)``.
+
+        With ``params.short_body``, a body of at most that many terms has the summary's boost.
+        """
+        found = self._norms.get(params)
+        if found is not None:
+            return found
         count = max(1, len(self.slot_of))
         averages = np.array([total / count or 1.0 for total in self._totals])
         b = np.array(params.length_factors)
-        ratio = self._lengths / averages
-        norms = np.array(params.boosts) / (1.0 - b + b * ratio)
-        self._norms = norms.astype(np.float32)
-        self._norms_params = params
-        return self._norms
+        boosts = np.tile(np.array(params.boosts), (len(self._lengths), 1))
+        if params.short_body:
+            boosts[self._lengths[:, 2] <= params.short_body, 2] = params.summary_boost
+        norms = (boosts / (1.0 - b + b * (self._lengths / averages))).astype(np.float32)
+        self._norms[params] = norms
+        return norms
 
     def insert(self, entries: list[NoteEntry]) -> None:
         """Add or replace notes."""
@@ -314,7 +318,7 @@ class Postings:
         return slot
 
     def _changed(self) -> None:
-        self._norms = None
+        self._norms = {}
         self.version += 1
 
     def _append(self, term_id: int, slots: IntArray, frequencies: FreqArray) -> None:
