@@ -145,13 +145,10 @@ class NaiveScorer:
 
     def _field_weighted(self, position: int, term: str) -> float:
         params = DEFAULT_PARAMS
-        boosts = list(params.boosts)
-        if self.lengths[position][2] <= gate.SHORT_BODY:  # a short note is all topic
-            boosts[2] = params.summary_boost
         x = 0.0
         for field, boost, b, length, average in zip(
             self.fields[position],
-            boosts,
+            params.boosts,
             params.length_factors,
             self.lengths[position],
             self.averages,

@@ -17,7 +17,7 @@ lock).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -103,9 +103,7 @@ class RecallIndex:
         self._topics = TopicWeights()
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # by term id; NaN: unknown
         self._message_weights: dict[str, float] = {}
-        # A short note is all topic (see gate): its body weighs like its summary in recall.
-        self._recall_params = replace(params, short_body=gate.SHORT_BODY)
-        self._recall_table = TermTable(self._postings, self._recall_params, self._weight)
+        self._recall_table = TermTable(self._postings, params, self._weight)
         self._search_table = TermTable(
             self._postings,
             params,

@@ -58,7 +58,8 @@ class Postings:
         self._free: list[int] = []
         self._lengths = np.zeros((16, FIELD_COUNT), dtype=np.float64)
         self._totals = [0, 0, 0]
-        self._norms: dict[ScoringParams, npt.NDArray[np.float32]] = {}
+        self._norms: npt.NDArray[np.float32] | None = None
+        self._norms_params: ScoringParams | None = None
         #: Moves on every change of the notes held (what derived per-term data depends on).
         self.version = 0
         self._held_by = np.zeros(0, dtype=np.int32)  # notes per term id (at least len(terms))
@@ -156,22 +157,17 @@ class Postings:
         return self._lengths[:, 2]
 
     def norms(self, params: ScoringParams) -> npt.NDArray[np.float32]:
-        """Per slot and field: ``boost / (1 - b + b * length / average length)``.
-
-        With ``params.short_body``, a body of at most that many terms has the summary's boost.
-        """
-        found = self._norms.get(params)
-        if found is not None:
-            return found
+        """Per slot and field: ``boost / (1 - b + b * length / average length)``."""
+        if self._norms is not None and self._norms_params == params:
+            return self._norms
         count = max(1, len(self.slot_of))
         averages = np.array([total / count or 1.0 for total in self._totals])
         b = np.array(params.length_factors)
-        boosts = np.tile(np.array(params.boosts), (len(self._lengths), 1))
-        if params.short_body:
-            boosts[self._lengths[:, 2] <= params.short_body, 2] = params.summary_boost
-        norms = (boosts / (1.0 - b + b * (self._lengths / averages))).astype(np.float32)
-        self._norms[params] = norms
-        return norms
+        ratio = self._lengths / averages
+        norms = np.array(params.boosts) / (1.0 - b + b * ratio)
+        self._norms = norms.astype(np.float32)
+        self._norms_params = params
+        return self._norms
 
     def insert(self, entries: list[NoteEntry]) -> None:
         """Add or replace notes."""
@@ -318,7 +314,7 @@ class Postings:
         return slot
 
     def _changed(self) -> None:
-        self._norms = {}
+        self._norms = None
         self.version += 1
 
     def _append(self, term_id: int, slots: IntArray, frequencies: FreqArray) -> None:

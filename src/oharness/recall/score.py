@@ -9,8 +9,7 @@ The score of a note for a message is a BM25F-style sum over the message's distin
     weight(t)  = min(1, ln(1 / share_t) / ln(100))                         # 0 .. 1
     share_t    = max(prior_t, (df_t + 0.5) / (N + 101))
 
-Fields: summary (boost 3, b 0.3), tags (boost 3, b 0), body (boost 1, b 0.75; for recall,
-boost 3 when the body is short: at most 60 terms, a few sentences, all topic); k1 = 1.2;
+Fields: summary (boost 3, b 0.3), tags (boost 3, b 0), body (boost 1, b 0.75); k1 = 1.2;
 ``N`` notes in the index, ``df_t`` of them holding ``t``. ``prior_t`` is the share of notes a
 term is assumed to be in whatever the index holds: 0.08 for everyday words ("weekend",
 "message", "fix"), 0.25 for the most common ones and for function words of languages not
@@ -25,8 +24,8 @@ How to read it - this is the scale ``memory.recall.minScore`` is on:
   note. The cap and the prior floor make the scale the same at 10 notes and at 10,000: in a
   small index every word looks rare, and the floor stops chit-chat from looking distinctive;
   in a large one the cap stops truly rare words from outweighing each other without end.
-- A rare word once in an average body scores 1.0; in the summary or tags (or the body of a
-  short note) about 1.57; in both about 1.7 (at most 2.2). The default threshold 1.2
+- A rare word once in an average body scores 1.0; in the summary or tags about 1.57; in
+  both about 1.7 (at most 2.2). The default threshold 1.2
   therefore means "a distinctive word of the message names the note in its summary or tags,
   or several weaker words match".
 - Recall also gates: the message must name the note's topic (:mod:`oharness.recall.gate`):
@@ -77,9 +76,6 @@ class ScoringParams:
     k1: float = 1.2
     prior_notes: float = 100.0
     rarity_reference: float = 100.0
-    #: A body of at most this many terms weighs like a summary (0: never). Recall sets it: a
-    #: short note is all topic (see :mod:`oharness.recall.gate`); search does not.
-    short_body: int = 0
 
     @property
     def boosts(self) -> tuple[float, float, float]:
