@@ -12,7 +12,11 @@ the note, judged on the note's summary and tags (its topic) with the recall weig
 The overlap is the Dice coefficient of the two weighted word sets,
 ``2 · shared / (topic + said)``: 1 when the message says exactly the note's summary, near 0
 when they share one word among many. It must reach :data:`OVERLAP_GATE`; ``shared`` must
-reach :data:`SHARED_GATE` (one rare word, or two everyday ones).
+reach :data:`SHARED_GATE` (one rare word, or two everyday ones, or an everyday one and one of
+the most common). When every shared word is an everyday one and no phrase matches, the
+overlap must reach :data:`EVERYDAY_OVERLAP_GATE` instead: several everyday words name a topic
+together when they are a large part of it ("can I add a new dependency?" and "Ask before
+adding a new dependency"), never one at a time.
 
 A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
 again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
@@ -42,8 +46,11 @@ MESSAGE_MASS_CAP: Final = 6.0
 OVERLAP_GATE: Final = 0.2
 #: The same, when a phrase of the summary occurs in the message.
 PHRASE_OVERLAP_GATE: Final = 0.2
+#: The same, when every shared word is an everyday one and no phrase matches: several
+#: everyday words name a topic together when they are a large part of it.
+EVERYDAY_OVERLAP_GATE: Final = 0.3
 #: Weight of the shared words a note needs: one rare word or two everyday ones.
-SHARED_GATE: Final = 0.9
+SHARED_GATE: Final = 0.84
 #: Weight of a distinctive word (not an everyday word, in at most ~6% of notes).
 DISTINCTIVE: Final = 0.6
 #: A rare word (in at most ~1.5% of notes) ...
@@ -67,7 +74,9 @@ def overlap(shared: float, topic: float, said: float) -> float:
 def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
     """True when a message names the note's topic (see the module docstring)."""
     early = settled(shared, said, phrase=phrase, strongest=strongest)
-    return early if early is not None else passes_overlap(shared, topic, said, phrase=phrase)
+    if early is not None:
+        return early
+    return passes_overlap(shared, topic, said, phrase=phrase, strongest=strongest)
 
 
 def settled(shared: float, said: float, *, phrase: bool, strongest: float) -> bool | None:
@@ -75,14 +84,21 @@ def settled(shared: float, said: float, *, phrase: bool, strongest: float) -> bo
 
     The topic's weight costs the most to compute, so callers ask this first.
     """
-    if shared < SHARED_GATE or not (phrase or strongest >= DISTINCTIVE):
+    if shared < SHARED_GATE:
         return False
     if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
         return True  # most of a short message names the note by a rare word: "gen-itgc?"
     return None
 
 
-def passes_overlap(shared: float, topic: float, said: float, *, phrase: bool) -> bool:
+def passes_overlap(
+    shared: float, topic: float, said: float, *, phrase: bool, strongest: float
+) -> bool:
     """The last test of :func:`passes`: the overlap reaches its gate."""
-    needed = PHRASE_OVERLAP_GATE if phrase else OVERLAP_GATE
+    if phrase:
+        needed = PHRASE_OVERLAP_GATE
+    elif strongest >= DISTINCTIVE:
+        needed = OVERLAP_GATE
+    else:
+        needed = EVERYDAY_OVERLAP_GATE
     return overlap(shared, topic, said) >= needed

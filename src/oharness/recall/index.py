@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ import numpy.typing as npt
 from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate
+from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
 from oharness.recall.postings import (
     CacheKey,
     FreqArray,
@@ -37,28 +38,23 @@ from oharness.recall.postings import (
 from oharness.recall.score import (
     DEFAULT_PARAMS,
     LIKELY_DUPLICATE,
-    MIN_TERM_WEIGHT,
     USAGE_BOOST_MAX,
     ScoringParams,
     Usage,
     search_weight,
     similarity,
     term_weight,
-    term_weights,
     usage_boost,
 )
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
-from oharness.recall.topic import TopicWeights
+from oharness.recall.topic import TopicWeights, term_weights
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
 FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
-#: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
-WeightedGroups = list[tuple[tuple[str, ...], float]]
+SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK)
-_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 
 #: Search: a note matching the query in its tags scores this much more (tags are facets:
 #: the speaker, the project, the subject a note was filed under).
@@ -105,8 +101,14 @@ class RecallIndex:
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
         self._topics = TopicWeights()
-        self._priors: dict[int, float] = {}  # by term id: a term's prior never changes
+        self._priors: FloatArray = np.empty(0, dtype=np.float64)  # by term id; NaN: unknown
         self._message_weights: dict[str, float] = {}
+        self._recall_table = TermTable(self._postings, params, self._weight)
+        self._search_table = TermTable(
+            self._postings,
+            params,
+            lambda term, frequency: self._weight(term, frequency, recall=False),
+        )
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -169,7 +171,7 @@ class RecallIndex:
         adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
         """
         self._topics.reset()  # term ids may be renumbered
-        self._priors = {}
+        self._priors = np.empty(0, dtype=np.float64)
         if order is not None and len(self._postings) == 0 and not self._postings.terms:
             self._postings.load(terms, entries, order, flat)
         else:
@@ -194,14 +196,14 @@ class RecallIndex:
         if scored is None:
             return []
         if expand:
-            first = self._hits(scored[0], scored[1] > 0, scored[0] > 0, FEEDBACK_NOTES)
+            first = self._hits(scored[0], scored[1], np.flatnonzero(scored[0]), FEEDBACK_NOTES)
             extra = self._feedback(first, {term for group, _ in groups for term in group})
             if extra:
                 scored = self._score(groups + extra, recall=False)
                 assert scored is not None
         scores, shared = scored
         scores = self._share_along_links(scores)
-        return self._hits(scores, shared > 0, scores > 0, limit)
+        return self._hits(scores, shared, np.flatnonzero(scores > 0), limit)
 
     def recall(
         self,
@@ -227,23 +229,21 @@ class RecallIndex:
         config = settings if settings is not None else RecallSettings()
         if not config.enabled or config.per_turn <= 0:
             return []
-        groups = self.tokenizer.query_terms(message)
+        groups, message_phrases = self.tokenizer.message_terms(message)
         scored = self._score([(group, 1.0) for group in groups])
         if scored is None:
             return []
         scores, shared = scored
-        phrases = self._phrase_slots(message)
-        # The cheap part of the gate first, on every note at once (see gate.passes).
-        named = self._strongest >= gate.DISTINCTIVE
-        if phrases:
-            named[list(phrases)] = True
+        phrases = self._phrase_slots(message_phrases)
+        # The cheap part of the gate first, on every matching note at once (gate.passes).
+        slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
         # A short note's body words are only looked at for the few best candidates.
-        short = self._postings.body_lengths()[: len(scores)] <= gate.SHORT_BODY
-        possible = (named & (shared >= gate.SHARED_GATE)) | short
-        allowed = possible & (shared > 0) & (scores >= config.min_score)
-        for slot in self._postings.slots_of(exclude):
-            allowed[slot] = False
-        candidates = self._hits(scores, shared > 0, allowed, gate.GATE_CANDIDATES)
+        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
+        slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
+        excluded = self._postings.slots_of(exclude)
+        if excluded:
+            slots = slots[~np.isin(slots, excluded)]
+        candidates = self._hits(scores, shared, slots, gate.GATE_CANDIDATES)
         passing = self._gate(candidates, shared, groups, phrases, config)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
@@ -264,15 +264,35 @@ class RecallIndex:
         Stops once ``per_turn`` passed and the rest score too low for the usage boost to
         lift them past the last of those.
         """
-        slot_of = self._postings.slot_of
+        postings = self._postings
         said = self._message_weight(groups)
         word_of = {term: number for number, group in enumerate(groups) for term in group}
+        slots = [postings.slot_of[hit.key] for hit in candidates]
+        short = postings.body_lengths()
+        strongest = self._strongest
+        # The topics the verdicts may need, weighed together (most are memoised already).
+        self._topics.prepare(
+            [
+                (slot, postings.entry_of(postings.owners[slot]))
+                for slot in slots
+                if short[slot] <= gate.SHORT_BODY
+                or gate.settled(
+                    float(shared[slot]),
+                    said,
+                    phrase=slot in phrases,
+                    strongest=float(strongest[slot]),
+                )
+                is None
+            ],
+            len(postings),
+            gate.SHORT_BODY,
+            self._recall_weights,
+        )
         passing: list[Hit] = []
-        for hit in candidates:
+        for hit, slot in zip(candidates, slots, strict=True):
             enough = len(passing) >= config.per_turn
             if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
                 break
-            slot = slot_of[hit.key]
             if self._names_topic(slot, float(shared[slot]), said, slot in phrases, word_of):
                 passing.append(hit)
         return passing
@@ -288,7 +308,9 @@ class RecallIndex:
         verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
         if verdict is None:
             topic = self._topic_weight(slot)
-            verdict = gate.passes_overlap(shared, topic[0], said, phrase=phrase)
+            verdict = gate.passes_overlap(
+                shared, topic[0], said, phrase=phrase, strongest=strongest
+            )
         if verdict or self._postings.body_lengths()[slot] > gate.SHORT_BODY:
             return verdict
         # With no body word of the message matched, the test below cannot pass where the
@@ -301,7 +323,9 @@ class RecallIndex:
         verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
         if verdict is None:
             head, body = topic if topic is not None else self._topic_weight(slot)
-            verdict = gate.passes_overlap(shared, head + body, said, phrase=phrase)
+            verdict = gate.passes_overlap(
+                shared, head + body, said, phrase=phrase, strongest=strongest
+            )
         return verdict
 
     def related(
@@ -361,70 +385,19 @@ class RecallIndex:
         query-coverage factor apply. A word with several stems counts its best stem once.
         """
         postings = self._postings
-        note_count = len(postings)
-        if note_count == 0:
+        if len(postings) == 0:
             return None
-        norms = postings.norms(self.params)
-        capacity = norms.shape[0]
-        scores = np.zeros(capacity, dtype=np.float64)
-        shared = np.zeros(capacity, dtype=np.float64)
-        self._strongest = strongest = np.zeros(capacity, dtype=np.float64)
-        covered = np.zeros(capacity if not recall else 0, dtype=np.float64)
-        tagged = np.zeros(capacity if not recall else 0, dtype=np.bool_)
-        query_weight = 0.0
-        top = self.params.k1 + 1.0
-        self._message_weights = weights = {}  # the recall weights, for _message_weight
-        for group, factor in groups:
-            parts: list[tuple[IntArray, FloatArray, float, IntArray]] = []
-            for term in group:
-                found = postings.lookup(term)
-                if found is None:
-                    continue
-                slots, frequencies = found
-                weight = self._weight(term, len(slots), recall=recall)
-                if recall:
-                    weights[term] = weight
-                if weight < MIN_TERM_WEIGHT:
-                    continue
-                x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
-                contribution = (factor * weight * top) * x / (x + self.params.k1)
-                # Only the message's own words count as naming the note's topic.
-                named = _NO_SLOTS
-                if factor == 1.0:
-                    named = slots[(frequencies[:, 0] > 0) | (frequencies[:, 1] > 0)]
-                    if not recall:
-                        tagged[slots[frequencies[:, 1] > 0]] = True
-                parts.append((slots, contribution, weight, named))
-            if not parts:
-                continue
-            coverage = not recall and factor == 1.0
-            if coverage:
-                query_weight += max(part[2] for part in parts)
-            if len(parts) == 1:
-                slots, contribution, weight, named = parts[0]
-                scores[slots] += contribution
-                if len(named):
-                    shared[named] += weight
-                    strongest[named] = np.maximum(strongest[named], weight)
-                if coverage:
-                    covered[slots] += weight
-                continue
-            best = np.zeros(capacity, dtype=np.float64)
-            best_weight = np.zeros(capacity, dtype=np.float64)
-            best_shared = np.zeros(capacity, dtype=np.float64)
-            for slots, contribution, weight, named in parts:
-                best[slots] = np.maximum(best[slots], contribution)
-                best_weight[slots] = np.maximum(best_weight[slots], weight)
-                best_shared[named] = np.maximum(best_shared[named], weight)
-            scores += best
-            shared += best_shared
-            np.maximum(strongest, best_shared, out=strongest)
-            if coverage:
-                covered += best_weight
-        if not recall and query_weight > 0:
-            scores *= np.minimum(covered / query_weight, 1.0)
-            scores *= np.where(tagged, 1.0 + TAG_FACET, 1.0)
-        return scores, shared
+        capacity = postings.norms(self.params).shape[0]
+        table = self._recall_table if recall else self._search_table
+        scored = accumulate(table, groups, capacity, search=not recall)
+        self._strongest = scored.strongest
+        scores = scored.scores
+        if recall:
+            self._message_weights = scored.weights  # the recall weights, for _message_weight
+        elif scored.query_weight > 0:
+            scores *= np.minimum(scored.covered / scored.query_weight, 1.0)
+            scores *= np.where(scored.tagged, 1.0 + TAG_FACET, 1.0)
+        return scores, scored.shared
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
         """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the
@@ -458,26 +431,25 @@ class RecallIndex:
         """The recall weight of the words of a note's summary and tags, and of the other
         words of its body when the body is short (else 0); memoised (:mod:`.topic`)."""
         postings = self._postings
-        return self._topics.totals(
-            slot,
-            postings.entry_of(postings.owners[slot]),
-            len(postings),
-            gate.SHORT_BODY,
-            self._recall_weights,
-        )
+        return self._topics.totals(slot, postings.entry_of(postings.owners[slot]))
 
-    def _recall_weights(self, term_ids: list[int]) -> list[float]:
-        """The recall weights of terms by id (:func:`~.score.term_weights`)."""
+    def _recall_weights(self, term_ids: IntArray) -> FloatArray:
+        """The recall weights of terms by id (:func:`~.score.term_weight`, on arrays)."""
         postings = self._postings
         priors = self._priors
-        for term_id in term_ids:
-            if term_id not in priors:
-                priors[term_id] = self.tokenizer.prior(postings.terms[term_id])
+        if len(priors) < len(postings.terms):
+            grown = np.full(max(len(postings.terms), 2 * len(priors)), np.nan, dtype=np.float64)
+            grown[: len(priors)] = priors
+            self._priors = priors = grown
+        values = priors[term_ids]
+        unknown = np.isnan(values)
+        if unknown.any():  # a term's prior never changes: computed once per term
+            new = term_ids[unknown]
+            prior = self.tokenizer.prior
+            priors[new] = [prior(postings.terms[term_id]) for term_id in new.tolist()]
+            values = priors[term_ids]
         return term_weights(
-            postings.document_frequencies(term_ids),
-            len(postings),
-            [priors[term_id] for term_id in term_ids],
-            self.params,
+            postings.document_frequencies(term_ids), len(postings), values, self.params
         )
 
     def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
@@ -510,10 +482,10 @@ class RecallIndex:
             total += best
         return total
 
-    def _phrase_slots(self, message: str) -> set[int]:
-        """Slots of the notes whose summary holds a phrase of the message."""
+    def _phrase_slots(self, phrases: list[str]) -> set[int]:
+        """Slots of the notes whose summary holds one of the message's phrases."""
         slots: set[int] = set()
-        for phrase in self.tokenizer.phrases(message):
+        for phrase in phrases:
             found = self._postings.lookup(phrase)
             if found is not None:
                 slots.update(found[0].tolist())
@@ -547,18 +519,20 @@ class RecallIndex:
             for term_id, value in best
         ]
 
-    def _hits(self, scores: FloatArray, head: BoolArray, mask: BoolArray, limit: int) -> list[Hit]:
-        candidates = np.flatnonzero(mask)
+    def _hits(
+        self, scores: FloatArray, shared: FloatArray, candidates: SlotArray, limit: int
+    ) -> list[Hit]:
+        """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
         if len(candidates) > limit:
             values = scores[candidates]
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
             candidates = candidates[values >= kth]  # keep ties: the order below is by key
         owners = self._postings.owners
         ranked = sorted(
-            ((float(scores[slot]), owners[slot], bool(head[slot])) for slot in candidates.tolist()),
+            ((float(scores[slot]), owners[slot], shared[slot] > 0) for slot in candidates.tolist()),
             key=lambda item: (-item[0], item[1]),
         )
-        return [Hit(key[0], key[1], score, matched) for score, key, matched in ranked[:limit]]
+        return [Hit(key[0], key[1], score, bool(head)) for score, key, head in ranked[:limit]]
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:

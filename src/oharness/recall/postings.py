@@ -60,6 +60,9 @@ class Postings:
         self._totals = [0, 0, 0]
         self._norms: npt.NDArray[np.float32] | None = None
         self._norms_params: ScoringParams | None = None
+        #: Moves on every change of the notes held (what derived per-term data depends on).
+        self.version = 0
+        self._held_by = np.zeros(0, dtype=np.int32)  # notes per term id (at least len(terms))
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -127,10 +130,17 @@ class Postings:
         """How many notes hold the term."""
         return len(self._slots[term_id])
 
-    def document_frequencies(self, term_ids: Iterable[int]) -> list[int]:
+    def document_frequencies(self, term_ids: IntArray) -> IntArray:
         """How many notes hold each of the terms."""
-        slots = self._slots
-        return [len(slots[term_id]) for term_id in term_ids]
+        return self._held(len(self.terms))[term_ids]
+
+    def _held(self, size: int) -> IntArray:
+        """The per-term note counts, grown to at least ``size`` terms."""
+        if len(self._held_by) < size:
+            grown = np.zeros(max(size, 2 * len(self._held_by)), dtype=np.int32)
+            grown[: len(self._held_by)] = self._held_by
+            self._held_by = grown
+        return self._held_by
 
     def slots_of(self, keys: Collection[NoteKey | str]) -> list[int]:
         """Slots of the given notes; a bare id names that id in both scopes."""
@@ -173,6 +183,7 @@ class Postings:
             single = np.array([slot], dtype=np.int32)
             for row, term_id in enumerate(entry.term_ids.tolist()):
                 self._append(term_id, single, entry.frequencies[row : row + 1])
+            self._held(len(self.terms))[entry.term_ids] += 1
             return
         ids = np.concatenate([entry.term_ids for entry in batch])
         frequencies = np.concatenate([entry.frequencies for entry in batch])
@@ -196,6 +207,7 @@ class Postings:
         self.vocabulary = dict(zip(self.terms, range(len(self.terms)), strict=True))
         self._slots = [_EMPTY_SLOTS] * len(self.terms)
         self._frequencies = [_EMPTY_FREQUENCIES] * len(self.terms)
+        self._held_by = np.zeros(len(self.terms), dtype=np.int32)
         if not entries:
             return
         # The per-note bookkeeping of _allocate, done for all notes at once.
@@ -208,7 +220,7 @@ class Postings:
         self._lengths = np.zeros((max(16, len(entries)), FIELD_COUNT), dtype=np.float64)
         self._lengths[: len(entries)] = lengths
         self._totals = [int(total) for total in lengths.sum(axis=0)]
-        self._norms = None
+        self._changed()
         self._group(entries, list(range(len(entries))), order, flat)
 
     def _group(
@@ -225,11 +237,15 @@ class Postings:
                 np.concatenate([entry.frequencies for entry in batch]),
             )
         ids, frequencies = flat[0][order], flat[1][order]
+        if len(ids) == 0:  # notes without a single word ("🚀", "..."): nothing to post
+            return
         owner = np.repeat(np.array(slots, dtype=np.int32), [len(e.term_ids) for e in batch])
         owner = owner[order]
         bounds = np.flatnonzero(np.diff(ids)) + 1
         starts = [0, *bounds.tolist()]
         ends = [*bounds.tolist(), len(ids)]
+        held = self._held(len(self.terms))
+        held[ids[starts]] += np.diff(np.array([*starts, len(ids)], dtype=np.int32))
         all_slots, all_frequencies = self._slots, self._frequencies
         for term_id, start, end in zip(ids[starts].tolist(), starts, ends, strict=True):
             if len(all_slots[term_id]):
@@ -245,6 +261,7 @@ class Postings:
             return False
         entry = self._entries[slot]
         assert entry is not None
+        self._held(len(self.terms))[entry.term_ids] -= 1
         for term_id in entry.term_ids.tolist():
             keep = self._slots[term_id] != slot
             self._slots[term_id] = self._slots[term_id][keep]
@@ -255,7 +272,7 @@ class Postings:
             self._totals[field] -= length
         self._lengths[slot] = 0.0
         self._free.append(slot)
-        self._norms = None
+        self._changed()
         return True
 
     def export(self) -> tuple[list[str], list[NoteEntry]]:
@@ -293,8 +310,12 @@ class Postings:
         self._lengths[slot] = entry.lengths
         for field, length in enumerate(entry.lengths):
             self._totals[field] += length
-        self._norms = None
+        self._changed()
         return slot
+
+    def _changed(self) -> None:
+        self._norms = None
+        self.version += 1
 
     def _append(self, term_id: int, slots: IntArray, frequencies: FreqArray) -> None:
         if len(self._slots[term_id]):

@@ -25,11 +25,13 @@ How to read it - this is the scale ``memory.recall.minScore`` is on:
   small index every word looks rare, and the floor stops chit-chat from looking distinctive;
   in a large one the cap stops truly rare words from outweighing each other without end.
 - A rare word once in an average body scores 1.0; in the summary or tags about 1.57; in
-  both about 1.7 (at most 2.2). The default threshold 1.2 therefore means "a distinctive word
-  of the message names the note in its summary or tags, or several weaker words match".
-- Recall also gates: some word of weight >= :data:`GATE_WEIGHT` (0.6: not an everyday word,
-  held by at most ~6% of notes) must match the note's summary or tags. Everyday words alone
-  never attach a note, however many match.
+  both about 1.7 (at most 2.2). The default threshold 1.2
+  therefore means "a distinctive word of the message names the note in its summary or tags,
+  or several weaker words match".
+- Recall also gates: the message must name the note's topic (:mod:`oharness.recall.gate`):
+  a distinctive word (weight >= :data:`GATE_WEIGHT`, 0.6: not an everyday word, held by at
+  most ~6% of notes), a phrase of the summary, or several everyday words making up much of
+  the topic. One everyday word alone never attaches a note.
 
 Search (``memory(query)``) ranks by the same sum with plain BM25 weights (no prior, no cap,
 divided by ln(100) to stay on the same unit), times the share of the query's weight that the
@@ -42,7 +44,7 @@ they cannot move a note across the threshold and cost the most to accumulate.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -99,22 +101,6 @@ def term_weight(
     share = max(prior, (document_frequency + 0.5) / (note_count + params.prior_notes + 1.0))
     rarity = math.log(1.0 / share) / math.log(params.rarity_reference)
     return min(1.0, max(0.0, rarity))
-
-
-def term_weights(
-    document_frequencies: Sequence[int],
-    note_count: int,
-    priors: Sequence[float],
-    params: ScoringParams = DEFAULT_PARAMS,
-) -> list[float]:
-    """:func:`term_weight` of many terms at once: the same arithmetic, so the same values."""
-    notes = note_count + params.prior_notes + 1.0
-    reference = math.log(params.rarity_reference)
-    log = math.log
-    return [
-        min(1.0, max(0.0, log(1.0 / max(prior, (frequency + 0.5) / notes)) / reference))
-        for frequency, prior in zip(document_frequencies, priors, strict=True)
-    ]
 
 
 def search_weight(

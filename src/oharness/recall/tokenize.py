@@ -17,6 +17,9 @@ Rules, in the order they apply:
    all. Queries group a word's stems as alternatives (:meth:`Tokenizer.query_terms`) and the
    scorer counts the best one, so a second language widens matching without counting a word
    twice.
+5. With an English stemmer, irregular forms meet their base (``broke`` -> ``break``) and British
+   spellings the American ones (``colour`` -> ``color``, ``organise`` -> ``organize``), before
+   stemming. A run of zeros alone (the ``00`` of ``10:00``) is not a word.
 
 Results are cached per chunk, so a word costs one dictionary lookup after its first sighting
 (this is why PyStemmer's own cache is switched off: it slows mostly-new words down).
@@ -27,13 +30,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
 from oharness.errors import ConfigError
 from oharness.recall.words import (
+    BRITISH_ISE,
+    BRITISH_SPELLING,
     CJK_COMMON,
     CJK_STOP,
     CODE_WORDS,
@@ -48,7 +53,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 3
+TOKENIZER_VERSION: Final = 4
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -114,6 +119,7 @@ _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
 _PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
+_BRITISH_ISE: Final = re.compile(BRITISH_ISE)
 
 #: The terms of one chunk: one tuple of alternatives per word or part.
 Groups = tuple[tuple[str, ...], ...]
@@ -155,7 +161,10 @@ class Tokenizer:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
         english = {"english", "porter"} & set(names)
-        self._irregular: dict[str, str] = dict(IRREGULAR_ENGLISH) if english else {}
+        self._irregular: dict[str, str] = (
+            {**BRITISH_SPELLING, **IRREGULAR_ENGLISH} if english else {}
+        )
+        self._english = bool(english)
         self._cache: dict[str, Groups] = {}
         self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
         self._priors = self._build_priors()
@@ -186,15 +195,7 @@ class Tokenizer:
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
-        seen: set[str] = set()
-        groups: list[tuple[str, ...]] = []
-        for chunk in dict.fromkeys(_chunks(text)):
-            for group in self._analyse(chunk):
-                fresh = tuple(term for term in group if term not in seen)
-                if fresh:
-                    seen.update(fresh)
-                    groups.append(fresh)
-        return groups
+        return _distinct(self._analyse(chunk) for chunk in dict.fromkeys(_chunks(text)))
 
     def phrases(self, text: str) -> list[str]:
         """Phrase terms of ``text``: each pair of neighbouring words, in either order.
@@ -203,12 +204,21 @@ class Tokenizer:
         the most common words and repeats pair with nothing. A phrase term starts with
         :data:`PHRASE_MARK`, so it never collides with a word.
         """
+        return self._pairs([self._analyse(chunk) for chunk in _chunks(text)])
+
+    def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
+        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass)."""
+        analysed = [self._analyse(chunk) for chunk in _chunks(text)]
+        return _distinct(analysed), self._pairs(analysed)
+
+    def _pairs(self, analysed: list[Groups]) -> list[str]:
         previous: str | None = None
         found: dict[str, None] = {}
-        for chunk in _chunks(text):
-            for group in self._analyse(chunk):
+        prior = self.prior
+        for groups in analysed:
+            for group in groups:
                 term = group[0]
-                if self.prior(term) >= PRIOR_VERY_COMMON:
+                if prior(term) >= PRIOR_VERY_COMMON:
                     previous = None
                     continue
                 if previous is not None and previous != term:
@@ -275,16 +285,38 @@ class Tokenizer:
         seen: set[str] = {group[0] for group in groups}
         for part in parts:
             word = part.casefold()
-            # A lone letter cut out of an identifier ("e.g", "v-model") names nothing.
+            # A lone letter cut out of an identifier ("e.g", "v-model") names nothing, nor do
+            # the zeros of a time or an amount ("10:00", "1,000" meet "10" and "1").
             if word in self._stop or (len(parts) > 1 and len(word) == 1 and word.isalpha()):
                 continue
+            if len(word) > 1 and not word.strip("0"):
+                continue
             word = self._irregular.get(word, word)
+            if self._english and ("is" in word or "ys" in word):
+                word = _BRITISH_ISE.sub(_as_z, word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
                 seen.update(fresh)
                 groups.append(fresh)
         return tuple(groups)
+
+
+def _as_z(match: re.Match[str]) -> str:
+    return match.group(1)[0] + "z"
+
+
+def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
+    """The groups of analysed chunks in order, each term kept at its first appearance."""
+    seen: set[str] = set()
+    groups: list[tuple[str, ...]] = []
+    for chunk_groups in analysed:
+        for group in chunk_groups:
+            fresh = tuple(term for term in group if term not in seen)
+            if fresh:
+                seen.update(fresh)
+                groups.append(fresh)
+    return groups
 
 
 def _chunks(text: str) -> list[str]:

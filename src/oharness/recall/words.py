@@ -355,3 +355,48 @@ IRREGULAR_ENGLISH: Final = {
     }.items()
     for form in forms.split()
 }
+
+#: British spellings and their American form, applied before stemming with an English stemmer
+#: so both spellings meet (``colour`` and ``color``, ``organise`` and ``organize``). Listed
+#: words only, with their usual inflections; the ``-ise``/``-yse`` verbs follow
+#: :data:`BRITISH_ISE` instead.
+BRITISH_SPELLING: Final = {
+    british: american
+    for stems, (old, new), endings in (
+        (
+            "colour flavour behaviour favour honour labour neighbour humour harbour rumour "
+            "savour vapour armour endeavour odour rigour vigour",
+            ("our", "or"),
+            ("", "s", "ed", "ing", "ful", "ite", "ites", "able", "less", "hood", "er", "ers"),
+        ),
+        ("centre theatre metre litre fibre calibre", ("re", "er"), ("", "s", "d")),
+        ("licence defence offence pretence", ("ce", "se"), ("", "s", "d")),
+        ("catalogue dialogue analogue", ("ue", ""), ("", "s", "d")),
+        (
+            "travell cancell modell labell levell fuell signall channell counsell totall",
+            ("ll", "l"),
+            ("ed", "ing", "er", "ers"),
+        ),
+    )
+    for stem in stems.split()
+    for ending in endings
+    for british, american in [(stem + ending, stem[: -len(old)] + new + ending)]
+} | {
+    "grey": "gray",
+    "greys": "grays",
+    "programme": "program",
+    "programmes": "programs",
+    "aluminium": "aluminum",
+    "mould": "mold",
+    "moulds": "molds",
+    "sceptical": "skeptical",
+    "jewellery": "jewelry",
+    "cheque": "check",
+    "cheques": "checks",
+    "tyre": "tire",
+    "tyres": "tires",
+}
+#: ``organise``, ``organised``, ``organising``, ``organisation``, ``analyse``... : the ``s`` of
+#: these endings is read as ``z`` (both spellings meet; words like ``promise`` only meet
+#: themselves).
+BRITISH_ISE: Final = r"(?<=[a-z]{3})(is|ys)(?=(?:e|es|ed|ing|ation|ations|er|ers|able)$)"

@@ -197,6 +197,16 @@ def test_empty_index_answers_nothing() -> None:
     assert index.related(PRICING) == []
 
 
+def test_notes_without_a_word_are_indexed_and_never_found() -> None:
+    index = RecallIndex()
+    index.add_many([("project", Note("rocket", "🚀", "")), ("user", Note("dots", "...", "!!"))])
+    index.add("project", Note("party", "🎉", ""))
+    index.add("project", PRICING)
+    assert len(index) == 4
+    assert ids(index.search("pricing cards")) == [PRICING.id]
+    assert index.recall("🚀") == []
+
+
 def _results(index: RecallIndex, queries: list[str]) -> list[list[tuple[Scope, str, float]]]:
     return [
         [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.search(query, 20)]
@@ -212,6 +222,8 @@ def test_incremental_changes_equal_a_rebuild() -> None:
     incremental.add_many(pool[:200])
     current = dict(((scope, note.id), note) for scope, note in pool[:200])
     for step in range(300):
+        if step % 10 == 0:  # queries between changes keep per-term data: it must not go stale
+            _results(incremental, [pool[step][1].summary])
         scope, note = rng.choice(pool)
         key = (scope, note.id)
         if key in current and step % 3 == 0:
@@ -248,7 +260,9 @@ def test_any_sequence_of_changes_equals_a_rebuild(
 ) -> None:
     index = RecallIndex()
     current: dict[tuple[Scope, str], Note] = {}
+    queries = [" ".join(_WORDS[:3]), "deploy cache", "重跑gen-itgc", "weekend alpha"]
     for is_add, scope, number, summary, body in operations:
+        _results(index, queries)  # what queries keep between changes must not go stale
         key = (scope, f"note-{number}")
         if is_add:
             note = Note(key[1], " ".join(summary), " ".join(body), (summary[0],))
@@ -259,7 +273,6 @@ def test_any_sequence_of_changes_equals_a_rebuild(
             current.pop(key, None)
     rebuilt = RecallIndex()
     rebuilt.add_many((scope, note) for (scope, _), note in current.items())
-    queries = [" ".join(_WORDS[:3]), "deploy cache", "重跑gen-itgc", "weekend alpha"]
     assert _results(index, queries) == _results(rebuilt, queries)
 
 
@@ -297,3 +310,18 @@ def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> Non
     assert small.recall(message) == rebuilt.recall(message) == []
     small.update("project", PRICING)
     assert ids(small.recall(message)) == ["pricing-borderless-3fa"]
+
+
+def test_everyday_words_together_name_a_topic_one_alone_does_not() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("deps", "Ask before adding a new dependency", "Why, size, licence.")),
+            ("project", Note("numbers", "Numbers are formatted with the user's locale", "Intl.")),
+            ("project", Note("deploy", "Deploys happen on Tuesdays", "Release train.")),
+        ]
+    )
+    assert ids(index.recall("can I add a new dependency for date parsing?")) == ["deps"]
+    assert ids(index.recall("format the numbers with commas")) == ["numbers"]
+    assert index.recall("can I add a comment here?") == []
+    assert index.recall("what's the number of the ticket?") == []

@@ -64,3 +64,38 @@ def test_phrases_pair_neighbouring_words_in_either_order() -> None:
     assert not set(tokenizer.phrases("price the new cards")) & summary - {
         phrase for phrase in summary if "card" in phrase and "price" in phrase
     }
+
+
+@pytest.mark.parametrize(
+    ("british", "american"),
+    [
+        ("the colour of the header", "the color of the header"),
+        ("organise the imports", "organize the imports"),
+        ("an organisation account", "an organization account"),
+        ("analyse the logs", "analyze the logs"),
+        ("the centre column", "the center column"),
+        ("a software licence", "a software license"),
+        ("the product catalogue", "the product catalog"),
+        ("cancelled orders", "canceled orders"),
+        ("my favourite editor", "my favorite editor"),
+        ("a grey button", "a gray button"),
+    ],
+)
+def test_british_and_american_spellings_meet(british: str, american: str) -> None:
+    tokens = Tokenizer().tokens
+    assert tokens(british) == tokens(american)
+    index = RecallIndex()
+    index.add("project", Note("british", british.capitalize(), "Decided in review."))
+    index.add("project", Note("other", "Deploys happen on Tuesdays", "Release train."))
+    assert ids(index, american)[:1] == ["british"]
+
+
+def test_spelling_variants_only_with_an_english_stemmer() -> None:
+    assert Tokenizer(["french"]).tokens("colour") != Tokenizer(["french"]).tokens("color")
+
+
+def test_the_zeros_of_a_time_are_not_a_word() -> None:
+    tokens = Tokenizer().tokens
+    assert tokens("No meetings before 10:00") == tokens("no meetings before 10")
+    assert tokens("limit of 2,000 rows") == tokens("limit of 2 rows")
+    assert "2000" in tokens("the year 2000") and "0" in tokens("exit code 0")
