@@ -29,7 +29,7 @@ from oharness.sync.conflicts import ConflictBook
 from oharness.sync.engine import ScopeSync
 from oharness.sync.protocol import SyncScope
 from oharness.sync.result import PassResult
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class SyncService:
         on_request: Callable[[], None] | None = None,
     ) -> None:
         self.home = home
-        self.settings = SyncSettings(home)
+        self.settings = SyncSettingsFile(home)
         self.backups = backups
         self.clock = clock
         self.environ_token = environ_token

@@ -31,6 +31,7 @@ from oharness.notes.ids import (
 from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
+from oharness.tools.attach import RecallOutcome, recall_for_message
 from oharness.tools.recall import MemoryRecall, SearchHit
 from oharness.tools.results import (
     ForgetResult,
@@ -311,6 +312,12 @@ class MemoryService:
             raise ValidationError("limit must be >= 1", field="limit")
         return self.recall.search(query, limit)
 
+    def recall_preview(self, message: str, exclude: Iterable[str] = ()) -> RecallOutcome:
+        """Exactly what would be attached to ``message`` (nothing recorded; errors raised)."""
+        if self.recall is None:
+            raise UnavailableError("recall is not available here")
+        return recall_for_message(self.recall, message, tuple(exclude), record=False, strict=True)
+
     # ---- memory --------------------------------------------------------------------------
 
     def read(self, note_id: str, scope: Scope | None = None) -> NoteView:
@@ -368,6 +375,10 @@ class MemoryService:
                 self._backups_unavailable or "backups are not available here", feature="backups"
             )
         return self._backups
+
+    def recent_backups(self, limit: int = 50) -> list[BackupRecord]:
+        """The most recent backups, newest first."""
+        return self.backups().recent(limit)
 
     def backup(self, stored: StoredNote, reason: str) -> BackupRecord:
         """Back up a note's current file before something replaces or removes it."""

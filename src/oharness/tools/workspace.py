@@ -22,6 +22,7 @@ from oharness.project.identity import (
 )
 from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.settings import Settings
+from oharness.tools.prompt import render_index
 from oharness.tools.recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
@@ -59,6 +60,10 @@ class Workspace:
     @property
     def user_available(self) -> bool:
         return "user" in self.service.available_scopes()
+
+    def memory_index(self) -> str:
+        """The Memory section of the system prompt, as a model sees it."""
+        return render_index(self.service.all_notes(), self.settings.memory.index_chars)
 
     def close(self) -> None:
         """Save derived state worth keeping (the recall cache, when enough changed)."""
