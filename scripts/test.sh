@@ -36,6 +36,7 @@ BENCHMARKS=(
   bench/daemon_recall.py
   bench/hook_latency.py
   bench/mcp_startup.py
+  bench/write_latency.py
 )
 for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null

@@ -224,8 +224,7 @@ class MemoryService:
         _check_secrets(fields.summary, tags, fields.body)
         now = self._clock()
         draft = Note("draft", fields.summary, fields.body, tags, note_type, now, now)
-        with store.locked():
-            store.refresh(full=True)
+        with store.locked():  # brings the store in step with the folder once
             digest = draft.content_hash_without_id
             for stored in store.notes():
                 if stored.digest_without_id == digest:
@@ -258,7 +257,7 @@ class MemoryService:
         current = self.find(note_id, scope)
         store = self.store(current.scope)
         with store.locked():
-            latest = store.get(note_id)
+            latest = store.latest(note_id)  # as the file is now, not as last loaded
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, current.scope), id=note_id)
             old = latest.note
@@ -399,7 +398,7 @@ class MemoryService:
         self.backups()
         store = self.store(stored.scope)
         with store.locked():
-            latest = store.get(note_id)
+            latest = store.latest(note_id)
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, stored.scope), id=note_id)
             record = self.backup(latest, "forget")
@@ -421,7 +420,7 @@ class MemoryService:
         target = self._restore_scope(record, note, scope)
         store = self.store(target)
         with store.locked():
-            current = store.get(note.id)
+            current = store.latest(note.id)
             if current is not None and current.note.content_hash == note.content_hash:
                 return RestoreResult(note.id, target, str(current.path), backup_id, None, False)
             replaced = self.backup(current, "restore-replace") if current is not None else None
