@@ -12,6 +12,7 @@ figures sit beside the code they replace::
     python bench/write_latency.py                   # 5, 1,000 and 10,000 notes; 40 writes each
     python bench/write_latency.py --quick           # 5 and 1,000 notes; 10 writes each
     python bench/write_latency.py --baseline REF    # compare with another commit
+    python bench/write_latency.py --code HEAD       # measure a commit, not the working tree
 
 Without the baseline ref (a checkout without history) the current code is measured alone and
 the report says so.
@@ -80,9 +81,10 @@ def write_project(root: Path, count: int) -> None:
         (folder / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
 
 
-def extract_baseline(ref: str, into: Path) -> Path | None:
+def extract_source(ref: str, into: Path) -> Path | None:
     """``src/`` of ``ref`` under ``into``, or None when the ref is not in this checkout."""
-    archive = into / "baseline.tar"
+    into.mkdir(parents=True)
+    archive = into / "source.tar"
     done = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", "-o", str(archive), ref, "src"],
         capture_output=True,
@@ -91,8 +93,8 @@ def extract_baseline(ref: str, into: Path) -> Path | None:
     if done.returncode != 0:
         return None
     with tarfile.open(archive) as tar:
-        tar.extractall(into / "baseline", filter="data")
-    return into / "baseline" / "src"
+        tar.extractall(into, filter="data")
+    return into / "src"
 
 
 def measure(src: Path, root: Path, home: Path, writes: int) -> dict[str, list[float]]:
@@ -133,20 +135,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="5 and 1,000 notes, 10 writes")
     parser.add_argument("--baseline", default="main", help="git ref to compare with")
+    parser.add_argument("--code", default=None, help="git ref to measure (default: src/)")
     args = parser.parse_args(argv)
     sizes = (5, 1_000) if args.quick else (5, 1_000, 10_000)
     writes = 10 if args.quick else 40
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"remember in a warm process, {writes} writes each (load {load:.1f})")
     with tempfile.TemporaryDirectory() as tmp:
-        baseline = extract_baseline(args.baseline, Path(tmp))
+        baseline = extract_source(args.baseline, Path(tmp) / "baseline")
         if baseline is None:
             print(f"  baseline {args.baseline!r} is not in this checkout: current code only")
+        code = REPO / "src"
+        if args.code is not None:
+            extracted = extract_source(args.code, Path(tmp) / "code")
+            if extracted is None:
+                raise SystemExit(f"--code {args.code!r} is not in this checkout")
+            code = extracted
         for size in sizes:
             root = Path(tmp) / f"n{size}" / "project"
             write_project(root, size)
             print(f"{size} notes:")
-            print(_line("this code", measure(REPO / "src", root, root.parent / "home", writes)))
+            print(_line("this code", measure(code, root, root.parent / "home", writes)))
             if baseline is not None:
                 data = measure(baseline, root, root.parent / "home", writes)
                 print(_line(args.baseline, data))
