@@ -75,6 +75,8 @@ def write_project(root: Path, count: int) -> None:
     (root / ".oharness" / "project.json").write_text(
         json.dumps({"id": PROJECT_ID, "createdAt": 1}), encoding="utf-8"
     )
+    limit = {"memory": {"maxNotes": 2 * count + 1_000}}  # every note loaded, room to write
+    (root / ".oharness" / "config.json").write_text(json.dumps(limit), encoding="utf-8")
     folder = root / "MEMORY"
     folder.mkdir()
     for _, note in synthetic_corpus(count, seed=3).notes:

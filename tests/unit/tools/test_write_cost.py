@@ -8,7 +8,7 @@ import pytest
 
 from oharness.notes import note_cache
 from oharness.notes.format import parse_note_bytes, serialise_note_bytes
-from oharness.tools.workspace import Workspace
+from oharness.tools.workspace import Workspace, open_workspace
 
 
 def _recalled_ids(workspace: Workspace, query: str) -> list[str]:
@@ -52,3 +52,21 @@ def test_search_is_whole_after_more_writes_than_the_journal_holds(
     monkeypatch.setattr(note_cache, "_JOURNAL_MAX", 3)
     ids = [service.remember(f"Vopalint note {n}", f"Vopalint body {n}.").id for n in range(8)]
     assert sorted(_recalled_ids(workspace, "vopalint")) == sorted(ids)
+
+
+@pytest.mark.parametrize(("minutes_later", "removed"), [(1, False), (60, True)])
+def test_the_stores_judge_temp_files_by_the_workspaces_clock(
+    tmp_path: Path, minutes_later: int, removed: bool
+) -> None:
+    """The one clock given to the workspace is the stores' clock too (no hidden time.time)."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".git").mkdir(parents=True)
+    temp = home / "memory" / "user" / ".left-behind.md.0123456789ab.tmp"
+    temp.parent.mkdir(parents=True)
+    temp.write_bytes(b"half a note")
+    written_ms = temp.stat().st_mtime_ns // 1_000_000
+    now = written_ms + minutes_later * 60_000
+    workspace = open_workspace(project, home, register=True, clock=lambda: now)
+    workspace.service.remember("A user note", "Body.", scope="user")
+    assert temp.exists() is not removed
