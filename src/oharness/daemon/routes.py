@@ -15,7 +15,7 @@ from oharness.daemon.routes_memory import probe_memory, state_of
 from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.tools.attach import recall_for_message
-from oharness.tools.recall import NoteKey
+from oharness.tools.scope_recall import NoteKey
 
 MAX_EXCLUDE: Final = 1000
 RECALL_BODY: Final = {

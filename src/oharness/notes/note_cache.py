@@ -131,6 +131,8 @@ class NoteCache:
         self._by_name: dict[str, StoredNote] = {}
         self._by_id: dict[str, StoredNote] = {}
         self._by_folded: dict[str, StoredNote] = {}
+        #: Notes whose files were written within the racy window (checked on each listing).
+        self._recent: dict[str, StoredNote] = {}
         self._problems: dict[str, LoadProblem] = {}
         self._unloaded: list[Path] = []
         self._skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
@@ -203,7 +205,8 @@ class NoteCache:
         if dir_mtime != self._dir_stamp or (self._racy and now - self._checked_at >= _RACY_RECHECK):
             if self._listing_differs(dir_mtime):
                 return self._sweep(dir_mtime, now)
-            self._trust(dir_mtime, now)
+            # From the end of the listing: a slow listing is not followed by another at once.
+            self._trust(dir_mtime, self._monotonic())
             return False
         if now - self._last_sweep < self._sweep_interval:
             return False
@@ -231,27 +234,29 @@ class NoteCache:
         """True when the folder's names or inodes, or a file written within the racy window,
         differ from what is loaded (temp files in the listing are taken as they are)."""
         listing: Listing = {}
-        stray: list[Path] = []
+        hidden: list[os.DirEntry[str]] = []
         if dir_mtime is not None:
             try:
                 with os.scandir(self.directory) as scan:
                     for entry in scan:
                         name = entry.name
-                        if is_temp_name(name):
-                            stray.append(Path(entry.path))
-                        elif name.endswith(NOTE_SUFFIX) and not name.startswith("."):
+                        if name[0] == ".":
+                            hidden.append(entry)
+                        elif name.endswith(NOTE_SUFFIX):
                             listing[name] = entry.inode()
             except OSError:
                 return True
         if listing != self._listing:
             return True
-        self._stray_temp = stray
+        self._stray_temp = [Path(entry.path) for entry in hidden if is_temp_name(entry.name)]
         return self._recent_file_changed()
 
     def _recent_file_changed(self) -> bool:
+        """True when a file written within the racy window changed since it was loaded."""
         since = self._wall_ns() - RACY_WINDOW_NS
-        for stored in self._by_name.values():
+        for name, stored in list(self._recent.items()):
             if stored.stamp.mtime_ns < since:
+                del self._recent[name]  # old enough: the spot checks cover it from now on
                 continue
             try:
                 if FileStamp.of(os.stat(stored.path)) != stored.stamp:
@@ -419,12 +424,19 @@ class NoteCache:
                 continue
             by_folded[folded] = stored
             by_id[stored.id] = stored
+        self._recent = self._written_lately(by_name)
         self._by_name = by_name
         self._by_id = by_id
         self._by_folded = by_folded
         self._problems = problems
         self._unloaded = unloaded
         self._stray_temp = stray
+
+    def _written_lately(self, by_name: dict[str, StoredNote]) -> dict[str, StoredNote]:
+        if not by_name:
+            return {}
+        since = self._wall_ns() - RACY_WINDOW_NS
+        return {name: s for name, s in by_name.items() if s.stamp.mtime_ns >= since}
 
     # ---- the store's own changes (under its write lock) -------------------------------------
 
@@ -435,6 +447,7 @@ class NoteCache:
             self._file_total += 1
         self._listing[name] = stored.stamp.inode
         self._by_name[name] = stored
+        self._recent[name] = stored
         self._by_id[stored.id] = stored
         self._by_folded[stored.id.casefold()] = stored
         self._problems.pop(name, None)
@@ -448,6 +461,7 @@ class NoteCache:
         if self._listing.pop(name, None) is not None:
             self._file_total -= 1
         self._by_name.pop(name, None)
+        self._recent.pop(name, None)
         self._by_id.pop(stored.id, None)
         self._by_folded.pop(stored.id.casefold(), None)
         self._log(stored.id, None)
@@ -486,6 +500,7 @@ class NoteCache:
         if fresh is None or fresh.id != note_id:
             return stored
         self._by_name[stored.path.name] = fresh
+        self._recent[stored.path.name] = fresh
         self._by_id[note_id] = fresh
         self._by_folded[note_id.casefold()] = fresh
         self._log(note_id, fresh)

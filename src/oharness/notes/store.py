@@ -208,14 +208,16 @@ class NoteStore:
             self._lock.release()
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Hold the lock for many writes after one full re-read (every file's ``stat``).
+    def batch(self, *, full: bool = True) -> Iterator[None]:
+        """Hold the lock for many writes after one re-read (``full``: every file's ``stat``;
+        else the lock's own listing-based refresh, for a caller that swept moments ago).
 
         Inside a batch no other oharness writer can interleave (they wait for the lock), so the
         cache stays exact; writes that pass ``expect_revision`` still check the file on disk.
         """
         with self.locked():
-            self.refresh(full=True)
+            if full:
+                self.refresh(full=True)
             self._batch_depth += 1
             try:
                 yield

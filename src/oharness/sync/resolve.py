@@ -21,7 +21,7 @@ from oharness.notes.backups import BackupStore
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import generate_id, random_hex
 from oharness.notes.store import NoteStore
-from oharness.sync.base import BaseNote, BaseState, SyncBase
+from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.types import Clock, HexSource
 
@@ -45,7 +45,7 @@ class ConflictResolver:
         self,
         *,
         store: NoteStore,
-        base: SyncBase,
+        base: AncestorStore,
         backups: BackupStore,
         scope_key: str,
         clock: Clock,

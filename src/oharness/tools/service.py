@@ -32,7 +32,6 @@ from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.tools.attach import RecallOutcome, recall_for_message
-from oharness.tools.recall import MemoryRecall, SearchHit
 from oharness.tools.results import (
     ForgetResult,
     LinkView,
@@ -42,6 +41,7 @@ from oharness.tools.results import (
     RememberResult,
     RestoreResult,
 )
+from oharness.tools.scope_recall import MemoryRecall, SearchHit
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 
 _ID_ATTEMPTS = 32

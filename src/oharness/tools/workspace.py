@@ -24,7 +24,7 @@ from oharness.project.identity import (
 from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.settings import MemorySettings, Settings
 from oharness.tools.prompt import render_index
-from oharness.tools.recall import MemoryRecall
+from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
 from oharness.types import Clock, HexSource, Scope
@@ -97,8 +97,14 @@ def open_workspace(
     clock: Clock = wall_clock_ms,
     hex_source: HexSource = random_hex,
     overrides: dict[str, Any] | None = None,
+    file_clock: Clock = wall_clock_ms,
 ) -> Workspace:
-    """Find (and with ``register``, register) the project at ``start`` and open its memory."""
+    """Find (and with ``register``, register) the project at ``start`` and open its memory.
+
+    ``clock`` stamps notes and backups; ``file_clock`` is what the stores compare file times
+    with (stale temp files, a folder changed too recently to trust its mtime): the real time
+    unless a test moves it.
+    """
     layout = HomeLayout(home)
     location = find_project(start, home)
     home_problem = _home_usable(layout)
@@ -108,7 +114,10 @@ def open_workspace(
         location.root if location else None,
         overrides=overrides,
     )
-    opened = _Opening(layout, start, settings.memory, home_problem, clock, list(settings.warnings))
+    warnings = list(settings.warnings)
+    opened = _Opening(
+        layout, start, settings.memory, home_problem, clock, warnings, file_clock=file_clock
+    )
     project = _project_info(location, settings, register, home, clock, hex_source)
     opened.add_project_scope(project)
     backups = opened.add_user_scope()
@@ -162,6 +171,7 @@ class _Opening:
     warnings: list[str]
     scopes: dict[Scope, ScopeHandle] = field(default_factory=dict)
     unavailable: dict[Scope, str] = field(default_factory=dict)
+    file_clock: Clock = wall_clock_ms
 
     def store(self, directory: Path, scope: Scope, lock_path: Path) -> NoteStore:
         return NoteStore(
@@ -169,7 +179,7 @@ class _Opening:
             scope=scope,
             lock_path=lock_path,
             max_notes=self.memory.max_notes,
-            wall_clock=self.clock,
+            wall_clock=self.file_clock,
         )
 
     def add_project_scope(self, project: ProjectInfo | None) -> None:

@@ -19,7 +19,7 @@ from oharness.sync.coordinator import (
     TokenBucket,
     estimate_requests,
 )
-from oharness.sync.engine import PassResult
+from oharness.sync.scope_sync import PassResult
 from oharness.sync.service import PassReport, SyncService, SyncTarget
 from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Scope

@@ -58,7 +58,7 @@ def test_search_is_whole_after_more_writes_than_the_journal_holds(
 def test_the_stores_judge_temp_files_by_the_workspaces_clock(
     tmp_path: Path, minutes_later: int, removed: bool
 ) -> None:
-    """The one clock given to the workspace is the stores' clock too (no hidden time.time)."""
+    """The stores judge file times by the workspace's file clock (no hidden time.time)."""
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()
     (project / ".git").mkdir(parents=True)
@@ -67,6 +67,6 @@ def test_the_stores_judge_temp_files_by_the_workspaces_clock(
     temp.write_bytes(b"half a note")
     written_ms = temp.stat().st_mtime_ns // 1_000_000
     now = written_ms + minutes_later * 60_000
-    workspace = open_workspace(project, home, register=True, clock=lambda: now)
+    workspace = open_workspace(project, home, register=True, file_clock=lambda: now)
     workspace.service.remember("A user note", "Body.", scope="user")
     assert temp.exists() is not removed
