@@ -26,7 +26,7 @@ from recall_corpus import synthetic_corpus, synthetic_messages
 
 from oharness.notes.format import serialise_note_bytes
 from oharness.tools.attach import recall_for_message
-from oharness.tools.recall import MemoryRecall
+from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.workspace import Workspace, open_workspace
 
 

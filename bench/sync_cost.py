@@ -32,7 +32,7 @@ from oharness.notes.store import NoteStore
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync import coordinator as coordinator_module
 from oharness.sync.coordinator import SyncCoordinator
-from oharness.sync.engine import PassResult
+from oharness.sync.result import PassResult
 from oharness.sync.service import PassReport, SyncTarget
 
 HOUR = 3_600_000

@@ -40,10 +40,10 @@ from oharness.notes.format import Note, serialise_note_bytes
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.memory import MemoryObjectStore
-from oharness.sync.base import SyncBase
+from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
-from oharness.sync.engine import ScopeSync
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
+from oharness.sync.scope_sync import ScopeSync
 from oharness.tools.workspace import Workspace, open_workspace
 
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
@@ -144,7 +144,7 @@ class Machine:
         self.store = service.store("project")
         self.engine = ScopeSync(
             store=self.store,
-            base=SyncBase(self.home / "memory-sync", key),
+            base=AncestorStore(self.home / "memory-sync", key),
             client=client,
             scope=SyncScope("project", PROJECT_ID),
             scope_key=key,

@@ -48,6 +48,7 @@ BENCHMARKS=(
   bench/hook_latency.py
   bench/mcp_startup.py
   bench/page_render.py
+  bench/write_latency.py
 )
 for bench in "${BENCHMARKS[@]}"; do
   .venv/bin/python "$bench" --quick >/dev/null

@@ -33,7 +33,7 @@ from oharness.project.paths import HomeLayout  # noqa: E402
 from oharness.storage.file import FileObjectStore  # noqa: E402
 from oharness.sync.result import PassResult  # noqa: E402
 from oharness.sync.service import SyncService, sync_targets  # noqa: E402
-from oharness.sync.settings import SyncSettings  # noqa: E402
+from oharness.sync.settings_file import SyncSettingsFile  # noqa: E402
 from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms  # noqa: E402
 
 
@@ -127,7 +127,7 @@ def cloud_world(root: Path, browser: Browser) -> Iterator[CloudWorld]:
     with live_server(store, make_settings()) as server:
         token = token_for("ann", plan="paid", expires_in=24 * 3600)
         for each in (home, other_home):
-            SyncSettings(HomeLayout(each)).login(server.url, token)
+            SyncSettingsFile(HomeLayout(each)).login(server.url, token)
         options = DaemonOptions(home=home, start=project, watch_seconds=0.2)
         with live_daemon(options) as daemon:
             context = browser.new_context(base_url=daemon.url)

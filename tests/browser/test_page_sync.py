@@ -14,7 +14,7 @@ from cloud_support import CloudWorld, cloud_world, wait_until
 from playwright.sync_api import Browser, Page, expect
 
 from oharness.project.paths import HomeLayout
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_switching_off_refuses_sync_now_and_switching_on_syncs(
     expect(page.locator("#sync-status")).to_contain_text("Last synced: 20")
     page.get_by_role("button", name="Turn off cloud sync").click()
     expect(state).to_contain_text("Cloud sync is off")
-    assert SyncSettings(HomeLayout(world.home)).enabled() is False
+    assert SyncSettingsFile(HomeLayout(world.home)).enabled() is False
     page.get_by_role("button", name="Sync now").click()
     expect(page.locator(".outcome")).to_contain_text("Sync now refused: cloud sync is off")
     with world.rest() as http:  # the REST API agrees: nothing ran
@@ -72,7 +72,7 @@ def test_switching_off_refuses_sync_now_and_switching_on_syncs(
     assert passes and all(item["paused"] for item in passes)
     page.get_by_role("button", name="Turn on cloud sync").click()
     expect(state).to_contain_text("Cloud sync is on")
-    assert SyncSettings(HomeLayout(world.home)).enabled() is True
+    assert SyncSettingsFile(HomeLayout(world.home)).enabled() is True
     page.get_by_role("button", name="Sync now").click()
     expect(page.locator(".outcome")).to_contain_text("The project's notes: synced")
     expect(page.locator(".outcome")).to_contain_text("Your own notes: synced")
@@ -86,7 +86,7 @@ def test_the_status_follows_a_switch_flipped_elsewhere(page: Page, world: CloudW
     with world.rest() as http:
         assert http.post("/sync/off").status_code == 200
     expect(state).to_contain_text("Cloud sync is off")  # no reload
-    SyncSettings(HomeLayout(world.home)).set_enabled(True)  # another process: `sync on`
+    SyncSettingsFile(HomeLayout(world.home)).set_enabled(True)  # another process: `sync on`
     expect(state).to_contain_text("Cloud sync is on")
 
 

@@ -32,7 +32,7 @@ from oharness.errors import OHarnessError, SyncError
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import generate_id
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
-from oharness.sync.engine import PassResult
+from oharness.sync.scope_sync import PassResult
 
 #: memory.maxNotes when no step lowers it.
 MAX_NOTES = 5000

@@ -33,11 +33,11 @@ from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.memory import MemoryObjectStore
-from oharness.sync.base import SyncBase
+from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
-from oharness.sync.engine import PassResult, ScopeSync
 from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
 from oharness.sync.resolve import ConflictResolver
+from oharness.sync.scope_sync import PassResult, ScopeSync
 from oharness.sync.service import SyncService, SyncTarget, sync_targets
 from oharness.tools.workspace import Workspace, open_workspace
 
@@ -326,7 +326,7 @@ class Device:
         self._engine: ScopeSync | None = None
         self.notes_dir = self.workspace.service.store("project").directory
         self.backups_dir = HomeLayout(self.home).backups_dir
-        self.base = SyncBase(self.home / "memory-sync", SCOPE_KEY)
+        self.base = AncestorStore(self.home / "memory-sync", SCOPE_KEY)
         self.service = SyncService(
             HomeLayout(self.home),
             backups=self.workspace.service.backups(),
@@ -363,7 +363,7 @@ class Device:
             service = self.workspace.service
             self._engine = ScopeSync(
                 store=service.store("project"),
-                base=SyncBase(self.home / "memory-sync", SCOPE_KEY),
+                base=AncestorStore(self.home / "memory-sync", SCOPE_KEY),
                 client=self.client,
                 scope=SyncScope("project", PROJECT_ID),
                 scope_key=SCOPE_KEY,
@@ -377,7 +377,7 @@ class Device:
         service = self.workspace.service
         return ConflictResolver(
             store=service.store("project"),
-            base=SyncBase(self.home / "memory-sync", SCOPE_KEY),
+            base=AncestorStore(self.home / "memory-sync", SCOPE_KEY),
             backups=service.backups(),
             scope_key=SCOPE_KEY,
             clock=self.world.clock,

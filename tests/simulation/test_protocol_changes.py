@@ -15,7 +15,7 @@ from simworld import Device, World
 
 from oharness.errors import SyncError
 from oharness.notes.format import Note
-from oharness.sync.engine import PassResult
+from oharness.sync.scope_sync import PassResult
 
 
 @pytest.fixture

@@ -116,9 +116,9 @@ PLANTED = {
     "server -> tools": ("server/app.py", "from oharness.tools import workspace", "lint", "tools"),
     "server -> sync engine": (
         "server/app.py",
-        "from oharness.sync import engine",
+        "from oharness.sync import scope_sync",
         "rules",
-        "oharness.sync.engine",
+        "oharness.sync.scope_sync",
     ),
     "through the public API": (
         "notes/links.py",
@@ -145,7 +145,7 @@ PLANTED = {
         "rules",
         "oharness.tools.service",
     ),
-    "__import__": ("project/config.py", "__import__('oharness.sync.engine')", "rules", "sync"),
+    "__import__": ("project/config.py", "__import__('oharness.sync.scope_sync')", "rules", "sync"),
     "computed module name": (
         "notes/links.py",
         "import importlib\nNAME = 'oharness.cli'\nimportlib.import_module(NAME)",

@@ -25,9 +25,7 @@ from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.notes.store import StoredNote
 from oharness.notes.text import terminal_safe
-from oharness.tools.attach import recall_for_message
 from oharness.tools.doctor import diagnose
-from oharness.tools.prompt import render_index
 from oharness.tools.service import UNSET, Unset, note_file_text
 from oharness.tools.workspace import Workspace
 from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
@@ -139,7 +137,7 @@ def show_index(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Print the Memory section of the system prompt, as a model would see it."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    text = render_index(workspace.service.all_notes(), workspace.settings.memory.index_chars)
+    text = workspace.memory_index()
     if as_json:
         emit_json({"section": text})
     else:
@@ -158,10 +156,7 @@ def recall_message(
     """Print exactly what would be attached to MESSAGE (usually nothing)."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    recall = workspace.service.recall
-    if recall is None:
-        raise UnavailableError("recall is not available here")
-    outcome = recall_for_message(recall, message, exclude, record=False, strict=True)
+    outcome = workspace.service.recall_preview(message, exclude)
     if as_json:
         emit_json(outcome.to_dict())
     elif outcome.block:
@@ -372,7 +367,7 @@ def backups(project_path: Path | None, as_json: bool, debug: bool, limit: int) -
     """List the most recent backups, with when and why."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    records = workspace.service.backups().recent(limit)
+    records = workspace.service.recent_backups(limit)
     if as_json:
         emit_json({"backups": [record.to_dict() for record in records]})
         return

@@ -18,41 +18,26 @@ from oharness.cli.context import (
     stdin_is_terminal,
     warn,
 )
-from oharness.errors import OHarnessError, SyncError, ValidationError
+from oharness.errors import OHarnessError, ValidationError
 from oharness.notes.format import Note, parse_note_bytes
 from oharness.project.paths import HomeLayout
-from oharness.sync.conflicts import ConflictBook
-from oharness.sync.settings import SyncSettings
 from oharness.tools.workspace import Workspace, wall_clock_ms
-from oharness.types import Scope, parse_scope
+from oharness.types import parse_scope
 
 if TYPE_CHECKING:  # the HTTP client stack loads only for commands that talk to the server
     from oharness.sync.service import PassReport, SyncService, SyncTarget
 
 
-def _targets(workspace: Workspace) -> list[SyncTarget]:
-    from oharness.sync.service import sync_targets
+def _sync_of(workspace: Workspace) -> tuple[SyncService, list[SyncTarget]]:
+    from oharness.sync.actions import workspace_sync
 
-    return sync_targets(workspace)
-
-
-def _service(workspace: Workspace) -> SyncService:
-    from oharness.sync.service import SyncService
-
-    return SyncService(
-        workspace.home,
-        backups=workspace.service.backups(),
-        clock=wall_clock_ms,
-        environ_token=os.environ.get("OHARNESS_TOKEN"),
+    return workspace_sync(
+        workspace, clock=wall_clock_ms, environ_token=os.environ.get("OHARNESS_TOKEN")
     )
 
 
-def _target(workspace: Workspace, scope: Scope) -> SyncTarget:
-    for target in _targets(workspace):
-        if target.scope == scope:
-            return target
-    workspace.service.store(scope)  # raises the clear "not available" reason
-    raise ValidationError(f"the {scope} scope is not available here")
+def _home() -> HomeLayout:
+    return HomeLayout(home_from_environment())
 
 
 @click.command()
@@ -62,41 +47,32 @@ def _target(workspace: Workspace, scope: Scope) -> SyncTarget:
 @click.option("--debug", is_flag=True)
 def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
     """Sign in to a sync server; the token is checked, then kept in credentials.json (0600)."""
-    from oharness.sync.client import SyncClient
+    from oharness.sync import actions
 
-    if not origin.startswith(("https://", "http://")):
-        raise ValidationError(f"--origin {origin!r} must be an http:// or https:// URL")
-    origin = origin.rstrip("/")
-    token = token or os.environ.get("OHARNESS_TOKEN")
+    origin = actions.check_origin(origin)
+    environ_token = os.environ.get("OHARNESS_TOKEN")
+    token = token or environ_token
     if not token:
         if not stdin_is_terminal():
             raise ValidationError(
                 "no token: pass --token, set OHARNESS_TOKEN, or run on a terminal to be asked"
             )
         token = click.prompt("Token", hide_input=True)
-    client = SyncClient(origin, token)
-    try:
-        identity = client.identity()
-    except SyncError as exc:
-        raise SyncError(f"sign-in failed, nothing saved: {exc.message}", code=exc.code) from exc
-    finally:
-        client.close()
-    settings = SyncSettings(HomeLayout(home_from_environment()))
-    settings.login(origin, None if os.environ.get("OHARNESS_TOKEN") == token else token)
-    data = {"origin": origin, "userId": identity.user_id, "plan": identity.plan}
+    signed = actions.login(_home(), origin, token, store_token=environ_token != token)
     if as_json:
-        emit_json(data)
+        emit_json(signed.to_json())
     else:
-        click.echo(f"Signed in to {origin} as {identity.user_id} ({identity.plan} plan)")
-        if not settings.enabled():
+        click.echo(f"Signed in to {signed.origin} as {signed.user_id} ({signed.plan} plan)")
+        if not signed.sync_enabled:
             click.echo("Cloud sync is switched off; 'oharness sync on' switches it back on.")
 
 
 @click.command()
 def logout() -> None:
     """Forget the stored token (notes, bindings and the origin stay)."""
+    from oharness.sync.actions import logout as sign_out
 
-    removed = SyncSettings(HomeLayout(home_from_environment())).logout()
+    removed = sign_out(_home())
     click.echo("Signed out." if removed else "No stored token; nothing to do.")
 
 
@@ -141,12 +117,9 @@ def status(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Show sync status per scope (changes nothing, sends nothing)."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    from oharness.sync.service import combined_status
+    from oharness.sync.actions import sync_status
 
-    service = _service(workspace)
-    data = combined_status(
-        [service.status(target) for target in _targets(workspace)], service.settings.enabled()
-    )
+    data = sync_status(*_sync_of(workspace))
     if as_json:
         emit_json(data)
     else:
@@ -215,42 +188,40 @@ def _failures(report: PassReport) -> list[str]:
 @common_options
 def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Sync now: push, pull, merge; conflicts wait for you."""
-    from oharness.sync.service import combined_status
+    from oharness.sync.actions import sync_now
 
     workspace = open_for(project_path, register=True)  # pulling notes writes them
     warn(workspace, as_json)
-    service = _service(workspace)
     progress = None if as_json else _progress_printer()
-    reports = [service.run(target, progress=progress) for target in _targets(workspace)]
+    outcome = sync_now(*_sync_of(workspace), progress=progress)
     if as_json:
-        data = combined_status(
-            [service.status(report.target) for report in reports], service.settings.enabled()
-        )
-        emit_json(data)
+        emit_json(outcome.status)
     else:
-        for report in reports:
+        for report in outcome.reports:
             for line in _describe(report):
                 click.echo(line)
-    for report in reports:
+    for report in outcome.reports:
         for line in _failures(report):
             click.echo(line, err=True)
-    if any(report.failed for report in reports):
+    if outcome.failed:
         raise click.exceptions.Exit(1)  # every failure was printed above, once
 
 
 @sync.command("on")
 def switch_on() -> None:
     """Switch cloud sync on (both scopes)."""
+    from oharness.sync.actions import set_sync_enabled
 
-    SyncSettings(HomeLayout(home_from_environment())).set_enabled(True)
+    set_sync_enabled(_home(), True)
     click.echo("Cloud sync is on.")
 
 
 @sync.command("off")
 def switch_off() -> None:
     """Switch cloud sync off (both scopes; nothing in the cloud is deleted)."""
+    from oharness.sync.actions import set_sync_enabled
 
-    SyncSettings(HomeLayout(home_from_environment())).set_enabled(False)
+    set_sync_enabled(_home(), False)
     click.echo(
         "Cloud sync is off: nothing is sent or fetched until 'oharness sync on'. Copies the "
         "cloud already holds are not deleted."
@@ -261,13 +232,11 @@ def switch_off() -> None:
 @common_options
 def conflicts(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """List open conflicts with this machine's and the cloud's versions."""
+    from oharness.sync.actions import list_conflicts
+
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    service = _service(workspace)
-    found = []
-    for target in _targets(workspace):
-        for record in ConflictBook(service.base(target).conflicts).records():
-            found.append({"scope": target.scope, **record.to_json()})
+    found = list_conflicts(*_sync_of(workspace))
     if as_json:
         emit_json({"conflicts": found})
         return
@@ -338,40 +307,27 @@ def resolve(
     """Resolve a conflict; the next sync uploads the choice (set-aside versions are backed up)."""
     if (keep is None) == (text_file is None):
         raise click.UsageError("give exactly one of --keep local|cloud|both and --text-file F")
+    from oharness.sync import actions
+
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    service = _service(workspace)
-    chosen: SyncTarget | None = None
-    for target in _targets(workspace):
-        if scope is not None and target.scope != scope:
-            continue
-        if note_id in ConflictBook(service.base(target).conflicts).ids():
-            chosen = target
-            break
-    if chosen is None:
-        raise ValidationError(
-            f"no open conflict for {note_id!r}; 'oharness sync conflicts' lists them"
-        )
-    from oharness.sync.resolve import ConflictResolver
-
-    resolver = ConflictResolver(
-        store=chosen.store,
-        base=service.base(chosen),
-        backups=workspace.service.backups(),
-        scope_key=chosen.scope_key,
+    service, targets = _sync_of(workspace)
+    chosen = actions.conflict_target(
+        service, targets, note_id, scope, hint="'oharness sync conflicts' lists them"
+    )
+    result = actions.resolve_conflict(
+        service,
+        chosen,
+        workspace.service.backups(),
+        note_id,
+        keep=keep,  # type: ignore[arg-type]  # click.Choice gives one of the three
+        text=text_file.read_text(encoding="utf-8") if text_file else None,
         clock=wall_clock_ms,
         max_note_bytes=workspace.settings.memory.max_note_bytes,
     )
-    text = text_file.read_text(encoding="utf-8") if text_file else None
-    result = resolver.resolve(note_id, keep=keep, text=text)  # type: ignore[arg-type]
     report = service.run(chosen)
-    data = {
-        "id": result.id,
-        "keep": result.keep,
-        "newId": result.new_id,
-        "backups": list(result.backups),
-        "synced": report.result is not None and report.error is None,
-    }
+    data = actions.resolution_json(result)
+    data["synced"] = report.result is not None and report.error is None
     if as_json:
         emit_json(data)
         return
@@ -401,5 +357,7 @@ def unbind(
         confirm_key = click.prompt(f"Type the scope key to unbind ({key})")
     if confirm_key != key:
         raise ValidationError(f"the typed key does not match {key}; nothing changed")
-    removed = SyncSettings(workspace.home).unbind(key)
+    from oharness.sync.actions import unbind_scope
+
+    removed = unbind_scope(workspace.home, key)
     click.echo(f"Unbound {key}." if removed else f"{key} was not bound; nothing changed.")

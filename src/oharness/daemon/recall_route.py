@@ -24,7 +24,7 @@ from oharness.daemon.state import DaemonState
 from oharness.daemon.validation import MAX_BODY_BYTES, MAX_TEXT_BYTES
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.tools.attach import recall_for_message
-from oharness.tools.recall import NoteKey
+from oharness.tools.scope_recall import NoteKey
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,14 @@ from oharness.daemon.routes_memory import state_of
 from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
-from oharness.sync.actions import conflict_target, list_conflicts, resolve_conflict
-from oharness.sync.service import combined_status
+from oharness.sync.actions import (
+    conflict_target,
+    list_conflicts,
+    resolution_json,
+    resolve_conflict,
+    sync_now,
+    sync_status,
+)
 
 RESOLVE_BODY = {
     "type": "object",
@@ -43,27 +49,16 @@ def _hosted(request: Request, project_id: str | None) -> DaemonWorkspace:
 
 
 def _status(sync: DaemonSync, hosted: DaemonWorkspace) -> dict[str, Any]:
-    targets = sync.targets(hosted)
-    return combined_status(
-        [sync.service.status(target) for target in targets], sync.service.settings.enabled()
-    )
+    return sync_status(sync.service, sync.targets(hosted))
 
 
 async def _now(request: Request, project_id: str | None) -> Response:
     sync, hosted = _sync(request), _hosted(request, project_id)
-    reports = []
-    for target in sync.targets(hosted):
-        reports.extend(await asyncio.to_thread(sync.coordinator.sync_now, target))
+    outcome = await asyncio.to_thread(
+        sync_now, sync.service, sync.targets(hosted), run=sync.coordinator.sync_now
+    )
     data = _status(sync, hosted)
-    data["passes"] = [
-        {
-            "scope": report.target.scope,
-            "paused": report.paused,
-            "error": report.error,
-            "retryAfter": report.retry_after_ms,
-        }
-        for report in reports
-    ]
+    data["passes"] = outcome.passes_json()
     return JSONResponse(data)
 
 
@@ -97,14 +92,7 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
     except OHarnessError as exc:
         raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
     sync.coordinator.notify_write(target)
-    return JSONResponse(
-        {
-            "id": resolution.id,
-            "keep": resolution.keep,
-            "newId": resolution.new_id,
-            "backups": list(resolution.backups),
-        }
-    )
+    return JSONResponse(resolution_json(resolution))
 
 
 def sync_router() -> APIRouter:

@@ -29,7 +29,7 @@ from oharness.demo.home import Device
 from oharness.errors import OHarnessError
 from oharness.project.paths import HomeLayout
 from oharness.sync.service import PassReport, SyncService, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
@@ -104,7 +104,7 @@ def _remember(workspace: Workspace, note: SampleNote, clock: SeedClock, seeded: 
 
 def sign_in(device: Device, origin: str, token: str) -> None:
     """What ``oharness login`` records (the token checked by the first pass)."""
-    SyncSettings(HomeLayout(device.home)).login(origin, token)
+    SyncSettingsFile(HomeLayout(device.home)).login(origin, token)
 
 
 def sync_device(device: Device) -> list[PassReport]:

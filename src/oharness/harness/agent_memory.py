@@ -23,7 +23,7 @@ from typing import Any, Final
 from oharness.tools.attach import AttachedNote, RecallOutcome, recall_for_message
 from oharness.tools.definitions import anthropic_tools, call_tool, openai_tools
 from oharness.tools.prompt import render_index
-from oharness.tools.recall import NoteKey
+from oharness.tools.scope_recall import NoteKey
 from oharness.tools.service import MemoryService
 from oharness.tools.workspace import Workspace
 from oharness.types import SCOPES

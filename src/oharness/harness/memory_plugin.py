@@ -44,7 +44,7 @@ from oharness.harness.session import Session
 from oharness.harness.tool import Tool, ToolContext, ToolHandler
 from oharness.sync.coordinator import SyncCoordinator
 from oharness.tools.definitions import FORGET, MEMORY, REMEMBER, call_tool
-from oharness.tools.recall import MemoryRecall
+from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
 from oharness.tools.workspace import Workspace

@@ -21,7 +21,7 @@ from oharness.project.paths import HomeLayout
 from oharness.sync.background import daemon_running
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop
 from oharness.sync.service import SyncService, SyncTarget, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
 
@@ -108,7 +108,7 @@ class MemorySync:
 
     def _configured(self) -> bool:
         try:
-            return SyncSettings(self._workspace.home).origin() is not None
+            return SyncSettingsFile(self._workspace.home).origin() is not None
         except OHarnessError:
             return False
 

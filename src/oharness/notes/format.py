@@ -17,6 +17,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any, Final
 
 from oharness.errors import NoteFormatError
@@ -44,12 +45,12 @@ class Note:
         """A copy with some fields replaced."""
         return replace(self, **changes)
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         """``sha256:<hex>`` over id, summary, tags, body and type (when present)."""
         return content_hash(self)
 
-    @property
+    @cached_property
     def content_hash_without_id(self) -> str:
         """The same digest without ``id``: equal for the same content under another id."""
         return content_hash(self, with_id=False)

@@ -1,19 +1,184 @@
-"""Conflict listing and resolution over a workspace's sync targets: the library calls the CLI
-and the daemon's REST endpoints share (spec 07.3, 07.7)."""
+"""What a person asks of sync, as library calls that return values (spec 07.3, 07.6, 07.7).
+
+The CLI (``oharness login|logout|sync …``), the daemon's REST endpoints and the Memory page
+call these same functions; they parse and print, nothing more. Sign-in checks the token
+against the server before anything is saved; a conflict is found in the scope that holds it,
+resolved with its set-aside versions backed up, and uploaded by the next pass.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from oharness.errors import ValidationError
+import httpx2
+
+from oharness.errors import SyncError, UnavailableError, ValidationError
 from oharness.notes.backups import BackupStore
+from oharness.project.paths import HomeLayout
+from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.resolve import DEFAULT_MAX_NOTE_BYTES, ConflictResolver, Resolution
-from oharness.sync.service import SyncService, SyncTarget
-from oharness.types import Clock
+from oharness.sync.service import (
+    PassReport,
+    SyncService,
+    SyncTarget,
+    combined_status,
+    sync_targets,
+)
+from oharness.sync.settings_file import SyncSettingsFile
+from oharness.tools.workspace import Workspace
+from oharness.types import Clock, Scope
 
 Keep = Literal["local", "cloud", "both"]
+Progress = Callable[[str, int, int], None]
+#: Runs the passes of one target (the daemon's coordinator, or :meth:`SyncService.run`).
+PassRunner = Callable[[SyncTarget], Sequence[PassReport]]
+
+
+# ---- signing in and out ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """A checked sign-in: the account the token belongs to."""
+
+    origin: str
+    user_id: str
+    plan: str
+    sync_enabled: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"origin": self.origin, "userId": self.user_id, "plan": self.plan}
+
+
+def check_origin(origin: str) -> str:
+    """A sync server URL as it is stored (no trailing slash), or a one-line refusal."""
+    if not origin.startswith(("https://", "http://")):
+        raise ValidationError(f"--origin {origin!r} must be an http:// or https:// URL")
+    return origin.rstrip("/")
+
+
+def login(
+    home: HomeLayout,
+    origin: str,
+    token: str,
+    *,
+    store_token: bool = True,
+    http: httpx2.Client | None = None,
+) -> SignIn:
+    """Check ``token`` with the server, then record the origin (and the token, 0600, unless
+    ``store_token`` is false: it came from the environment). Nothing is saved on failure."""
+    origin = check_origin(origin)
+    client = SyncClient(origin, token, http=http)
+    try:
+        identity = client.identity()
+    except SyncError as exc:
+        raise SyncError(f"sign-in failed, nothing saved: {exc.message}", code=exc.code) from exc
+    finally:
+        client.close()
+    settings = SyncSettingsFile(home)
+    settings.login(origin, token if store_token else None)
+    return SignIn(origin, identity.user_id, identity.plan, settings.enabled())
+
+
+def logout(home: HomeLayout) -> bool:
+    """Forget the stored token (notes, bindings and the origin stay); True if there was one."""
+    return SyncSettingsFile(home).logout()
+
+
+def set_sync_enabled(home: HomeLayout, enabled: bool) -> None:
+    """The one switch for both scopes, honoured by every process (nothing is deleted)."""
+    SyncSettingsFile(home).set_enabled(enabled)
+
+
+def unbind_scope(home: HomeLayout, scope_key: str) -> bool:
+    """Remove a scope's binding to its account and origin; True if it was bound."""
+    return SyncSettingsFile(home).unbind(scope_key)
+
+
+# ---- status and passes -----------------------------------------------------------------
+
+
+def workspace_sync(
+    workspace: Workspace,
+    *,
+    clock: Clock,
+    environ_token: str | None = None,
+    http: httpx2.Client | None = None,
+) -> tuple[SyncService, list[SyncTarget]]:
+    """The sync service of a workspace's home and its notes folders as targets."""
+    service = SyncService(
+        workspace.home,
+        backups=workspace.service.backups(),
+        clock=clock,
+        environ_token=environ_token,
+        http=http,
+    )
+    return service, sync_targets(workspace)
+
+
+def target_for(workspace: Workspace, targets: Sequence[SyncTarget], scope: Scope) -> SyncTarget:
+    """The target of one scope, or why that scope is not available here."""
+    for target in targets:
+        if target.scope == scope:
+            return target
+    workspace.service.store(scope)  # raises the clear "not available" reason
+    raise UnavailableError(f"the {scope} scope is not available here", scope=scope)
+
+
+def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str, Any]:
+    """The 07.7 status of these targets together (changes nothing, sends nothing)."""
+    return combined_status(
+        [service.status(target) for target in targets], service.settings.enabled()
+    )
+
+
+@dataclass(frozen=True)
+class SyncNow:
+    """The passes one "sync now" ran, and the status after them."""
+
+    reports: tuple[PassReport, ...]
+    status: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """True when a pass failed or some note did not sync."""
+        return any(report.failed for report in self.reports)
+
+    def passes_json(self) -> list[dict[str, Any]]:
+        """Each pass: its scope, why it was paused, its error, when to retry."""
+        return [
+            {
+                "scope": report.target.scope,
+                "paused": report.paused,
+                "error": report.error,
+                "retryAfter": report.retry_after_ms,
+            }
+            for report in self.reports
+        ]
+
+
+def sync_now(
+    service: SyncService,
+    targets: Sequence[SyncTarget],
+    *,
+    progress: Progress | None = None,
+    run: PassRunner | None = None,
+) -> SyncNow:
+    """One pass per target now (through ``run`` when a coordinator schedules passes)."""
+    reports: list[PassReport] = []
+    for target in targets:
+        if run is not None:
+            reports.extend(run(target))
+        else:
+            reports.append(service.run(target, progress=progress))
+    ran = [report.target for report in reports]
+    return SyncNow(tuple(reports), sync_status(service, ran))
+
+
+# ---- conflicts -------------------------------------------------------------------------
 
 
 def conflict_records(
@@ -27,7 +192,7 @@ def conflict_records(
     ]
 
 
-def list_conflicts(service: SyncService, targets: list[SyncTarget]) -> list[dict[str, Any]]:
+def list_conflicts(service: SyncService, targets: Sequence[SyncTarget]) -> list[dict[str, Any]]:
     """Every open conflict of these targets, with its scope and both sides."""
     return [
         {"scope": target.scope, **record.to_json()}
@@ -36,7 +201,12 @@ def list_conflicts(service: SyncService, targets: list[SyncTarget]) -> list[dict
 
 
 def conflict_target(
-    service: SyncService, targets: list[SyncTarget], note_id: str, scope: str | None
+    service: SyncService,
+    targets: Sequence[SyncTarget],
+    note_id: str,
+    scope: str | None,
+    *,
+    hint: str = "list the conflicts to see them",
 ) -> SyncTarget:
     """The target holding an open conflict for ``note_id`` (or a clear refusal)."""
     for target in targets:
@@ -44,7 +214,7 @@ def conflict_target(
             continue
         if note_id in ConflictBook(service.base(target).conflicts).ids():
             return target
-    raise ValidationError(f"no open conflict for {note_id!r}; list the conflicts to see them")
+    raise ValidationError(f"no open conflict for {note_id!r}; {hint}")
 
 
 def resolve_conflict(
@@ -60,6 +230,8 @@ def resolve_conflict(
 ) -> Resolution:
     """Resolve one conflict (set-aside versions backed up); the next pass uploads it. A text
     merged by hand is checked like ``remember`` checks a note."""
+    if (keep is None) == (text is None):
+        raise ValidationError("give exactly one of keep (local, cloud or both) and text")
     resolver = ConflictResolver(
         store=target.store,
         base=service.base(target),
@@ -69,3 +241,13 @@ def resolve_conflict(
         max_note_bytes=max_note_bytes,
     )
     return resolver.resolve(note_id, keep=keep, text=text)
+
+
+def resolution_json(resolution: Resolution) -> dict[str, Any]:
+    """A resolution as the CLI's ``--json`` and the REST endpoint show it."""
+    return {
+        "id": resolution.id,
+        "keep": resolution.keep,
+        "newId": resolution.new_id,
+        "backups": list(resolution.backups),
+    }

@@ -33,7 +33,7 @@ import filelock
 
 from oharness.errors import ConflictError, LimitError, StorageError, SyncError, UnavailableError
 from oharness.notes.format import file_revision, parse_note_bytes
-from oharness.sync.base import BaseNote, BaseState, SyncBase
+from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
@@ -233,7 +233,11 @@ class CommitFirst:
             lock.release()
 
     def _check(
-        self, target: SyncTarget, base: SyncBase, client: SyncClient, expected: Mapping[str, str]
+        self,
+        target: SyncTarget,
+        base: AncestorStore,
+        client: SyncClient,
+        expected: Mapping[str, str],
     ) -> _Checked:
         state = base.load()
         store = target.store
@@ -343,7 +347,7 @@ class CommitFirst:
         return response.version
 
     @staticmethod
-    def _record(base: SyncBase, checked: _Checked, writes: Writes, version: int) -> None:
+    def _record(base: AncestorStore, checked: _Checked, writes: Writes, version: int) -> None:
         state = base.load()
         for note_id, data in writes:
             if data is None:

@@ -56,7 +56,7 @@ Progress = Callable[[str, int, int], None]
 
 
 class OffSwitch(Protocol):
-    """The persisted on/off switch (``SyncSettings``)."""
+    """The persisted on/off switch (``SyncSettingsFile``)."""
 
     def enabled(self) -> bool: ...
 

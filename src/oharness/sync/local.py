@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
-from oharness.sync.base import BaseNote, SyncBase
+from oharness.sync.ancestor import AncestorStore, BaseNote
 
 OLD_SERVER_TYPED = (
     "a typed note, and the sync server is older than this client (protocol 1): upgrade the "
@@ -85,7 +85,7 @@ def _misnamed(store: NoteStore) -> list[NoteProblem]:
 
 
 def _typed_deletions(
-    store: NoteStore, base: Mapping[str, BaseNote], copies: SyncBase
+    store: NoteStore, base: Mapping[str, BaseNote], copies: AncestorStore
 ) -> list[NoteProblem]:
     """Typed notes deleted here since the last sync: a protocol-1 listing never shows them,
     so they wait (held in the base) for a server that speaks protocol 2."""
@@ -114,7 +114,10 @@ def release_visible_deletions(
 
 
 def classify_local(
-    store: NoteStore, base: Mapping[str, BaseNote], protocol: int, copies: SyncBase | None = None
+    store: NoteStore,
+    base: Mapping[str, BaseNote],
+    protocol: int,
+    copies: AncestorStore | None = None,
 ) -> tuple[dict[str, StoredNote], list[NoteProblem]]:
     """The syncable notes by id, and a problem for every file that cannot sync now (with
     ``copies``, under protocol 1, also every typed note deleted here)."""

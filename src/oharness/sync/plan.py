@@ -1,5 +1,5 @@
 """Reconciliation planning, pure (spec 07.2): local files, the base and the remote listing in,
-one action per note out. No I/O here; :mod:`oharness.sync.engine` carries the plan out.
+one action per note out. No I/O here; :mod:`oharness.sync.scope_sync` carries the plan out.
 
 Per note, with L the local file, B the base (the note as last synced) and R the remote entry:
 

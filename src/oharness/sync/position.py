@@ -20,7 +20,7 @@ from collections.abc import Mapping, Set
 from dataclasses import replace
 
 from oharness.notes.format import parse_note_bytes
-from oharness.sync.base import BaseState, HeldChange
+from oharness.sync.ancestor import BaseState, HeldChange
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.plan import RemoteState, RemoteView
 from oharness.sync.protocol import SnapshotResponse

@@ -30,7 +30,7 @@ from oharness.notes.ids import (
 )
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore
-from oharness.sync.base import BaseNote, BaseState, SyncBase
+from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.types import Clock, HexSource
 
@@ -65,7 +65,7 @@ class ConflictResolver:
         self,
         *,
         store: NoteStore,
-        base: SyncBase,
+        base: AncestorStore,
         backups: BackupStore,
         scope_key: str,
         clock: Clock,

@@ -23,13 +23,13 @@ from oharness.errors import OHarnessError, SyncError, is_transient
 from oharness.notes.backups import BackupStore
 from oharness.notes.store import NoteStore
 from oharness.project.paths import HomeLayout
-from oharness.sync.base import SyncBase
+from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.engine import ScopeSync
 from oharness.sync.protocol import SyncScope
 from oharness.sync.result import PassResult
-from oharness.sync.settings import SyncSettings
+from oharness.sync.scope_sync import ScopeSync
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class SyncService:
         on_request: Callable[[], None] | None = None,
     ) -> None:
         self.home = home
-        self.settings = SyncSettings(home)
+        self.settings = SyncSettingsFile(home)
         self.backups = backups
         self.clock = clock
         self.environ_token = environ_token
@@ -128,8 +128,8 @@ class SyncService:
         #: Called before every request (the coordinator's request budget).
         self.on_request = on_request
 
-    def base(self, target: SyncTarget) -> SyncBase:
-        return SyncBase(self.home.home / "memory-sync", target.scope_key)
+    def base(self, target: SyncTarget) -> AncestorStore:
+        return AncestorStore(self.home.home / "memory-sync", target.scope_key)
 
     # ---- one pass ------------------------------------------------------------------------
 
@@ -265,7 +265,7 @@ class SyncService:
         age = self.clock() - checked
         return age < (IDENTITY_RECHECK_OLD_SERVER_MS if old_server else IDENTITY_RECHECK_MS)
 
-    def _check_folder(self, target: SyncTarget, base: SyncBase) -> str | None:
+    def _check_folder(self, target: SyncTarget, base: AncestorStore) -> str | None:
         """A copied project folder is paused; a moved one is followed."""
         if target.scope != "project" or target.project_root is None:
             return None

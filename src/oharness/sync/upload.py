@@ -24,7 +24,7 @@ from typing import Any
 
 from oharness.errors import SyncError
 from oharness.notes.format import file_revision, parse_note_bytes
-from oharness.sync.base import BaseNote, BaseState, PendingNote, SyncBase
+from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState, PendingNote
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Change, CommitRequest, CommitResponse, Quotas, SyncScope
 
@@ -101,7 +101,7 @@ class Uploader:
     def __init__(
         self,
         *,
-        base: SyncBase,
+        base: AncestorStore,
         client: SyncClient,
         scope: SyncScope,
         protocol: int,

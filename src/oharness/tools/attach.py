@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
-from oharness.tools.recall import MemoryRecall, NoteKey
+from oharness.tools.scope_recall import MemoryRecall, NoteKey
 from oharness.types import Scope
 
 log = logging.getLogger(__name__)

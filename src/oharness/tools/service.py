@@ -31,7 +31,7 @@ from oharness.notes.ids import (
 from oharness.notes.links import extract_links, resolve_link
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
-from oharness.tools.recall import MemoryRecall, SearchHit
+from oharness.tools.attach import RecallOutcome, recall_for_message
 from oharness.tools.results import (
     ForgetResult,
     LinkView,
@@ -41,6 +41,7 @@ from oharness.tools.results import (
     RememberResult,
     RestoreResult,
 )
+from oharness.tools.scope_recall import MemoryRecall, SearchHit
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 
 _ID_ATTEMPTS = 32
@@ -223,8 +224,7 @@ class MemoryService:
         _check_secrets(fields.summary, tags, fields.body)
         now = self._clock()
         draft = Note("draft", fields.summary, fields.body, tags, note_type, now, now)
-        with store.locked():
-            store.refresh(full=True)
+        with store.locked():  # brings the store in step with the folder once
             digest = draft.content_hash_without_id
             for stored in store.notes():
                 if stored.digest_without_id == digest:
@@ -257,7 +257,7 @@ class MemoryService:
         current = self.find(note_id, scope)
         store = self.store(current.scope)
         with store.locked():
-            latest = store.get(note_id)
+            latest = store.latest(note_id)  # as the file is now, not as last loaded
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, current.scope), id=note_id)
             old = latest.note
@@ -310,6 +310,12 @@ class MemoryService:
         if limit < 1:
             raise ValidationError("limit must be >= 1", field="limit")
         return self.recall.search(query, limit)
+
+    def recall_preview(self, message: str, exclude: Iterable[str] = ()) -> RecallOutcome:
+        """Exactly what would be attached to ``message`` (nothing recorded; errors raised)."""
+        if self.recall is None:
+            raise UnavailableError("recall is not available here")
+        return recall_for_message(self.recall, message, tuple(exclude), record=False, strict=True)
 
     # ---- memory --------------------------------------------------------------------------
 
@@ -369,6 +375,10 @@ class MemoryService:
             )
         return self._backups
 
+    def recent_backups(self, limit: int = 50) -> list[BackupRecord]:
+        """The most recent backups, newest first."""
+        return self.backups().recent(limit)
+
     def backup(self, stored: StoredNote, reason: str) -> BackupRecord:
         """Back up a note's current file before something replaces or removes it."""
         store = self.store(stored.scope)
@@ -391,7 +401,7 @@ class MemoryService:
         self.backups()
         store = self.store(stored.scope)
         with store.locked():
-            latest = store.get(note_id)
+            latest = store.latest(note_id)
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, stored.scope), id=note_id)
             record = self.backup(latest, reason)
@@ -413,7 +423,7 @@ class MemoryService:
         target = self._restore_scope(record, note, scope)
         store = self.store(target)
         with store.locked():
-            current = store.get(note.id)
+            current = store.latest(note.id)
             if current is not None and current.note.content_hash == note.content_hash:
                 return RestoreResult(note.id, target, str(current.path), backup_id, None, False)
             replaced = self.backup(current, "restore-replace") if current is not None else None

@@ -15,14 +15,16 @@ from oharness.project.config import load_settings
 from oharness.project.identity import (
     STATE_DIR,
     ProjectIdentity,
+    ProjectLocation,
     find_project,
     read_identity,
     register_project,
     resolve_memory_dir,
 )
 from oharness.project.paths import HomeLayout, stable_scope_key
-from oharness.settings import Settings
-from oharness.tools.recall import MemoryRecall
+from oharness.settings import MemorySettings, Settings
+from oharness.tools.prompt import render_index
+from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.service import MemoryService, ScopeHandle
 from oharness.tools.usage import UsageLog
 from oharness.types import Clock, HexSource, Scope
@@ -60,6 +62,10 @@ class Workspace:
     def user_available(self) -> bool:
         return "user" in self.service.available_scopes()
 
+    def memory_index(self) -> str:
+        """The Memory section of the system prompt, as a model sees it."""
+        return render_index(self.service.all_notes(), self.settings.memory.index_chars)
+
     def close(self) -> None:
         """Save derived state worth keeping (the recall cache, when enough changed)."""
         if self.service.recall is not None:
@@ -91,10 +97,15 @@ def open_workspace(
     clock: Clock = wall_clock_ms,
     hex_source: HexSource = random_hex,
     overrides: dict[str, Any] | None = None,
+    file_clock: Clock = wall_clock_ms,
 ) -> Workspace:
-    """Find (and with ``register``, register) the project at ``start`` and open its memory."""
+    """Find (and with ``register``, register) the project at ``start`` and open its memory.
+
+    ``clock`` stamps notes and backups; ``file_clock`` is what the stores compare file times
+    with (stale temp files, a folder changed too recently to trust its mtime): the real time
+    unless a test moves it.
+    """
     layout = HomeLayout(home)
-    warnings: list[str] = []
     location = find_project(start, home)
     home_problem = _home_usable(layout)
     # An unusable home has no config to read; the warning below names the real cause.
@@ -103,97 +114,144 @@ def open_workspace(
         location.root if location else None,
         overrides=overrides,
     )
-    warnings.extend(settings.warnings)
-
-    project: ProjectInfo | None = None
-    if location is not None:
-        source = str(location.root / STATE_DIR / "config.json")
-        memory_dir = resolve_memory_dir(location.root, settings.memory.dir, source)
-        identity: ProjectIdentity | None = None
-        if location.registered:
-            identity = read_identity(location.root)
-        elif register:
-            identity = register_project(
-                location.root, home, clock=clock, hex_source=hex_source, memory_dir=memory_dir
-            )
-        project = ProjectInfo(location.root, identity, memory_dir)
-
-    scopes: dict[Scope, ScopeHandle] = {}
-    unavailable: dict[Scope, str] = {}
-    memory = settings.memory
-    if project is not None and project.identity is not None:
-        # Without a usable home the lock lives in the project's own state folder.
-        lock_path = (
-            layout.lock_path_for(project.memory_dir)
-            if home_problem is None
-            else project.root / STATE_DIR / "locks" / "notes.lock"
-        )
-        store = NoteStore(
-            project.memory_dir, scope="project", lock_path=lock_path, max_notes=memory.max_notes
-        )
-        scopes["project"] = ScopeHandle(store, stable_scope_key("project", project.identity.id))
-    elif project is None:
-        unavailable["project"] = (
-            f"{start} is inside OHARNESS_HOME ({home}), which is never a project; "
-            "project notes are not available here"
-        )
-    else:
-        unavailable["project"] = (
-            f"no registered project at {project.root}: run 'oharness project init' there to "
-            "keep project notes (a git repository registers itself), or use --scope user"
-        )
-        warnings.append(
-            f"no registered project at {project.root}: showing user notes only "
-            "('oharness project init' registers it)"
-        )
-
-    backups: BackupStore | None = None
-    backups_problem: str | None = None
-    if home_problem is None:
-        store = NoteStore(
-            layout.user_memory_dir,
-            scope="user",
-            lock_path=layout.lock_path_for(layout.user_memory_dir),
-            max_notes=memory.max_notes,
-        )
-        scopes["user"] = ScopeHandle(store, stable_scope_key("user", None))
-        backups = BackupStore(layout.backups_dir, clock=clock)
-    else:
-        message = (
-            f"OHARNESS_HOME ({home}) cannot be used ({home_problem}): user notes, backups and "
-            "machine-local memory state are unavailable; project notes still work"
-        )
-        warnings.append(message)
-        unavailable["user"] = message
-        backups_problem = (
-            f"backups need a writable OHARNESS_HOME ({home}: {home_problem}); nothing that "
-            "would need a backup is done until it is writable (set OHARNESS_HOME to a folder "
-            "you can write)"
-        )
-
-    recall = MemoryRecall(
-        {scope: handle.store for scope, handle in scopes.items()},
-        memory.recall,
-        scope_keys={scope: handle.key for scope, handle in scopes.items()},
-        clock=clock,
-        cache_dir=layout.cache_dir if home_problem is None else None,
-        usage=UsageLog(layout.usage_dir, clock=clock) if home_problem is None else None,
+    warnings = list(settings.warnings)
+    opened = _Opening(
+        layout, start, settings.memory, home_problem, clock, warnings, file_clock=file_clock
     )
+    project = _project_info(location, settings, register, home, clock, hex_source)
+    opened.add_project_scope(project)
+    backups = opened.add_user_scope()
     service = MemoryService(
-        scopes,
-        recall=recall,
+        opened.scopes,
+        recall=opened.recall(),
         backups=backups,
         clock=clock,
-        max_note_bytes=memory.max_note_bytes,
+        max_note_bytes=settings.memory.max_note_bytes,
         hex_source=hex_source,
-        unavailable=unavailable,
-        backups_unavailable=backups_problem,
+        unavailable=opened.unavailable,
+        backups_unavailable=opened.backups_problem(),
     )
-    for scope in service.available_scopes():
-        unloaded = service.store(scope).unloaded()
-        if unloaded:
-            warnings.append(
-                f"{len(unloaded)} {scope} notes were not loaded: the scope holds more than "
-                f"memory.maxNotes ({memory.max_notes}); the least recently modified are left out"
+    opened.warn_unloaded(service)
+    return Workspace(layout, settings, project, service, opened.warnings)
+
+
+def _project_info(
+    location: ProjectLocation | None,
+    settings: Settings,
+    register: bool,
+    home: Path,
+    clock: Clock,
+    hex_source: HexSource,
+) -> ProjectInfo | None:
+    """The project found at the start folder (registered now when asked), if any."""
+    if location is None:
+        return None
+    source = str(location.root / STATE_DIR / "config.json")
+    memory_dir = resolve_memory_dir(location.root, settings.memory.dir, source)
+    identity: ProjectIdentity | None = None
+    if location.registered:
+        identity = read_identity(location.root)
+    elif register:
+        identity = register_project(
+            location.root, home, clock=clock, hex_source=hex_source, memory_dir=memory_dir
+        )
+    return ProjectInfo(location.root, identity, memory_dir)
+
+
+@dataclass
+class _Opening:
+    """What opening a workspace gathers on its way: the scopes, why others are missing, and
+    the warnings for the person."""
+
+    layout: HomeLayout
+    start: Path
+    memory: MemorySettings
+    home_problem: str | None
+    clock: Clock
+    warnings: list[str]
+    scopes: dict[Scope, ScopeHandle] = field(default_factory=dict)
+    unavailable: dict[Scope, str] = field(default_factory=dict)
+    file_clock: Clock = wall_clock_ms
+
+    def store(self, directory: Path, scope: Scope, lock_path: Path) -> NoteStore:
+        return NoteStore(
+            directory,
+            scope=scope,
+            lock_path=lock_path,
+            max_notes=self.memory.max_notes,
+            wall_clock=self.file_clock,
+        )
+
+    def add_project_scope(self, project: ProjectInfo | None) -> None:
+        home = self.layout.home
+        if project is None:
+            self.unavailable["project"] = (
+                f"{self.start} is inside OHARNESS_HOME ({home}), which is never a project; "
+                "project notes are not available here"
             )
-    return Workspace(layout, settings, project, service, warnings)
+        elif project.identity is None:
+            self.unavailable["project"] = (
+                f"no registered project at {project.root}: run 'oharness project init' there "
+                "to keep project notes (a git repository registers itself), or use --scope user"
+            )
+            self.warnings.append(
+                f"no registered project at {project.root}: showing user notes only "
+                "('oharness project init' registers it)"
+            )
+        else:
+            # Without a usable home the lock lives in the project's own state folder.
+            lock_path = (
+                self.layout.lock_path_for(project.memory_dir)
+                if self.home_problem is None
+                else project.root / STATE_DIR / "locks" / "notes.lock"
+            )
+            store = self.store(project.memory_dir, "project", lock_path)
+            key = stable_scope_key("project", project.identity.id)
+            self.scopes["project"] = ScopeHandle(store, key)
+
+    def add_user_scope(self) -> BackupStore | None:
+        """The user scope and the backups, both in the home (None when it is unusable)."""
+        layout = self.layout
+        if self.home_problem is not None:
+            message = (
+                f"OHARNESS_HOME ({layout.home}) cannot be used ({self.home_problem}): user "
+                "notes, backups and machine-local memory state are unavailable; project notes "
+                "still work"
+            )
+            self.warnings.append(message)
+            self.unavailable["user"] = message
+            return None
+        folder = layout.user_memory_dir
+        store = self.store(folder, "user", layout.lock_path_for(folder))
+        self.scopes["user"] = ScopeHandle(store, stable_scope_key("user", None))
+        return BackupStore(layout.backups_dir, clock=self.clock)
+
+    def backups_problem(self) -> str | None:
+        if self.home_problem is None:
+            return None
+        return (
+            f"backups need a writable OHARNESS_HOME ({self.layout.home}: {self.home_problem}); "
+            "nothing that would need a backup is done until it is writable (set OHARNESS_HOME "
+            "to a folder you can write)"
+        )
+
+    def recall(self) -> MemoryRecall:
+        usable = self.home_problem is None
+        return MemoryRecall(
+            {scope: handle.store for scope, handle in self.scopes.items()},
+            self.memory.recall,
+            scope_keys={scope: handle.key for scope, handle in self.scopes.items()},
+            clock=self.clock,
+            cache_dir=self.layout.cache_dir if usable else None,
+            usage=UsageLog(self.layout.usage_dir, clock=self.clock) if usable else None,
+        )
+
+    def warn_unloaded(self, service: MemoryService) -> None:
+        for scope in service.available_scopes():
+            unloaded = service.store(scope).unloaded()
+            if unloaded:
+                self.warnings.append(
+                    f"{len(unloaded)} {scope} notes were not loaded: the scope holds more than "
+                    f"memory.maxNotes ({self.memory.max_notes}); the least recently modified "
+                    "are left out"
+                )

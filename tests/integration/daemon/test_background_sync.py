@@ -134,13 +134,13 @@ def test_cli_write_is_uploaded_by_the_daemon(tmp_path: Path, sync_server: str) -
 
 def test_chat_syncer_leaves_background_sync_to_a_running_daemon(tmp_path: Path) -> None:
     from oharness.harness.memory_sync import MemorySync
-    from oharness.sync.settings import SyncSettings
+    from oharness.sync.settings_file import SyncSettingsFile
     from oharness.tools.workspace import open_workspace
 
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     workspace = open_workspace(project, home, register=True)
-    SyncSettings(workspace.home).login("http://127.0.0.1:9", "token")
+    SyncSettingsFile(workspace.home).login("http://127.0.0.1:9", "token")
     lock = DaemonLock(home)
     assert lock.acquire()
     try:

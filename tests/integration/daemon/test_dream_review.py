@@ -25,7 +25,7 @@ from oharness.sdk import AsyncDaemonClient, DaemonClient, DaemonError
 from oharness.server.app import create_app
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.service import SyncService, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace, open_workspace
 
 PORTS = range(18900, 19000)
@@ -301,7 +301,7 @@ def test_with_sync_on_each_merge_is_committed_to_the_cloud_first(
     token = token_for("alice", plan="paid")
     try:
         workspace = _workspace(project, home, clock)
-        SyncSettings(workspace.home).login(server.url, token)
+        SyncSettingsFile(workspace.home).login(server.url, token)
         with httpx2.Client(timeout=30) as http:
             sync = SyncService(
                 workspace.home, backups=workspace.service.backups(), clock=clock, http=http
@@ -339,7 +339,7 @@ def test_with_the_sync_server_unreachable_every_merge_is_refused_unchanged(
     closed = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # bound, never listening
     closed.bind(("127.0.0.1", port_in_range()))
     origin = f"http://127.0.0.1:{closed.getsockname()[1]}"
-    SyncSettings(workspace.home).login(origin, token_for("bob"))
+    SyncSettingsFile(workspace.home).login(origin, token_for("bob"))
     folders = (project / "MEMORY", workspace.home.user_memory_dir)
     before = {p: p.read_bytes() for folder in folders for p in folder.glob("*.md")}
     with _running(_daemon(project, home, clock)) as daemon, daemon.client() as client:

@@ -25,7 +25,7 @@ from oharness.daemon.tasks import CancelToken, TaskCancelled
 from oharness.server.app import create_app
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.service import SyncService, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace, open_workspace
 
 WAITING = "waiting for the sync pass in flight to end"
@@ -65,7 +65,7 @@ def synced(tmp_path: Path) -> Iterator[tuple[Workspace, Clock, dict[str, str], G
     server = LiveServer(gate, port=port_in_range()).start()  # type: ignore[arg-type]
     try:
         workspace = open_workspace(project, home, register=True, clock=clock)
-        SyncSettings(workspace.home).login(server.url, token_for("alice", plan="paid"))
+        SyncSettingsFile(workspace.home).login(server.url, token_for("alice", plan="paid"))
         with httpx2.Client(timeout=30) as http:
             sync = SyncService(
                 workspace.home, backups=workspace.service.backups(), clock=clock, http=http

@@ -20,7 +20,7 @@ from oharness.daemon import DaemonOptions
 from oharness.project.paths import HomeLayout
 from oharness.storage.file import FileObjectStore
 from oharness.sync.protocol import PlanLimits
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import open_workspace
 
 
@@ -33,7 +33,7 @@ def _running(tmp_path: Path, rate: int, plan: str) -> Iterator[LiveDaemon]:
     project.mkdir()
     open_workspace(project, home, register=True).close()
     with live_server(FileObjectStore(tmp_path / "storage"), settings) as server:
-        SyncSettings(HomeLayout(home)).login(server.url, token_for("bob", plan=plan))
+        SyncSettingsFile(HomeLayout(home)).login(server.url, token_for("bob", plan=plan))
         with live_daemon(DaemonOptions(home=home, start=project, watch_seconds=0)) as running:
             yield running
 

@@ -15,7 +15,7 @@ from daemon_support import LiveDaemon, live_daemon
 
 from oharness.daemon import DaemonOptions
 from oharness.project.paths import HomeLayout
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 
 
 class HangingServer:
@@ -78,7 +78,7 @@ def hanging() -> Iterator[HangingServer]:
 def daemon(tmp_path: Path, hanging: HangingServer) -> Iterator[LiveDaemon]:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
-    SyncSettings(HomeLayout(home)).login(hanging.url, "token-0123456789")
+    SyncSettingsFile(HomeLayout(home)).login(hanging.url, "token-0123456789")
     with live_daemon(DaemonOptions(home=home, start=project)) as running:
         yield running
 
@@ -110,7 +110,7 @@ def test_switching_off_aborts_a_request_already_sent(
     assert time.monotonic() - started < 2.0  # immediate; the margin is for a loaded machine
     assert hanging.disconnected.wait(2)
     assert reports and reports[0].result is None
-    assert SyncSettings(daemon.state.registry.default.workspace.home).enabled() is False
+    assert SyncSettingsFile(daemon.state.registry.default.workspace.home).enabled() is False
 
 
 def test_a_switch_flipped_elsewhere_is_honoured_within_a_second(
@@ -118,7 +118,7 @@ def test_a_switch_flipped_elsewhere_is_honoured_within_a_second(
 ) -> None:
     thread, _ = _pass_in_flight(daemon, hanging)
     started = time.monotonic()
-    SyncSettings(daemon.state.registry.default.workspace.home).set_enabled(False)  # the CLI
+    SyncSettingsFile(daemon.state.registry.default.workspace.home).set_enabled(False)  # the CLI
     thread.join(5)
     assert not thread.is_alive()
     assert time.monotonic() - started < 2.5  # the 1 s watch plus a loaded machine

@@ -13,7 +13,7 @@ from sync_server_support import LiveServer, token_for
 from oharness.review import ReviewService, open_review
 from oharness.sync.batch import CommitFirst
 from oharness.sync.service import PassReport, SyncService, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace, open_workspace
 
 PROJECT_ID = "git-5f0c0123456789abcdef0123456789abcdef0123"
@@ -54,7 +54,7 @@ class Machine:
             json.dumps({"id": PROJECT_ID, "createdAt": 1})
         )
         self.home.mkdir(parents=True)
-        SyncSettings(self.ws.home).login(server.url, token_for("alice", plan=plan))
+        SyncSettingsFile(self.ws.home).login(server.url, token_for("alice", plan=plan))
 
     @property
     def ws(self) -> Workspace:

@@ -14,10 +14,10 @@ from starlette.testclient import TestClient
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.memory import MemoryObjectStore
-from oharness.sync.base import SyncBase
+from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
-from oharness.sync.engine import PassResult, ScopeSync
 from oharness.sync.protocol import Quotas, SyncScope
+from oharness.sync.scope_sync import PassResult, ScopeSync
 from oharness.tools.workspace import Workspace, open_workspace
 from oharness.types import Scope
 
@@ -78,7 +78,7 @@ class Machine:
         key = ws.service.scope_key(scope)
         engine = ScopeSync(
             store=ws.service.store(scope),
-            base=SyncBase(self.home / "memory-sync", key),
+            base=AncestorStore(self.home / "memory-sync", key),
             client=SyncClient("http://sync.test", token(self.user), http=self.server.http),
             scope=SyncScope("project", PROJECT_ID) if scope == "project" else SyncScope("user"),
             scope_key=key,
@@ -96,8 +96,8 @@ class Machine:
             {p.stem: p.read_text() for p in sorted(folder.glob("*.md"))} if folder.exists() else {}
         )
 
-    def base(self, scope: Scope = "project") -> SyncBase:
-        return SyncBase(self.home / "memory-sync", self.ws.service.scope_key(scope))
+    def base(self, scope: Scope = "project") -> AncestorStore:
+        return AncestorStore(self.home / "memory-sync", self.ws.service.scope_key(scope))
 
 
 def resolver(machine: Machine, scope: Scope = "project") -> Any:

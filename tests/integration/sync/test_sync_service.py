@@ -19,7 +19,7 @@ from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.protocol import PlanLimits, Quotas
 from oharness.sync.service import PassReport, SyncService, sync_targets
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import Workspace, open_workspace
 
 ORIGIN = "http://sync.test"
@@ -63,7 +63,7 @@ class Device:
 
     def login(self, user: str, plan: str = "paid") -> None:
         layout = open_workspace(self.root, self.home, register=True).home
-        SyncSettings(layout).login(ORIGIN, _token(user, plan))
+        SyncSettingsFile(layout).login(ORIGIN, _token(user, plan))
 
     @property
     def ws(self) -> Workspace:

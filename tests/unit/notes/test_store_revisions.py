@@ -144,7 +144,7 @@ def test_a_folder_changed_just_now_is_read_again_soon(
         lock_path=tmp_path / "notes.lock",
         sweep_interval=1_000.0,
         monotonic=monotonic,
-        wall_ns=lambda: changed_at[0] + int(seconds_after_the_change * 1e9),
+        wall_clock=lambda: (changed_at[0] + int(seconds_after_the_change * 1e9)) // 1_000_000,
     )
     written = store.save_bytes("deploy-days-1a2", _bytes("Noon.\n"), create=True)
     changed_at.append(os.stat(directory).st_mtime_ns)

@@ -19,9 +19,9 @@ from oharness.sync.coordinator import (
     TokenBucket,
     estimate_requests,
 )
-from oharness.sync.engine import PassResult
+from oharness.sync.scope_sync import PassResult
 from oharness.sync.service import PassReport, SyncService, SyncTarget
-from oharness.sync.settings import SyncSettings
+from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Scope
 
 START = 1_789_000_000_000
@@ -712,7 +712,7 @@ def test_the_switch_persists_through_the_real_service(
     coordinator = SyncCoordinator(real, clock=clock)
     coordinator.register(user)
     coordinator.set_enabled(False)
-    assert SyncSettings(home).enabled() is False
+    assert SyncSettingsFile(home).enabled() is False
     assert real.cancelled is not None
     assert real.cancelled() is True
     assert coordinator.tick() == []
@@ -720,7 +720,7 @@ def test_the_switch_persists_through_the_real_service(
     again = SyncService(home, backups=BackupStore(home.backups_dir, clock=clock), clock=clock)
     assert SyncCoordinator(again, clock=clock).enabled is False
     coordinator.set_enabled(True)
-    assert SyncSettings(home).enabled() is True
+    assert SyncSettingsFile(home).enabled() is True
 
 
 def test_a_cancel_callable_given_to_the_service_is_kept(service: FakeService, clock: Clock) -> None:

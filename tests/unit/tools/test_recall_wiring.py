@@ -11,7 +11,7 @@ import pytest
 from oharness.notes.format import parse_note, serialise_note
 from oharness.tools.attach import recall_for_message
 from oharness.tools.prompt import EMPTY, render_index
-from oharness.tools.recall import MemoryRecall
+from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.workspace import Workspace
 
 

@@ -48,8 +48,8 @@ def usage_stamp(workspace: Workspace) -> tuple[tuple[int, int], ...]:
     return tuple(stamps)
 
 
-def usage_counts(workspace: Workspace) -> dict[NoteKey, Usage]:
-    """How often, and when last, each note was recalled on this machine."""
+def usage_counts(workspace: Workspace) -> Mapping[NoteKey, Usage]:
+    """How often, and when last, each note was recalled on this machine (read-only)."""
     log, keys = _log(workspace)
     return log.load(keys)
 

@@ -1,4 +1,5 @@
-"""The sync base of one scope (spec 07.1): what this machine last agreed on with the server.
+"""The merge ancestor of one scope (spec 07.1): what this machine last agreed on with the
+server — each note's last synced revision and copy, the base of every three-way merge.
 
 Layout, in ``$OHARNESS_HOME/memory-sync/<sha256(stable scope key)>/``::
 
@@ -64,7 +65,7 @@ class HeldChange:
 
 @dataclass
 class BaseState:
-    """The mutable base of one scope; saved with :meth:`SyncBase.save`.
+    """The mutable base of one scope; saved with :meth:`AncestorStore.save`.
 
     ``generation`` and ``commit`` identify the storage and the commit at ``version`` (a reset
     or restore is noticed by them); ``protocol`` is the one the last pass spoke (a change means
@@ -149,8 +150,8 @@ def _optional_text(data: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class SyncBase:
-    """The on-disk base of one scope."""
+class AncestorStore:
+    """The on-disk merge ancestor (the sync base) of one scope."""
 
     def __init__(self, sync_dir: Path, scope_key: str) -> None:
         self.scope_key = scope_key
@@ -161,11 +162,15 @@ class SyncBase:
         self.copies = self.folder / "copies"
         self.conflicts = self.folder / "conflicts"
         self.lock_path = self.folder / "lock"
+        #: Names in ``copies/``, listed once per round (under the scope's sync lock only this
+        #: object writes there); ``None`` until asked, and again after :meth:`load`.
+        self._copy_names: set[str] | None = None
 
     def load(self) -> BaseState:
         """The saved state; a corrupt file is set aside, never trusted, and the base is
         rebuilt from the synced copies (with no version: the next snapshot lists everything,
         and notes unchanged on both sides stay quiet instead of turning into conflicts)."""
+        self._copy_names = None
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -265,6 +270,8 @@ class SyncBase:
         path = self.copy_path(note_id, rev)
         if not path.exists():
             atomic_write(path, data)
+        if self._copy_names is not None:
+            self._copy_names.add(path.name)
 
     def read_copy(self, note_id: str, entry: BaseNote | PendingNote) -> tuple[bytes, Note] | None:
         """The synced copy of a note, if present and still matching its recorded hash."""
@@ -276,7 +283,13 @@ class SyncBase:
         return (data, note) if note.content_hash == entry.hash else None
 
     def has_copy(self, note_id: str, entry: BaseNote) -> bool:
-        return self.copy_path(note_id, entry.rev).is_file()
+        """True when the copy of ``entry`` is in ``copies/`` (one listing per round)."""
+        if self._copy_names is None:
+            try:
+                self._copy_names = set(os.listdir(self.copies))
+            except OSError:
+                self._copy_names = set()
+        return f"{note_id}.{entry.rev}.md" in self._copy_names
 
     def _prune_copies(self, state: BaseState) -> None:
         keep = {f"{note_id}.{entry.rev}.md" for note_id, entry in state.notes.items()}
@@ -289,3 +302,5 @@ class SyncBase:
             if name not in keep or is_temp_name(name):
                 with contextlib.suppress(OSError):
                     os.unlink(self.copies / name)
+                if self._copy_names is not None:
+                    self._copy_names.discard(name)

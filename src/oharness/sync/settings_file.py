@@ -37,7 +37,7 @@ def _read_config(path: Path) -> dict[str, Any]:
     return read_config_file(path) or {}
 
 
-class SyncSettings:
+class SyncSettingsFile:
     """Reads and writes the sync settings of one ``OHARNESS_HOME``."""
 
     def __init__(self, home: HomeLayout) -> None:

@@ -181,22 +181,39 @@ class MemoryRecall:
             log.warning("recall cache not written: %s", exc.message)
 
     def _sync(self, index: RecallIndex) -> None:
-        stale = False
         for scope, store in self._stores.items():
             store.refresh()
-            if store.generation != self._generations.get(scope):
-                stale = True
-        if not stale:
+            seen = self._generations.get(scope)
+            if store.generation == seen:
+                continue
+            changes = store.changes_since(seen) if seen is not None else None
+            if changes is None:
+                self._resync_scope(index, scope, store)
+                continue
+            for note_id, stored in changes:  # only what this process wrote: no full pass
+                self._apply(index, (scope, note_id), stored)
+            self._generations[scope] = store.generation
+
+    def _apply(self, index: RecallIndex, key: NoteKey, stored: StoredNote | None) -> None:
+        if stored is None:
+            if self._indexed.pop(key, None) is None:
+                return
+            index.remove(*key)
+        elif self._indexed.get(key) is not stored:
+            index.update(key[0], stored.note, cache_key=_cache_key(stored))
+            self._indexed[key] = stored
+        else:
             return
-        current = self._current()
+        self._unsaved += 1
+
+    def _resync_scope(self, index: RecallIndex, scope: Scope, store: NoteStore) -> None:
+        current = {(scope, stored.id): stored for stored in store.notes()}
+        self._generations[scope] = store.generation
         for key, stored in current.items():
             if self._indexed.get(key) is not stored:
-                index.update(key[0], stored.note, cache_key=_cache_key(stored))
-                self._unsaved += 1
-        for key in self._indexed.keys() - current.keys():
-            index.remove(*key)
-            self._unsaved += 1
-        self._indexed = current
+                self._apply(index, key, stored)
+        for key in [key for key in self._indexed if key[0] == scope and key not in current]:
+            self._apply(index, key, None)
 
     def stored(self, key: NoteKey) -> StoredNote | None:
         """The indexed version of a note."""

@@ -1,0 +1,507 @@
+"""The in-process cache of one notes folder, kept in step with the disk (01.7).
+
+:meth:`NoteCache.refresh` runs before every read and costs one ``stat`` of the folder when
+nothing changed. When the folder's mtime moved, or while that mtime is too recent to be
+trusted (a change within the file system's time granularity leaves it equal), the cache lists
+the folder — names and inode numbers, no ``stat`` per file — and stats only the files written
+in that recent window; it sweeps (``stat`` of every file, parsing only the changed ones) only
+when that listing or one of those files differs. Creations, deletions and renames (which is
+how most editors save) therefore show at once; an in-place rewrite of an older file by another
+program shows within ``sweep_interval`` in folders of up to 256 notes (a rotating slice of the
+files is checked every interval, a sixteenth and at least 256), within sixteen intervals in
+larger ones. ``refresh(full=True)`` sweeps at once (sync, doctor, review).
+
+The store's own writes update the cache in place (:meth:`put`, :meth:`drop`): the folder is
+not read again because of them, only listed once the racy window allows.
+
+Files that cannot be read as notes are skipped, reported in :meth:`NoteCache.problems` and
+never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Final
+
+from oharness.errors import NoteFormatError
+from oharness.fsio import is_temp_name
+from oharness.notes.format import Note, file_revision, parse_note_bytes
+from oharness.notes.links import extract_links
+from oharness.types import Clock, Scope
+
+NOTE_SUFFIX: Final = ".md"
+RACY_WINDOW_NS: Final = 2_000_000_000
+#: Files checked per interval between full sweeps: a share of them, at least this many.
+_SPOT_CHECK_ROUNDS: Final = 16
+_SPOT_CHECK_MIN: Final = 256
+#: While the folder's mtime is too recent to be trusted, list it again at most this often (s).
+_RACY_RECHECK: Final = 0.05
+#: Own changes remembered for :meth:`NoteCache.changes_since` (halved when exceeded).
+_JOURNAL_MAX: Final = 512
+
+#: Name -> inode number of every note file in the folder, as a listing shows it.
+Listing = dict[str, int]
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What identifies one version of a file cheaply: mtime, size and inode."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class StoredNote:
+    """A note as loaded from its file, with where it lives and its derived links."""
+
+    note: Note
+    scope: Scope
+    path: Path
+    stamp: FileStamp
+    revision: str
+    links: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.note.id
+
+    @cached_property
+    def digest_without_id(self) -> str:
+        """The content digest without id (cached: exact-duplicate checks run on every write)."""
+        return self.note.content_hash_without_id
+
+    @classmethod
+    def loaded(
+        cls, note: Note, scope: Scope, path: Path, st: os.stat_result, data: bytes
+    ) -> StoredNote:
+        """A note read from (or just written to) ``path``, whose ``stat`` is ``st``."""
+        revision, links = file_revision(data), extract_links(note.body)
+        return cls(note, scope, path, FileStamp.of(st), revision, links)
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file in the scope directory that was skipped, and why (never touched by us)."""
+
+    path: Path
+    reason: str
+    message: str
+
+
+@dataclass
+class _Scan:
+    """What one pass over the folder's entries found."""
+
+    entries: list[tuple[str, Path, os.stat_result]]
+    problems: dict[str, LoadProblem]
+    stray: list[Path]
+    listing: Listing
+
+
+class NoteCache:
+    """The loaded notes of one scope directory (reading only; :class:`NoteStore` writes)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        scope: Scope,
+        max_notes: int,
+        sweep_interval: float,
+        monotonic: Callable[[], float],
+        wall_clock: Clock,
+    ) -> None:
+        self.directory = directory
+        self.scope: Scope = scope
+        self.max_notes = max_notes
+        self._sweep_interval = sweep_interval
+        self._monotonic = monotonic
+        self._wall_clock = wall_clock  # compared with file system times
+        self._by_name: dict[str, StoredNote] = {}
+        self._by_id: dict[str, StoredNote] = {}
+        self._by_folded: dict[str, StoredNote] = {}
+        #: Notes whose files were written within the racy window (checked on each listing).
+        self._recent: dict[str, StoredNote] = {}
+        self._problems: dict[str, LoadProblem] = {}
+        self._unloaded: list[Path] = []
+        self._skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
+        self._listing: Listing = {}
+        self._file_total = 0
+        self._stray_temp: list[Path] = []
+        self._dir_stamp: int | None = None
+        self._racy = False
+        self._rotation: list[tuple[str, Path]] = []
+        self._rotation_at = 0
+        self._checked_at = 0.0
+        self._last_sweep: float | None = None
+        self._real_dir: str | None = None
+        self._generation = 0
+        #: The store's own changes since generation ``_journal_floor`` (a sweep restarts it).
+        self._journal: list[tuple[int, str, StoredNote | None]] = []
+        self._journal_floor = 0
+
+    # ---- the cached view -------------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """Increases whenever the loaded set of notes changes (for derived caches)."""
+        return self._generation
+
+    def notes(self) -> list[StoredNote]:
+        return list(self._by_id.values())
+
+    def changes_since(self, generation: int) -> list[tuple[str, StoredNote | None]] | None:
+        """The notes written (or removed: ``None``) since ``generation``, in order; ``None``
+        when that is not known (a sweep happened since), so the caller reads :meth:`notes`."""
+        if generation < self._journal_floor:
+            return None
+        return [(note_id, stored) for at, note_id, stored in self._journal if at > generation]
+
+    def _log(self, note_id: str, stored: StoredNote | None) -> None:
+        self._generation += 1
+        self._journal.append((self._generation, note_id, stored))
+        if len(self._journal) > _JOURNAL_MAX:
+            drop = len(self._journal) // 2
+            self._journal_floor = self._journal[drop - 1][0]
+            del self._journal[:drop]
+
+    def get(self, note_id: str) -> StoredNote | None:
+        return self._by_id.get(note_id)
+
+    def get_folded(self, note_id: str) -> StoredNote | None:
+        return self._by_folded.get(note_id.casefold())
+
+    def problems(self) -> list[LoadProblem]:
+        return sorted(self._problems.values(), key=lambda problem: problem.path.name)
+
+    def unloaded(self) -> list[Path]:
+        return list(self._unloaded)
+
+    def stray_temp_files(self) -> list[Path]:
+        return list(self._stray_temp)
+
+    def file_count(self) -> int:
+        return self._file_total
+
+    # ---- keeping in step -------------------------------------------------------------------
+
+    def refresh(self, *, full: bool = False) -> bool:
+        """Bring the cache in step with the disk; True when anything changed."""
+        dir_mtime = self._stat_dir()
+        now = self._monotonic()
+        if full or self._last_sweep is None:
+            return self._sweep(dir_mtime, now)
+        if dir_mtime != self._dir_stamp or (self._racy and now - self._checked_at >= _RACY_RECHECK):
+            if self._listing_differs(dir_mtime):
+                return self._sweep(dir_mtime, now)
+            # From the end of the listing: a slow listing is not followed by another at once.
+            self._trust(dir_mtime, self._monotonic())
+            return False
+        if now - self._last_sweep < self._sweep_interval:
+            return False
+        # In-place rewrites leave the folder's mtime alone: check a rotating slice of the
+        # files (all of them within a few intervals) and sweep fully only on a difference.
+        self._last_sweep = now
+        return self._sweep(dir_mtime, now) if self._spot_check() else False
+
+    def _stat_dir(self) -> int | None:
+        try:
+            return os.stat(self.directory).st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def _trust(self, dir_mtime: int | None, now: float) -> None:
+        """Take ``dir_mtime`` as the folder's stamp; it is racy while within the window."""
+        self._dir_stamp = dir_mtime
+        self._checked_at = now
+        self._racy = dir_mtime is not None and self._wall_ns() - dir_mtime < RACY_WINDOW_NS
+
+    def _wall_ns(self) -> int:
+        return self._wall_clock() * 1_000_000
+
+    def _listing_differs(self, dir_mtime: int | None) -> bool:
+        """True when the folder's names or inodes, or a file written within the racy window,
+        differ from what is loaded (temp files in the listing are taken as they are)."""
+        listing: Listing = {}
+        hidden: list[os.DirEntry[str]] = []
+        if dir_mtime is not None:
+            try:
+                with os.scandir(self.directory) as scan:
+                    for entry in scan:
+                        name = entry.name
+                        if name[0] == ".":
+                            hidden.append(entry)
+                        elif name.endswith(NOTE_SUFFIX):
+                            listing[name] = entry.inode()
+            except OSError:
+                return True
+        if listing != self._listing:
+            return True
+        self._stray_temp = [Path(entry.path) for entry in hidden if is_temp_name(entry.name)]
+        return self._recent_file_changed()
+
+    def _recent_file_changed(self) -> bool:
+        """True when a file written within the racy window changed since it was loaded."""
+        since = self._wall_ns() - RACY_WINDOW_NS
+        for name, stored in list(self._recent.items()):
+            if stored.stamp.mtime_ns < since:
+                del self._recent[name]  # old enough: the spot checks cover it from now on
+                continue
+            try:
+                if FileStamp.of(os.stat(stored.path)) != stored.stamp:
+                    return True
+            except OSError:
+                return True
+        return False
+
+    def _spot_check(self) -> bool:
+        """True when one of the next files in rotation changed since it was loaded."""
+        rotation = self._rotation
+        if not rotation:
+            return False
+        size = min(len(rotation), max(_SPOT_CHECK_MIN, len(rotation) // _SPOT_CHECK_ROUNDS))
+        start = self._rotation_at % len(rotation)
+        self._rotation_at = start + size
+        for index in range(start, start + size):
+            name, path = rotation[index % len(rotation)]
+            stamp = self._stamp_of(name)
+            if stamp is None:
+                continue  # removed by the store itself since the sweep
+            try:
+                current = FileStamp.of(os.stat(path))
+            except OSError:
+                return True
+            if current != stamp:
+                return True
+        return False
+
+    def _stamp_of(self, name: str) -> FileStamp | None:
+        stored = self._by_name.get(name)
+        if stored is not None:
+            return stored.stamp
+        skipped = self._skipped.get(name)
+        return skipped[0] if skipped is not None else None
+
+    # ---- sweeping --------------------------------------------------------------------------
+
+    def _sweep(self, dir_mtime: int | None, now: float) -> bool:
+        scan = self._scan(dir_mtime)
+        scan.entries.sort(key=lambda item: (-item[2].st_mtime_ns, item[0]))
+        loaded, unloaded = scan.entries[: self.max_notes], scan.entries[self.max_notes :]
+        previous = self._by_name
+        by_name: dict[str, StoredNote] = {}
+        skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
+        for name, path, st in loaded:
+            stamp = FileStamp.of(st)
+            cached = previous.get(name)
+            if cached is not None and cached.stamp == stamp:
+                by_name[name] = cached
+                continue
+            known = self._skipped.get(name)
+            if known is not None and known[0] == stamp:
+                skipped[name] = known  # still the same unreadable file: no need to parse again
+                continue
+            stored = self._load_file(name, path, st, scan.problems)
+            if stored is not None:
+                by_name[name] = stored
+            else:
+                skipped[name] = (stamp, scan.problems[name])
+        scan.problems.update({name: problem for name, (_, problem) in skipped.items()})
+        self._skipped = skipped
+        self._file_total = len(scan.entries)
+        self._listing = scan.listing
+        self._rotation = [(name, path) for name, path, _ in loaded]
+        self._install(by_name, scan.problems, [path for _, path, _ in unloaded], scan.stray)
+        changed = by_name.keys() != previous.keys() or any(
+            by_name[name] is not previous[name] for name in by_name
+        )
+        if changed:
+            self._generation += 1
+            self._journal.clear()
+            self._journal_floor = self._generation
+        self._last_sweep = now
+        self._trust(dir_mtime, self._monotonic())
+        return changed
+
+    def _scan(self, dir_mtime: int | None) -> _Scan:
+        scan = _Scan([], {}, [], {})
+        if dir_mtime is None:
+            return scan
+        self._real_dir = os.path.realpath(self.directory)
+        with os.scandir(self.directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if is_temp_name(name):
+                    scan.stray.append(Path(entry.path))
+                    continue
+                if name.startswith(".") or not name.endswith(NOTE_SUFFIX):
+                    continue
+                scan.listing[name] = entry.inode()
+                checked = self._checked_stat(entry, scan.problems)
+                if checked is not None:
+                    cached = self._by_name.get(name)
+                    path = cached.path if cached is not None else Path(entry.path)
+                    scan.entries.append((name, path, checked))
+        return scan
+
+    def _checked_stat(
+        self, entry: os.DirEntry[str], problems: dict[str, LoadProblem]
+    ) -> os.stat_result | None:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(entry.path)
+                assert self._real_dir is not None
+                if os.path.commonpath([real, self._real_dir]) != self._real_dir:
+                    problems[entry.name] = LoadProblem(
+                        Path(entry.path),
+                        "symlink_outside",
+                        "a symlink pointing outside the notes folder; it is not loaded",
+                    )
+                    return None
+                st = os.stat(entry.path)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return st
+        except OSError as exc:
+            problems[entry.name] = LoadProblem(
+                Path(entry.path), "unreadable", f"cannot be read: {exc.strerror or exc}"
+            )
+            return None
+
+    def _load_file(
+        self, name: str, path: Path, st: os.stat_result, problems: dict[str, LoadProblem]
+    ) -> StoredNote | None:
+        try:
+            data = path.read_bytes()
+            note = parse_note_bytes(data, default_time=st.st_mtime_ns // 1_000_000)
+        except OSError as exc:
+            problems[name] = LoadProblem(path, "unreadable", f"cannot be read: {exc.strerror}")
+            return None
+        except NoteFormatError as exc:
+            problems[name] = LoadProblem(path, str(exc.details.get("reason")), exc.message)
+            return None
+        if name != note.id + NOTE_SUFFIX:
+            problems[name] = LoadProblem(
+                path,
+                "name_mismatch",
+                f"the file name does not match its id {note.id!r}: rename it to {note.id}.md",
+            )
+            return None
+        return StoredNote.loaded(note, self.scope, path, st, data)
+
+    def _install(
+        self,
+        by_name: dict[str, StoredNote],
+        problems: dict[str, LoadProblem],
+        unloaded: list[Path],
+        stray: list[Path],
+    ) -> None:
+        by_id: dict[str, StoredNote] = {}
+        by_folded: dict[str, StoredNote] = {}
+        # The oldest file keeps its place; a later one differing only by case is reported.
+        for stored in sorted(by_name.values(), key=lambda s: (s.stamp.mtime_ns, s.id)):
+            folded = stored.id.casefold()
+            other = by_folded.get(folded)
+            if other is not None:
+                problems[stored.path.name] = LoadProblem(
+                    stored.path,
+                    "case_collision",
+                    f"its id differs from {other.id!r} only by letter case, which macOS and "
+                    "Windows cannot hold side by side; rename one of them",
+                )
+                continue
+            by_folded[folded] = stored
+            by_id[stored.id] = stored
+        self._recent = self._written_lately(by_name)
+        self._by_name = by_name
+        self._by_id = by_id
+        self._by_folded = by_folded
+        self._problems = problems
+        self._unloaded = unloaded
+        self._stray_temp = stray
+
+    def _written_lately(self, by_name: dict[str, StoredNote]) -> dict[str, StoredNote]:
+        if not by_name:
+            return {}
+        since = self._wall_ns() - RACY_WINDOW_NS
+        return {name: s for name, s in by_name.items() if s.stamp.mtime_ns >= since}
+
+    # ---- the store's own changes (under its write lock) -------------------------------------
+
+    def put(self, stored: StoredNote) -> None:
+        """The store wrote ``stored``: update in place (collisions were refused before)."""
+        name = stored.path.name
+        if name not in self._listing:
+            self._file_total += 1
+        self._listing[name] = stored.stamp.inode
+        self._by_name[name] = stored
+        self._recent[name] = stored
+        self._by_id[stored.id] = stored
+        self._by_folded[stored.id.casefold()] = stored
+        self._problems.pop(name, None)
+        self._skipped.pop(name, None)
+        self._log(stored.id, stored)
+        self._own_change()
+
+    def drop(self, stored: StoredNote) -> None:
+        """The store removed ``stored``'s file."""
+        name = stored.path.name
+        if self._listing.pop(name, None) is not None:
+            self._file_total -= 1
+        self._by_name.pop(name, None)
+        self._recent.pop(name, None)
+        self._by_id.pop(stored.id, None)
+        self._by_folded.pop(stored.id.casefold(), None)
+        self._log(stored.id, None)
+        self._own_change()
+        if self._unloaded:
+            self._last_sweep = None  # the freed place goes to the newest file left out
+
+    def drop_stray(self, removed: Iterable[Path]) -> None:
+        """The store removed these temp files of killed writes."""
+        gone = set(removed)
+        if gone:
+            self._stray_temp = [path for path in self._stray_temp if path not in gone]
+            self._own_change()
+
+    def _own_change(self) -> None:
+        # The folder's new mtime is ours, unless another program changed it within the same
+        # tick: trust it only as racy, so the next refresh past the window lists the folder.
+        if self._last_sweep is not None:
+            self._dir_stamp = self._stat_dir()
+            self._checked_at = self._monotonic()
+            self._racy = True
+
+    def latest(self, note_id: str) -> StoredNote | None:
+        """The note as its file is now: one ``stat``, reloaded when it changed (under the
+        write lock, before an update builds on it)."""
+        stored = self._by_id.get(note_id)
+        if stored is None:
+            return None
+        try:
+            st = os.stat(stored.path)
+        except OSError:
+            return stored  # gone: the next listing notices; the write reports it
+        if FileStamp.of(st) == stored.stamp:
+            return stored
+        fresh = self._load_file(stored.path.name, stored.path, st, {})
+        if fresh is None or fresh.id != note_id:
+            return stored
+        self._by_name[stored.path.name] = fresh
+        self._recent[stored.path.name] = fresh
+        self._by_id[note_id] = fresh
+        self._by_folded[note_id.casefold()] = fresh
+        self._log(note_id, fresh)
+        return fresh

@@ -1,0 +1,104 @@
+"""The daemon's sync endpoints over loopback: the same library calls as ``oharness sync``
+(status, sync now, conflicts, resolve), against a live sync server."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from daemon_support import LiveDaemon, live_daemon
+from sync_server_support import LiveServer, make_settings, token_for
+
+from oharness.daemon import DaemonOptions
+from oharness.server.app import create_app
+from oharness.storage.memory import MemoryObjectStore
+from oharness.sync import actions
+from oharness.sync.settings_file import SyncSettingsFile
+from oharness.tools.workspace import Workspace, open_workspace
+
+
+def _git_project(path: Path) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    return path
+
+
+@pytest.fixture
+def server() -> Iterator[LiveServer]:
+    running = LiveServer(create_app(MemoryObjectStore(), make_settings())).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, server: LiveServer) -> Iterator[LiveDaemon]:
+    home, project = tmp_path / "home", _git_project(tmp_path / "project")
+    SyncSettingsFile(open_workspace(project, home, register=True).home).login(
+        server.url, token_for("alice", plan="paid")
+    )
+    with live_daemon(DaemonOptions(home=home, start=project)) as running:
+        yield running
+
+
+def _workspace(daemon: LiveDaemon) -> Workspace:
+    return daemon.state.registry.default.workspace
+
+
+def test_sync_now_and_status_report_the_pass(daemon: LiveDaemon) -> None:
+    note_id = _workspace(daemon).service.remember("Deploys on Tuesdays", "Noon.").id
+    with daemon.client() as http:
+        before = http.get("/sync/status").json()
+        assert before["enabled"] is True and [s["scope"] for s in before["scopes"]] == [
+            "project",
+            "user",
+        ]
+        done = http.post("/sync/now")
+        assert done.status_code == 200, done.text
+        data = done.json()
+        assert [p["scope"] for p in data["passes"]] == ["project", "user"]
+        assert all(p["error"] is None and p["paused"] is None for p in data["passes"])
+        project = data["scopes"][0]
+        assert project["pushed"] == [note_id] and project["lastSyncedAt"] is not None
+        assert http.get("/sync/status").json()["scopes"][0]["pushed"] == [note_id]
+
+
+def test_a_conflict_is_listed_and_resolved_over_rest(
+    tmp_path: Path, daemon: LiveDaemon, server: LiveServer
+) -> None:
+    here = _workspace(daemon)
+    note_id = here.service.remember("Shared note", "line one\n").id
+    with daemon.client() as http:
+        assert http.post("/sync/now").status_code == 200
+    assert here.project is not None
+    elsewhere = tmp_path / "elsewhere"  # another machine: its own folder, the same project id
+    (elsewhere / ".oharness").mkdir(parents=True)
+    identity = here.project.root / ".oharness" / "project.json"
+    (elsewhere / ".oharness" / "project.json").write_bytes(identity.read_bytes())
+    other = open_workspace(elsewhere, tmp_path / "other-home", register=True)
+    actions.login(other.home, server.url, token_for("alice", plan="paid"))
+    service, targets = actions.workspace_sync(other, clock=lambda: 2_000_000_000_000)
+    actions.sync_now(service, targets)
+    other.service.remember("Shared note", "line one from elsewhere\n", id=note_id)
+    assert not actions.sync_now(service, targets).failed
+    here.service.remember("Shared note", "line one from here\n", id=note_id)
+    with daemon.client() as http:
+        http.post("/sync/now")
+        found = http.get("/sync/conflicts").json()["conflicts"]
+        assert [(c["id"], c["scope"]) for c in found] == [(note_id, "project")]
+        both = http.post(f"/sync/conflicts/{note_id}/resolve", json={"keep": "local", "text": "x"})
+        assert both.status_code == 400 and both.json()["code"] == "invalid_resolution"
+        missing = http.post("/sync/conflicts/no-such-note/resolve", json={"keep": "local"})
+        assert missing.status_code == 400 and "no open conflict" in missing.text
+        resolved = http.post(f"/sync/conflicts/{note_id}/resolve", json={"keep": "local"})
+        assert resolved.status_code == 200, resolved.text
+        body = resolved.json()
+        assert body["id"] == note_id and body["keep"] == "local" and len(body["backups"]) == 1
+        assert http.get("/sync/conflicts").json()["conflicts"] == []
+        pushed = http.post("/sync/now").json()["scopes"][0]["pushed"]
+    assert pushed == [note_id]
+    actions.sync_now(service, targets)
+    assert "from here" in Path(other.service.find(note_id).path).read_text()
