@@ -41,8 +41,8 @@ def _measure(workspace: Workspace, recall: MemoryRecall, messages: list[str], sp
     for message in messages:
         if spot:  # as if the previous message came more than sweep_interval ago
             for scope in workspace.service.available_scopes():
-                store = workspace.service.store(scope)
-                store._last_sweep = (store._last_sweep or 0.0) - 3.0
+                cache = workspace.service.store(scope).cache
+                cache._last_sweep = (cache._last_sweep or 0.0) - 3.0
         started = time.perf_counter()
         recall_for_message(recall, message, record=False)
         times.append((time.perf_counter() - started) * 1000)
