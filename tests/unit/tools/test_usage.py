@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from oharness.tools.usage import UsageLog
+from oharness.types import Scope
 
 
 class Clock:
@@ -21,7 +22,7 @@ def test_each_record_shows_in_the_next_load_even_when_the_file_keeps_its_size(
     tmp_path: Path,
 ) -> None:
     usage = UsageLog(tmp_path / "usage", clock=Clock())
-    keys = {"project": "project:p1", "user": "user"}
+    keys: dict[Scope, str] = {"project": "project:p1", "user": "user"}
     assert dict(usage.load(keys)) == {}
     usage.record("project:p1", ["a"])
     first = usage.load(keys)
@@ -37,7 +38,7 @@ def test_each_record_shows_in_the_next_load_even_when_the_file_keeps_its_size(
 
 def test_a_file_written_by_another_process_is_read_again(tmp_path: Path) -> None:
     usage = UsageLog(tmp_path, clock=Clock())
-    keys = {"project": "project:p1"}
+    keys: dict[Scope, str] = {"project": "project:p1"}
     usage.record("project:p1", ["a"])
     assert usage.load(keys)[("project", "a")].count == 1
     other = UsageLog(tmp_path, clock=Clock())  # another process's log over the same folder
