@@ -153,7 +153,8 @@ def test_the_watcher_announces_files_written_by_others_only_to_listeners(
 
     published, received = asyncio.run(listen())
     assert [(e.data["scope"], e.workspace) for e in published] == [("user", None)]
-    assert all(e.data["source"] == "files" for e in published) and received == published
+    assert all(e.type == "notes_changed" and e.data["source"] == "files" for e in published)
+    assert received == published
     other.close()
 
 

@@ -5,7 +5,7 @@ project folder's, the user folder's, and legacy ones with no recorded origin). R
 :func:`oharness.tools.backup_list.restore_backup` — :meth:`MemoryService.restore`, which backs up
 the version it replaces (``restore-replace``). When the note there now is a newer, different
 version the first request is answered with a confirmation (422) and changes nothing; the
-confirmation sends ``confirmed=1``. The list refreshes on ``memory_changed``.
+confirmation sends ``confirmed=1``. The list refreshes on ``memory_changed`` and ``notes_changed``.
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@
 The daemon knows its own writes (tasks, the page, sync pulls publish ``memory_changed``), but
 not a ``remember`` from the CLI, another agent or an editor. The watcher looks at every hosted
 folder's listing (names, sizes, mtimes) every ``interval`` seconds and, while anyone listens on
-``/events``, publishes ``memory_changed`` ``{"scope", "source": "files"}`` for a folder that
+``/events``, publishes ``notes_changed`` ``{"scope", "source": "files"}`` for a folder that
 changed: for the project scope with its workspace, for the user scope (shared by every
-workspace) with none, so every page hears it.
+workspace) with none, so every page hears it. Its own event type, not ``memory_changed``: the
+daemon's own writes change the folders too, and a client of the task API must see exactly one
+``memory_changed`` per task that changed memory (spec 10.1).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from oharness.daemon.state import DaemonState
 from oharness.types import Scope
 
 log = logging.getLogger(__name__)
+#: The watcher's event type.
+NOTES_CHANGED = "notes_changed"
 
 
 class NoteWatcher:
@@ -68,7 +72,7 @@ class NoteWatcher:
             self._signatures[directory] = signature
             if before is None or before == signature or not listening:
                 continue
-            event = Event("memory_changed", {"scope": scope, "source": "files"}, workspace)
+            event = Event(NOTES_CHANGED, {"scope": scope, "source": "files"}, workspace)
             self._state.bus.publish(event)
             published.append(event)
         for gone in set(self._signatures) - set(folders):
