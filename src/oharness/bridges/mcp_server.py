@@ -126,6 +126,42 @@ async def _approve_forget(
     )
 
 
+#: What the server tells a client about itself.
+INSTRUCTIONS = (
+    "Durable notes shared across machines. Read the Memory index (resource "
+    f"{INDEX_URI} or prompt {INDEX_PROMPT}); use memory to search or read, remember to "
+    "save what is worth keeping, forget (asks the person) to delete."
+)
+
+
+async def _list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    """The one resource: the Memory index."""
+    return types.ListResourcesResult(
+        resources=[
+            types.Resource(
+                uri=INDEX_URI,
+                name="memory-index",
+                title="Memory index",
+                description="The Memory section: guidance and one line per note, newest first.",
+                mime_type="text/markdown",
+            )
+        ]
+    )
+
+
+async def _list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    """The one prompt: the Memory index for the chat."""
+    return types.ListPromptsResult(
+        prompts=[
+            types.Prompt(
+                name=INDEX_PROMPT,
+                title="Memory index",
+                description="The Memory index (guidance, one line per note) for the chat.",
+            )
+        ]
+    )
+
+
 def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Server[Any]:
     """The MCP server over the workspace ``workspace()`` returns (called on every use: listing
     tools never needs it, so a client's start-up never waits for the notes to load)."""
@@ -152,19 +188,6 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         opened = workspace()
         return render_index(opened.service.all_notes(), opened.settings.memory.index_chars)
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=INDEX_URI,
-                    name="memory-index",
-                    title="Memory index",
-                    description="The Memory section: guidance and one line per note, newest first.",
-                    mime_type="text/markdown",
-                )
-            ]
-        )
-
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -174,17 +197,6 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
             contents=[
                 types.TextResourceContents(
                     uri=INDEX_URI, mime_type="text/markdown", text=index_text()
-                )
-            ]
-        )
-
-    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(
-            prompts=[
-                types.Prompt(
-                    name=INDEX_PROMPT,
-                    title="Memory index",
-                    description="The Memory index (guidance, one line per note) for the chat.",
                 )
             ]
         )
@@ -199,16 +211,12 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         "oharness",
         version=__version__,
         title="oharness memory",
-        instructions=(
-            "Durable notes shared across machines. Read the Memory index (resource "
-            f"{INDEX_URI} or prompt {INDEX_PROMPT}); use memory to search or read, remember to "
-            "save what is worth keeping, forget (asks the person) to delete."
-        ),
+        instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call,
-        on_list_resources=list_resources,
+        on_list_resources=_list_resources,
         on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
+        on_list_prompts=_list_prompts,
         on_get_prompt=get_prompt,
     )
 

@@ -35,6 +35,7 @@ from oharness.server.manifest_cache import CachedHead, HeadCache, ManifestCache
 from oharness.server.planner import (
     CommitLimits,
     CommitPlan,
+    Listing,
     ObjectRef,
     atomic_failure,
     fit_objects,
@@ -80,6 +81,17 @@ class StoredManifest:
 
     manifest: Manifest
     etag: str | None
+
+
+def _listing_bytes(listing: Listing, protocol: int) -> int:
+    """The JSON size of a listing's notes and tombstones, as the answer will carry them."""
+    return len(
+        json.dumps(
+            [note.to_json(protocol) for note in listing.notes]
+            + [tomb.to_json() for tomb in listing.tombstones],
+            ensure_ascii=False,
+        ).encode("utf-8")
+    )
 
 
 class ScopeService:
@@ -223,13 +235,7 @@ class ScopeService:
         listing = plan_listing(manifest, request.since, request.protocol)
         if listing.unchanged and not request.want:
             return SnapshotResponse(listing.version, plan, quotas, unchanged=True, **marks)
-        listing_bytes = len(
-            json.dumps(
-                [note.to_json(request.protocol) for note in listing.notes]
-                + [tomb.to_json() for tomb in listing.tombstones],
-                ensure_ascii=False,
-            ).encode("utf-8")
-        )
+        listing_bytes = _listing_bytes(listing, request.protocol)
         budget = max(0, quotas.max_response_bytes - listing_bytes - _RESPONSE_OVERHEAD)
         refs, pending = plan_objects(
             manifest,
