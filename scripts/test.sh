@@ -55,4 +55,12 @@ for bench in "${BENCHMARKS[@]}"; do
   echo "ok  $bench --quick"
 done
 echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
-.venv/bin/python -m pytest --cov --cov-report=term "$@"
+if [ "$#" -gt 0 ]; then
+  .venv/bin/python -m pytest --cov --cov-report=term "$@"
+else
+  # The browser tests in one process of their own, then the rest on two workers (most tests
+  # wait on servers and subprocesses); coverage of both runs is reported together.
+  .venv/bin/python -m pytest --cov --cov-report= tests/browser
+  .venv/bin/python -m pytest -n 2 --dist loadfile --cov --cov-append --cov-report=term \
+    --ignore=tests/browser
+fi
