@@ -58,9 +58,12 @@ echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
 if [ "$#" -gt 0 ]; then
   .venv/bin/python -m pytest --cov --cov-report=term "$@"
 else
-  # The browser tests in one process of their own, then the rest on two workers (most tests
-  # wait on servers and subprocesses); coverage of both runs is reported together.
-  .venv/bin/python -m pytest --cov --cov-report= tests/browser
+  # Each browser test file in a process of its own (see docs/architecture.md), then the rest
+  # on two workers (most tests wait on servers and subprocesses); coverage reported together.
+  rm -f .coverage .coverage.*
+  for browser_tests in tests/browser/test_*.py; do
+    .venv/bin/python -m pytest --cov --cov-append --cov-report= -q "$browser_tests"
+  done
   .venv/bin/python -m pytest -n 2 --dist loadfile --cov --cov-append --cov-report=term \
     --ignore=tests/browser
 fi
