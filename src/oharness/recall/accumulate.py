@@ -48,6 +48,9 @@ class TermScores(NamedTuple):
     dense: FloatArray | None  # the same over every slot, for a term most notes hold
     head: IntArray  # slots holding the term in the summary or tags
     tagged: IntArray  # slots holding the term in the tags
+    #: The weight by the notes holding the term in their summary or tags: how rare it is as
+    #: a topic, what the recall gate weighs (a word many bodies use can still name a topic).
+    topic_weight: float
 
 
 class Scored(NamedTuple):
@@ -97,12 +100,16 @@ class TermTable:
             slots, frequencies = looked_up
             weight = self._weigh(term, len(slots))
             if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
-                found[position] = TermScores(weight, slots, _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS)
+                found[position] = TermScores(
+                    weight, slots, _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
+                )
             else:
                 missing.append((position, slots, frequencies, weight))
         if missing:
-            for (position, *_), scored in zip(missing, self._compute(missing), strict=True):
-                found[position] = scored
+            computed = self._compute(missing)
+            for (position, *_), scored in zip(missing, computed, strict=True):
+                topic = self._weigh(terms[position], len(scored.head))
+                found[position] = scored._replace(topic_weight=topic)
         for term, result in zip(terms, found, strict=True):
             if result is not None and term not in known:
                 self._keep(term, result)
@@ -134,7 +141,9 @@ class TermTable:
                 dense[term_slots] = piece
                 piece = _NO_VALUES
             results.append(
-                TermScores(weights[number], term_slots, piece, dense, heads[number], tags[number])
+                TermScores(
+                    weights[number], term_slots, piece, dense, heads[number], tags[number], 0.0
+                )
             )
         return results
 
@@ -174,7 +183,7 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
             part = next(found)
             if part is None:
                 continue
-            weights[term] = part.weight
+            weights[term] = part.topic_weight
             if part.weight >= MIN_TERM_WEIGHT:
                 parts.append(part)
         if not parts:
@@ -218,7 +227,7 @@ class _Singles:
             )
         if own:
             self.heads.append(part.head)
-            self.head_weights.append(part.weight)
+            self.head_weights.append(part.topic_weight)
             self.own_slots.append(part.slots)
             self.own_weights.append(part.weight)
 
@@ -264,7 +273,7 @@ def _add_best(
         else:
             best[part.slots] = np.maximum(best[part.slots], part.contribution)
         if own:
-            best_shared[part.head] = np.maximum(best_shared[part.head], part.weight)
+            best_shared[part.head] = np.maximum(best_shared[part.head], part.topic_weight)
     scores += best if factor == 1.0 else factor * best
     shared += best_shared
     np.maximum(strongest, best_shared, out=strongest)

@@ -40,6 +40,9 @@ from __future__ import annotations
 
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 #: Weight of a message counted at most (about six rare words).
 MESSAGE_MASS_CAP: Final = 6.0
 #: Dice overlap of message and summary + tags a note needs to be attached.
@@ -61,8 +64,11 @@ MESSAGE_SHARE: Final = 0.6
 #: A note whose body has at most this many terms (a few sentences) is all topic: for the
 #: gate its body may count beside its summary (the summary or tags must still match).
 SHORT_BODY: Final = 60
-#: How many of the best-scoring notes the gate examines (at most ``perTurn`` are attached).
+#: How many short notes failing on their summary and tags are judged with their body too.
 GATE_CANDIDATES: Final = 12
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 def overlap(shared: float, topic: float, said: float) -> float:
@@ -102,3 +108,28 @@ def passes_overlap(
     else:
         needed = EVERYDAY_OVERLAP_GATE
     return overlap(shared, topic, said) >= needed
+
+
+def overlap_many(shared: FloatArray, topic: FloatArray, said: float) -> FloatArray:
+    """:func:`overlap` of many notes at once."""
+    denominator = topic + min(said, MESSAGE_MASS_CAP)
+    result: FloatArray = np.where(
+        denominator > 0, 2.0 * shared / np.maximum(denominator, 1e-9), 0.0
+    )
+    return result
+
+
+def passes_many(
+    shared: FloatArray, topic: FloatArray, said: float, phrase: BoolArray, strongest: FloatArray
+) -> BoolArray:
+    """:func:`passes` of many notes at once."""
+    rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP))
+    needed = np.where(
+        phrase,
+        PHRASE_OVERLAP_GATE,
+        np.where(strongest >= DISTINCTIVE, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE),
+    )
+    result: BoolArray = (shared >= SHARED_GATE) & (
+        rare | (overlap_many(shared, topic, said) >= needed)
+    )
+    return result

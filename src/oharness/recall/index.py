@@ -38,7 +38,6 @@ from oharness.recall.postings import (
 from oharness.recall.score import (
     DEFAULT_PARAMS,
     LIKELY_DUPLICATE,
-    USAGE_BOOST_MAX,
     ScoringParams,
     Usage,
     search_weight,
@@ -47,7 +46,7 @@ from oharness.recall.score import (
     usage_boost,
 )
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
-from oharness.recall.topic import TopicWeights, term_weights
+from oharness.recall.topic import TopicWeights
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
@@ -100,7 +99,7 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._topics = TopicWeights()
+        self._topics = TopicWeights(params, gate.SHORT_BODY)
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # by term id; NaN: unknown
         self._message_weights: dict[str, float] = {}
         self._recall_table = TermTable(self._postings, params, self._weight)
@@ -235,16 +234,12 @@ class RecallIndex:
             return []
         scores, shared = scored
         phrases = self._phrase_slots(message_phrases)
-        # The cheap part of the gate first, on every matching note at once (gate.passes).
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
-        # A short note's body words are only looked at for the few best candidates.
-        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-        slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
-        candidates = self._hits(scores, shared, slots, gate.GATE_CANDIDATES)
-        passing = self._gate(candidates, shared, groups, phrases, config)
+        ranks = self._gate(slots, scores, shared, groups, phrases)
+        passing = self._hits(ranks, shared, np.flatnonzero(ranks > 0), gate.GATE_CANDIDATES)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
@@ -253,80 +248,54 @@ class RecallIndex:
 
     def _gate(
         self,
-        candidates: list[Hit],
+        slots: SlotArray,
+        scores: FloatArray,
         shared: FloatArray,
         groups: list[tuple[str, ...]],
         phrases: set[int],
-        config: RecallSettings,
-    ) -> list[Hit]:
-        """The candidates (best first) that pass :func:`~oharness.recall.gate.passes`.
+    ) -> FloatArray:
+        """Per slot, the score of the ``slots`` notes that pass :func:`~.gate.passes_many`,
+        else 0.
 
-        Stops once ``per_turn`` passed and the rest score too low for the usage boost to
-        lift them past the last of those.
+        Every candidate is judged on its summary and tags at once; a short note that fails is
+        judged again with its body words beside them (:data:`~.gate.SHORT_BODY`), for the
+        :data:`~.gate.GATE_CANDIDATES` best such notes.
         """
         postings = self._postings
         said = self._message_weight(groups)
-        word_of = {term: number for number, group in enumerate(groups) for term in group}
-        slots = [postings.slot_of[hit.key] for hit in candidates]
-        short = postings.body_lengths()
-        strongest = self._strongest
-        # The topics the verdicts may need, weighed together (most are memoised already).
-        self._topics.prepare(
-            [
-                (slot, postings.entry_of(postings.owners[slot]))
-                for slot in slots
-                if short[slot] <= gate.SHORT_BODY
-                or gate.settled(
-                    float(shared[slot]),
-                    said,
-                    phrase=slot in phrases,
-                    strongest=float(strongest[slot]),
-                )
-                is None
-            ],
+        head, body = self._topics.arrays(
+            postings.entries_by_slot(),
+            postings.version,
             len(postings),
-            gate.SHORT_BODY,
-            self._recall_weights,
+            self._priors_of,
+            postings.document_frequencies,
+            self._topic_frequencies,
         )
-        passing: list[Hit] = []
-        for hit, slot in zip(candidates, slots, strict=True):
-            enough = len(passing) >= config.per_turn
-            if enough and hit.score < passing[-1].score - USAGE_BOOST_MAX:
-                break
-            if self._names_topic(slot, float(shared[slot]), said, slot in phrases, word_of):
-                passing.append(hit)
-        return passing
-
-    def _names_topic(
-        self, slot: int, shared: float, said: float, phrase: bool, word_of: dict[str, int]
-    ) -> bool:
-        """:func:`~oharness.recall.gate.passes` for one note, on its summary and tags, then
-        (a short note) with its body words beside them; the topic's weight only when needed.
-        """
-        strongest = float(self._strongest[slot])
-        topic: tuple[float, float] | None = None
-        verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
-        if verdict is None:
-            topic = self._topic_weight(slot)
-            verdict = gate.passes_overlap(
-                shared, topic[0], said, phrase=phrase, strongest=strongest
-            )
-        if verdict or self._postings.body_lengths()[slot] > gate.SHORT_BODY:
-            return verdict
-        # With no body word of the message matched, the test below cannot pass where the
-        # one above failed (same words, a larger topic).
-        body_shared, body_strongest = self._body_match(slot, word_of)
-        if body_shared <= 0:
-            return False
-        shared += body_shared
-        strongest = max(strongest, body_strongest)
-        verdict = gate.settled(shared, said, phrase=phrase, strongest=strongest)
-        if verdict is None:
-            head, body = topic if topic is not None else self._topic_weight(slot)
-            verdict = gate.passes_overlap(
-                shared, head + body, said, phrase=phrase, strongest=strongest
-            )
-        return verdict
+        phrase = np.isin(slots, np.fromiter(phrases, np.int64, len(phrases)))
+        strongest = self._strongest[slots]
+        ok = gate.passes_many(shared[slots], head[slots], said, phrase, strongest)
+        topic = head[slots].copy()
+        retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
+        if len(retry):
+            word_of = {term: number for number, group in enumerate(groups) for term in group}
+            retry = retry[np.argsort(-scores[slots[retry]], kind="stable")]
+            for position in retry[: gate.GATE_CANDIDATES].tolist():
+                slot = int(slots[position])
+                extra, extra_strongest = self._body_match(slot, word_of)
+                if extra <= 0:
+                    continue  # no body word matched: the same words against a larger topic
+                whole = float(shared[slot]) + extra
+                topic[position] += body[slot]
+                ok[position] = gate.passes(
+                    whole,
+                    float(topic[position]),
+                    said,
+                    phrase=bool(phrase[position]),
+                    strongest=max(float(strongest[position]), extra_strongest),
+                )
+        ranks = np.zeros(len(scores), dtype=np.float64)
+        ranks[slots[ok]] = scores[slots[ok]]
+        return ranks
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
@@ -427,14 +396,8 @@ class RecallIndex:
             return term_weight(document_frequency, note_count, prior, self.params)
         return search_weight(document_frequency, note_count, self.params)
 
-    def _topic_weight(self, slot: int) -> tuple[float, float]:
-        """The recall weight of the words of a note's summary and tags, and of the other
-        words of its body when the body is short (else 0); memoised (:mod:`.topic`)."""
-        postings = self._postings
-        return self._topics.totals(slot, postings.entry_of(postings.owners[slot]))
-
-    def _recall_weights(self, term_ids: IntArray) -> FloatArray:
-        """The recall weights of terms by id (:func:`~.score.term_weight`, on arrays)."""
+    def _priors_of(self, term_ids: IntArray) -> FloatArray:
+        """The tokeniser's priors of terms by id, remembered per term (a prior never changes)."""
         postings = self._postings
         priors = self._priors
         if len(priors) < len(postings.terms):
@@ -443,14 +406,23 @@ class RecallIndex:
             self._priors = priors = grown
         values = priors[term_ids]
         unknown = np.isnan(values)
-        if unknown.any():  # a term's prior never changes: computed once per term
-            new = term_ids[unknown]
+        if unknown.any():
+            new = np.unique(term_ids[unknown])
             prior = self.tokenizer.prior
             priors[new] = [prior(postings.terms[term_id]) for term_id in new.tolist()]
             values = priors[term_ids]
-        return term_weights(
-            postings.document_frequencies(term_ids), len(postings), values, self.params
-        )
+        return values
+
+    def _topic_frequencies(self, term_ids: IntArray) -> IntArray:
+        """How many notes hold each term in their summary or tags."""
+        postings = self._postings
+        counts = np.zeros(len(term_ids), dtype=np.int32)
+        for number, term_id in enumerate(term_ids.tolist()):
+            found = postings.lookup(postings.terms[term_id])
+            if found is not None:
+                frequencies = found[1]
+                counts[number] = int(np.count_nonzero(frequencies[:, 0] + frequencies[:, 1]))
+        return counts
 
     def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
         """Weight of the message words found only in a note's body, and the strongest one

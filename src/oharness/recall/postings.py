@@ -126,6 +126,10 @@ class Postings:
         assert entry is not None
         return entry
 
+    def entries_by_slot(self) -> list[NoteEntry | None]:
+        """Each slot's entry (None for a free slot); read only."""
+        return self._entries
+
     def document_frequency(self, term_id: int) -> int:
         """How many notes hold the term."""
         return len(self._slots[term_id])

@@ -1,35 +1,40 @@
-"""Topic weights for the recall gate, memoised per note (see :mod:`oharness.recall.gate`).
+"""Topic weights for the recall gate, kept per slot (see :mod:`oharness.recall.gate`).
 
-The gate needs, for each candidate note, the recall weight of the words of its summary and
-tags (its topic) and, for a short note, of the other words of its body. Computing them term by
-term for every candidate of every message was the gate's main cost, so both are kept:
+The gate needs, for each note, the recall weight of the words of its summary and tags (its
+topic) and, for a short note, of the other words of its body. They are kept as two arrays
+over the slots, so the gate judges every candidate at once:
 
-- term weights in an array indexed by term id (NaN: not computed yet), valid until the number
-  of notes moves by more than 2% (at least 20): a few edits barely move the weights of other
-  notes' words, and a weight is always computed from the index as it is when first needed;
-- each note's two totals, computed once from those weights and dropped when the note is
-  replaced (its slot then holds another entry) or the weights are renewed.
-
-The totals are the plain sums, in term order, of the same weights, so the gate decides exactly
-as when it summed them afresh each time.
+- a topic word weighs by how many notes hold it in their *summary or tags* (a word many
+  bodies use, "depend", "meeting", "docs", still names a topic when few notes are about it);
+  a short note's body words weigh by how many notes hold them anywhere, as body words do;
+- the arrays are computed for all notes together, and again when the number of notes moves
+  by more than 2% (at least 20): a few edits barely move the weights of other notes' words;
+- a note added or replaced in between has its own totals computed, with the weights of the
+  index as it is then; a removed note's slot weighs nothing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.postings import NoteEntry
+from oharness.recall.postings import IntArray, NoteEntry
 from oharness.recall.score import ScoringParams
 
-#: How much the number of notes may move before the memoised weights are renewed: the larger
-#: of this count and :data:`RENEW_SHARE` of the notes.
+#: How much the number of notes may move before the weights are renewed: the larger of this
+#: count and :data:`RENEW_SHARE` of the notes.
 RENEW_COUNT: Final = 20
 RENEW_SHARE: Final = 50  # 1/50 = 2%
+
+FloatArray = npt.NDArray[np.float64]
+#: Term ids -> their priors (:meth:`~oharness.recall.tokenize.Tokenizer.prior`).
+PriorsOf = Callable[[IntArray], FloatArray]
+#: Term ids -> how many notes hold them (anywhere, or in their summary or tags).
+CountsOf = Callable[[IntArray], IntArray]
 
 
 def term_weights(
@@ -45,66 +50,116 @@ def term_weights(
     return np.clip(rarity, 0.0, 1.0)
 
 
-WeightsOf = Callable[[npt.NDArray[np.int32]], npt.NDArray[np.float64]]
+def _split(entry: NoteEntry, short_body: int) -> tuple[IntArray, IntArray]:
+    """A note's topic term ids, and the other term ids of its body when it is short."""
+    frequencies, term_ids = entry.frequencies, entry.term_ids
+    in_head = (frequencies[:, 0] + frequencies[:, 1]) > 0
+    if entry.lengths[2] > short_body:
+        return term_ids[in_head], term_ids[:0]
+    return term_ids[in_head], term_ids[~in_head & (frequencies[:, 2] > 0)]
 
 
 class TopicWeights:
-    """Memoised per-note topic weights; see the module docstring."""
+    """Per-slot topic weights; see the module docstring."""
 
-    def __init__(self) -> None:
-        self._note_count = 0
-        self._totals: dict[int, tuple[NoteEntry, float, float]] = {}
+    def __init__(self, params: ScoringParams, short_body: int) -> None:
+        self._params = params
+        self._short_body = short_body
+        self.reset()
 
     def reset(self) -> None:
-        """Forget every memoised weight (term ids may have been renumbered)."""
-        self._note_count = 0
-        self._totals = {}
+        """Forget every weight (term ids may have been renumbered)."""
+        self._note_count = -1
+        self._version = -1
+        self._entries: list[NoteEntry | None] = []
+        self._head: FloatArray = np.zeros(0, dtype=np.float64)
+        self._body: FloatArray = np.zeros(0, dtype=np.float64)
 
-    def totals(self, slot: int, entry: NoteEntry) -> tuple[float, float]:
-        """The weight of the summary and tags words of the note in ``slot``, and of the other
-        words of its body when the body is short (else 0), as :meth:`prepare` computed them."""
-        cached = self._totals[slot]
-        assert cached[0] is entry, "prepare() was not called for this note"
-        return cached[1], cached[2]
-
-    def prepare(
+    def arrays(
         self,
-        notes: list[tuple[int, NoteEntry]],
+        entries: Sequence[NoteEntry | None],
+        version: int,
         note_count: int,
-        short_body: int,
-        weights: WeightsOf,
-    ) -> None:
-        """Make sure the totals of these ``(slot, entry)`` notes are known, computing the
-        missing ones together (one weight look-up for all their terms).
+        priors: PriorsOf,
+        frequencies: CountsOf,
+        topic_frequencies: CountsOf,
+    ) -> tuple[FloatArray, FloatArray]:
+        """Per slot, the weight of the note's summary and tags words and of the other words of
+        its body when short (else 0), for the ``note_count`` notes ``entries`` holds at
+        ``version`` (of the postings)."""
+        if version == self._version:
+            return self._head, self._body
+        moved = abs(note_count - self._note_count) > max(RENEW_COUNT, note_count // RENEW_SHARE)
+        if moved or len(self._entries) > len(entries):
+            self._renew(entries, note_count, priors, frequencies)
+        else:
+            self._update(entries, note_count, priors, frequencies, topic_frequencies)
+        self._version = version
+        return self._head, self._body
 
-        A body of at most ``short_body`` terms counts; ``weights`` gives the recall weights of
-        term ids in the index as it is now.
-        """
-        if abs(note_count - self._note_count) > max(RENEW_COUNT, note_count // RENEW_SHARE):
-            self._totals = {}
-            self._note_count = note_count
-        known = self._totals
-        pieces: list[npt.NDArray[np.int32]] = []
-        missing: list[tuple[int, NoteEntry]] = []
-        for slot, entry in notes:
-            cached = known.get(slot)
-            if cached is not None and cached[0] is entry:
-                continue
-            frequencies, term_ids = entry.frequencies, entry.term_ids
-            in_head = (frequencies[:, 0] + frequencies[:, 1]) > 0
-            pieces.append(term_ids[in_head])
-            if entry.lengths[2] <= short_body:
-                pieces.append(term_ids[~in_head & (frequencies[:, 2] > 0)])
+    def _renew(
+        self,
+        entries: Sequence[NoteEntry | None],
+        note_count: int,
+        priors: PriorsOf,
+        frequencies: CountsOf,
+    ) -> None:
+        """All slots' totals, the topic counts gathered from the entries themselves."""
+        heads: list[IntArray] = []
+        bodies: list[IntArray] = []
+        for entry in entries:
+            if entry is None:
+                heads.append(np.empty(0, dtype=np.int32))
+                bodies.append(np.empty(0, dtype=np.int32))
             else:
-                pieces.append(term_ids[:0])
-            missing.append((slot, entry))
-        if not missing:
-            return
-        values = weights(np.concatenate(pieces)).tolist()
-        start = 0
-        for number, (slot, entry) in enumerate(missing):
-            middle = start + len(pieces[2 * number])
-            end = middle + len(pieces[2 * number + 1])
-            # Plain sums in term order: the same totals as summing the weights one by one.
-            known[slot] = (entry, sum(values[start:middle]), sum(values[middle:end]))
-            start = end
+                head, body = _split(entry, self._short_body)
+                heads.append(head)
+                bodies.append(body)
+        head_ids = np.concatenate([np.empty(0, dtype=np.int32), *heads])
+        body_ids = np.concatenate([np.empty(0, dtype=np.int32), *bodies])
+        topic_counts = np.bincount(head_ids).astype(np.int32) if len(head_ids) else head_ids
+        params = self._params
+        head_weights = term_weights(topic_counts[head_ids], note_count, priors(head_ids), params)
+        body_weights = term_weights(frequencies(body_ids), note_count, priors(body_ids), params)
+        size = len(entries)
+        self._head = _per_slot(head_weights, [len(ids) for ids in heads], size)
+        self._body = _per_slot(body_weights, [len(ids) for ids in bodies], size)
+        self._entries = list(entries)
+        self._note_count = note_count
+
+    def _update(
+        self,
+        entries: Sequence[NoteEntry | None],
+        note_count: int,
+        priors: PriorsOf,
+        frequencies: CountsOf,
+        topic_frequencies: CountsOf,
+    ) -> None:
+        """The totals of the slots whose entry changed since they were computed."""
+        known = self._entries
+        size = len(entries)
+        if len(self._head) < size:
+            self._head = np.concatenate((self._head, np.zeros(size - len(self._head))))
+            self._body = np.concatenate((self._body, np.zeros(size - len(self._body))))
+            known.extend([None] * (size - len(known)))
+        params = self._params
+        for slot, entry in enumerate(entries):
+            if entry is known[slot]:
+                continue
+            known[slot] = entry
+            if entry is None:
+                self._head[slot] = self._body[slot] = 0.0
+                continue
+            head, body = _split(entry, self._short_body)
+            self._head[slot] = float(
+                term_weights(topic_frequencies(head), note_count, priors(head), params).sum()
+            )
+            self._body[slot] = float(
+                term_weights(frequencies(body), note_count, priors(body), params).sum()
+            )
+
+
+def _per_slot(values: FloatArray, counts: list[int], size: int) -> FloatArray:
+    """Sums of consecutive pieces of ``values`` of ``counts`` items, one per slot."""
+    owners = np.repeat(np.arange(size), counts)
+    return np.bincount(owners, values, size).astype(np.float64)

@@ -6,8 +6,9 @@ Chinese and Japanese), messages that must attach a given note and messages that 
 nothing; ``chitchat.json`` the ordinary messages of a coding session. Both are checked on the
 calibration notes alone and embedded among realistic filler notes of the same kind of team.
 
-The bars (figures: ``python bench/recall_quality.py``): at every size at least 95% of the
-"must attach" messages attach their note and at least 97% of the others attach nothing.
+The bars (figures: ``python bench/recall_quality.py``): at every size, up to 10,000 notes, at
+least 98% of the "must attach" messages attach their note and at least 97% of the others
+attach nothing.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from recall_helpers import Calibration, load_chitchat, realistic_notes, syntheti
 from oharness.notes.format import Note
 from oharness.recall.index import RecallIndex
 
-MUST_ATTACH_SHARE = 0.95
+MUST_ATTACH_SHARE = 0.98
 QUIET_SHARE = 0.97
 
 
@@ -69,9 +70,12 @@ def test_calibration_among_realistic_notes(calibration: Calibration, filler: int
 
 
 @pytest.mark.slow
-def test_calibration_among_five_thousand_realistic_notes(calibration: Calibration) -> None:
+@pytest.mark.parametrize("filler", [5_000, 10_000])
+def test_calibration_among_thousands_of_realistic_notes(
+    calibration: Calibration, filler: int
+) -> None:
     index = RecallIndex()
-    index.add_many(realistic_notes(5_000))
+    index.add_many(realistic_notes(filler))
     index.add_many(calibration.notes)
     check(index, calibration)
 
@@ -106,3 +110,36 @@ def test_the_attached_note_ranks_first_for_most_messages(calibration: Calibratio
         if [hit.id for hit in index.recall(message)][:1] == [note_id]
     )
     assert first >= 0.85 * len(calibration.attach)
+
+
+def test_a_topic_word_many_bodies_use_still_names_the_note() -> None:
+    # "depend" is in a third of the bodies, but only one note is about dependencies: the
+    # gate weighs a topic word by the notes holding it in their summary or tags.
+    index = RecallIndex()
+    index.add_many(realistic_notes(2_000))
+    index.add_many(
+        ("project", Note(f"team-{n}", f"Team {n} owns its area", "Two teams depend on it."))
+        for n in range(300)
+    )
+    index.add("project", Note("deps-a09", "Ask before adding a new dependency", "Why, size."))
+    assert "deps-a09" in [hit.id for hit in index.recall("can I add lodash as a new dependency?")]
+    assert index.recall("we depend on you") == []
+
+
+def test_a_passing_note_behind_many_higher_scoring_failing_ones_attaches() -> None:
+    # Fifteen long notes score higher on the message's words, mostly in their bodies; their
+    # long summaries hold the words but are about something else (the overlap is too small):
+    # every candidate is judged, not only the best few.
+    index = RecallIndex()
+    index.add_many(realistic_notes(100))
+    padding = " ".join(f"step{number}" for number in range(80))
+    for number in range(15):
+        body = "The pricing cards and the style of the pricing cards. " * 4 + padding
+        summary = (
+            f"Cards {number}: quarterly revenue, churn, cohorts, forecasts, margins, budgets "
+            "and pricing experiments for the finance board"
+        )
+        index.add("project", Note(f"decoy-{number:02d}", summary, body))
+    index.add("project", Note("cards-3fa", "Pricing cards use fills, not borders", "Fill."))
+    found = index.recall("how should I style the pricing cards?")
+    assert [hit.id for hit in found] == ["cards-3fa"]
