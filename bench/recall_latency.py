@@ -96,14 +96,17 @@ class NaiveScorer:
         self.averages = [max(1.0, sum(row[i] for row in self.lengths) / count) for i in range(3)]
         self.phrases = [set(tokenizer.phrases(note.summary)) for _, note in notes]
         self.frequency: dict[str, int] = {}
+        self.topic_frequency: dict[str, int] = {}  # notes holding it in summary or tags
         for summary, tags, body in self.fields:
             for term in {*summary, *tags, *body}:
                 self.frequency[term] = self.frequency.get(term, 0) + 1
+            for term in {*summary, *tags}:
+                self.topic_frequency[term] = self.topic_frequency.get(term, 0) + 1
 
     def recall(self, message: str, minimum: float = 1.2) -> list[tuple[float, NoteKey]]:
         terms = [term for group in self.tokenizer.query_terms(message) for term in group[:1]]
-        weight = self._weight
-        said = sum(weight(term) for term in terms)
+        weight, topical = self._weight, self._topic_weight
+        said = sum(topical(term) for term in terms)
         phrases = set(self.tokenizer.phrases(message))
         found = []
         for position, key in enumerate(self.keys):
@@ -115,15 +118,15 @@ class NaiveScorer:
                 if x:
                     score += weight(term) * saturation(x)
                     if term in fields[0] or term in fields[1]:
-                        shared += weight(term)
-                        strongest = max(strongest, weight(term))
+                        shared += topical(term)
+                        strongest = max(strongest, topical(term))
                     elif short:
                         body += weight(term)
                         body_strongest = max(body_strongest, weight(term))
             if score < minimum or not shared:
                 continue
             head = {*fields[0], *fields[1]}
-            topic = sum(weight(term) for term in head)
+            topic = sum(topical(term) for term in head)
             rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
             phrase = bool(phrases & self.phrases[position])
             if gate.passes(shared, topic, said, phrase=phrase, strongest=strongest) or (
@@ -142,6 +145,10 @@ class NaiveScorer:
     def _weight(self, term: str) -> float:
         count = len(self.keys)
         return term_weight(self.frequency.get(term, 0), count, self.tokenizer.prior(term))
+
+    def _topic_weight(self, term: str) -> float:
+        count = len(self.keys)
+        return term_weight(self.topic_frequency.get(term, 0), count, self.tokenizer.prior(term))
 
     def _field_weighted(self, position: int, term: str) -> float:
         params = DEFAULT_PARAMS

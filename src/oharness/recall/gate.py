@@ -31,6 +31,14 @@ A short note (a body of at most :data:`SHORT_BODY` terms: a few sentences) is al
 also passes when the test above passes with its body words counted beside its summary and
 tags. Its summary or tags must still share a word with the message (spec 03.2).
 
+The weights are those of :mod:`oharness.recall.score` with one difference: a word weighs by
+how many notes hold it in their *summary or tags*, not anywhere - the gate asks whether a word
+names a topic, and a word many bodies use ("depend", "meeting", "docs") still names the one
+topic few notes are about. A short note's body words weigh as body words do. Every candidate
+is judged at once (:func:`passes_many`, on per-slot topic weights kept by
+:mod:`oharness.recall.topic`), so a passing note is never hidden behind higher-scoring notes
+that fail.
+
 Why not a single distinctive word, as before: in a small folder nearly every word is rare,
 and in a large one the words people name topics with ("pricing", "cards", "button") are
 common; the overlap is a share, so it reads the same at 5 notes and at 10,000.

@@ -28,7 +28,8 @@ How to read it - this is the scale ``memory.recall.minScore`` is on:
   both about 1.7 (at most 2.2). The default threshold 1.2
   therefore means "a distinctive word of the message names the note in its summary or tags,
   or several weaker words match".
-- Recall also gates: the message must name the note's topic (:mod:`oharness.recall.gate`):
+- Recall also gates: the message must name the note's topic (:mod:`oharness.recall.gate`,
+  where ``df_t`` counts the notes holding ``t`` in their summary or tags):
   a distinctive word (weight >= :data:`GATE_WEIGHT`, 0.6: not an everyday word, held by at
   most ~6% of notes), a phrase of the summary, or several everyday words making up much of
   the topic. One everyday word alone never attaches a note.
