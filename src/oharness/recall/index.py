@@ -238,8 +238,8 @@ class RecallIndex:
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
-        ranks = self._gate(slots, scores, shared, groups, phrases)
-        passing = self._hits(ranks, shared, np.flatnonzero(ranks > 0), gate.GATE_CANDIDATES)
+        chosen = self._gate(slots, scores, shared, groups, phrases)
+        passing = self._hits(scores, shared, chosen, gate.GATE_CANDIDATES)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
@@ -253,14 +253,15 @@ class RecallIndex:
         shared: FloatArray,
         groups: list[tuple[str, ...]],
         phrases: set[int],
-    ) -> FloatArray:
-        """Per slot, the score of the ``slots`` notes that pass :func:`~.gate.passes_many`,
-        else 0.
+    ) -> SlotArray:
+        """The ``slots`` whose notes pass :func:`~.gate.passes_many`.
 
         Every candidate is judged on its summary and tags at once; a short note that fails is
         judged again with its body words beside them (:data:`~.gate.SHORT_BODY`), for the
         :data:`~.gate.GATE_CANDIDATES` best such notes.
         """
+        if not len(slots):
+            return slots
         postings = self._postings
         said = self._message_weight(groups)
         head, body = self._topics.arrays(
@@ -271,15 +272,21 @@ class RecallIndex:
             postings.document_frequencies,
             self._topic_frequencies,
         )
-        phrase = np.isin(slots, np.fromiter(phrases, np.int64, len(phrases)))
+        phrase = (
+            np.isin(slots, np.fromiter(phrases, np.int64, len(phrases)))
+            if phrases
+            else np.zeros(len(slots), dtype=np.bool_)
+        )
         strongest = self._strongest[slots]
         ok = gate.passes_many(shared[slots], head[slots], said, phrase, strongest)
         topic = head[slots].copy()
         retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
         if len(retry):
             word_of = {term: number for number, group in enumerate(groups) for term in group}
-            retry = retry[np.argsort(-scores[slots[retry]], kind="stable")]
-            for position in retry[: gate.GATE_CANDIDATES].tolist():
+            limit = gate.GATE_CANDIDATES
+            if len(retry) > limit:
+                retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
+            for position in retry.tolist():
                 slot = int(slots[position])
                 extra, extra_strongest = self._body_match(slot, word_of)
                 if extra <= 0:
@@ -293,9 +300,7 @@ class RecallIndex:
                     phrase=bool(phrase[position]),
                     strongest=max(float(strongest[position]), extra_strongest),
                 )
-        ranks = np.zeros(len(scores), dtype=np.float64)
-        ranks[slots[ok]] = scores[slots[ok]]
-        return ranks
+        return slots[ok]
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
