@@ -235,6 +235,9 @@ class RecallIndex:
         scores, shared = scored
         phrases = self._phrase_slots(message_phrases)
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
+        # Only a short note can pass with less shared weight (its body counts beside it).
+        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
+        slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
