@@ -116,6 +116,8 @@ Groups = tuple[tuple[str, ...], ...]
 class _Stemmer(Protocol):
     def stemWord(self, word: str) -> str: ...
 
+    def stemWords(self, words: Sequence[str]) -> list[str]: ...
+
 
 def available_languages() -> tuple[str, ...]:
     """The Snowball stemmer names accepted in ``memory.recall.languages``."""
@@ -236,11 +238,34 @@ class Tokenizer:
             (foreign, PRIOR_VERY_COMMON),
             (UNSPACED_COMMON, PRIOR_VERY_COMMON),
         ):
-            for word in words:
-                for group in self._analyse(word):
-                    for term in group:
-                        priors[term] = max(share, priors.get(term, 0.0))
+            for term in self._terms_of_words(words):
+                priors[term] = max(share, priors.get(term, 0.0))
         return priors
+
+    def _terms_of_words(self, words: Iterable[str]) -> list[str]:
+        """The terms of each word as :meth:`_analyse` gives them; plain lower-case words are
+        stemmed in bulk (a new process builds its priors from some 2,000 words)."""
+        plain: list[str] = []
+        terms: list[str] = []
+        for word in words:
+            if word.isascii() and word.isalpha() and word.islower():
+                if word not in self._stop:
+                    plain.append(self._respelled(word))
+            else:
+                terms.extend(term for group in self._analyse(word) for term in group)
+        if not self._stemmers:
+            return terms + plain
+        stemmed = [stemmer.stemWords(plain) for stemmer in self._stemmers]
+        for stems in zip(*stemmed, strict=True):
+            terms.extend(dict.fromkeys(stems))
+        return terms
+
+    def _respelled(self, word: str) -> str:
+        """An irregular form as its base, a British spelling as the American one (English)."""
+        word = self._irregular.get(word, word)
+        if self._english and ("is" in word or "ys" in word):
+            word = _BRITISH_ISE.sub(_as_z, word)
+        return word
 
     def _analyse(self, chunk: str) -> Groups:
         cached = self._cache.get(chunk)
@@ -281,9 +306,7 @@ class Tokenizer:
                 continue
             if len(word) > 1 and not word.strip("0"):
                 continue
-            word = self._irregular.get(word, word)
-            if self._english and ("is" in word or "ys" in word):
-                word = _BRITISH_ISE.sub(_as_z, word)
+            word = self._respelled(word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
