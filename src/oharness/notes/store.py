@@ -1,7 +1,9 @@
 """The note store: one scope directory, its cache and its cross-process write lock (01.7).
 
 Reading goes through the folder's :class:`~oharness.notes.note_cache.NoteCache` (one ``stat``
-per read when nothing changed; see there how changes by other programs are noticed).
+per read when nothing changed; see there how changes by other programs are noticed). What
+needs no note's content (:meth:`NoteStore.stamps`, :meth:`NoteStore.get_one`, the counts)
+reads no note file: a process that attaches two notes out of a thousand parses two.
 
 Writing: every writer takes the directory's lock (an OS file lock, so it holds across threads
 and processes), which brings the cache in step with the disk once, and writes with
@@ -96,9 +98,10 @@ class NoteStore:
         """This store's own writes since ``generation`` (``None``: unknown, read :meth:`notes`)."""
         return self.cache.changes_since(generation)
 
-    def refresh(self, *, full: bool = False) -> bool:
-        """Bring the cache in step with the disk; True when anything changed."""
-        return self.cache.refresh(full=full)
+    def refresh(self, *, full: bool = False, lazy: bool = False) -> bool:
+        """Bring the cache in step with the disk; True when anything changed (``lazy``: read
+        no note file yet, see :meth:`NoteCache.refresh`)."""
+        return self.cache.refresh(full=full, lazy=lazy)
 
     def notes(self) -> list[StoredNote]:
         """Every loaded note (after a cheap refresh)."""
@@ -126,14 +129,25 @@ class NoteStore:
         self.cache.refresh()
         return self.cache.problems()
 
+    def stamps(self) -> dict[str, FileStamp]:
+        """The file stamp of every note by id, reading no note (see :meth:`get_one`)."""
+        self.cache.refresh(lazy=True)
+        return self.cache.stamps()
+
+    def get_one(self, note_id: str) -> StoredNote | None:
+        """The note with exactly this id, reading no other note's file: what a process that
+        needs a few notes (a prompt hook attaching two) asks for."""
+        self.cache.refresh(lazy=True)
+        return self.cache.get_one(note_id)
+
     def unloaded(self) -> list[Path]:
         """Note files not loaded because ``maxNotes`` was reached (least recently modified)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.unloaded()
 
     def stray_temp_files(self) -> list[Path]:
         """Temp files left by interrupted writes (never loaded as notes)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.stray_temp_files()
 
     def is_stale_temp(self, path: Path) -> bool:
@@ -148,7 +162,7 @@ class NoteStore:
 
     def file_count(self) -> int:
         """Note files in the folder: loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.file_count()
 
     def read_bytes(self, note_id: str) -> bytes:
