@@ -103,7 +103,8 @@ class LoadProblem:
 class _Scan:
     """What one pass over the folder's entries found."""
 
-    entries: list[tuple[str, Path, os.stat_result]]
+    #: Name, path (a string: most are never read, so no ``Path`` is made) and ``stat``.
+    entries: list[tuple[str, str, os.stat_result]]
     problems: dict[str, LoadProblem]
     stray: list[Path]
     listing: Listing
@@ -132,11 +133,11 @@ class NoteCache:
         self._by_id: dict[str, StoredNote] = {}
         self._by_folded: dict[str, StoredNote] = {}
         #: Files written within the racy window (checked on each listing), by name.
-        self._recent: dict[str, tuple[Path, FileStamp]] = {}
+        self._recent: dict[str, tuple[str | Path, FileStamp]] = {}
         #: The stamp of every file the last sweep meant to load, and of the store's own writes.
         self._swept: dict[str, FileStamp] = {}
         #: The files of the last sweep, by name, while they are not read yet (see _settle).
-        self._pending: dict[str, tuple[Path, os.stat_result]] | None = None
+        self._pending: dict[str, tuple[str, os.stat_result]] | None = None
         self._pending_problems: dict[str, LoadProblem] = {}
         self._pending_folds_collide = False
         #: Notes read on their own (get_one) before the sweep was settled.
@@ -150,7 +151,7 @@ class NoteCache:
         self._stray_temp: list[Path] = []
         self._dir_stamp: int | None = None
         self._racy = False
-        self._rotation: list[tuple[str, Path]] = []
+        self._rotation: list[tuple[str, str]] = []
         self._rotation_at = 0
         self._checked_at = 0.0
         self._last_sweep: float | None = None
@@ -329,7 +330,7 @@ class NoteCache:
         self._file_total = len(scan.entries)
         self._listing = scan.listing
         self._rotation = [(name, path) for name, path, _ in loaded]
-        self._unloaded = [path for _, path, _ in unloaded]
+        self._unloaded = [Path(path) for _, path, _ in unloaded]
         self._stray_temp = scan.stray
         since = self._wall_ns() - RACY_WINDOW_NS if loaded else 0
         self._recent = {
@@ -390,13 +391,15 @@ class NoteCache:
         return moved
 
     def _restat(
-        self, name: str, path: Path, st: os.stat_result, problems: dict[str, LoadProblem]
+        self, name: str, path: str, st: os.stat_result, problems: dict[str, LoadProblem]
     ) -> tuple[os.stat_result, FileStamp]:
         """The file's ``stat`` now (``st`` and a problem when it cannot be read any more)."""
         try:
             st = os.stat(path)
         except OSError as exc:
-            problems[name] = LoadProblem(path, "unreadable", f"cannot be read: {exc.strerror}")
+            problems[name] = LoadProblem(
+                Path(path), "unreadable", f"cannot be read: {exc.strerror}"
+            )
         return st, FileStamp.of(st)
 
     def _known(self, name: str, stamp: FileStamp) -> StoredNote | None:
@@ -464,9 +467,7 @@ class NoteCache:
                 scan.listing[name] = entry.inode()
                 checked = self._checked_stat(entry, scan.problems)
                 if checked is not None:
-                    cached = self._by_name.get(name)
-                    path = cached.path if cached is not None else Path(entry.path)
-                    scan.entries.append((name, path, checked))
+                    scan.entries.append((name, entry.path, checked))
         return scan
 
     def _checked_stat(
@@ -495,8 +496,10 @@ class NoteCache:
             return None
 
     def _load_file(
-        self, name: str, path: Path, st: os.stat_result, problems: dict[str, LoadProblem]
+        self, name: str, where: str | Path, st: os.stat_result, problems: dict[str, LoadProblem]
     ) -> StoredNote | None:
+        cached = self._by_name.get(name)  # the same path: one Path object per note
+        path = cached.path if cached is not None else Path(where)
         try:
             data = path.read_bytes()
             note = parse_note_bytes(data, default_time=st.st_mtime_ns // 1_000_000)

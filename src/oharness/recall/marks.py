@@ -54,6 +54,21 @@ def mark_classes() -> tuple[str, str]:
     return scan_marks(unspaced=False), scan_marks(unspaced=True)
 
 
+def expand_class(body: str) -> list[str]:
+    """Every character of a character-class body made of characters and ``a-b`` ranges."""
+    chars: list[str] = []
+    position = 0
+    while position < len(body):
+        if position + 2 < len(body) and body[position + 1] == "-":
+            first, last = ord(body[position]), ord(body[position + 2])
+            chars.extend(map(chr, range(first, last + 1)))
+            position += 3
+        else:
+            chars.append(body[position])
+            position += 1
+    return chars
+
+
 def _escaped(text: str, width: int = 84) -> list[str]:
     """``text`` as ``\\uXXXX`` escapes, in lines of at most ``width`` characters."""
     lines = [""]

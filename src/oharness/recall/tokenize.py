@@ -37,7 +37,7 @@ from typing import Final, Protocol
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
 from oharness.errors import ConfigError
-from oharness.recall.marks import UNSPACED, mark_classes
+from oharness.recall.marks import UNSPACED, expand_class, mark_classes
 from oharness.recall.words import (
     BRITISH_ISE,
     BRITISH_SPELLING,
@@ -99,8 +99,6 @@ _ASCII_CHUNK: Final = re.compile(rf"{_ASCII_WORD_CHAR}+(?:[-_./]+{_ASCII_WORD_CH
 _CHUNK: Final = _lazy(rf"[{_CJK}]+|[{_UNSPACED}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
 _CJK_RUN: Final = _lazy(rf"[{_CJK}]+")
 _UNSPACED_RUN: Final = _lazy(rf"[{_UNSPACED}]+")
-#: A letter with the combining marks that follow it: the unit unspaced runs are paired in.
-_CLUSTER: Final = _lazy(rf"[^{_ALL_MARKS}][{_ALL_MARKS}]*")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
 _CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
@@ -276,7 +274,7 @@ class Tokenizer:
         elif _CJK_RUN().fullmatch(chunk):
             groups = _pair_groups(chunk, CJK_STOP)
         elif _UNSPACED_RUN().fullmatch(chunk):
-            groups = _pair_groups(_CLUSTER().findall(chunk), UNSPACED_STOP)
+            groups = _pair_groups(_clusters(chunk), UNSPACED_STOP)
         else:
             groups = self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
@@ -336,6 +334,25 @@ def _chunks(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_CHUNK.findall(text)
     return _CHUNK().findall(unicodedata.normalize("NFKC", text))
+
+
+@functools.cache
+def _mark_set() -> frozenset[str]:
+    return frozenset(expand_class(_ALL_MARKS))
+
+
+def _clusters(text: str) -> list[str]:
+    """Each letter with the combining marks that follow it: the unit unspaced runs are paired
+    in (a mark with no letter before it is dropped). Without a regular expression, whose
+    class of every mark takes longer to compile than a process spends on Thai words."""
+    marks = _mark_set()
+    clusters: list[str] = []
+    for char in text:
+        if char not in marks:
+            clusters.append(char)
+        elif clusters:
+            clusters[-1] += char
+    return clusters
 
 
 def _pattern_prior(term: str) -> float:

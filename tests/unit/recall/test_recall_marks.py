@@ -8,9 +8,11 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oharness.recall import marks
-from oharness.recall.marks import MARK_CLASSES, mark_classes, scan_marks
+from oharness.recall.marks import MARK_CLASSES, expand_class, mark_classes, scan_marks
 
 
 def test_the_table_holds_the_running_pythons_unicode_version() -> None:
@@ -50,3 +52,26 @@ def test_the_generator_prints_an_entry_that_reads_back_as_the_table() -> None:
     assert done.stdout.isascii()
     entry = eval("{" + done.stdout + "}")  # our own generator's output
     assert entry == {unicodedata.unidata_version: mark_classes()}
+
+
+def test_a_class_expands_to_exactly_the_characters_it_matches() -> None:
+    for body in mark_classes():
+        chars = set(expand_class(body))
+        matching = {chr(code) for code in range(0x10000) if re.fullmatch(f"[{body}]", chr(code))}
+        assert chars == matching
+
+
+def test_letter_clusters_match_the_regular_expression() -> None:
+    from oharness.recall.tokenize import _clusters
+
+    pattern = re.compile(f"[^{mark_classes()[1]}][{mark_classes()[1]}]*")
+    for text in ("สวัสดีครับ", "\u0e31leading mark", "ขอบคุณมาก", "ကျေးဇူးတင်ပါတယ်", "ສະບາຍດີ", ""):
+        assert _clusters(text) == pattern.findall(text)
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0x0300, max_codepoint=0x17FF), max_size=40))
+def test_letter_clusters_match_the_regular_expression_on_any_text(text: str) -> None:
+    from oharness.recall.tokenize import _clusters
+
+    marks = mark_classes()[1]
+    assert _clusters(text) == re.findall(f"[^{marks}][{marks}]*", text)
