@@ -24,8 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from oharness.errors import (
     ConflictError,
@@ -46,6 +45,9 @@ from oharness.notes.note_cache import (
 )
 from oharness.notes.tempfiles import is_own_temp_name, is_stale_temp, remove_stale_temp_files
 from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = ["NOTE_SUFFIX", "FileStamp", "LoadProblem", "NoteStore", "StoredNote"]
 
@@ -80,7 +82,8 @@ class NoteStore:
             monotonic=monotonic,
             wall_clock=wall_clock,
         )
-        self._lock = filelock.FileLock(lock_path, timeout=lock_timeout)
+        self._lock: filelock.FileLock | None = None  # made on the first write (an import)
+        self._lock_timeout = lock_timeout
         self._lock_path = lock_path
         self._wall_clock = wall_clock
         self._batch_depth = 0
@@ -197,9 +200,14 @@ class NoteStore:
         before), and removes stale temp files; under it the store's own writes keep the cache
         exact, so nothing inside needs to read the folder again.
         """
+        import filelock  # a process that only reads (a prompt hook) never imports it
+
+        if self._lock is None:
+            self._lock = filelock.FileLock(self._lock_path, timeout=self._lock_timeout)
+        lock = self._lock
         try:
             self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock.acquire()
+            lock.acquire()
         except filelock.Timeout as exc:
             raise StorageError(
                 f"the {self.scope} notes are being written by another process (lock "
@@ -219,7 +227,7 @@ class NoteStore:
             yield
         finally:
             self._lock_depth -= 1
-            self._lock.release()
+            lock.release()
 
     @contextmanager
     def batch(self, *, full: bool = True) -> Iterator[None]:
