@@ -36,13 +36,8 @@ from oharness.errors import (
 from oharness.fsio import atomic_write, remove_file
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
-from oharness.notes.note_cache import (
-    NOTE_SUFFIX,
-    FileStamp,
-    LoadProblem,
-    NoteCache,
-    StoredNote,
-)
+from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
+from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name, is_stale_temp, remove_stale_temp_files
 from oharness.types import Clock, Scope
 

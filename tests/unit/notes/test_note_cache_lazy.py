@@ -9,8 +9,8 @@ import pytest
 
 from oharness.notes import note_cache
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
-from oharness.notes.note_cache import FileStamp
 from oharness.notes.store import NoteStore
+from oharness.notes.stored import FileStamp
 
 NOW_MS = 1_800_000_000_000
 PAST_NS = (NOW_MS - 3_600_000) * 1_000_000
