@@ -5,10 +5,16 @@ prompt with the hook JSON on stdin, over 1,000 notes: without a daemon (the libr
 with its index cache warm) and with ``oharness serve`` running (the daemon answers). Baselines
 in the same run: an empty interpreter (``python -c pass``, the floor of any Python hook) and
 ``oharness --version`` (the full CLI's start-up). Targets: p95 ≤ 100 ms with the daemon,
-≤ 400 ms without.
+≤ 400 ms without. CPU time (user + system of each child) is printed beside the wall time: it
+is what the load of the machine changes least.
 
-    python bench/hook_latency.py            # 1,000 notes, 60 prompts per case
-    python bench/hook_latency.py --quick    # 1,000 notes, 8 prompts per case, for CI
+``--compare DIR`` adds the library case of another checkout's ``src/`` (e.g.
+``git archive main src | tar -x -C DIR``), run in alternation with this code, prompt by prompt,
+on its own copy of the home, so both see the same load::
+
+    python bench/hook_latency.py                      # 1,000 notes, 60 prompts per case
+    python bench/hook_latency.py --compare /tmp/main  # and main's library path beside it
+    python bench/hook_latency.py --quick              # 1,000 notes, 8 prompts per case, for CI
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,25 +48,27 @@ def _percentiles(samples: list[float]) -> str:
     return f"{pick(0.5):8.1f} {pick(0.95):8.1f} {pick(0.99):8.1f} {len(samples):6d}"
 
 
-CPU: list[float] = []  # CPU ms (user + system) of each child, the load-independent figure
-
-
 def _child_cpu_ms() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
-def _time_runs(command: list[str], inputs: list[str], env: dict[str, str]) -> list[float]:
-    samples = []
-    CPU.clear()
-    for text in inputs:
-        cpu_before = _child_cpu_ms()
-        started = time.perf_counter()
-        done = subprocess.run(command, input=text, capture_output=True, text=True, env=env)
-        samples.append((time.perf_counter() - started) * 1000)
-        CPU.append(_child_cpu_ms() - cpu_before)
-        if done.returncode != 0:
-            raise SystemExit(f"{command} failed: {done.stderr}")
+Case = tuple[list[str], dict[str, str]]
+Samples = tuple[list[float], list[float]]  # wall ms, CPU ms (user + system) of each child
+
+
+def _time_runs(cases: dict[str, Case], inputs: list[list[str]]) -> dict[str, Samples]:
+    """Run each case once per input, the cases in alternation (``inputs[n][case]``)."""
+    samples: dict[str, Samples] = {name: ([], []) for name in cases}
+    for row in inputs:
+        for (name, (command, env)), text in zip(cases.items(), row, strict=True):
+            cpu_before = _child_cpu_ms()
+            started = time.perf_counter()
+            done = subprocess.run(command, input=text, capture_output=True, text=True, env=env)
+            samples[name][0].append((time.perf_counter() - started) * 1000)
+            samples[name][1].append(_child_cpu_ms() - cpu_before)
+            if done.returncode != 0 or done.stderr:
+                raise SystemExit(f"{command} failed: {done.stderr}")
     return samples
 
 
@@ -111,9 +120,35 @@ def _start_daemon(home: Path, project: Path, env: dict[str, str]) -> subprocess.
     return daemon
 
 
+def _library_cases(
+    hook: list[str], home: Path, env: dict[str, str], compare: Path | None
+) -> dict[str, Case]:
+    cases: dict[str, Case] = {"hook, library (no daemon)": (hook, env)}
+    if compare is not None:  # its own home: two versions never share a derived cache
+        other = home.with_name("home-compare")
+        shutil.copytree(home, other)
+        other_env = {**env, "OHARNESS_HOME": str(other), "PYTHONPATH": str(compare / "src")}
+        cases[f"  the same, {compare}"] = (hook, other_env)
+    return cases
+
+
+def _print_table(rows: dict[str, Samples], runs: int, load_before: float) -> None:
+    print(f"whole-process latency in ms, 1,000 notes, {runs} prompts per case")
+    print(
+        f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+        f"on {os.cpu_count()} cores"
+    )
+    for title, part in (("case (wall ms)", 0), ("case (CPU ms, user+system)", 1)):
+        print(f"{title:40} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
+        for name, samples in rows.items():
+            print(f"{name:40} {_percentiles(samples[part])}")
+    print("targets: p95 <= 100 ms with the daemon, <= 400 ms without")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="8 prompts per case")
+    parser.add_argument("--compare", type=Path, help="another checkout, run in alternation")
     args = parser.parse_args(argv)
     runs = 8 if args.quick else 60
     hook = [str(OHARNESS), "hook", "claude-code", "user-prompt-submit"]
@@ -121,41 +156,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         project, home, messages = _lay_out(Path(scratch), 1_000)
         env = {**os.environ, "OHARNESS_HOME": str(home)}
         load_before = os.getloadavg()[0]
-        # One run builds and saves the derived index cache, as the first prompt of a day would.
-        _time_runs(hook, _payloads(project, messages[:1], "warm"), env)
-        rows: dict[str, tuple[list[float], list[float]]] = {}
-        rows["python -c pass (floor)"] = (
-            _time_runs([sys.executable, "-c", "pass"], [""] * runs, env),
-            list(CPU),
-        )
-        rows["oharness --version (CLI)"] = (
-            _time_runs([str(OHARNESS), "--version"], [""] * runs, env),
-            list(CPU),
-        )
-        rows["hook, library (no daemon)"] = (
-            _time_runs(hook, _payloads(project, messages[:runs], "lib"), env),
-            list(CPU),
-        )
+        rows: dict[str, Samples] = {}
+        baselines: dict[str, Case] = {
+            "python -c pass (floor)": ([sys.executable, "-c", "pass"], env),
+            "oharness --version (CLI)": ([str(OHARNESS), "--version"], env),
+        }
+        for name, baseline in baselines.items():
+            rows.update(_time_runs({name: baseline}, [[""]] * runs))
+        cases = _library_cases(hook, home, env, args.compare)
+        # One run each builds and saves the derived index cache, as a day's first prompt would.
+        _time_runs(cases, [_payloads(project, messages[:1], "warm") * len(cases)])
+        prompts = _payloads(project, messages[:runs], "lib")
+        rows.update(_time_runs(cases, [[prompt] * len(cases) for prompt in prompts]))
         daemon = _start_daemon(home, project, env)
         try:
-            _time_runs(hook, _payloads(project, messages[:1], "dwarm"), env)
-            wall = _time_runs(hook, _payloads(project, messages[runs : 2 * runs], "daemon"), env)
-            rows["hook, daemon running"] = (wall, list(CPU))
+            daemon_case = {"hook, daemon running": (hook, env)}
+            _time_runs(daemon_case, [_payloads(project, messages[:1], "dwarm")])
+            prompts = _payloads(project, messages[runs : 2 * runs], "daemon")
+            rows.update(_time_runs(daemon_case, [[prompt] for prompt in prompts]))
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=60)
-    print(f"whole-process latency in ms, 1,000 notes, {runs} prompts per case")
-    print(
-        f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
-        f"on {os.cpu_count()} cores"
-    )
-    print(f"{'case (wall ms)':32} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
-    for name, (wall_ms, _) in rows.items():
-        print(f"{name:32} {_percentiles(wall_ms)}")
-    print(f"{'case (CPU ms, user+system)':32} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
-    for name, (_, cpu_ms) in rows.items():
-        print(f"{name:32} {_percentiles(cpu_ms)}")
-    print("targets: p95 <= 100 ms with the daemon, <= 400 ms without")
+    _print_table(rows, runs, load_before)
     return 0
 
 

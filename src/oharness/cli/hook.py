@@ -21,6 +21,8 @@ MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
 MAX_LOG_BYTES: Final = 1024 * 1024
 EVENTS: Final = ("user-prompt-submit", "session-start")
 AGENTS: Final = ("claude-code", "codex")  # Codex's hooks take Claude Code's input and output
+#: Thread counts of the BLAS libraries numpy may load (a person's own setting wins).
+BLAS_THREADS: Final = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 USAGE: Final = "usage: oharness hook claude-code|codex user-prompt-submit|session-start"
 
 
@@ -57,6 +59,10 @@ def run_hook(args: list[str]) -> int:
         return 2
     agent, event = args
     home = hook_home()
+    # numpy's OpenBLAS starts a thread per core at import, which spins for a while: a third
+    # more CPU for a process that lives for one prompt and does no linear algebra.
+    for variable in BLAS_THREADS:
+        os.environ.setdefault(variable, "1")
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         if len(raw) > MAX_INPUT_BYTES:

@@ -24,14 +24,13 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Final
 
 from oharness.errors import NoteFormatError
 from oharness.fsio import is_temp_name
-from oharness.notes.format import Note, file_revision, parse_note_bytes
-from oharness.notes.links import extract_links
+from oharness.notes.format import parse_note_bytes
+from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
 from oharness.types import Clock, Scope
 
 NOTE_SUFFIX: Final = ".md"
@@ -48,62 +47,12 @@ _JOURNAL_MAX: Final = 512
 Listing = dict[str, int]
 
 
-@dataclass(frozen=True)
-class FileStamp:
-    """What identifies one version of a file cheaply: mtime, size and inode."""
-
-    mtime_ns: int
-    size: int
-    inode: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> FileStamp:
-        return cls(st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-@dataclass(frozen=True)
-class StoredNote:
-    """A note as loaded from its file, with where it lives and its derived links."""
-
-    note: Note
-    scope: Scope
-    path: Path
-    stamp: FileStamp
-    revision: str
-    links: tuple[str, ...]
-
-    @property
-    def id(self) -> str:
-        return self.note.id
-
-    @cached_property
-    def digest_without_id(self) -> str:
-        """The content digest without id (cached: exact-duplicate checks run on every write)."""
-        return self.note.content_hash_without_id
-
-    @classmethod
-    def loaded(
-        cls, note: Note, scope: Scope, path: Path, st: os.stat_result, data: bytes
-    ) -> StoredNote:
-        """A note read from (or just written to) ``path``, whose ``stat`` is ``st``."""
-        revision, links = file_revision(data), extract_links(note.body)
-        return cls(note, scope, path, FileStamp.of(st), revision, links)
-
-
-@dataclass(frozen=True)
-class LoadProblem:
-    """A file in the scope directory that was skipped, and why (never touched by us)."""
-
-    path: Path
-    reason: str
-    message: str
-
-
 @dataclass
 class _Scan:
     """What one pass over the folder's entries found."""
 
-    entries: list[tuple[str, Path, os.stat_result]]
+    #: Name, path (a string: most are never read, so no ``Path`` is made) and ``stat``.
+    entries: list[tuple[str, str, os.stat_result]]
     problems: dict[str, LoadProblem]
     stray: list[Path]
     listing: Listing
@@ -131,8 +80,17 @@ class NoteCache:
         self._by_name: dict[str, StoredNote] = {}
         self._by_id: dict[str, StoredNote] = {}
         self._by_folded: dict[str, StoredNote] = {}
-        #: Notes whose files were written within the racy window (checked on each listing).
-        self._recent: dict[str, StoredNote] = {}
+        #: Files written within the racy window (checked on each listing), by name.
+        self._recent: dict[str, tuple[str | Path, FileStamp]] = {}
+        #: The stamp of every file the last sweep meant to load, and of the store's own writes.
+        self._swept: dict[str, FileStamp] = {}
+        #: The files of the last sweep, by name, while they are not read yet (see _settle).
+        self._pending: dict[str, tuple[str, os.stat_result]] | None = None
+        self._pending_problems: dict[str, LoadProblem] = {}
+        self._pending_folds_collide = False
+        #: Notes read on their own (get_one) before the sweep was settled.
+        self._peeked: dict[str, StoredNote] = {}
+        self._sweeps = 0
         self._problems: dict[str, LoadProblem] = {}
         self._unloaded: list[Path] = []
         self._skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
@@ -141,7 +99,7 @@ class NoteCache:
         self._stray_temp: list[Path] = []
         self._dir_stamp: int | None = None
         self._racy = False
-        self._rotation: list[tuple[str, Path]] = []
+        self._rotation: list[tuple[str, str]] = []
         self._rotation_at = 0
         self._checked_at = 0.0
         self._last_sweep: float | None = None
@@ -159,6 +117,7 @@ class NoteCache:
         return self._generation
 
     def notes(self) -> list[StoredNote]:
+        self._settle()
         return list(self._by_id.values())
 
     def changes_since(self, generation: int) -> list[tuple[str, StoredNote | None]] | None:
@@ -177,12 +136,15 @@ class NoteCache:
             del self._journal[:drop]
 
     def get(self, note_id: str) -> StoredNote | None:
+        self._settle()
         return self._by_id.get(note_id)
 
     def get_folded(self, note_id: str) -> StoredNote | None:
+        self._settle()
         return self._by_folded.get(note_id.casefold())
 
     def problems(self) -> list[LoadProblem]:
+        self._settle()
         return sorted(self._problems.values(), key=lambda problem: problem.path.name)
 
     def unloaded(self) -> list[Path]:
@@ -196,8 +158,19 @@ class NoteCache:
 
     # ---- keeping in step -------------------------------------------------------------------
 
-    def refresh(self, *, full: bool = False) -> bool:
-        """Bring the cache in step with the disk; True when anything changed."""
+    def refresh(self, *, full: bool = False, lazy: bool = False) -> bool:
+        """Bring the cache in step with the disk; True when anything changed.
+
+        ``lazy``: list and ``stat`` only, reading the changed files when a note is first
+        asked for (:meth:`stamps`, :meth:`get_one`, :meth:`unloaded` and the counts need no
+        note); they are ``stat``-ed again then, so what is read matches its stamp."""
+        sweeps = self._sweeps
+        changed = self._refresh(full)
+        if self._pending is not None and not lazy:
+            changed = self._settle(restat=self._sweeps == sweeps) or changed
+        return changed
+
+    def _refresh(self, full: bool) -> bool:
         dir_mtime = self._stat_dir()
         now = self._monotonic()
         if full or self._last_sweep is None:
@@ -254,12 +227,12 @@ class NoteCache:
     def _recent_file_changed(self) -> bool:
         """True when a file written within the racy window changed since it was loaded."""
         since = self._wall_ns() - RACY_WINDOW_NS
-        for name, stored in list(self._recent.items()):
-            if stored.stamp.mtime_ns < since:
+        for name, (path, stamp) in list(self._recent.items()):
+            if stamp.mtime_ns < since:
                 del self._recent[name]  # old enough: the spot checks cover it from now on
                 continue
             try:
-                if FileStamp.of(os.stat(stored.path)) != stored.stamp:
+                if FileStamp.of(os.stat(path)) != stamp:
                     return True
             except OSError:
                 return True
@@ -275,7 +248,7 @@ class NoteCache:
         self._rotation_at = start + size
         for index in range(start, start + size):
             name, path = rotation[index % len(rotation)]
-            stamp = self._stamp_of(name)
+            stamp = self._swept.get(name)
             if stamp is None:
                 continue  # removed by the store itself since the sweep
             try:
@@ -286,53 +259,145 @@ class NoteCache:
                 return True
         return False
 
-    def _stamp_of(self, name: str) -> FileStamp | None:
-        stored = self._by_name.get(name)
-        if stored is not None:
-            return stored.stamp
-        skipped = self._skipped.get(name)
-        return skipped[0] if skipped is not None else None
-
     # ---- sweeping --------------------------------------------------------------------------
 
     def _sweep(self, dir_mtime: int | None, now: float) -> bool:
+        """List and ``stat`` every file; reading the changed ones waits for :meth:`_settle`
+        (a process that only needs a few notes, or only their stamps, reads no other file)."""
         scan = self._scan(dir_mtime)
         scan.entries.sort(key=lambda item: (-item[2].st_mtime_ns, item[0]))
         loaded, unloaded = scan.entries[: self.max_notes], scan.entries[self.max_notes :]
-        previous = self._by_name
+        swept = {name: FileStamp.of(st) for name, _, st in loaded}
+        # Every change of the loaded notes shows in a stamp (a new file that turns out
+        # unreadable counts too: derived caches then look again, which is harmless).
+        changed = swept != self._swept
+        self._swept = swept
+        self._pending = {name: (path, st) for name, path, st in loaded}
+        self._pending_problems = scan.problems
+        self._pending_folds_collide = len({name.casefold() for name in swept}) != len(swept)
+        self._file_total = len(scan.entries)
+        self._listing = scan.listing
+        self._rotation = [(name, path) for name, path, _ in loaded]
+        self._unloaded = [Path(path) for _, path, _ in unloaded]
+        self._stray_temp = scan.stray
+        since = self._wall_ns() - RACY_WINDOW_NS if loaded else 0
+        self._recent = {
+            name: (path, swept[name]) for name, path, st in loaded if st.st_mtime_ns >= since
+        }
+        if changed:
+            self._new_generation()
+        else:
+            self._settle(restat=False)  # nothing to read: every note is already loaded
+        self._sweeps += 1
+        self._last_sweep = now
+        self._trust(dir_mtime, self._monotonic())
+        return changed
+
+    def _new_generation(self) -> None:
+        self._generation += 1
+        self._journal.clear()
+        self._journal_floor = self._generation
+
+    def _settle(self, *, restat: bool = True) -> bool:
+        """Read the files the last sweep found changed (the notes of the others are kept);
+        True when one of them changed again since that sweep listed it (``restat``: the
+        sweep was not just now, so ``stat`` each file again before reading it)."""
+        pending = self._pending
+        if pending is None:
+            return False
+        self._pending = None
+        moved = False
+        problems = self._pending_problems
         by_name: dict[str, StoredNote] = {}
         skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
-        for name, path, st in loaded:
-            stamp = FileStamp.of(st)
-            cached = previous.get(name)
-            if cached is not None and cached.stamp == stamp:
+        for name, (path, st) in pending.items():
+            stamp = self._swept[name]
+            cached = self._known(name, stamp)
+            if cached is not None:
                 by_name[name] = cached
                 continue
             known = self._skipped.get(name)
             if known is not None and known[0] == stamp:
                 skipped[name] = known  # still the same unreadable file: no need to parse again
                 continue
-            stored = self._load_file(name, path, st, scan.problems)
+            if restat:
+                st, stamp = self._restat(name, path, st, problems)
+                if stamp != self._swept[name]:
+                    moved = True
+                    self._swept[name] = stamp
+            stored = None if name in problems else self._load_file(name, path, st, problems)
             if stored is not None:
                 by_name[name] = stored
             else:
-                skipped[name] = (stamp, scan.problems[name])
-        scan.problems.update({name: problem for name, (_, problem) in skipped.items()})
+                skipped[name] = (stamp, problems[name])
+        problems.update({name: problem for name, (_, problem) in skipped.items()})
         self._skipped = skipped
-        self._file_total = len(scan.entries)
-        self._listing = scan.listing
-        self._rotation = [(name, path) for name, path, _ in loaded]
-        self._install(by_name, scan.problems, [path for _, path, _ in unloaded], scan.stray)
-        changed = by_name.keys() != previous.keys() or any(
-            by_name[name] is not previous[name] for name in by_name
-        )
-        if changed:
-            self._generation += 1
-            self._journal.clear()
-            self._journal_floor = self._generation
-        self._last_sweep = now
-        self._trust(dir_mtime, self._monotonic())
-        return changed
+        self._peeked = {}
+        self._install(by_name, problems)
+        if moved:
+            self._new_generation()
+        return moved
+
+    def _restat(
+        self, name: str, path: str, st: os.stat_result, problems: dict[str, LoadProblem]
+    ) -> tuple[os.stat_result, FileStamp]:
+        """The file's ``stat`` now (``st`` and a problem when it cannot be read any more)."""
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            problems[name] = LoadProblem(
+                Path(path), "unreadable", f"cannot be read: {exc.strerror}"
+            )
+        return st, FileStamp.of(st)
+
+    def _known(self, name: str, stamp: FileStamp) -> StoredNote | None:
+        """The note already read from this version of the file, if any."""
+        for known in (self._by_name.get(name), self._peeked.get(name)):
+            if known is not None and known.stamp == stamp:
+                return known
+        return None
+
+    def stamps(self) -> dict[str, FileStamp]:
+        """The stamp of each note to be loaded, by id, without reading any file.
+
+        Before the sweep is settled this names every file the listing would load (one that
+        then proves unreadable included): a derived cache compares its own keys with them
+        and reads only what it lacks with :meth:`get_one`."""
+        pending = self._pending
+        if pending is not None and self._pending_folds_collide:
+            self._settle()  # which of two ids differing by case loads needs every file
+            pending = None
+        if pending is None:
+            return {note_id: stored.stamp for note_id, stored in self._by_id.items()}
+        suffix = len(NOTE_SUFFIX)
+        return {
+            name[:-suffix]: self._swept[name]
+            for name in pending
+            if (known := self._skipped.get(name)) is None or known[0] != self._swept[name]
+        }
+
+    def get_one(self, note_id: str) -> StoredNote | None:
+        """The note with exactly this id, reading no other file than its own."""
+        pending = self._pending
+        if pending is None or self._pending_folds_collide:
+            return self.get(note_id)
+        name = note_id + NOTE_SUFFIX
+        entry = pending.get(name)
+        if entry is None:
+            return None
+        path = entry[0]
+        try:
+            st = os.stat(path)  # as it is now: what is read matches its stamp
+        except OSError:
+            return None
+        known = self._known(name, FileStamp.of(st))
+        if known is not None:
+            return known
+        stored = self._load_file(name, path, st, {})
+        if stored is not None and stored.id == note_id:
+            self._peeked[name] = stored
+            return stored
+        return None
 
     def _scan(self, dir_mtime: int | None) -> _Scan:
         scan = _Scan([], {}, [], {})
@@ -350,9 +415,7 @@ class NoteCache:
                 scan.listing[name] = entry.inode()
                 checked = self._checked_stat(entry, scan.problems)
                 if checked is not None:
-                    cached = self._by_name.get(name)
-                    path = cached.path if cached is not None else Path(entry.path)
-                    scan.entries.append((name, path, checked))
+                    scan.entries.append((name, entry.path, checked))
         return scan
 
     def _checked_stat(
@@ -381,8 +444,10 @@ class NoteCache:
             return None
 
     def _load_file(
-        self, name: str, path: Path, st: os.stat_result, problems: dict[str, LoadProblem]
+        self, name: str, where: str | Path, st: os.stat_result, problems: dict[str, LoadProblem]
     ) -> StoredNote | None:
+        cached = self._by_name.get(name)  # the same path: one Path object per note
+        path = cached.path if cached is not None else Path(where)
         try:
             data = path.read_bytes()
             note = parse_note_bytes(data, default_time=st.st_mtime_ns // 1_000_000)
@@ -401,13 +466,7 @@ class NoteCache:
             return None
         return StoredNote.loaded(note, self.scope, path, st, data)
 
-    def _install(
-        self,
-        by_name: dict[str, StoredNote],
-        problems: dict[str, LoadProblem],
-        unloaded: list[Path],
-        stray: list[Path],
-    ) -> None:
+    def _install(self, by_name: dict[str, StoredNote], problems: dict[str, LoadProblem]) -> None:
         by_id: dict[str, StoredNote] = {}
         by_folded: dict[str, StoredNote] = {}
         # The oldest file keeps its place; a later one differing only by case is reported.
@@ -424,30 +483,23 @@ class NoteCache:
                 continue
             by_folded[folded] = stored
             by_id[stored.id] = stored
-        self._recent = self._written_lately(by_name)
         self._by_name = by_name
         self._by_id = by_id
         self._by_folded = by_folded
         self._problems = problems
-        self._unloaded = unloaded
-        self._stray_temp = stray
-
-    def _written_lately(self, by_name: dict[str, StoredNote]) -> dict[str, StoredNote]:
-        if not by_name:
-            return {}
-        since = self._wall_ns() - RACY_WINDOW_NS
-        return {name: s for name, s in by_name.items() if s.stamp.mtime_ns >= since}
 
     # ---- the store's own changes (under its write lock) -------------------------------------
 
     def put(self, stored: StoredNote) -> None:
         """The store wrote ``stored``: update in place (collisions were refused before)."""
+        self._settle()
         name = stored.path.name
         if name not in self._listing:
             self._file_total += 1
         self._listing[name] = stored.stamp.inode
         self._by_name[name] = stored
-        self._recent[name] = stored
+        self._recent[name] = (stored.path, stored.stamp)
+        self._swept[name] = stored.stamp
         self._by_id[stored.id] = stored
         self._by_folded[stored.id.casefold()] = stored
         self._problems.pop(name, None)
@@ -457,11 +509,13 @@ class NoteCache:
 
     def drop(self, stored: StoredNote) -> None:
         """The store removed ``stored``'s file."""
+        self._settle()
         name = stored.path.name
         if self._listing.pop(name, None) is not None:
             self._file_total -= 1
         self._by_name.pop(name, None)
         self._recent.pop(name, None)
+        self._swept.pop(name, None)
         self._by_id.pop(stored.id, None)
         self._by_folded.pop(stored.id.casefold(), None)
         self._log(stored.id, None)
@@ -487,6 +541,7 @@ class NoteCache:
     def latest(self, note_id: str) -> StoredNote | None:
         """The note as its file is now: one ``stat``, reloaded when it changed (under the
         write lock, before an update builds on it)."""
+        self._settle()
         stored = self._by_id.get(note_id)
         if stored is None:
             return None
@@ -500,7 +555,8 @@ class NoteCache:
         if fresh is None or fresh.id != note_id:
             return stored
         self._by_name[stored.path.name] = fresh
-        self._recent[stored.path.name] = fresh
+        self._recent[stored.path.name] = (fresh.path, fresh.stamp)
+        self._swept[stored.path.name] = fresh.stamp
         self._by_id[note_id] = fresh
         self._by_folded[note_id.casefold()] = fresh
         self._log(note_id, fresh)

@@ -1,7 +1,9 @@
 """The note store: one scope directory, its cache and its cross-process write lock (01.7).
 
 Reading goes through the folder's :class:`~oharness.notes.note_cache.NoteCache` (one ``stat``
-per read when nothing changed; see there how changes by other programs are noticed).
+per read when nothing changed; see there how changes by other programs are noticed). What
+needs no note's content (:meth:`NoteStore.stamps`, :meth:`NoteStore.get_one`, the counts)
+reads no note file: a process that attaches two notes out of a thousand parses two.
 
 Writing: every writer takes the directory's lock (an OS file lock, so it holds across threads
 and processes), which brings the cache in step with the disk once, and writes with
@@ -22,8 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import filelock
+from typing import TYPE_CHECKING
 
 from oharness.errors import (
     ConflictError,
@@ -35,15 +36,13 @@ from oharness.errors import (
 from oharness.fsio import atomic_write, remove_file
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
-from oharness.notes.note_cache import (
-    NOTE_SUFFIX,
-    FileStamp,
-    LoadProblem,
-    NoteCache,
-    StoredNote,
-)
+from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
+from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name, is_stale_temp, remove_stale_temp_files
 from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    import filelock
 
 __all__ = ["NOTE_SUFFIX", "FileStamp", "LoadProblem", "NoteStore", "StoredNote"]
 
@@ -78,7 +77,8 @@ class NoteStore:
             monotonic=monotonic,
             wall_clock=wall_clock,
         )
-        self._lock = filelock.FileLock(lock_path, timeout=lock_timeout)
+        self._lock: filelock.FileLock | None = None  # made on the first write (an import)
+        self._lock_timeout = lock_timeout
         self._lock_path = lock_path
         self._wall_clock = wall_clock
         self._batch_depth = 0
@@ -96,9 +96,10 @@ class NoteStore:
         """This store's own writes since ``generation`` (``None``: unknown, read :meth:`notes`)."""
         return self.cache.changes_since(generation)
 
-    def refresh(self, *, full: bool = False) -> bool:
-        """Bring the cache in step with the disk; True when anything changed."""
-        return self.cache.refresh(full=full)
+    def refresh(self, *, full: bool = False, lazy: bool = False) -> bool:
+        """Bring the cache in step with the disk; True when anything changed (``lazy``: read
+        no note file yet, see :meth:`NoteCache.refresh`)."""
+        return self.cache.refresh(full=full, lazy=lazy)
 
     def notes(self) -> list[StoredNote]:
         """Every loaded note (after a cheap refresh)."""
@@ -126,14 +127,25 @@ class NoteStore:
         self.cache.refresh()
         return self.cache.problems()
 
+    def stamps(self) -> dict[str, FileStamp]:
+        """The file stamp of every note by id, reading no note (see :meth:`get_one`)."""
+        self.cache.refresh(lazy=True)
+        return self.cache.stamps()
+
+    def get_one(self, note_id: str) -> StoredNote | None:
+        """The note with exactly this id, reading no other note's file: what a process that
+        needs a few notes (a prompt hook attaching two) asks for."""
+        self.cache.refresh(lazy=True)
+        return self.cache.get_one(note_id)
+
     def unloaded(self) -> list[Path]:
         """Note files not loaded because ``maxNotes`` was reached (least recently modified)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.unloaded()
 
     def stray_temp_files(self) -> list[Path]:
         """Temp files left by interrupted writes (never loaded as notes)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.stray_temp_files()
 
     def is_stale_temp(self, path: Path) -> bool:
@@ -148,7 +160,7 @@ class NoteStore:
 
     def file_count(self) -> int:
         """Note files in the folder: loaded, unloaded or unreadable (what ``maxNotes`` counts)."""
-        self.cache.refresh()
+        self.cache.refresh(lazy=True)
         return self.cache.file_count()
 
     def read_bytes(self, note_id: str) -> bytes:
@@ -183,9 +195,14 @@ class NoteStore:
         before), and removes stale temp files; under it the store's own writes keep the cache
         exact, so nothing inside needs to read the folder again.
         """
+        import filelock  # a process that only reads (a prompt hook) never imports it
+
+        if self._lock is None:
+            self._lock = filelock.FileLock(self._lock_path, timeout=self._lock_timeout)
+        lock = self._lock
         try:
             self._lock_path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock.acquire()
+            lock.acquire()
         except filelock.Timeout as exc:
             raise StorageError(
                 f"the {self.scope} notes are being written by another process (lock "
@@ -205,7 +222,7 @@ class NoteStore:
             yield
         finally:
             self._lock_depth -= 1
-            self._lock.release()
+            lock.release()
 
     @contextmanager
     def batch(self, *, full: bool = True) -> Iterator[None]:

@@ -27,15 +27,17 @@ Results are cached per chunk, so a word costs one dictionary lookup after its fi
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final, Protocol
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
 from oharness.errors import ConfigError
+from oharness.recall.marks import UNSPACED, expand_class, mark_classes
 from oharness.recall.words import (
     BRITISH_ISE,
     BRITISH_SPELLING,
@@ -65,6 +67,12 @@ PRIOR_COMMON: Final = 0.08
 PRIOR_SHORT_NUMBER: Final = PRIOR_COMMON  # one or two digits: list items, counts, line numbers
 PRIOR_NUMBER: Final = 0.02  # three or four digits: years, ports, status codes
 
+
+def _lazy(pattern: str) -> Callable[[], re.Pattern[str]]:
+    """A getter for ``re.compile(pattern)`` that compiles once, when first called."""
+    return functools.cache(lambda: re.compile(pattern))
+
+
 _CJK: Final = (
     "\u1100-\u11ff"  # Hangul Jamo
     "\u2e80-\u2fdf"  # CJK and Kangxi radicals
@@ -80,39 +88,17 @@ _CJK: Final = (
     "\U00020000-\U0003134f"  # Han extensions B-H
 )
 #: Scripts written without spaces between words, outside CJK: Thai, Lao, Myanmar, Khmer.
-_UNSPACED: Final = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
-
-
-def _mark_class(*, unspaced: bool) -> str:
-    """A character-class body of the combining marks (Mn, Mc, Me) of the BMP, with or without
-    those of :data:`_UNSPACED` scripts. ``\\w`` leaves marks out, which would cut Devanagari,
-    Bengali or Tamil words after every consonant."""
-    marks = [
-        code
-        for code in range(0x0300, 0x10000)
-        if unicodedata.category(chr(code))[0] == "M"
-        and (unspaced or not _UNSPACED_RUN.fullmatch(chr(code)))
-    ]
-    ranges: list[str] = []
-    start = previous = marks[0]
-    for code in [*marks[1:], -1]:
-        if code != previous + 1:
-            ranges.append(f"{chr(start)}-{chr(previous)}" if previous > start else chr(start))
-            start = code
-        previous = code
-    return "".join(ranges)
-
-
-_UNSPACED_RUN: Final = re.compile(rf"[{_UNSPACED}]+")
-_MARKS: Final = _mark_class(unspaced=False)
-_ALL_MARKS: Final = _mark_class(unspaced=True)
+_UNSPACED: Final = UNSPACED
+#: The combining marks (precomputed per Unicode version in :mod:`~oharness.recall.marks`).
+_MARKS, _ALL_MARKS = mark_classes()
 _WORD_CHAR: Final = rf"(?:[^\W_{_CJK}{_UNSPACED}]|[{_MARKS}])"
 _ASCII_WORD_CHAR: Final = r"[^\W_]"
 _ASCII_CHUNK: Final = re.compile(rf"{_ASCII_WORD_CHAR}+(?:[-_./]+{_ASCII_WORD_CHAR}+)*")
-_CHUNK: Final = re.compile(rf"[{_CJK}]+|[{_UNSPACED}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
-_CJK_RUN: Final = re.compile(rf"[{_CJK}]+")
-#: A letter with the combining marks that follow it: the unit unspaced runs are paired in.
-_CLUSTER: Final = re.compile(rf"[^{_ALL_MARKS}][{_ALL_MARKS}]*")
+# The patterns for text that is not ASCII are compiled when first needed (a few ms each, which
+# a process that only ever sees English never pays).
+_CHUNK: Final = _lazy(rf"[{_CJK}]+|[{_UNSPACED}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
+_CJK_RUN: Final = _lazy(rf"[{_CJK}]+")
+_UNSPACED_RUN: Final = _lazy(rf"[{_UNSPACED}]+")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
 _CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
@@ -127,6 +113,8 @@ Groups = tuple[tuple[str, ...], ...]
 
 class _Stemmer(Protocol):
     def stemWord(self, word: str) -> str: ...
+
+    def stemWords(self, words: Sequence[str]) -> list[str]: ...
 
 
 def available_languages() -> tuple[str, ...]:
@@ -248,20 +236,45 @@ class Tokenizer:
             (foreign, PRIOR_VERY_COMMON),
             (UNSPACED_COMMON, PRIOR_VERY_COMMON),
         ):
-            for word in words:
-                for group in self._analyse(word):
-                    for term in group:
-                        priors[term] = max(share, priors.get(term, 0.0))
+            for term in self._terms_of_words(words):
+                priors[term] = max(share, priors.get(term, 0.0))
         return priors
+
+    def _terms_of_words(self, words: Iterable[str]) -> list[str]:
+        """The terms of each word as :meth:`_analyse` gives them; plain lower-case words are
+        stemmed in bulk (a new process builds its priors from some 2,000 words)."""
+        plain: list[str] = []
+        terms: list[str] = []
+        for word in words:
+            if word.isascii() and word.isalpha() and word.islower():
+                if word not in self._stop:
+                    plain.append(self._respelled(word))
+            else:
+                terms.extend(term for group in self._analyse(word) for term in group)
+        if not self._stemmers:
+            return terms + plain
+        stemmed = [stemmer.stemWords(plain) for stemmer in self._stemmers]
+        for stems in zip(*stemmed, strict=True):
+            terms.extend(dict.fromkeys(stems))
+        return terms
+
+    def _respelled(self, word: str) -> str:
+        """An irregular form as its base, a British spelling as the American one (English)."""
+        word = self._irregular.get(word, word)
+        if self._english and ("is" in word or "ys" in word):
+            word = _BRITISH_ISE.sub(_as_z, word)
+        return word
 
     def _analyse(self, chunk: str) -> Groups:
         cached = self._cache.get(chunk)
         if cached is not None:
             return cached
-        if _CJK_RUN.fullmatch(chunk):
+        if chunk.isascii():  # neither CJK nor an unspaced script
+            groups = self._word_groups(chunk)
+        elif _CJK_RUN().fullmatch(chunk):
             groups = _pair_groups(chunk, CJK_STOP)
-        elif _UNSPACED_RUN.fullmatch(chunk):
-            groups = _pair_groups(_CLUSTER.findall(chunk), UNSPACED_STOP)
+        elif _UNSPACED_RUN().fullmatch(chunk):
+            groups = _pair_groups(_clusters(chunk), UNSPACED_STOP)
         else:
             groups = self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
@@ -291,9 +304,7 @@ class Tokenizer:
                 continue
             if len(word) > 1 and not word.strip("0"):
                 continue
-            word = self._irregular.get(word, word)
-            if self._english and ("is" in word or "ys" in word):
-                word = _BRITISH_ISE.sub(_as_z, word)
+            word = self._respelled(word)
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
@@ -322,7 +333,26 @@ def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
 def _chunks(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_CHUNK.findall(text)
-    return _CHUNK.findall(unicodedata.normalize("NFKC", text))
+    return _CHUNK().findall(unicodedata.normalize("NFKC", text))
+
+
+@functools.cache
+def _mark_set() -> frozenset[str]:
+    return frozenset(expand_class(_ALL_MARKS))
+
+
+def _clusters(text: str) -> list[str]:
+    """Each letter with the combining marks that follow it: the unit unspaced runs are paired
+    in (a mark with no letter before it is dropped). Without a regular expression, whose
+    class of every mark takes longer to compile than a process spends on Thai words."""
+    marks = _mark_set()
+    clusters: list[str] = []
+    for char in text:
+        if char not in marks:
+            clusters.append(char)
+        elif clusters:
+            clusters[-1] += char
+    return clusters
 
 
 def _pattern_prior(term: str) -> float:

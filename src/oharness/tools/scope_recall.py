@@ -4,7 +4,10 @@
 the user scope. Before every query it asks each store for a cheap refresh and re-indexes only
 the notes whose files changed, so an edit shows in the next recall without a rebuild. A new
 process starts from the derived cache in ``$OHARNESS_HOME/cache/`` (validated per note by the
-file's mtime, size and inode; never synced) and tokenises only what changed.
+file's mtime, size and inode; never synced) and tokenises only what changed. Starting from
+the cache reads no note file at all (the stores' stamps are compared with the cache's keys):
+a note's file is read when that note is first needed, so a process that attaches two notes
+out of a thousand parses two.
 """
 
 from __future__ import annotations
@@ -94,7 +97,8 @@ class MemoryRecall:
         self._usage = usage
         self._index: RecallIndex | None = None
         self._generations: dict[Scope, int] = {}
-        self._indexed: dict[NoteKey, StoredNote] = {}
+        #: Every indexed note; ``None`` while its file is not read (indexed from the cache).
+        self._indexed: dict[NoteKey, StoredNote | None] = {}
         self._unsaved = 0
         self._lock = threading.RLock()
 
@@ -120,24 +124,24 @@ class MemoryRecall:
                 self._sync(self._index)
             return self._index
 
-    def _current(self) -> dict[NoteKey, StoredNote]:
-        notes: dict[NoteKey, StoredNote] = {}
+    def _stamps(self) -> dict[NoteKey, CacheKey]:
+        """The cache key of every note of both scopes, from the stores' stamps (no file read)."""
+        keys: dict[NoteKey, CacheKey] = {}
         for scope in SCOPES:
             store = self._stores.get(scope)
             if store is None:
                 continue
-            for stored in store.notes():
-                notes[(scope, stored.id)] = stored
+            for note_id, stamp in store.stamps().items():
+                keys[(scope, note_id)] = (stamp.mtime_ns, stamp.size, stamp.inode)
             self._generations[scope] = store.generation
-        return notes
+        return keys
 
     def _build(self) -> RecallIndex:
         from oharness.recall.cache import read_cache
         from oharness.recall.index import RecallIndex
 
         index = RecallIndex.from_settings(self.settings)
-        current = self._current()
-        keys = {key: _cache_key(stored) for key, stored in current.items()}
+        keys = self._stamps()
         path = self.cache_path
         missing = set(keys)
         if path is not None:
@@ -146,11 +150,14 @@ class MemoryRecall:
             except (OSError, ValueError) as exc:  # a broken cache only costs time
                 log.warning("recall cache %s unreadable, rebuilding: %s", path, exc)
                 index = RecallIndex.from_settings(self.settings)
+        self._indexed = dict.fromkeys(keys.keys() - missing)
+        fresh = [(key, self._stores[key[0]].get_one(key[1])) for key in missing]
+        read = [(key, stored) for key, stored in fresh if stored is not None]
         index.add_many(
-            [(key[0], current[key].note) for key in missing],
-            {key: keys[key] for key in missing},
+            [(key[0], stored.note) for key, stored in read],
+            {key: _cache_key(stored) for key, stored in read},
         )
-        self._indexed = current
+        self._indexed.update(read)
         self._unsaved = len(missing)
         self._flush(index, force=False)
         return index
@@ -182,7 +189,7 @@ class MemoryRecall:
 
     def _sync(self, index: RecallIndex) -> None:
         for scope, store in self._stores.items():
-            store.refresh()
+            store.refresh(lazy=True)  # notes indexed from the cache are read when needed
             seen = self._generations.get(scope)
             if store.generation == seen:
                 continue
@@ -196,15 +203,30 @@ class MemoryRecall:
 
     def _apply(self, index: RecallIndex, key: NoteKey, stored: StoredNote | None) -> None:
         if stored is None:
-            if self._indexed.pop(key, None) is None:
+            if key not in self._indexed:
                 return
+            del self._indexed[key]
             index.remove(*key)
-        elif self._indexed.get(key) is not stored:
+        elif key in self._indexed and self._indexed[key] is stored:
+            return
+        elif self._indexed.get(key) is None and index.cache_key(key) == _cache_key(stored):
+            self._indexed[key] = stored  # indexed from the cache: this is the same version
+            return
+        else:
             index.update(key[0], stored.note, cache_key=_cache_key(stored))
             self._indexed[key] = stored
-        else:
-            return
         self._unsaved += 1
+
+    def _resolved(self, key: NoteKey) -> StoredNote | None:
+        """The indexed note, its file read now if it was indexed from the cache (``None``:
+        not indexed, or its file is gone or unreadable, which drops it from the index)."""
+        if key not in self._indexed:
+            return None
+        stored = self._indexed[key]
+        if stored is None and self._index is not None:
+            self._apply(self._index, key, self._stores[key[0]].get_one(key[1]))
+            stored = self._indexed.get(key)
+        return stored
 
     def _resync_scope(self, index: RecallIndex, scope: Scope, store: NoteStore) -> None:
         current = {(scope, stored.id): stored for stored in store.notes()}
@@ -217,7 +239,8 @@ class MemoryRecall:
 
     def stored(self, key: NoteKey) -> StoredNote | None:
         """The indexed version of a note."""
-        return self._indexed.get(key)
+        with self._lock:
+            return self._resolved(key)
 
     # ---- queries ---------------------------------------------------------------------------
 
@@ -225,17 +248,23 @@ class MemoryRecall:
         """Ranked matches across both scopes, no threshold (``memory(query)``)."""
         with self._lock:
             hits = self.index().search(query, limit)
-            return [self._search_hit(hit, query) for hit in hits if hit.key in self._indexed]
+            return self._search_hits(hits, query)
 
-    def _search_hit(self, hit: Hit, query: str) -> SearchHit:
-        note = self._indexed[hit.key].note
-        return SearchHit(hit.id, hit.scope, note.summary, hit.score, snippet(note.body, query))
+    def _search_hits(self, hits: list[Hit], query: str) -> list[SearchHit]:
+        found = [(hit, self._resolved(hit.key)) for hit in hits]
+        return [
+            SearchHit(
+                hit.id, hit.scope, stored.note.summary, hit.score, snippet(stored.note.body, query)
+            )
+            for hit, stored in found
+            if stored is not None
+        ]
 
     def related(self, stored: StoredNote, limit: int = 5) -> list[SearchHit]:
         """The notes on the same topic as ``stored`` (itself excluded; often none)."""
         with self._lock:
             hits = self.index().related(stored.note, limit, scope=stored.scope)
-            return [self._search_hit(hit, "") for hit in hits if hit.key in self._indexed]
+            return self._search_hits(hits, "")
 
     def likely_duplicate(self, stored: StoredNote, candidates: int = 20) -> StoredNote | None:
         """A note of the same scope on the same topic (summary+tags similarity), if any."""
@@ -243,7 +272,7 @@ class MemoryRecall:
             index = self.index()
             best: tuple[float, StoredNote] | None = None
             for hit in index.related(stored.note, candidates, scope=stored.scope, gated=False):
-                other = self._indexed.get(hit.key)
+                other = self._resolved(hit.key)
                 if other is None or other.scope != stored.scope:
                     continue
                 score = index.similarity(stored.note, other.note)
@@ -263,9 +292,8 @@ class MemoryRecall:
             hits = index.recall(
                 message, exclude=exclude, settings=self.settings, usage=usage, now=self._clock()
             )
-            found = [
-                (self._indexed[hit.key], hit.score) for hit in hits if hit.key in self._indexed
-            ]
+            resolved = [(self._resolved(hit.key), hit.score) for hit in hits]
+            found = [(stored, score) for stored, score in resolved if stored is not None]
         if record:
             self.record_usage([(stored.scope, stored.id) for stored, _ in found])
         return found
@@ -281,8 +309,9 @@ class MemoryRecall:
 
     def summary_of(self, target: str) -> tuple[str, Scope] | None:
         """A link target's summary and scope, project first; None when dangling."""
-        for scope in SCOPES:
-            stored = self._indexed.get((scope, target))
-            if stored is not None:
-                return stored.note.summary, scope
+        with self._lock:
+            for scope in SCOPES:
+                stored = self._resolved((scope, target))
+                if stored is not None:
+                    return stored.note.summary, scope
         return None

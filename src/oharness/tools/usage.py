@@ -17,8 +17,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import filelock
-
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.project.paths import scope_key_digest
@@ -120,6 +118,8 @@ class UsageLog:
 
     def record(self, scope_key: str, note_ids: Iterable[str]) -> None:
         """Count one recall of each note (read-modify-write under a file lock)."""
+        import filelock  # only a recall that attached something writes: a hook's usual prompt
+
         ids = list(note_ids)
         if not ids:
             return

@@ -139,3 +139,30 @@ def test_thai_particles_alone_do_not_score() -> None:
 def test_everyday_thai_and_hindi_words_are_assumed_common() -> None:
     for term in ENGLISH.tokens("ขอบคุณ ครับ สวัสดี") + ENGLISH.tokens("धन्यवाद नमस्ते"):
         assert ENGLISH.prior(term) >= 0.25, term
+
+
+@pytest.mark.parametrize(
+    "languages",
+    [("english",), ("english", "french"), ("german",), ("porter", "dutch"), ("hindi", "english")],
+)
+def test_priors_built_in_bulk_equal_those_of_each_word_analysed(
+    languages: tuple[str, ...],
+) -> None:
+    from oharness.recall import words
+
+    tokenizer = Tokenizer(languages)
+    reference = Tokenizer(languages)
+    foreign = frozenset().union(*words.STOP_WORDS.values()) - reference._stop
+    expected: dict[str, float] = {}
+    for word_list, share in (
+        (words.COMMON_WORDS, 0.08),
+        (words.CODE_WORDS, 0.08),
+        (words.CJK_COMMON, 0.08),
+        (words.VERY_COMMON_WORDS, 0.25),
+        (foreign, 0.25),
+        (words.UNSPACED_COMMON, 0.25),
+    ):
+        for word in word_list:
+            for term in (term for group in reference._analyse(word) for term in group):
+                expected[term] = max(share, expected.get(term, 0.0))
+    assert tokenizer._priors == expected

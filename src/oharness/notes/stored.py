@@ -1,0 +1,63 @@
+"""A note as a store holds it: the parsed note, where its file is and which version it read."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from oharness.notes.format import Note, file_revision
+from oharness.notes.links import extract_links
+from oharness.types import Scope
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """What identifies one version of a file cheaply: mtime, size and inode."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class StoredNote:
+    """A note as loaded from its file, with where it lives and its derived links."""
+
+    note: Note
+    scope: Scope
+    path: Path
+    stamp: FileStamp
+    revision: str
+    links: tuple[str, ...]
+
+    @property
+    def id(self) -> str:
+        return self.note.id
+
+    @cached_property
+    def digest_without_id(self) -> str:
+        """The content digest without id (cached: exact-duplicate checks run on every write)."""
+        return self.note.content_hash_without_id
+
+    @classmethod
+    def loaded(
+        cls, note: Note, scope: Scope, path: Path, st: os.stat_result, data: bytes
+    ) -> StoredNote:
+        """A note read from (or just written to) ``path``, whose ``stat`` is ``st``."""
+        revision, links = file_revision(data), extract_links(note.body)
+        return cls(note, scope, path, FileStamp.of(st), revision, links)
+
+
+@dataclass(frozen=True)
+class LoadProblem:
+    """A file in the scope directory that was skipped, and why (never touched by us)."""
+
+    path: Path
+    reason: str
+    message: str
