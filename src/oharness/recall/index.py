@@ -55,9 +55,14 @@ SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK)
 
-#: Search: a note matching the query in its tags scores this much more (tags are facets:
-#: the speaker, the project, the subject a note was filed under).
+#: Search: a note whose tags hold every query word found in any note's tags scores this much
+#: more, one holding some of them the same share of it (tags are facets: the speaker, the
+#: project, the subject a note was filed under; a query naming a speaker and a month favours
+#: that speaker's notes of that month over the speaker's others and the month's others).
 TAG_FACET: Final = 1.0
+#: Search: the share of the query's weight a note matches is raised to this power (a note
+#: matching most of the query beats one matching a single word many times).
+COVERAGE_POWER: Final = 1.5
 #: Search: share of a note's score given to the notes linking to it (a reply gets a share
 #: of what it answers); from the best LINK_SOURCES notes.
 LINK_SHARE: Final = 0.3
@@ -372,9 +377,30 @@ class RecallIndex:
         if recall:
             self._message_weights = scored.weights  # the recall weights, for _message_weight
         elif scored.query_weight > 0:
-            scores *= np.minimum(scored.covered / scored.query_weight, 1.0)
-            scores *= np.where(scored.tagged, 1.0 + TAG_FACET, 1.0)
+            scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
+            if scored.tagged.any():
+                scores *= self._tag_facets(groups, capacity)
         return scores, scored.shared
+
+    def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
+        """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
+        words some note holds in its tags) that the note holds in its tags."""
+        matched = np.zeros(capacity, dtype=np.float64)
+        facets = 0
+        table = self._search_table
+        for group, factor in groups:
+            if factor != 1.0:
+                continue  # feedback words are no facets
+            parts = [part for part in table.get_many(list(group)) if part is not None]
+            tagged = [part.tagged for part in parts if len(part.tagged)]
+            if not tagged:
+                continue
+            facets += 1
+            hit = np.zeros(capacity, dtype=np.bool_)
+            for slots in tagged:
+                hit[slots] = True
+            matched += hit
+        return 1.0 + TAG_FACET * matched / max(1, facets)
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
         """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the

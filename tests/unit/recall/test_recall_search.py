@@ -45,6 +45,22 @@ def test_a_match_in_the_tags_ranks_above_the_same_match_in_the_body() -> None:
     assert ids(index, "what did Caroline bring to the weekly sync")[0] == "tag"
 
 
+def test_a_note_holding_every_facet_of_the_query_ranks_above_notes_holding_one() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("both", "Went hiking", "A long walk.", ("Caroline", "July 2023"))),
+            ("project", Note("speaker", "Went hiking", "A long walk.", ("Caroline", "May 2023"))),
+            ("project", Note("month", "Went hiking", "A long walk.", ("Mel", "July 2023"))),
+            ("project", Note("none", "Went hiking", "A long walk.", ("Mel", "May 2023"))),
+        ]
+    )
+    hits = index.search("where did Caroline go hiking in July", 4, expand=False)
+    assert [hit.id for hit in hits[:1]] == ["both"]
+    assert {hit.id for hit in hits[1:3]} == {"speaker", "month"}
+    assert hits[3].id == "none"
+
+
 def test_irregular_forms_meet_their_base() -> None:
     tokens = Tokenizer().tokens
     assert tokens("She broke it") == tokens("she will break it")
