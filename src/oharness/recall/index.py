@@ -16,6 +16,7 @@ lock).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -64,9 +65,16 @@ TAG_FACET: Final = 1.0
 #: matching most of the query beats one matching a single word many times).
 COVERAGE_POWER: Final = 1.5
 #: Search: share of a note's score given to the notes linking to it (a reply gets a share
-#: of what it answers); from the best LINK_SOURCES notes.
-LINK_SHARE: Final = 0.3
+#: of what it answers), ASKED_SHARE when the note asks something (a question's answer is in
+#: its reply); from the best LINK_SOURCES notes, and again from the best LINK_SOURCES of
+#: those shares (a reply's reply, LINK_HOPS links away at most).
+LINK_SHARE: Final = 0.2
+ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
+LINK_HOPS: Final = 2
+#: The mark term of a note that asks something: a question mark ending a sentence.
+ASKS: Final = PHRASE_MARK + "?"
+_QUESTION: Final = re.compile(r"[?？](?=\s|$|[\"'”’)\]])")
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -356,6 +364,8 @@ class RecallIndex:
             body = body.replace(f"[[{target}]]", " ")
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
         marks = [*self.tokenizer.phrases(note.summary), *(LINK_MARK + t for t in links)]
+        if _QUESTION.search(note.summary) or _QUESTION.search(body):
+            marks.append(ASKS)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(
@@ -403,25 +413,34 @@ class RecallIndex:
         return 1.0 + TAG_FACET * matched / max(1, facets)
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
-        """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the
-        notes linking to it.
+        """Scores with a share of each strong note's score given to the notes linking to it:
+        :data:`LINK_SHARE`, or :data:`ASKED_SHARE` from a note that asks something.
 
         A reply links to what it answers, a detail to its overview: a query matching the
-        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give.
+        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give;
+        the shares given are passed on the same way, :data:`LINK_HOPS` links in all.
         """
         postings = self._postings
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) == 0:
-            return scores
-        if len(candidates) > LINK_SOURCES:
-            values = scores[candidates]
-            candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
-        shared = scores.copy()
-        for slot in candidates.tolist():
-            found = postings.lookup(LINK_MARK + postings.owners[slot][1])
-            if found is not None:
-                shared[found[0]] += LINK_SHARE * float(scores[slot])
-        return shared
+        found = postings.lookup(ASKS)
+        asking = found[0] if found is not None else np.empty(0, dtype=np.int32)
+        total = scores.copy()
+        giving = scores
+        for _ in range(LINK_HOPS):
+            candidates = np.flatnonzero(giving > 0)
+            if len(candidates) == 0:
+                break
+            if len(candidates) > LINK_SOURCES:
+                values = giving[candidates]
+                candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
+            shares = np.where(np.isin(candidates, asking), ASKED_SHARE, LINK_SHARE)
+            given = np.zeros_like(scores)
+            for slot, share in zip(candidates.tolist(), shares.tolist(), strict=True):
+                linking = postings.lookup(LINK_MARK + postings.owners[slot][1])
+                if linking is not None:
+                    given[linking[0]] += share * float(giving[slot])
+            total += given
+            giving = given
+        return total
 
     def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
         note_count = len(self._postings)

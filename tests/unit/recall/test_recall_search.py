@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from oharness.notes.format import Note
-from oharness.recall.index import LINK_SHARE, RecallIndex
+from oharness.recall.index import ASKED_SHARE, LINK_HOPS, LINK_SHARE, RecallIndex
 from oharness.recall.tokenize import Tokenizer
 
 
@@ -25,6 +25,51 @@ def test_a_reply_is_found_through_the_note_it_answers() -> None:
     )
     found = ids(index, "which queue do the billing workers read")
     assert found == ["q1", "a1"]  # the answer shares no word with the question
+
+
+def test_a_question_passes_more_of_its_score_to_its_reply_than_a_statement() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("ask", "Billing queue", "Which queue do the workers read?")),
+            ("project", Note("tell", "Billing queue", "The workers read a queue.")),
+            ("project", Note("ask-reply", "The orange one.", "Since March. [[ask]]")),
+            ("project", Note("tell-reply", "Right.", "Noted. [[tell]]")),
+        ]
+    )
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 4, expand=False)}
+    assert scores["ask"] == pytest.approx(scores["tell"])
+    assert scores["ask-reply"] == pytest.approx(ASKED_SHARE * scores["ask"])
+    assert scores["tell-reply"] == pytest.approx(LINK_SHARE * scores["tell"])
+
+
+def test_a_question_mark_inside_a_url_asks_nothing() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("doc", "Billing queue", "See https://wiki.example/q?id=7 now.")),
+            ("project", Note("reply", "Right.", "Noted. [[doc]]")),
+        ]
+    )
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 2, expand=False)}
+    assert scores["reply"] == pytest.approx(LINK_SHARE * scores["doc"])
+
+
+def test_a_reply_to_a_reply_gets_a_share_of_the_share() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("q", "Where do the billing workers run?", "In standup.")),
+            ("project", Note("a", "On the old cluster.", "For now. [[q]]")),
+            ("project", Note("b", "Until June.", "Then we move. [[a]]")),
+            ("project", Note("c", "Unrelated", "Lunch at noon. [[b]]")),
+        ]
+    )
+    scores = {hit.id: hit.score for hit in index.search("billing workers", 4, expand=False)}
+    assert scores["a"] == pytest.approx(ASKED_SHARE * scores["q"])
+    assert scores["b"] == pytest.approx(LINK_SHARE * scores["a"])
+    assert "c" not in scores  # LINK_HOPS links away at most
+    assert LINK_HOPS == 2
 
 
 def test_link_markup_is_not_indexed_as_words() -> None:
