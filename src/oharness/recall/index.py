@@ -430,16 +430,24 @@ class RecallIndex:
             if len(candidates) == 0:
                 break
             if len(candidates) > LINK_SOURCES:
-                values = giving[candidates]
-                candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
-            shares = np.where(np.isin(candidates, asking), ASKED_SHARE, LINK_SHARE)
-            given = np.zeros_like(scores)
-            for slot, share in zip(candidates.tolist(), shares.tolist(), strict=True):
-                linking = postings.lookup(LINK_MARK + postings.owners[slot][1])
+                best = np.argpartition(-giving[candidates], LINK_SOURCES - 1)[:LINK_SOURCES]
+                candidates = candidates[best]
+            amounts = giving[candidates] * np.where(
+                np.isin(candidates, asking), ASKED_SHARE, LINK_SHARE
+            )
+            targets: list[IntArray] = []
+            values: list[float] = []
+            owners = postings.owners
+            for slot, amount in zip(candidates.tolist(), amounts.tolist(), strict=True):
+                linking = postings.lookup(LINK_MARK + owners[slot][1])
                 if linking is not None:
-                    given[linking[0]] += share * float(giving[slot])
-            total += given
-            giving = given
+                    targets.append(linking[0])
+                    values.extend([amount] * len(linking[0]))
+            if not targets:
+                break
+            giving = np.zeros_like(scores)
+            np.add.at(giving, np.concatenate(targets), values)
+            total += giving
         return total
 
     def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:

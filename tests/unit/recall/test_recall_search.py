@@ -160,3 +160,16 @@ def test_the_zeros_of_a_time_are_not_a_word() -> None:
     assert tokens("No meetings before 10:00") == tokens("no meetings before 10")
     assert tokens("limit of 2,000 rows") == tokens("limit of 2 rows")
     assert "2000" in tokens("the year 2000") and "0" in tokens("exit code 0")
+
+
+def test_notes_linking_in_a_cycle_share_a_bounded_amount() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("a", "Billing workers?", "Where? [[b]]")),
+            ("project", Note("b", "On the old cluster.", "For now. [[a]]")),
+        ]
+    )
+    scores = {hit.id: hit.score for hit in index.search("billing workers", 2, expand=False)}
+    direct = scores["a"] / (1 + LINK_SHARE * ASKED_SHARE)  # a's own score, before b gives back
+    assert scores["b"] == pytest.approx(ASKED_SHARE * direct)
