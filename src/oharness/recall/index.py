@@ -72,9 +72,10 @@ LINK_SHARE: Final = 0.2
 ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
 LINK_HOPS: Final = 2
-#: The mark term of a note that asks something: a question mark ending a sentence.
+#: The mark term of a note that asks something: a question mark ending a sentence (not the
+#: one of a URL), or a full-width one anywhere.
 ASKS: Final = PHRASE_MARK + "?"
-_QUESTION: Final = re.compile(r"[?？](?=\s|$|[\"'”’)\]])")
+_QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.

@@ -173,3 +173,19 @@ def test_notes_linking_in_a_cycle_share_a_bounded_amount() -> None:
     scores = {hit.id: hit.score for hit in index.search("billing workers", 2, expand=False)}
     direct = scores["a"] / (1 + LINK_SHARE * ASKED_SHARE)  # a's own score, before b gives back
     assert scores["b"] == pytest.approx(ASKED_SHARE * direct)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["Really?! Which one", "Which one?", "(which one?)", "どのキューを読む？それから", "Why?.."],
+)
+def test_a_question_is_read_whatever_follows_its_mark(body: str) -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", Note("ask", "Billing queue", body)),
+            ("project", Note("reply", "Right.", "Noted. [[ask]]")),
+        ]
+    )
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 2, expand=False)}
+    assert scores["reply"] == pytest.approx(ASKED_SHARE * scores["ask"])
