@@ -2,8 +2,14 @@
 
 Each dialogue turn of a conversation is a note (summary = the turn's first sentence, tags =
 speaker and session date, body = the turn; a shared image's caption is part of the turn; the
-note replies to the turn before it in its session). Questions of categories 1-4 keep their
-evidence, with the audit's corrected evidence applied (``locomo-audit-errors.json``).
+note replies to the turn before it in its session, as a ``[[link]]`` to it at the end of its
+body). Questions of categories 1-4 keep their evidence, with the audit's corrected evidence
+applied (``locomo-audit-errors.json``).
+
+The reply link is the one liberty taken with the specification's mapping: a ``[[link]]`` is a
+real note field (a note may link to the note it answers or details), but none of the
+importers writes one from a transcript today, so ``recall_quality.py`` also reports search
+without the links ("no reply links").
 
 Metrics, per question and then averaged:
 

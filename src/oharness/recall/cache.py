@@ -34,8 +34,9 @@ from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey
 
-#: Bump when the file layout changes. Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 1
+#: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
+#: asks something). Tokeniser changes are covered by its own signature.
+CACHE_FORMAT: Final = 2
 _MAGIC: Final = "oharness-recall-cache"
 _SCOPES: Final = ("project", "user")
 

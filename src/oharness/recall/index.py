@@ -16,6 +16,7 @@ lock).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -55,13 +56,26 @@ SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK)
 
-#: Search: a note matching the query in its tags scores this much more (tags are facets:
-#: the speaker, the project, the subject a note was filed under).
+#: Search: a note whose tags hold every query word found in any note's tags scores this much
+#: more, one holding some of them the same share of it (tags are facets: the speaker, the
+#: project, the subject a note was filed under; a query naming a speaker and a month favours
+#: that speaker's notes of that month over the speaker's others and the month's others).
 TAG_FACET: Final = 1.0
+#: Search: the share of the query's weight a note matches is raised to this power (a note
+#: matching most of the query beats one matching a single word many times).
+COVERAGE_POWER: Final = 1.5
 #: Search: share of a note's score given to the notes linking to it (a reply gets a share
-#: of what it answers); from the best LINK_SOURCES notes.
-LINK_SHARE: Final = 0.3
+#: of what it answers), ASKED_SHARE when the note asks something (a question's answer is in
+#: its reply); from the best LINK_SOURCES notes, and again from the best LINK_SOURCES of
+#: those shares (a reply's reply, LINK_HOPS links away at most).
+LINK_SHARE: Final = 0.2
+ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
+LINK_HOPS: Final = 2
+#: The mark term of a note that asks something: a question mark ending a sentence (not the
+#: one of a URL), or a full-width one anywhere.
+ASKS: Final = PHRASE_MARK + "?"
+_QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -351,6 +365,8 @@ class RecallIndex:
             body = body.replace(f"[[{target}]]", " ")
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
         marks = [*self.tokenizer.phrases(note.summary), *(LINK_MARK + t for t in links)]
+        if _QUESTION.search(note.summary) or _QUESTION.search(body):
+            marks.append(ASKS)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(
@@ -372,30 +388,68 @@ class RecallIndex:
         if recall:
             self._message_weights = scored.weights  # the recall weights, for _message_weight
         elif scored.query_weight > 0:
-            scores *= np.minimum(scored.covered / scored.query_weight, 1.0)
-            scores *= np.where(scored.tagged, 1.0 + TAG_FACET, 1.0)
+            scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
+            if scored.tagged.any():
+                scores *= self._tag_facets(groups, capacity)
         return scores, scored.shared
 
+    def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
+        """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
+        words some note holds in its tags) that the note holds in its tags."""
+        matched = np.zeros(capacity, dtype=np.float64)
+        facets = 0
+        table = self._search_table
+        for group, factor in groups:
+            if factor != 1.0:
+                continue  # feedback words are no facets
+            parts = [part for part in table.get_many(list(group)) if part is not None]
+            tagged = [part.tagged for part in parts if len(part.tagged)]
+            if not tagged:
+                continue
+            facets += 1
+            hit = np.zeros(capacity, dtype=np.bool_)
+            for slots in tagged:
+                hit[slots] = True
+            matched += hit
+        return 1.0 + TAG_FACET * matched / max(1, facets)
+
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
-        """Scores with a share (:data:`LINK_SHARE`) of each strong note's score given to the
-        notes linking to it.
+        """Scores with a share of each strong note's score given to the notes linking to it:
+        :data:`LINK_SHARE`, or :data:`ASKED_SHARE` from a note that asks something.
 
         A reply links to what it answers, a detail to its overview: a query matching the
-        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give.
+        question finds the answer beside it. Only the :data:`LINK_SOURCES` best notes give;
+        the shares given are passed on the same way, :data:`LINK_HOPS` links in all.
         """
         postings = self._postings
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) == 0:
-            return scores
-        if len(candidates) > LINK_SOURCES:
-            values = scores[candidates]
-            candidates = candidates[np.argpartition(-values, LINK_SOURCES - 1)[:LINK_SOURCES]]
-        shared = scores.copy()
-        for slot in candidates.tolist():
-            found = postings.lookup(LINK_MARK + postings.owners[slot][1])
-            if found is not None:
-                shared[found[0]] += LINK_SHARE * float(scores[slot])
-        return shared
+        found = postings.lookup(ASKS)
+        asking = found[0] if found is not None else np.empty(0, dtype=np.int32)
+        total = scores.copy()
+        giving = scores
+        for _ in range(LINK_HOPS):
+            candidates = np.flatnonzero(giving > 0)
+            if len(candidates) == 0:
+                break
+            if len(candidates) > LINK_SOURCES:
+                best = np.argpartition(-giving[candidates], LINK_SOURCES - 1)[:LINK_SOURCES]
+                candidates = candidates[best]
+            amounts = giving[candidates] * np.where(
+                np.isin(candidates, asking), ASKED_SHARE, LINK_SHARE
+            )
+            targets: list[IntArray] = []
+            values: list[float] = []
+            owners = postings.owners
+            for slot, amount in zip(candidates.tolist(), amounts.tolist(), strict=True):
+                linking = postings.lookup(LINK_MARK + owners[slot][1])
+                if linking is not None:
+                    targets.append(linking[0])
+                    values.extend([amount] * len(linking[0]))
+            if not targets:
+                break
+            giving = np.zeros_like(scores)
+            np.add.at(giving, np.concatenate(targets), values)
+            total += giving
+        return total
 
     def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
         note_count = len(self._postings)
