@@ -12,6 +12,13 @@
 - Switching off (here or elsewhere) cancels the pass in flight at once: the engine stops
   before its next request, and the HTTP client is closed, which aborts a request already
   sent; a fresh client serves the next pass.
+- A pass run at once (``sync now`` from the REST API or the page) publishes the same events as
+  the loop's passes, so a conflict or a pulled note it brings reaches every open page.
+- The first look happens in :meth:`DaemonSync.start`, so a home already signed in has its
+  folders scheduled before the daemon answers its first request; and a use of a project (a
+  recall, an open Memory page) while its folders are not scheduled yet (signed out, or the
+  look not done) is remembered and counts once they are, so the project's notes are checked
+  then rather than at the next use.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ class DaemonSync:
     ) -> None:
         workspace = hosted.workspace
         self._bus = bus
+        self._clock = clock
         self._transport = transport
         self._abortable = AbortableHttp()
         self._poll = poll_seconds
@@ -89,6 +97,8 @@ class DaemonSync:
         self._workspaces: dict[str, DaemonWorkspace] = {}
         self._targets: dict[str, list[SyncTarget]] = {}
         self._signatures: dict[Path, Signature] = {}
+        #: When each project was last used (ms), kept for folders not scheduled yet.
+        self._used_at: dict[str, int] = {}
         self._signed_in = False
         self._stopping = threading.Event()
         self._watch = threading.Thread(target=self._watch_loop, name="oharness-watch", daemon=True)
@@ -101,6 +111,11 @@ class DaemonSync:
     # ---- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        """The first look (sign-in, switch, folders), then the loop and watch threads."""
+        try:
+            self.watch_once()
+        except Exception:  # the threads try again; the daemon still starts
+            log.exception("sync watch failed")
         self.loop.start()
         self._watch.start()
 
@@ -131,12 +146,16 @@ class DaemonSync:
                     self.coordinator.unregister(target)
             self._workspaces.pop(hosted.project_id, None)
             self._targets.pop(hosted.project_id, None)
+            self._used_at.pop(hosted.project_id, None)
 
     def _register(self, project_id: str) -> None:
         registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]
         self._targets[project_id] = registered
+        used_at = self._used_at.get(project_id)
         for target in registered:
             self._signatures[directory_key(target)] = folder_signature(target.store.directory)
+            if used_at is not None and target.scope == "project":
+                self.coordinator.touch(target, now=used_at)  # used before it was scheduled
 
     def targets(self, hosted: DaemonWorkspace) -> list[SyncTarget]:
         with self._lock:
@@ -148,7 +167,21 @@ class DaemonSync:
             if target.scope == scope:
                 self.coordinator.notify_write(target)
 
+    def sync_now(self, target: SyncTarget | None = None) -> list[PassReport]:
+        """Passes at once (the REST API, the page), announced like the loop's own: every
+        page hears the status, the conflicts and the notes a pass brought."""
+        reports = self.coordinator.sync_now(target)
+        for report in reports:
+            try:
+                self._reported(report)
+            except Exception:
+                log.exception("sync report listener failed")
+        return reports
+
     def used(self, hosted: DaemonWorkspace) -> None:
+        """The project is in use: its notes are checked (now, or once they are scheduled)."""
+        with self._lock:
+            self._used_at[hosted.project_id] = self._clock()
         for target in self.targets(hosted):
             if target.scope == "project":
                 self.coordinator.touch(target)
