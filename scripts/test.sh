@@ -17,6 +17,13 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+# The zh-CN screenshots need a font with Simplified Chinese glyphs (Chromium draws boxes
+# without one): WenQuanYi Micro Hei, the smallest Debian package that has them (1.6 MB).
+if ! { command -v fc-list >/dev/null && fc-list :lang=zh-cn family | grep -q .; }; then
+  echo "== installing a Simplified Chinese font (fonts-wqy-microhei) for the browser tests"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null
+fi
 
 echo "== ruff"
 .venv/bin/ruff check src tests bench

@@ -73,7 +73,7 @@ def _project_synced_in_the_background(daemon: LiveDaemon, timeout: float = 20.0)
 
 def test_a_project_used_right_after_start_is_synced(tmp_path: Path) -> None:
     with _world(tmp_path, signed_in=True) as (_server, daemon, _home):
-        daemon.state.sync._poll = _NEVER  # only the look at start schedules the folders
+        daemon.state.sync.interval = _NEVER  # only the look at start schedules the folders
         assert {target.scope for target in daemon.state.sync.coordinator.targets()} == {
             "project",
             "user",
@@ -86,7 +86,7 @@ def test_a_project_used_right_after_start_is_synced(tmp_path: Path) -> None:
 def test_a_use_before_a_sign_in_counts_once_signed_in(tmp_path: Path) -> None:
     with _world(tmp_path, signed_in=False) as (server, daemon, home):
         sync = daemon.state.sync
-        sync._poll = _NEVER
+        sync.interval = _NEVER
         with daemon.client() as http:
             assert http.get("/memory/sync").status_code == 200  # used while signed out
         assert sync.coordinator.targets() == []
@@ -110,7 +110,7 @@ def _events_until(lines: Iterator[str], wanted: str, timeout: float = 20) -> lis
 
 def test_sync_now_through_the_api_announces_what_it_pulled(tmp_path: Path) -> None:
     with _world(tmp_path, signed_in=True) as (server, daemon, _home):
-        daemon.state.sync._poll = _NEVER  # the project is not in use: only sync now pulls
+        daemon.state.sync.interval = _NEVER  # the project is not in use: only sync now pulls
         project_id = daemon.state.registry.default.project_id
         note_id = "from-the-laptop-1ab"
         with server.client() as http:  # another device commits a note to the project
