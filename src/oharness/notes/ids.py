@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from oharness.errors import ValidationError
+from oharness.notes.invisible import invisible_problem
 from oharness.notes.text import character_problem
 from oharness.types import NOTE_TYPES, HexSource
 
@@ -119,6 +120,12 @@ def clean_summary(value: object) -> str:
             f"summary has {problem}: remove it (a summary is plain text on one line)",
             field="summary",
         )
+    problem = invisible_problem(summary)
+    if problem is not None:
+        raise ValidationError(
+            f"summary has {problem}: remove it (it can make the summary read as something else)",
+            field="summary",
+        )
     if len(summary) > MAX_SUMMARY_CHARS:
         raise ValidationError(
             f"summary is {len(summary)} characters: at most {MAX_SUMMARY_CHARS}; "
@@ -141,7 +148,7 @@ def split_tags(value: str | Iterable[str] | None) -> list[str]:
         if not isinstance(item, str):
             raise ValidationError("tags must be strings", field="tags")
         # Tab and line breaks separate tags; every other control character is refused.
-        problem = character_problem(item.replace("\r", "\n"), body=True)
+        problem = character_problem(item.replace("\r", "\n"), body=True) or invisible_problem(item)
         if problem is not None:
             raise ValidationError(f"tags have {problem}: remove it", field="tags")
         parts.extend(part for part in _TAG_SPLIT.split(item) if part)
