@@ -65,12 +65,10 @@ echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
 if [ "$#" -gt 0 ]; then
   .venv/bin/python -m pytest --cov --cov-report=term "$@"
 else
-  # Each browser test file in a process of its own (see docs/architecture.md), then the rest
+  # The browser tests in one process of their own (see docs/architecture.md), then the rest
   # on two workers (most tests wait on servers and subprocesses); coverage reported together.
   rm -f .coverage .coverage.*
-  for browser_tests in tests/browser/test_*.py; do
-    .venv/bin/python -m pytest --cov --cov-append --cov-report= -q "$browser_tests"
-  done
+  .venv/bin/python -m pytest --cov --cov-append --cov-report= -q tests/browser
   .venv/bin/python -m pytest -n 2 --dist loadfile --cov --cov-append --cov-report=term \
     --ignore=tests/browser
 fi
