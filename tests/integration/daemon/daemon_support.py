@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -153,3 +154,16 @@ def wait_terminal(
 def make_project(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def events_until(lines: Iterator[str], marker: str, timeout: float = 20) -> list[dict[str, Any]]:
+    """An event stream's events up to (and including) the one whose line holds ``marker``."""
+    found: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    for line in lines:
+        if line.startswith("data: "):
+            found.append(json.loads(line[len("data: ") :]))
+            if marker in line:
+                return found
+        assert time.monotonic() < deadline, "the marker event never came"
+    raise AssertionError("the event stream ended")

@@ -11,14 +11,13 @@ waited for the next use, however long that took.
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
-from daemon_support import LiveDaemon, live_daemon
+from daemon_support import LiveDaemon, events_until, live_daemon
 from sync_server_support import (
     Api,
     LiveServer,
@@ -95,19 +94,6 @@ def test_a_use_before_a_sign_in_counts_once_signed_in(tmp_path: Path) -> None:
         assert _project_synced_in_the_background(daemon)
 
 
-def _events_until(lines: Iterator[str], wanted: str, timeout: float = 20) -> list[dict[str, Any]]:
-    """The stream's events up to (and including) the first of type ``wanted``."""
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    for line in lines:
-        if line.startswith("data: "):
-            seen.append(json.loads(line[len("data: ") :]))
-            if seen[-1]["type"] == wanted:
-                return seen
-        assert time.monotonic() < deadline, f"no {wanted} event came"
-    raise AssertionError("the event stream ended")
-
-
 def test_sync_now_through_the_api_announces_what_it_pulled(tmp_path: Path) -> None:
     with _world(tmp_path, signed_in=True) as (server, daemon, _home):
         daemon.state.sync.interval = _NEVER  # the project is not in use: only sync now pulls
@@ -126,7 +112,7 @@ def test_sync_now_through_the_api_announces_what_it_pulled(tmp_path: Path) -> No
             lines = stream.iter_lines()
             assert next(lines).startswith(": connected")
             assert http.post("/sync/now").status_code == 200
-            seen = _events_until(lines, "memory_changed")
+            seen = events_until(lines, '"type":"memory_changed"')
         assert (daemon.options.start / "MEMORY" / f"{note_id}.md").exists()
         assert {"type": "memory_changed", "scope": "project", "source": "sync"} in [
             {"type": event["type"], **event["data"]} for event in seen
