@@ -107,6 +107,14 @@ def escape_invisible(text: str) -> str:
     return "".join(_escape(char) if i in positions else char for i, char in enumerate(text))
 
 
+def remove_invisible(text: str) -> str:
+    """``text`` without its invisible characters (a model's summary or tag, cleaned)."""
+    positions = set(invisible_positions(text))
+    if not positions:
+        return text
+    return "".join(char for i, char in enumerate(text) if i not in positions)
+
+
 def _escape(char: str) -> str:
     point = ord(char)
     return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
