@@ -272,6 +272,8 @@ def test_a_body_keeps_them_the_page_shows_escapes_and_the_editor_the_text(
     assert RLO not in shown and "\u2066" not in shown and "\u200b" not in shown
     assert "user\\u202e \\u2066// admin\\u2069" in shown and "zero\\u200bwidth" in shown
     editor = signed_in.get(f"/memory/notes?note=project:{note.id}&edit=1").text
+    hint = editor[editor.index('id="note-body-invisible"') :]
+    assert "U+202E, U+2066, U+2069, U+200B" in hint[: hint.index("</p>")]  # told, each once
     start = editor.index('<textarea id="note-body"')
     assert body.rstrip("\n") in html.unescape(editor[start : editor.index("</textarea>", start)])
     saved = signed_in.post(  # saved from the editor unchanged: the body stays as it was

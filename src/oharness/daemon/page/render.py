@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse
 
 from oharness.daemon.page.i18n import LANGUAGE_NAMES, LANGUAGES
 from oharness.daemon.page.view import PageView, Section
-from oharness.notes.invisible import escape_invisible
+from oharness.notes.invisible import escape_invisible, invisible_positions
 from oharness.types import NOTE_TYPES
 
 
@@ -31,6 +31,12 @@ def _shown(value: Any) -> Any:
     return value
 
 
+def invisible_codes(text: str) -> list[str]:
+    """The invisible characters of ``text``, each once, as ``U+XXXX`` (an editor's hint)."""
+    codes = (f"U+{ord(text[index]):04X}" for index in invisible_positions(text))
+    return list(dict.fromkeys(codes))
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The template environment (autoescaped; undefined variables are errors; invisible
@@ -45,6 +51,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["when"] = format_time
     env.filters["editable"] = EditableText
+    env.filters["invisible_codes"] = invisible_codes
     env.globals["NOTE_TYPES"] = NOTE_TYPES
     return env
 
