@@ -148,10 +148,17 @@ def split_tags(value: str | Iterable[str] | None) -> list[str]:
         if not isinstance(item, str):
             raise ValidationError("tags must be strings", field="tags")
         # Tab and line breaks separate tags; every other control character is refused.
-        problem = character_problem(item.replace("\r", "\n"), body=True) or invisible_problem(item)
+        problem = character_problem(item.replace("\r", "\n"), body=True)
         if problem is not None:
             raise ValidationError(f"tags have {problem}: remove it", field="tags")
-        parts.extend(part for part in _TAG_SPLIT.split(item) if part)
+        for part in _TAG_SPLIT.split(item):
+            # Each tag on its own: a selector after a comma would stand alone once split.
+            problem = invisible_problem(part)
+            if problem is not None:
+                number = len(parts) + 1
+                raise ValidationError(f"tag {number} has {problem}: remove it", field="tags")
+            if part:
+                parts.append(part)
     return parts
 
 

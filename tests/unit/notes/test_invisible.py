@@ -78,6 +78,12 @@ def test_joiners_selectors_and_tags_out_of_place_are_refused(summary: str) -> No
         clean_summary(summary)
 
 
+def test_a_selector_left_alone_by_splitting_the_tags_is_refused() -> None:
+    assert clean_tags("❤\ufe0f, ops") == ("❤\ufe0f", "ops")
+    with pytest.raises(ValidationError):
+        clean_tags("ops,\ufe0f")  # after the comma it would be a tag of its own
+
+
 def test_a_body_shows_each_invisible_character_as_an_escape() -> None:
     body = "access = 'user\u202e \u2066// admin\u2069 \u2066'\nzero\u200bwidth 👩\u200d💻\n"
     shown = escape_invisible(body)
