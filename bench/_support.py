@@ -9,11 +9,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,19 @@ def note_text(index: int, generation: int = 0) -> str:
         updated_at=1_789_000_000_000 + generation,
     )
     return serialise_note(note)
+
+
+def backend_options(
+    doc: str, quick: str, argv: Sequence[str] | None
+) -> tuple[argparse.Namespace, int]:
+    """The options of a benchmark over the file and S3 backends, and the notes in its scope."""
+    parser = argparse.ArgumentParser(description=doc.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help=quick)
+    parser.add_argument("--notes", type=int, default=None, help="notes in the scope")
+    parser.add_argument("--no-s3", action="store_true", help="skip the S3 backend")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    args = parser.parse_args(argv)
+    return args, args.notes or (300 if args.quick else 5000)
 
 
 def s3_server(tmp: Path) -> tuple[Any, str]:

@@ -23,7 +23,6 @@ cannot start, its rows are skipped with the reason::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _support import BATCH, note_text, s3_stores, server_settings, token
+from _support import BATCH, backend_options, note_text, s3_stores, server_settings, token
 from starlette.testclient import TestClient
 
 from oharness.server.app import create_app
@@ -148,13 +147,7 @@ def print_table(results: dict[str, dict[str, dict[str, int]]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="300 notes (CI)")
-    parser.add_argument("--notes", type=int, default=None, help="notes in the scope")
-    parser.add_argument("--no-s3", action="store_true", help="skip the S3 backend")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
-    notes = args.notes or (300 if args.quick else 5000)
+    args, notes = backend_options(__doc__, "300 notes (CI)", argv)
     results: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory(prefix="oharness-bench-") as tmp:
         root = Path(tmp)

@@ -25,7 +25,6 @@ cannot start, its rows are skipped with the reason::
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import statistics
@@ -42,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import httpx2
 import uvicorn
-from _support import BATCH, note_text, s3_stores, server_settings, token
+from _support import BATCH, backend_options, note_text, s3_stores, server_settings, token
 
 from oharness.notes.format import file_revision
 from oharness.server.app import create_app
@@ -313,13 +312,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="300 notes, fewer commits (CI)")
-    parser.add_argument("--notes", type=int, default=None, help="notes in the scope")
-    parser.add_argument("--no-s3", action="store_true", help="skip the S3 backend")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
-    notes = args.notes or (300 if args.quick else 5000)
+    args, notes = backend_options(__doc__, "300 notes, fewer commits (CI)", argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="oharness-bench-") as tmp:
         root = Path(tmp)
