@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import httpx2
 import uvicorn
-from recall_corpus import synthetic_corpus, synthetic_messages
+from _support import lay_out_corpus, load_average, load_line
+from recall_corpus import synthetic_messages
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -44,7 +45,6 @@ from starlette.routing import Route
 from oharness.bridges.prompt_hook import post_json
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.serve import warm_up
-from oharness.notes.format import serialise_note_bytes
 from oharness.tools.attach import recall_for_message
 
 
@@ -108,18 +108,8 @@ def _start(target: Callable[..., None], args: tuple[Any, ...], port_file: Path) 
 
 
 def _lay_out(root: Path, count: int, message_count: int) -> tuple[Path, Path, list[str]]:
-    project, home = root / "project", root / "home"
-    (project / ".oharness").mkdir(parents=True)
-    (project / ".oharness" / "project.json").write_text(json.dumps({"id": "p-bench"}))
-    folders = {"project": project / "MEMORY", "user": home / "memory" / "user"}
-    for folder in folders.values():
-        folder.mkdir(parents=True)
-    corpus = synthetic_corpus(count)
-    for scope, note in corpus.notes:
-        (folders[scope] / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
-    for folder in folders.values():  # written long ago, as a real notes folder is
-        os.utime(folder, (time.time() - 3600, time.time() - 3600))
-    return project, home, synthetic_messages(corpus, message_count)
+    laid = lay_out_corpus(root, count)
+    return laid.project, laid.home, synthetic_messages(laid.corpus, message_count)
 
 
 def _timed(samples: list[float], call: Callable[[], object]) -> Any:
@@ -145,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         recall.flush_cache(force=True)  # the daemon process starts from it, as after a restart
         daemon, port = _start(_serve_daemon, (home, project, root / "port"), root / "port")
         bare, bare_port = _start(_serve_bare, (root / "bare-port",), root / "bare-port")
-        load_before = os.getloadavg()[0]
+        load_before = load_average()
         rows: dict[str, list[float]] = {name: [] for name in CASES}
         cpu = {"daemon": 0.0, "bare": 0.0}
         attached = 0
@@ -178,12 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for child in (daemon, bare):
             child.terminate()
             child.join(10)
-    load_after = os.getloadavg()[0]
     n = len(messages)
     print(
         f"{count:,} notes as files, two scopes; {n} messages, {attached} attached something; "
-        f"load average {load_before:.1f} at the start, {load_after:.1f} at the end, on "
-        f"{os.cpu_count()} cores"
+        + load_line(load_before)
     )
     print(f"{'per message (ms)':44} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
     for name, samples in rows.items():

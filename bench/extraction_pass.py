@@ -25,7 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from recall_corpus import synthetic_corpus, synthetic_messages
+from _support import lay_out_corpus
+from recall_corpus import synthetic_messages
 
 from oharness.extraction import (
     ExtractionOptions,
@@ -35,7 +36,6 @@ from oharness.extraction import (
     run_extraction,
 )
 from oharness.extraction.context import select_notes
-from oharness.notes.format import serialise_note_bytes
 from oharness.tools.attach import recall_for_message
 from oharness.tools.workspace import Workspace, open_workspace
 
@@ -82,19 +82,11 @@ def _timed(function: object, runs: Sequence[object]) -> list[float]:
 
 
 def _workspace(root: Path, count: int) -> tuple[Workspace, list[str]]:
-    project, home = root / "project", root / "home"
-    (project / ".oharness").mkdir(parents=True)
-    (project / ".oharness" / "project.json").write_text(json.dumps({"id": "p-bench"}))
-    folders = {"project": project / "MEMORY", "user": home / "memory" / "user"}
-    for folder in folders.values():
-        folder.mkdir(parents=True)
-    corpus = synthetic_corpus(count)
-    for scope, note in corpus.notes:
-        (folders[scope] / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
-    workspace = open_workspace(project, home, register=False)
+    laid = lay_out_corpus(root, count, aged=False)
+    workspace = open_workspace(laid.project, laid.home, register=False)
     assert workspace.service.recall is not None
     workspace.service.recall.index()
-    return workspace, synthetic_messages(corpus, 400)
+    return workspace, synthetic_messages(laid.corpus, 400)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,9 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from recall_corpus import synthetic_corpus, synthetic_messages
-
-from oharness.notes.format import serialise_note_bytes
+from _support import lay_out_corpus, load_average, load_line
+from recall_corpus import synthetic_messages
 
 OHARNESS = Path(sys.executable).with_name("oharness")
 
@@ -87,18 +86,8 @@ def _payloads(project: Path, messages: list[str], tag: str) -> list[str]:
 
 
 def _lay_out(root: Path, count: int) -> tuple[Path, Path, list[str]]:
-    project, home = root / "project", root / "home"
-    (project / ".oharness").mkdir(parents=True)
-    (project / ".oharness" / "project.json").write_text(json.dumps({"id": "p-bench"}))
-    folders = {"project": project / "MEMORY", "user": home / "memory" / "user"}
-    for folder in folders.values():
-        folder.mkdir(parents=True)
-    corpus = synthetic_corpus(count)
-    for scope, note in corpus.notes:
-        (folders[scope] / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
-    for folder in folders.values():  # written long ago, as a real notes folder is
-        os.utime(folder, (time.time() - 3600, time.time() - 3600))
-    return project, home, synthetic_messages(corpus, 200)
+    laid = lay_out_corpus(root, count)
+    return laid.project, laid.home, synthetic_messages(laid.corpus, 200)
 
 
 def _start_daemon(home: Path, project: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
@@ -134,10 +123,7 @@ def _library_cases(
 
 def _print_table(rows: dict[str, Samples], runs: int, load_before: float) -> None:
     print(f"whole-process latency in ms, 1,000 notes, {runs} prompts per case")
-    print(
-        f"load average {load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
-        f"on {os.cpu_count()} cores"
-    )
+    print(load_line(load_before))
     for title, part in (("case (wall ms)", 0), ("case (CPU ms, user+system)", 1)):
         print(f"{title:40} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
         for name, samples in rows.items():
@@ -155,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         project, home, messages = _lay_out(Path(scratch), 1_000)
         env = {**os.environ, "OHARNESS_HOME": str(home)}
-        load_before = os.getloadavg()[0]
+        load_before = load_average()
         rows: dict[str, Samples] = {}
         baselines: dict[str, Case] = {
             "python -c pass (floor)": ([sys.executable, "-c", "pass"], env),

@@ -12,7 +12,6 @@ whole CLI). The cases take turns; the load average is printed with the figures.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -27,9 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from recall_corpus import synthetic_corpus
-
-from oharness.notes.format import serialise_note_bytes
+from _support import lay_out_corpus, load_average, load_line
 
 OHARNESS = Path(sys.executable).with_name("oharness")
 
@@ -78,30 +75,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     starts = 3 if args.quick else 20
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        project, home = root / "project", root / "home"
-        (project / ".oharness").mkdir(parents=True)
-        (project / ".oharness" / "project.json").write_text(json.dumps({"id": "p-bench"}))
-        folders = {"project": project / "MEMORY", "user": home / "memory" / "user"}
-        for folder in folders.values():
-            folder.mkdir(parents=True)
-        for scope, note in synthetic_corpus(1_000).notes:
-            (folders[scope] / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
+        laid = lay_out_corpus(root, 1_000, aged=False)
+        project, home = laid.project, laid.home
         env = {**os.environ, "OHARNESS_HOME": str(home)}
         params = StdioServerParameters(
             command=str(OHARNESS), args=["mcp"], env=env, cwd=str(project)
         )
         rows: dict[str, list[float]] = {name: [] for name in CASES}
-        load_before = os.getloadavg()[0]
+        load_before = load_average()
         for _ in range(starts):
             rows[CASES[0]].append(_process([sys.executable, "-c", "pass"], env))
             rows[CASES[1]].append(_process([sys.executable, "-c", SDK_IMPORT], env))
             rows[CASES[2]].append(_process([str(OHARNESS), "--version"], env))
             for name, value in zip(CASES[3:], anyio.run(_one_start, params), strict=True):
                 rows[name].append(value)
-    print(
-        f"start-up in ms, 1,000 notes, {starts} starts; load average {load_before:.1f} at the "
-        f"start, {os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores"
-    )
+    print(f"start-up in ms, 1,000 notes, {starts} starts; {load_line(load_before)}")
     print(f"{'case (wall ms, whole process or spawn to)':44} {'p50':>8} {'p95':>8} {'n':>4}")
     for name, samples in rows.items():
         print(f"{name:44} {_summary(samples)}")

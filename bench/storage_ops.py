@@ -23,57 +23,34 @@ cannot start, its rows are skipped with the reason::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import jwt
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _support import BATCH, backend_options, note_text, s3_stores, server_settings, token
 from starlette.testclient import TestClient
 
-from oharness.notes.format import Note, serialise_note
 from oharness.server.app import create_app
-from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.counting import KINDS, CountingObjectStore
 from oharness.storage.file import FileObjectStore
 from oharness.storage.object_store import ObjectStore
 
-SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
 ADMIN_KEY = "bench-admin-key-0123456789abcdef"
-BATCH = 500
 SCOPE = {"kind": "project", "projectId": "bench"}
 COLUMNS = ("get", "conditional_get", "put", "conditional_put", "delete", "list")
-
-
-def note_text(index: int, generation: int = 0) -> str:
-    body = f"Note {index}, generation {generation}.\n\n" + ("Some remembered detail. " * 12)
-    note = Note(
-        id=f"note-{index:05d}",
-        summary=f"Remembered fact number {index}",
-        body=body + "\n",
-        tags=("bench",),
-        created_at=1_789_000_000_000,
-        updated_at=1_789_000_000_000 + generation,
-    )
-    return serialise_note(note)
 
 
 class Instance:
     """One server instance (the app in-process) over a shared counting store."""
 
     def __init__(self, store: CountingObjectStore) -> None:
-        settings = ServerSettings(
-            jwt=JwtSettings(secret=SECRET), rate_per_minute=0, admin_key=ADMIN_KEY
-        )
-        self.http = TestClient(create_app(store, settings))
-        user = jwt.encode(
-            {"sub": "bench-user", "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256"
-        )
-        self.headers = {"Authorization": f"Bearer {user}"}
+        self.http = TestClient(create_app(store, server_settings(admin_key=ADMIN_KEY)))
+        self.headers = {"Authorization": f"Bearer {token('bench-user')}"}
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.http.post(path, json=body, headers=self.headers)
@@ -169,39 +146,19 @@ def print_table(results: dict[str, dict[str, dict[str, int]]]) -> None:
             print(f"{label:{width}}" + "".join(f"{row[c]:>16}" for c in columns))
 
 
-def s3_store(tmp: Path) -> tuple[ObjectStore | None, str, Callable[[], None]]:
-    tests = Path(__file__).resolve().parents[1] / "tests"
-    sys.path.insert(0, str(tests))
-    try:
-        from s3server import S3ServerUnavailable, start_s3_server
-    except ImportError as exc:
-        return None, f"tests/s3server.py cannot be imported ({exc})", lambda: None
-    try:
-        server = start_s3_server(tmp / "s3")
-    except S3ServerUnavailable as exc:
-        return None, str(exc).splitlines()[0], lambda: None
-    return server.store(f"bench-{int(time.time())}"), "", server.stop
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="300 notes (CI)")
-    parser.add_argument("--notes", type=int, default=None, help="notes in the scope")
-    parser.add_argument("--no-s3", action="store_true", help="skip the S3 backend")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
-    notes = args.notes or (300 if args.quick else 5000)
+    args, notes = backend_options(__doc__, "300 notes (CI)", argv)
     results: dict[str, dict[str, dict[str, int]]] = {}
     with tempfile.TemporaryDirectory(prefix="oharness-bench-") as tmp:
         root = Path(tmp)
         results["file"] = run_backend("file", FileObjectStore(root / "file"), notes)
         if not args.no_s3:
-            store, reason, stop = s3_store(root)
+            make_store, reason, stop = s3_stores(root)
             try:
-                if store is None:
+                if make_store is None:
                     print(f"S3 skipped: {reason}", file=sys.stderr)
                 else:
-                    results["s3"] = run_backend("s3", store, notes)
+                    results["s3"] = run_backend("s3", make_store(), notes)
             finally:
                 stop()
     if args.json:

@@ -25,7 +25,6 @@ cannot start, its rows are skipped with the reason::
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import statistics
@@ -38,46 +37,27 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx2
-import jwt
-import uvicorn
+sys.path.insert(0, str(Path(__file__).parent))
 
-from oharness.notes.format import Note, file_revision, serialise_note
+import httpx2
+import uvicorn
+from _support import BATCH, backend_options, note_text, s3_stores, server_settings, token
+
+from oharness.notes.format import file_revision
 from oharness.server.app import create_app
-from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.file import SETTLED_NS, FileObjectStore
 from oharness.storage.object_store import ObjectStore
 
-SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
-BATCH = 500
 _GENERATIONS = itertools.count(1)
 CLIENTS = 8
 IDLE_CLIENTS = 4
 
 
-def token(user: str) -> str:
-    return jwt.encode({"sub": user, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")
-
-
-def note_text(index: int, generation: int = 0) -> str:
-    body = f"Note {index}, generation {generation}.\n\n" + ("Some remembered detail. " * 12)
-    note = Note(
-        id=f"note-{index:05d}",
-        summary=f"Remembered fact number {index}",
-        body=body + "\n",
-        tags=("bench",),
-        created_at=1_789_000_000_000,
-        updated_at=1_789_000_000_000 + generation,
-    )
-    return serialise_note(note)
-
-
 @contextmanager
 def serve(store: ObjectStore) -> Iterator[str]:
     """A server over ``store`` on a free loopback port; yields its base URL."""
-    settings = ServerSettings(jwt=JwtSettings(secret=SECRET), rate_per_minute=0)
     config = uvicorn.Config(
-        create_app(store, settings),
+        create_app(store, server_settings()),
         host="127.0.0.1",
         port=0,
         log_config=None,
@@ -323,21 +303,6 @@ def run_backend(
     return result
 
 
-def s3_backend(tmp: Path) -> tuple[Callable[[], ObjectStore] | None, str, Callable[[], None]]:
-    tests = Path(__file__).resolve().parents[1] / "tests"
-    sys.path.insert(0, str(tests))
-    try:
-        from s3server import S3ServerUnavailable, start_s3_server
-    except ImportError as exc:
-        return None, f"tests/s3server.py cannot be imported ({exc})", lambda: None
-    try:
-        server = start_s3_server(tmp / "s3")
-    except S3ServerUnavailable as exc:
-        return None, str(exc).splitlines()[0], lambda: None
-    prefix = f"bench-{int(time.time())}"
-    return (lambda: server.store(prefix)), "", server.stop
-
-
 def print_table(results: list[dict[str, Any]]) -> None:
     keys = [k for k in results[0] if k != "backend"]
     width = max(len(k) for k in keys)
@@ -347,13 +312,7 @@ def print_table(results: list[dict[str, Any]]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="300 notes, fewer commits (CI)")
-    parser.add_argument("--notes", type=int, default=None, help="notes in the scope")
-    parser.add_argument("--no-s3", action="store_true", help="skip the S3 backend")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    args = parser.parse_args(argv)
-    notes = args.notes or (300 if args.quick else 5000)
+    args, notes = backend_options(__doc__, "300 notes, fewer commits (CI)", argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="oharness-bench-") as tmp:
         root = Path(tmp)
@@ -361,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_backend("file", lambda: FileObjectStore(root / "file"), notes, args.quick)
         )
         if not args.no_s3:
-            make_store, reason, stop = s3_backend(root)
+            make_store, reason, stop = s3_stores(root)
             try:
                 if make_store is None:
                     print(f"S3 skipped: {reason}", file=sys.stderr)

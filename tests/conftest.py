@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +12,11 @@ import pytest
 from hypothesis import settings
 
 from oharness.tools.workspace import Workspace, open_workspace
+
+# Helpers shared across test folders, imported by bare name (tests/support/*.py).
+_SUPPORT = str(Path(__file__).resolve().parent / "support")
+if _SUPPORT not in sys.path:
+    sys.path.insert(0, _SUPPORT)
 
 # Hypothesis profiles: "ci" (the default) draws the same examples on every run, so a red test
 # command is red again on rerun; "dev" (HYPOTHESIS_PROFILE=dev) searches ten times longer with

@@ -7,69 +7,30 @@ with the CLI and syncs; this daemon's sync pass pulls it.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
-from daemon_support import free_port, live_daemon
+from daemon_support import live_daemon
 from page_support import PageDaemon, seed_project, sign_in
 from playwright.sync_api import Browser, Page, expect
+from sync_support import run_cli, sync_server_process
 
 from oharness.daemon import DaemonOptions
 
-OHARNESS = Path(sys.executable).with_name("oharness")
 SECRET = "page-live-sync-secret-0123456789abcdef012345"
 
 
 def _cli(home: Path, cwd: Path, *args: str) -> str:
-    env = {**os.environ, "OHARNESS_HOME": str(home), "OHARNESS_SYNC_JWT_SECRET": SECRET}
-    env.pop("OHARNESS_TOKEN", None)
-    done = subprocess.run(
-        [str(OHARNESS), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_cli(home, cwd, *args, secret=SECRET)
 
 
 @pytest.fixture(scope="module")
 def sync_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    storage = tmp_path_factory.mktemp("cloud")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            str(OHARNESS),
-            "sync-server",
-            "serve",
-            "--storage",
-            f"file://{storage}",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env={**os.environ, "OHARNESS_SYNC_JWT_SECRET": SECRET},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    origin = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx2.get(origin + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx2.HTTPError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "no sync server"
-        time.sleep(0.05)
-    yield origin
-    process.terminate()
-    process.wait(timeout=10)
+    with sync_server_process(tmp_path_factory.mktemp("cloud"), SECRET) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import httpx2
 from page_support import PageDaemon
@@ -55,3 +57,16 @@ def test_a_browser_without_the_cookie_is_told_how_to_sign_in(page_daemon: PageDa
         assert api.status_code == 401 and api.json()["code"] == "token_required"
         assert anonymous.get("/memory/static/htmx-2.0.11.min.js").status_code == 200
         assert anonymous.get("/memory/static/..%2Fdaemon-token").status_code == 404
+
+
+def test_zh_cn_labels_are_drawn_as_glyphs_not_boxes(
+    ui: Page, screenshot: Callable[[Page, str], list[Path]]
+) -> None:
+    """Without a Chinese font Chromium draws every character as the same box, so two labels
+    of as many characters would look alike (scripts/test.sh installs the font)."""
+    ui.goto("/memory/notes?lang=zh-CN")
+    nav = ui.get_by_role("navigation", name="栏目")
+    for first, second in (("冲突", "备份"), ("云同步", "待整理")):  # neither is the open section
+        shots = [nav.get_by_role("link", name=label).screenshot() for label in (first, second)]
+        assert shots[0] != shots[1], f"{first} and {second} look alike: no Chinese font?"
+    screenshot(ui, "notes-zh-CN")

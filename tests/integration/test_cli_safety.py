@@ -295,3 +295,31 @@ def test_a_user_note_written_inside_a_git_repository_registers_nothing(
     cli.ok("memory", "remember", "--type", "user", "-s", "Likes tea", "-b", "Green.")
     cli.ok("memory", "remember", "--scope", "user", "-s", "Likes coffee", "-b", "Black.")
     assert sorted(path.name for path in repo.iterdir()) == [".git"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("-s", "Approve invoice \u202e0001"), ("-s", "zero\u200bwidth"), ("--tags", "ops\u2066")],
+)
+def test_invisible_characters_are_refused_in_summaries_and_tags(
+    cli: Cli, option: str, value: str
+) -> None:
+    arguments = {"-s": "Plain", "-b": "plain", option: value}
+    line = cli.refused("memory", "remember", *[item for pair in arguments.items() for item in pair])
+    assert "invisible character (U+" in line and "remove it" in line
+
+
+def test_a_body_keeps_invisible_characters_and_shows_them_escaped(
+    cli: Cli, project_dir: Path
+) -> None:
+    body = "access = 'user\u202e \u2066// admin\u2069 \u2066'\nzero\u200bwidth\n"
+    note_id = _note(cli, "Trojan Source sample", "--type", "reference")
+    cli.ok("memory", "remember", "-s", "Trojan Source sample", "-b", body, "--id", note_id)
+    stored = (project_dir / "MEMORY" / f"{note_id}.md").read_text("utf-8")
+    assert body in stored  # kept as written
+    shown = cli.ok("memory", "show", note_id)
+    assert "\u202e" not in shown and "\u200b" not in shown
+    assert "user\\u202e \\u2066// admin\\u2069" in shown and "zero\\u200bwidth" in shown
+    recalled = cli.json("memory", "recall", "the Trojan Source sample access check")
+    assert recalled["attached"] and "\u202e" not in str(recalled["block"])
+    assert "\\u202e" in str(recalled["block"])  # what a model reads

@@ -29,6 +29,7 @@ from starlette.testclient import TestClient
 
 from oharness.errors import StorageUnavailable, SyncError
 from oharness.fsio import set_fault_hook
+from oharness.notes.format import Note
 from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
@@ -439,6 +440,23 @@ class Device:
 
     def owns(self, path: Path) -> bool:
         return path.is_relative_to(self.root) or path.is_relative_to(self.home)
+
+    def create_note(self, summary: str, body: str, *, now: int | None = None) -> str:
+        """A project note ``<summary>-1`` written straight to the store (no sync); its id."""
+        stamp = self.world.clock() if now is None else now
+        note = Note(f"{summary.lower()}-1", summary, body, ("sim",), None, stamp, stamp)
+        self.workspace.service.store("project").save(note, create=True)
+        return note.id
+
+    def edit_line(self, note_id: str, line: int, text: str) -> None:
+        """Replace one line of a project note's body, as a person editing it would."""
+        store = self.workspace.service.store("project")
+        stored = store.get(note_id)
+        assert stored is not None
+        lines = stored.note.body.splitlines()
+        lines[line] = text
+        body = "\n".join(lines) + "\n"
+        store.save(stored.note.with_changes(body=body, updated_at=self.world.clock()), create=False)
 
 
 class World:

@@ -25,21 +25,10 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def _create(device: Device, summary: str) -> str:
-    now = device.world.clock()
-    body = "".join(f"line {index}\n" for index in range(10))
-    note = Note(f"{summary.lower()}-1", summary, body, ("sim",), None, now, now)
-    device.workspace.service.store("project").save(note, create=True)
-    return note.id
+    return device.create_note(summary, "".join(f"line {index}\n" for index in range(10)))
 
 
-def _edit_line(device: Device, note_id: str, line: int, text: str) -> None:
-    store = device.workspace.service.store("project")
-    stored = store.get(note_id)
-    assert stored is not None
-    lines = stored.note.body.splitlines()
-    lines[line] = text
-    edited = stored.note.with_changes(body="\n".join(lines) + "\n", updated_at=device.world.clock())
-    store.save(edited, create=False)
+_edit_line = Device.edit_line
 
 
 def _notes(device: Device) -> dict[str, Note]:

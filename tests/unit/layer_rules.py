@@ -32,6 +32,7 @@ SERVER_MAY_IMPORT = (
     "oharness.notes.format",
     "oharness.notes.ids",
     "oharness.notes.text",
+    "oharness.notes.invisible",  # which characters a summary may hold: the note format
     "oharness.errors",
     "oharness.types",
     "oharness.settings",

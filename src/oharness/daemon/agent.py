@@ -30,6 +30,7 @@ from oharness.errors import OHarnessError
 from oharness.harness.message import Message, ToolCall
 from oharness.harness.model import CancelToken as ModelCancelToken
 from oharness.harness.model import ChatModel, ModelError, ModelRequest, ToolSpec
+from oharness.notes.secrets import redact_for_model_in
 from oharness.tools.definitions import FORGET, REMEMBER, call_tool
 from oharness.types import Scope, parse_scope
 
@@ -191,12 +192,15 @@ class MemoryAgent:
             if not reply.tool_calls:
                 break
             for call in reply.tool_calls:
+                # What the files hold reaches the model as memory tools show it: credentials
+                # redacted, invisible characters escaped.
                 result = self._tool(task, call, state)
+                shown = redact_for_model_in(result)
                 messages.append(
                     Message(
                         f"t{turn}-{call.id}",
                         "tool",
-                        json.dumps(result, ensure_ascii=False)[:MAX_READ_CHARS],
+                        json.dumps(shown, ensure_ascii=False)[:MAX_READ_CHARS],
                         tool_call_id=call.id,
                         tool_name=call.name,
                         is_error="error" in result,

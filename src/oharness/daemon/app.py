@@ -72,9 +72,9 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
         if options.background_sync:
             state.start_sync()
         if options.watch_seconds > 0:
-            watcher = NoteWatcher(state, options.watch_seconds)
-            watcher.start()
-            state.stoppers.append(watcher.stop)
+            state.folders.add(NoteWatcher(state, options.watch_seconds))
+        state.folders.start()  # the first look now: folders scheduled, the page's baseline
+        state.stoppers.insert(0, state.folders.stop)
         try:
             yield
         finally:

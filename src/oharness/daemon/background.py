@@ -3,7 +3,9 @@
 - One :class:`~oharness.sync.coordinator.SyncCoordinator` and its loop thread serve every
   hosted workspace's project notes and the user notes (registered once, however many
   workspaces share them).
-- A watch thread looks every ``poll_seconds`` (1 s) at: the sign-in (origin and token in
+- It looks every ``poll_seconds`` (1 s; on the daemon's one folder-watching thread,
+  :class:`~oharness.daemon.folders.FolderWatch`, which walks each folder once a tick for
+  every watcher) at: the sign-in (origin and token in
   ``cloud.json``/``credentials.json``) — folders are scheduled once signed in and dropped on
   sign-out, so a sign-in is noticed within seconds without a restart; each folder's listing
   (names, sizes, mtimes), so a note written by the CLI, ``oharness chat`` or an editor is
@@ -12,21 +14,29 @@
 - Switching off (here or elsewhere) cancels the pass in flight at once: the engine stops
   before its next request, and the HTTP client is closed, which aborts a request already
   sent; a fresh client serves the next pass.
+- A pass run at once (``sync now`` from the REST API or the page) publishes the same events as
+  the loop's passes, so a conflict or a pulled note it brings reaches every open page.
+- The first look happens as the daemon starts, so a home already signed in has its folders
+  scheduled before the daemon answers its first request; and a use of a project (a
+  recall, an open Memory page) while its folders are not scheduled yet (signed out, or the
+  look not done) is remembered and counts once they are, so the project's notes are checked
+  then rather than at the next use.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx2
 
 from oharness.daemon.abortable import AbortableHttp
 from oharness.daemon.events import Event, EventBus
+from oharness.daemon.folders import Signature, folder_signature
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop, directory_key
@@ -34,29 +44,10 @@ from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targ
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)
-Signature = tuple[tuple[str, int, int], ...]
-
-
-def folder_signature(directory: Path) -> Signature:
-    """Names, sizes and mtimes of a folder's note files (cheap enough once a second)."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return ()
-    found = []
-    for entry in entries:
-        if not entry.name.endswith(".md"):
-            continue
-        try:
-            stat = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        found.append((entry.name, stat.st_size, stat.st_mtime_ns))
-    return tuple(sorted(found))
 
 
 class DaemonSync:
-    """The coordinator, its loop and the watch thread of one daemon."""
+    """The coordinator, its loop and the folder looks of one daemon."""
 
     def __init__(
         self,
@@ -70,9 +61,11 @@ class DaemonSync:
     ) -> None:
         workspace = hosted.workspace
         self._bus = bus
+        self._clock = clock
         self._transport = transport
         self._abortable = AbortableHttp()
-        self._poll = poll_seconds
+        #: How often :meth:`folders` wants a look (seconds).
+        self.interval = poll_seconds
         self._switch_checked = 0.0
         self._switch_on = True
         self._lock = threading.RLock()
@@ -89,9 +82,11 @@ class DaemonSync:
         self._workspaces: dict[str, DaemonWorkspace] = {}
         self._targets: dict[str, list[SyncTarget]] = {}
         self._signatures: dict[Path, Signature] = {}
+        #: When each project was last used (ms), kept for folders not scheduled yet.
+        self._used_at: dict[str, int] = {}
         self._signed_in = False
+        self._scheduled: dict[Path, SyncTarget] = {}
         self._stopping = threading.Event()
-        self._watch = threading.Thread(target=self._watch_loop, name="oharness-watch", daemon=True)
 
     def _new_http(self) -> httpx2.Client:
         if self._transport is not None:
@@ -101,16 +96,14 @@ class DaemonSync:
     # ---- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
+        """The loop thread (the looks come from the daemon's :class:`FolderWatch`)."""
         self.loop.start()
-        self._watch.start()
 
     def stop(self) -> None:
         """Stop: the pass in flight is cancelled (its requests aborted), the threads end."""
         self._stopping.set()
         self._abortable.abort()
         self.loop.stop(timeout=10.0)
-        if self._watch.is_alive():
-            self._watch.join(timeout=5.0)
         if self.service.http is not None:
             self.service.http.close()
 
@@ -131,12 +124,16 @@ class DaemonSync:
                     self.coordinator.unregister(target)
             self._workspaces.pop(hosted.project_id, None)
             self._targets.pop(hosted.project_id, None)
+            self._used_at.pop(hosted.project_id, None)
 
     def _register(self, project_id: str) -> None:
         registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]
         self._targets[project_id] = registered
+        used_at = self._used_at.get(project_id)
         for target in registered:
             self._signatures[directory_key(target)] = folder_signature(target.store.directory)
+            if used_at is not None and target.scope == "project":
+                self.coordinator.touch(target, now=used_at)  # used before it was scheduled
 
     def targets(self, hosted: DaemonWorkspace) -> list[SyncTarget]:
         with self._lock:
@@ -148,7 +145,21 @@ class DaemonSync:
             if target.scope == scope:
                 self.coordinator.notify_write(target)
 
+    def sync_now(self, target: SyncTarget | None = None) -> list[PassReport]:
+        """Passes at once (the REST API, the page), announced like the loop's own: every
+        page hears the status, the conflicts and the notes a pass brought."""
+        reports = self.coordinator.sync_now(target)
+        for report in reports:
+            try:
+                self._reported(report)
+            except Exception:
+                log.exception("sync report listener failed")
+        return reports
+
     def used(self, hosted: DaemonWorkspace) -> None:
+        """The project is in use: its notes are checked (now, or once they are scheduled)."""
+        with self._lock:
+            self._used_at[hosted.project_id] = self._clock()
         for target in self.targets(hosted):
             if target.scope == "project":
                 self.coordinator.touch(target)
@@ -191,15 +202,12 @@ class DaemonSync:
         except OHarnessError:
             return False
 
-    def _watch_loop(self) -> None:
-        while not self._stopping.wait(self._poll):
-            try:
-                self.watch_once()
-            except Exception:  # the watch must outlive one bad look
-                log.exception("sync watch failed")
-
     def watch_once(self) -> None:
-        """One look at the sign-in, the switch and the folders."""
+        """One look at the sign-in, the switch and the folders (walked here)."""
+        self.observe({folder: folder_signature(folder) for folder in self.folders()})
+
+    def folders(self) -> list[Path]:
+        """The sign-in and the switch looked at; the scheduled folders to walk."""
         was_on = self._switch_on
         if self._switched_off_elsewhere() and was_on:
             self._abort_requests()
@@ -218,12 +226,18 @@ class DaemonSync:
                     for target in targets:
                         self.coordinator.unregister(target)
                 self._publish_status("signed_out")
-            if not self._signed_in:
-                return
-            scheduled = {directory_key(t): t for ts in self._targets.values() for t in ts}
-        for key, target in scheduled.items():
-            signature = folder_signature(target.store.directory)
-            if signature != self._signatures.get(key):
+            self._scheduled = (
+                {directory_key(t): t for ts in self._targets.values() for t in ts}
+                if self._signed_in
+                else {}
+            )
+            return [target.store.directory for target in self._scheduled.values()]
+
+    def observe(self, signatures: Mapping[Path, Signature]) -> None:
+        """A write noted for every scheduled folder whose listing changed."""
+        for key, target in self._scheduled.items():
+            signature = signatures.get(target.store.directory)
+            if signature is not None and signature != self._signatures.get(key):
                 self._signatures[key] = signature
                 self.coordinator.notify_write(target)
 

@@ -55,7 +55,7 @@ def _status(sync: DaemonSync, hosted: DaemonWorkspace) -> dict[str, Any]:
 async def _now(request: Request, project_id: str | None) -> Response:
     sync, hosted = _sync(request), _hosted(request, project_id)
     outcome = await asyncio.to_thread(
-        sync_now, sync.service, sync.targets(hosted), run=sync.coordinator.sync_now
+        sync_now, sync.service, sync.targets(hosted), run=sync.sync_now
     )
     data = _status(sync, hosted)
     data["passes"] = outcome.passes_json()

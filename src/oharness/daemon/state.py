@@ -14,6 +14,7 @@ from oharness.daemon.auth import DaemonAuth
 from oharness.daemon.background import DaemonSync
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
+from oharness.daemon.folders import FolderWatch
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
@@ -82,6 +83,8 @@ class DaemonState:
         #: Called at shutdown before the workspaces drain (background sync).
         self.stoppers: list[Callable[[], None]] = []
         self.sync: DaemonSync | None = None
+        #: The one thread that looks at the hosted folders (background sync, the page).
+        self.folders = FolderWatch()
         #: Small writes kept off the request path (recall usage counts), one at a time.
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oharness-bg")
         self.stoppers.append(lambda: self.background.shutdown(wait=True))
@@ -161,6 +164,7 @@ class DaemonState:
         self.write_listeners.append(sync.wrote)
         self.use_listeners.append(sync.used)
         self.stoppers.append(sync.stop)
+        self.folders.add(sync)
         sync.start()
 
     def workspace_for(self, project_id: str | None) -> DaemonWorkspace:

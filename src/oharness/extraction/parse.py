@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from oharness.errors import OHarnessError, ValidationError
 from oharness.notes.ids import check_id, check_type, clean_body, clean_summary, clean_tags
+from oharness.notes.invisible import remove_invisible
 from oharness.notes.secrets import redact_secrets
 from oharness.tools.service import UNSET, Unset
 from oharness.types import Scope, parse_scope
@@ -146,13 +147,14 @@ def _tags(value: Any) -> tuple[tuple[str, ...], bool]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("tags must be a list of strings", field="tags")
-    kept = [clean_text(tag) for tag in value if redact_secrets(tag) == tag]
+    kept = [remove_invisible(clean_text(tag)) for tag in value if redact_secrets(tag) == tag]
     return clean_tags(kept), len(kept) != len(value)
 
 
 def _fields(entry: Mapping[str, Any], max_body_bytes: int) -> tuple[str, str, bool]:
     summary, cut_summary = _redact(_string(entry.get("summary"), "summary"))
     body, cut_body = _redact(_string(entry.get("body"), "body"))
+    summary = remove_invisible(summary)  # a model's stray zero-width space loses no memory
     return clean_summary(summary), clean_body(body, max_body_bytes), cut_summary or cut_body
 
 
@@ -172,7 +174,7 @@ def _update_entry(entry: Mapping[str, Any], max_body_bytes: int) -> UpdateEntry:
     summary: str | None = None
     if entry.get("summary") is not None:
         text, cut = _redact(_string(entry["summary"], "summary"))
-        summary, redacted = clean_summary(text), redacted or cut
+        summary, redacted = clean_summary(remove_invisible(text)), redacted or cut
     tags: tuple[str, ...] | Unset = UNSET
     if "tags" in entry:
         tags, cut_tags = _tags(entry["tags"])

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from oharness.errors import ValidationError
+from oharness.notes.invisible import invisible_problem
 from oharness.notes.text import character_problem
 from oharness.types import NOTE_TYPES, HexSource
 
@@ -119,6 +120,12 @@ def clean_summary(value: object) -> str:
             f"summary has {problem}: remove it (a summary is plain text on one line)",
             field="summary",
         )
+    problem = invisible_problem(summary)
+    if problem is not None:
+        raise ValidationError(
+            f"summary has {problem}: remove it (it can make the summary read as something else)",
+            field="summary",
+        )
     if len(summary) > MAX_SUMMARY_CHARS:
         raise ValidationError(
             f"summary is {len(summary)} characters: at most {MAX_SUMMARY_CHARS}; "
@@ -144,7 +151,14 @@ def split_tags(value: str | Iterable[str] | None) -> list[str]:
         problem = character_problem(item.replace("\r", "\n"), body=True)
         if problem is not None:
             raise ValidationError(f"tags have {problem}: remove it", field="tags")
-        parts.extend(part for part in _TAG_SPLIT.split(item) if part)
+        for part in _TAG_SPLIT.split(item):
+            # Each tag on its own: a selector after a comma would stand alone once split.
+            problem = invisible_problem(part)
+            if problem is not None:
+                number = len(parts) + 1
+                raise ValidationError(f"tag {number} has {problem}: remove it", field="tags")
+            if part:
+                parts.append(part)
     return parts
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from oharness.notes.invisible import escape_invisible
+
 _CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BODY_CONTROL_RE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SURROGATE_RE: Final = re.compile(r"[\ud800-\udfff]")
@@ -61,7 +63,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def terminal_safe(text: str, *, multiline: bool = True) -> str:
-    """``text`` with what a terminal would act on shown as ``\\xNN`` / ``\\uNNNN`` escapes.
+    """``text`` with what a terminal would act on, and every invisible character
+    (:mod:`oharness.notes.invisible`), shown as ``\\xNN`` / ``\\uNNNN`` escapes.
 
     Newline and tab pass when ``multiline`` (a body); otherwise (one line of a listing) they
     are escaped too. Lone surrogates become ``\\udNNN`` so printing never fails.
@@ -70,4 +73,4 @@ def terminal_safe(text: str, *, multiline: bool = True) -> str:
     text = pattern.sub(_escape, text)
     if _SURROGATE_RE.search(text):
         text = _SURROGATE_RE.sub(_escape, text)
-    return text
+    return escape_invisible(text)  # zero-width, tag characters…: what a reader cannot see

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import socket
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -13,19 +13,13 @@ from typing import Any
 
 import httpx2
 import uvicorn
+from sync_support import serve_in_thread
 
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.tasks import Task, TaskOutcome, TaskWork
 from oharness.daemon.workspaces import DaemonWorkspace
 
 CLIENT = "X-OHarness-Client-Id"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class FailingSessions:
@@ -110,25 +104,9 @@ class LiveDaemon:
 
     def start(self) -> LiveDaemon:
         self.app = create_app(self.options)
-        config = uvicorn.Config(
-            self.app,
-            host="127.0.0.1",
-            port=self.port or free_port(),
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-            ws="none",
-            timeout_graceful_shutdown=5,
+        self._server, self._thread, self.port = serve_in_thread(
+            self.app, port=self.port, lifespan="on", timeout=20
         )
-        self.port = config.port
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the test daemon did not start")
-            time.sleep(0.01)
         return self
 
     def stop(self) -> None:
@@ -176,3 +154,16 @@ def wait_terminal(
 def make_project(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def events_until(lines: Iterator[str], marker: str, timeout: float = 20) -> list[dict[str, Any]]:
+    """An event stream's events up to (and including) the one whose line holds ``marker``."""
+    found: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    for line in lines:
+        if line.startswith("data: "):
+            found.append(json.loads(line[len("data: ") :]))
+            if marker in line:
+                return found
+        assert time.monotonic() < deadline, "the marker event never came"
+    raise AssertionError("the event stream ended")

@@ -9,65 +9,27 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
-from daemon_support import free_port
+from sync_support import OHARNESS, free_port, run_cli, sync_server_process
 
 from oharness.sdk import DaemonClient
 from oharness.sync.background import DaemonLock, daemon_running
 
-OHARNESS = Path(sys.executable).with_name("oharness")
 SECRET = "daemon-sync-secret-0123456789abcdef0123456789"
 
 
 def _run(home: Path, cwd: Path, *args: str) -> str:
-    env = {**os.environ, "OHARNESS_HOME": str(home), "OHARNESS_SYNC_JWT_SECRET": SECRET}
-    env.pop("OHARNESS_TOKEN", None)
-    done = subprocess.run(
-        [str(OHARNESS), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_cli(home, cwd, *args, secret=SECRET)
 
 
 @pytest.fixture
 def sync_server(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "OHARNESS_SYNC_JWT_SECRET": SECRET}
-    process = subprocess.Popen(
-        [
-            str(OHARNESS),
-            "sync-server",
-            "serve",
-            "--storage",
-            f"file://{tmp_path / 'storage'}",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    origin = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx2.get(origin + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx2.HTTPError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "no sync server"
-        time.sleep(0.05)
-    yield origin
-    process.terminate()
-    process.wait(timeout=10)
+    with sync_server_process(tmp_path / "storage", SECRET) as origin:
+        yield origin
 
 
 def test_cli_write_is_uploaded_by_the_daemon(tmp_path: Path, sync_server: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from daemon_support import CLIENT, LiveDaemon, live_daemon, wait_terminal
+from daemon_support import CLIENT, LiveDaemon, events_until, live_daemon, wait_terminal
 from sync_server_support import LiveServer, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
@@ -88,19 +88,6 @@ def _plant(project: Path, home: Path, clock: Clock) -> dict[str, str]:
     return ids
 
 
-def _events_until(lines: Iterator[str], marker: str, timeout: float = 20) -> list[dict[str, Any]]:
-    """The stream's events up to (and including) the one whose line holds ``marker``."""
-    found: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    for line in lines:
-        if line.startswith("data: "):
-            found.append(json.loads(line[len("data: ") :]))
-            if marker in line:
-                return found
-        assert time.monotonic() < deadline, "the marker event never came"
-    raise AssertionError("the event stream ended")
-
-
 @contextlib.contextmanager
 def _running(daemon: LiveDaemon) -> Iterator[LiveDaemon]:
     try:
@@ -149,7 +136,7 @@ def test_dream_merges_each_scope_through_the_merge_path(
                 "/workspace/memory/remember",
                 json={"content": "The office plant is watered on Mondays.", "contextMode": "clean"},
             ).json()["taskId"]
-            events = _events_until(lines, sentinel)
+            events = events_until(lines, sentinel)
 
     assert done["status"] == "completed", done
     result = done["result"]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
-from daemon_support import LiveDaemon, live_daemon
+from daemon_support import LiveDaemon, live_daemon, wait_terminal
 
 from oharness.daemon import DaemonOptions
 from oharness.daemon.events import Event
@@ -219,3 +220,73 @@ def test_a_save_names_a_likely_duplicate_like_remember_does(
     page = signed_in.get(target).text
     assert "A note on the same topic already exists" in page
     assert f"note=project%3A{first.id}" in page
+
+
+# ---- invisible characters (the Trojan Source trick) ----------------------------------------
+
+RLO = "\u202e"
+
+
+def _csrf(daemon: LiveDaemon) -> dict[str, str]:
+    return {"X-CSRF-Token": daemon.state.auth.csrf_token}
+
+
+def test_the_page_refuses_a_bidi_control_in_a_summary_next_to_the_field(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    form = {**FORM, "summary": f"Approve invoice {RLO}0001", "body": "Text.\n"}
+    refused = signed_in.post("/memory/notes/save", data=form, headers=_csrf(daemon))
+    assert refused.status_code == 422
+    assert 'id="note-summary-error"' in refused.text and "U+202E" in refused.text
+    tags = signed_in.post(
+        "/memory/notes/save",
+        data={**FORM, "summary": "Ok", "tags": "a\u200bb"},
+        headers=_csrf(daemon),
+    )
+    assert tags.status_code == 422 and 'id="note-tags-error"' in tags.text
+    assert _notes(daemon) == []
+
+
+def test_a_remember_task_with_a_hidden_summary_fails_and_writes_nothing(
+    daemon: LiveDaemon,
+) -> None:
+    with daemon.client() as http:
+        content = f"Pay the vendor {RLO}today. The amount is in the ledger."
+        task = http.post(
+            "/workspace/memory/remember", json={"content": content, "contextMode": "clean"}
+        ).json()
+        done = wait_terminal(http, "remember", task["taskId"])
+    assert done["status"] == "failed", done
+    assert "U+202E" in done["error"]["message"]
+    assert _notes(daemon) == []
+
+
+def test_a_body_keeps_them_the_page_shows_escapes_and_the_editor_the_text(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    body = f"if access != 'user{RLO} \u2066// admin\u2069 \u2066':\nzero\u200bwidth\n"
+    note = service.remember("Trojan Source example", body)
+    assert service.find(note.id, "project").note.body == body  # kept as written
+    shown = signed_in.get(f"/memory/notes?note=project:{note.id}").text
+    assert RLO not in shown and "\u2066" not in shown and "\u200b" not in shown
+    assert "user\\u202e \\u2066// admin\\u2069" in shown and "zero\\u200bwidth" in shown
+    editor = signed_in.get(f"/memory/notes?note=project:{note.id}&edit=1").text
+    hint = editor[editor.index('id="note-body-invisible"') :]
+    assert "U+202E, U+2066, U+2069, U+200B" in hint[: hint.index("</p>")]  # told, each once
+    start = editor.index('<textarea id="note-body"')
+    assert body.rstrip("\n") in html.unescape(editor[start : editor.index("</textarea>", start)])
+    saved = signed_in.post(  # saved from the editor unchanged: the body stays as it was
+        "/memory/notes/save",
+        data={
+            **FORM,
+            "id": note.id,
+            "hash": service.find(note.id, "project").note.content_hash,
+            "scope": "project",
+            "summary": "Trojan Source example",
+            "body": body,
+        },
+        headers=_csrf(daemon),
+    )
+    assert saved.status_code == 204, saved.text
+    assert service.find(note.id, "project").note.body == body

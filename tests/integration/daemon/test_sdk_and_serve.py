@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from daemon_support import LiveDaemon, free_port, live_daemon
+from daemon_support import LiveDaemon, live_daemon
+from sync_support import free_port
 
 from oharness.daemon import DaemonOptions
 from oharness.sdk import AsyncDaemonClient, DaemonClient, DaemonError

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,6 +13,7 @@ import httpx2
 import jwt
 import uvicorn
 from starlette.applications import Starlette
+from sync_support import serve_in_thread
 
 from oharness.notes.format import Note, file_revision, parse_note, serialise_note
 from oharness.server.app import create_app
@@ -138,13 +138,6 @@ def make_settings(**overrides: Any) -> ServerSettings:
     return ServerSettings(**values)
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass
 class LiveServer:
     """A uvicorn server on loopback in a background thread."""
@@ -160,25 +153,7 @@ class LiveServer:
         return f"http://{self.host}:{self.port}"
 
     def start(self) -> LiveServer:
-        config = uvicorn.Config(
-            self.app,
-            host=self.host,
-            port=self.port or free_port(),
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws="none",
-            timeout_graceful_shutdown=5,
-        )
-        self.port = config.port
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.01)
+        self._server, self._thread, self.port = serve_in_thread(self.app, port=self.port)
         return self
 
     def stop(self) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from sync_server_support import SECRET, free_port
+from sync_server_support import SECRET
+from sync_support import free_port
 
 from oharness.server.auth import TokenVerifier
 from oharness.server.config import JwtSettings

@@ -9,7 +9,6 @@ the versions run 1..N with no gap), every accepted change is present.
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from sync_server_support import (
     note_text,
     token_for,
 )
+from sync_support import run_together
 
 from oharness.storage.file import FileObjectStore
 from oharness.storage.object_store import ObjectStore
@@ -39,24 +39,11 @@ def run_clients(make_store: Callable[[], ObjectStore]) -> None:
         live_server(make_store(), settings) as second,
     ):
         clients = [Client(first.url if i % 2 else second.url, i) for i in range(CLIENTS)]
-        errors: list[BaseException] = []
-        barrier = threading.Barrier(CLIENTS)
-
-        def work(client: Client) -> None:
-            try:
-                barrier.wait(timeout=30)
-                client.run()
-            except BaseException as exc:  # reported below
-                errors.append(exc)
-
-        threads = [threading.Thread(target=work, args=(client,)) for client in clients]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=600)
-        for client in clients:
-            client.http.close()
-        assert not errors, errors[:3]
+        try:
+            run_together([client.run for client in clients], start_within=30, finish_within=600)
+        finally:
+            for client in clients:
+                client.http.close()
 
         versions = sorted(v for client in clients for v in client.versions)
         assert versions == list(range(1, 2 * CLIENTS + 1)), "a version was duplicated or skipped"

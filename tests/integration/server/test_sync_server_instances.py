@@ -13,7 +13,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,11 +29,11 @@ from sync_server_support import (
     Api,
     Client,
     counter_value,
-    free_port,
     note_text,
     put,
     token_for,
 )
+from sync_support import free_port, run_together
 
 from s3server import S3Server
 
@@ -108,24 +107,11 @@ def idle_body(seen: dict[str, Any]) -> dict[str, Any]:
 
 def run_writers(urls: list[str]) -> list[Client]:
     clients = [Client(urls[i % len(urls)], i) for i in range(CLIENTS)]
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(CLIENTS)
-
-    def work(client: Client) -> None:
-        try:
-            barrier.wait(timeout=60)
-            client.run()
-        except BaseException as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(client,)) for client in clients]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=900)
-    for client in clients:
-        client.http.close()
-    assert not errors, errors[:3]
+    try:
+        run_together([client.run for client in clients])
+    finally:
+        for client in clients:
+            client.http.close()
     return clients
 
 

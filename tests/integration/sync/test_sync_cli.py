@@ -4,67 +4,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
+from sync_support import sync_server_process
 
 OHARNESS = Path(sys.executable).with_name("oharness")
 SECRET = "cli-sync-secret-0123456789abcdef0123456789"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     storage = tmp_path_factory.mktemp("storage")
-    port = _free_port()
-    env = {**os.environ, "OHARNESS_SYNC_JWT_SECRET": SECRET}
-    log = (storage.parent / "server.log").open("w")
-    process = subprocess.Popen(
-        [
-            str(OHARNESS),
-            "sync-server",
-            "serve",
-            "--storage",
-            f"file://{storage}",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    origin = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx2.get(origin + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx2.HTTPError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise RuntimeError(f"sync server did not start: {errors}")
-        time.sleep(0.05)
-    yield origin
-    process.terminate()
-    process.wait(timeout=10)
-    log.close()
+    with sync_server_process(storage, SECRET, log=storage.parent / "server.log") as origin:
+        yield origin
 
 
 class Device:

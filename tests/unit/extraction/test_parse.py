@@ -128,6 +128,17 @@ def test_lone_surrogates_and_control_characters_are_cleaned() -> None:
     assert entry.body == "NUL  here\tand tab\n"
 
 
+def test_invisible_characters_leave_a_models_summary_and_tags_the_body_keeps_them() -> None:
+    summary = "Approve \u202einvoices\u200b on Fridays"
+    entry = {"summary": summary, "body": "Tricky \u2066text\u2069.", "tags": ["ops\u200b"]}
+    update = {"id": "billing-1", "summary": "Pay \u2067now", "body": "Soon."}
+    parsed = parse({"new": [entry], "updates": [update]})
+    [new] = parsed.new
+    assert new.summary == "Approve invoices on Fridays" and new.tags == ("ops",)
+    assert new.body == "Tricky \u2066text\u2069.\n"
+    assert parsed.updates[0].summary == "Pay now" and parsed.dropped == []
+
+
 def test_a_credential_is_redacted_never_a_reason_to_refuse_the_batch() -> None:
     parsed = parse(
         {

@@ -8,24 +8,50 @@ from functools import cache
 from typing import Any
 
 import jinja2
+import markupsafe
 from starlette.responses import HTMLResponse
 
 from oharness.daemon.page.i18n import LANGUAGE_NAMES, LANGUAGES
 from oharness.daemon.page.view import PageView, Section
+from oharness.notes.invisible import escape_invisible, invisible_positions
 from oharness.types import NOTE_TYPES
+
+
+class EditableText(str):
+    """Text put in an editor as it is: its invisible characters kept (``|editable``)."""
+
+
+def _shown(value: Any) -> Any:
+    """Every value a template prints: invisible characters (bidi controls, zero-width…)
+    shown as ``\\uXXXX`` (plain text, safe in an attribute too); an editor's text as it is."""
+    if isinstance(value, EditableText):
+        return str(value)
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return escape_invisible(value)
+    return value
+
+
+def invisible_codes(text: str) -> list[str]:
+    """The invisible characters of ``text``, each once, as ``U+XXXX`` (an editor's hint)."""
+    codes = (f"U+{ord(text[index]):04X}" for index in invisible_positions(text))
+    return list(dict.fromkeys(codes))
 
 
 @cache
 def environment() -> jinja2.Environment:
-    """The template environment (autoescaped; undefined variables are errors)."""
+    """The template environment (autoescaped; undefined variables are errors; invisible
+    characters shown as escapes except in an editor)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("oharness.daemon.page", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters["when"] = format_time
+    env.filters["editable"] = EditableText
+    env.filters["invisible_codes"] = invisible_codes
     env.globals["NOTE_TYPES"] = NOTE_TYPES
     return env
 

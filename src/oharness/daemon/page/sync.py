@@ -78,7 +78,7 @@ def _run_now(cloud: Cloud) -> list[PassReport]:
     reports: list[PassReport] = []
     for target in cloud.targets:
         if cloud.running is not None:
-            reports.extend(cloud.running.coordinator.sync_now(target))
+            reports.extend(cloud.running.sync_now(target))
         else:
             reports.append(cloud.service.run(target))
     return reports

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from oharness.errors import SecretError
+from oharness.notes.invisible import escape_invisible
 from oharness.notes.secrets.assignments import _ASSIGNMENT_ANCHORS, _scan_assignments
 from oharness.notes.secrets.normalise import _normalise, _normalise_with_offsets
 from oharness.notes.secrets.rules import (
@@ -189,12 +190,14 @@ MODEL_MARKER: Final = "[credential removed]"
 
 
 def redact_for_model(text: str) -> str:
-    """``text`` as a model may see it: every detected credential replaced by the marker.
+    """``text`` as a model may see it: every detected credential replaced by the marker, and
+    every invisible character (bidi controls, zero-width and tag characters…) shown as an
+    escape (:mod:`oharness.notes.invisible`), so hidden text is never read as instructions.
 
     Used for everything a note contributes to a prompt: the index, the recalled block, the
     results of the memory tools, extraction input.
     """
-    return redact_secrets(text, MODEL_MARKER)
+    return escape_invisible(redact_secrets(text, MODEL_MARKER))
 
 
 def redact_for_model_in(value: object) -> object:

@@ -1,0 +1,138 @@
+"""One look at the hosted notes folders per tick, shared by everything that watches them.
+
+Two parts of the daemon watch the same folders for notes written by other processes (the CLI,
+``oharness chat``, an editor): background sync (:mod:`oharness.daemon.background`), to upload
+them, and the Memory page's note watcher (:mod:`oharness.daemon.page.watch`), to show them. A
+:class:`FolderWatch` runs one thread for both: each tick it asks every watcher that is due
+which folders it wants, walks each folder once (one ``scandir``, a ``stat`` per note file) and
+hands every such watcher the signatures of its folders. Each watcher keeps its own interval
+(a tick comes as often as the most frequent one needs) and its own idea of what changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+#: A folder's note files: (name, size, mtime in ns), sorted.
+Signature = tuple[tuple[str, int, int], ...]
+
+
+def folder_signature(directory: Path) -> Signature:
+    """Names, sizes and mtimes of a folder's note files (cheap enough once a second)."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return ()
+    found = []
+    for entry in entries:
+        if not entry.name.endswith(".md"):
+            continue
+        try:
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        found.append((entry.name, stat.st_size, stat.st_mtime_ns))
+    return tuple(sorted(found))
+
+
+class FolderWatcher(Protocol):
+    """Something that looks at folders every ``interval`` seconds."""
+
+    @property
+    def interval(self) -> float: ...
+
+    def folders(self) -> Iterable[Path]:
+        """The folders to look at this tick (a watcher may do its own checks first)."""
+        ...
+
+    def observe(self, signatures: Mapping[Path, Signature]) -> object:
+        """The signatures of the folders it asked for, walked this tick."""
+        ...
+
+
+class FolderWatch:
+    """The daemon's one folder-watching thread; :meth:`tick` is the whole of its work."""
+
+    def __init__(
+        self,
+        *,
+        signature: Callable[[Path], Signature] = folder_signature,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._signature = signature
+        self._monotonic = monotonic
+        self._watchers: list[FolderWatcher] = []
+        self._looked: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, watcher: FolderWatcher) -> None:
+        """Watch for ``watcher`` too (due at the next tick)."""
+        with self._lock:
+            self._watchers.append(watcher)
+
+    def _due(self, now: float) -> list[FolderWatcher]:
+        with self._lock:
+            watchers = list(self._watchers)
+        due = []
+        for watcher in watchers:
+            looked = self._looked.get(id(watcher))
+            # Half a tick of slack: a tick that comes a hair early does not skip a whole one.
+            if looked is None or now - looked + self._period() / 2 >= watcher.interval:
+                due.append(watcher)
+        return due
+
+    def _period(self) -> float:
+        with self._lock:
+            intervals = [watcher.interval for watcher in self._watchers]
+        return min(intervals, default=1.0)
+
+    def tick(self) -> dict[Path, Signature]:
+        """One look: each folder a due watcher wants walked once; returns what was walked."""
+        now = self._monotonic()
+        wanted: list[tuple[FolderWatcher, list[Path]]] = []
+        for watcher in self._due(now):
+            self._looked[id(watcher)] = now
+            try:
+                wanted.append((watcher, list(watcher.folders())))
+            except Exception:  # one watcher's bad look never stops the others
+                log.exception("folder watch failed")
+        walked: dict[Path, Signature] = {}
+        for _watcher, folders in wanted:
+            for folder in folders:
+                if folder not in walked:
+                    walked[folder] = self._signature(folder)
+        for watcher, folders in wanted:
+            try:
+                watcher.observe({folder: walked[folder] for folder in folders})
+            except Exception:
+                log.exception("folder watch failed")
+        return walked
+
+    def start(self) -> None:
+        """The first look now (every watcher's baseline), then the thread."""
+        if self._thread is not None or not self._watchers:
+            return
+        self.tick()
+        self._thread = threading.Thread(target=self._run, name="oharness-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(timeout=5.0)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self._period()):
+            try:
+                self.tick()
+            except Exception:  # the watch must outlive one bad look
+                log.exception("folder watch failed")
