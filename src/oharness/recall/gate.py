@@ -74,6 +74,15 @@ MESSAGE_SHARE: Final = 0.6
 SHORT_BODY: Final = 60
 #: How many short notes failing on their summary and tags are judged with their body too.
 GATE_CANDIDATES: Final = 12
+#: A tag the summary does not use, said whole in the message, names the topic as a phrase
+#: does; for a short note judged with its body, beside this many body words.
+NAMED_BODY_WORDS: Final = 2
+#: A passing note ranks by its score times 1 + this per whole tag the message says (tags are
+#: the names the author gave the topic: "errors", "uploads", a speaker, a date).
+TAG_RANK: Final = 0.25
+#: Of the passing notes, those scoring under this share of the best one are not attached: a
+#: clear match beside notes that barely pass is enough.
+RELATIVE_FLOOR: Final = 0.6
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
