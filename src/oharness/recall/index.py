@@ -27,7 +27,7 @@ from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
-from oharness.recall.judge import TAG_MARK, Judge
+from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
     FreqArray,
@@ -58,7 +58,7 @@ from oharness.types import Scope
 FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK)
+_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
 
 
 #: Search: a note matching the query in its tags scores this much more (tags are facets:
@@ -257,18 +257,23 @@ class RecallIndex:
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
             passing = [hit for _, hit in boosted]
-        return self._beside_the_best(passing, read.phrases)[: config.per_turn]
+        return self._beside_the_best(passing, read.named)[: config.per_turn]
 
-    def _beside_the_best(self, passing: list[Hit], phrases: list[str]) -> list[Hit]:
+    def _beside_the_best(
+        self, passing: list[Hit], named: npt.NDArray[np.bool_] | None
+    ) -> list[Hit]:
         """The passing notes without those far below the best: under
         :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
-        message (two notes on "the kubernetes migration", one long, one short)."""
+        message (``named``; two notes on "the kubernetes migration", one long, one short)."""
         if len(passing) < 2:
             return passing
         floor = gate.RELATIVE_FLOOR * passing[0].score
-        named = self._judge.phrase_slots(phrases, len(self._postings.owners))
         slot_of = self._postings.slot_of
-        return [hit for hit in passing if hit.score >= floor or named[slot_of[hit.key]]]
+        return [
+            hit
+            for hit in passing
+            if hit.score >= floor or (named is not None and named[slot_of[hit.key]])
+        ]
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
@@ -318,7 +323,7 @@ class RecallIndex:
         marks = [
             *self.tokenizer.phrases(note.summary),
             *(LINK_MARK + t for t in links),
-            *self._judge.tag_marks(note.tags),
+            *self._judge.tag_marks(note.tags, fields[0]),
         ]
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 

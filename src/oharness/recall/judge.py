@@ -22,9 +22,9 @@ Not thread-safe, as the index that owns it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
 from oharness.recall.postings import IntArray, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
-from oharness.recall.score import ScoringParams
+from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.tokenize import Tokenizer, unspaced_term
 from oharness.recall.topic import TopicWeights
 
@@ -44,7 +44,9 @@ Groups = list[tuple[str, ...]]
 #: Per message word with related words (by its position), their terms.
 Related = list[tuple[int, tuple[str, ...]]]
 #: Marks a whole tag of a note: one word, or two as a phrase term (``on-call``).
-TAG_MARK = "\x03"
+TAG_MARK: Final = "\x03"
+#: Marks again a whole tag with a word the note's summary does not use.
+UNUSED_TAG_MARK: Final = "\x04"
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Message:
     related: Related  # related words of its words, not said
     weights: dict[str, float] = field(default_factory=dict)  # topic weight of terms found
     strongest: FloatArray = field(default_factory=lambda: np.zeros(0))  # per slot
+    named: BoolArray | None = None  # per slot: a phrase of the summary is in the message
 
 
 class Judge:
@@ -121,7 +124,7 @@ class Judge:
         if not len(slots):
             return slots, tags
         groups = message.groups
-        phrase_all = self.phrase_slots(message.phrases, size)
+        phrase_all = message.named = self.phrase_slots(message.phrases, size)
         postings = self._postings
         said = self._message_weight(message)
         head, pairs, body = self._topics.arrays(
@@ -133,7 +136,7 @@ class Judge:
             self._topic_frequencies,
         )
         strongest = message.strongest[slots].copy()
-        unspaced = [unspaced_term(group[0]) for group in groups]
+        unspaced = [not group[0].isascii() and unspaced_term(group[0]) for group in groups]
         # An English message is measured against the words of a topic, a Japanese one
         # against its pairs, a mixed one against both.
         topic = np.zeros(len(slots), dtype=np.float64)
@@ -179,10 +182,11 @@ class Judge:
         names whom or what, the body words what about it).
         """
         shared, topic, said = weights
-        word_of = {term: n for n, group in enumerate(message.groups) for term in group}
+        extras, strongests, counts = self._body_matches(message, slots)
         verdicts: list[tuple[bool, float]] = []
         for number, slot in enumerate(slots.tolist()):
-            extra, extra_strongest, words = self._body_match(slot, word_of)
+            extra, extra_strongest = float(extras[number]), float(strongests[number])
+            words = int(counts[number])
             if extra <= 0:  # no body word matched: the same words against a larger topic
                 verdicts.append((False, 0.0))
                 continue
@@ -200,34 +204,42 @@ class Judge:
             verdicts.append((passed, extra_strongest))
         return verdicts
 
-    def tag_marks(self, tags: Iterable[str]) -> list[str]:
-        """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`)."""
+    def tag_marks(self, tags: Iterable[str], summary: Collection[str]) -> list[str]:
+        """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`), and again
+        (:data:`UNUSED_TAG_MARK`) of those with a word the ``summary`` terms do not hold."""
         marks: list[str] = []
         for tag in tags:
             words = self._tokenizer.query_terms(tag)
             if len(words) == 1:
-                marks.append(TAG_MARK + words[0][0])
+                mark = words[0][0]
             elif len(words) <= 3:  # two words (or a compound kept whole, then its two)
-                marks.extend(TAG_MARK + phrase for phrase in self._tokenizer.phrases(tag)[-1:])
+                phrases = self._tokenizer.phrases(tag)
+                if not phrases:
+                    continue
+                mark = phrases[-1]
+            else:
+                continue
+            marks.append(TAG_MARK + mark)
+            if any(group[-1] not in summary for group in words):
+                marks.append(UNUSED_TAG_MARK + mark)
         return marks
 
     def _tag_counts(
-        self, groups: list[tuple[str, ...]], phrases: list[str], size: int
-    ) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+        self, groups: Groups, phrases: list[str], size: int
+    ) -> tuple[FloatArray, BoolArray]:
         """Per slot, how many of the note's whole tags the message says, and whether one of
-        them is a word the note's summary does not use (a synonym, another language, a
+        them has a word the note's summary does not use (a synonym, another language, a
         name)."""
         counts = np.zeros(size, dtype=np.float64)
         tag_only = np.zeros(size, dtype=np.bool_)
-        postings = self._postings
+        lookup = self._postings.lookup
         for term in [group[0] for group in groups] + phrases:
-            found = postings.lookup(TAG_MARK + term)
-            if found is None:
-                continue
-            counts[found[0]] += 1.0
-            own = postings.lookup(term)
-            in_summary = own[0][own[1][:, 0] > 0] if own is not None else found[0][:0]
-            tag_only[np.setdiff1d(found[0], in_summary)] = True
+            found = lookup(TAG_MARK + term)
+            if found is not None:
+                counts[found[0]] += 1.0
+                unused = lookup(UNUSED_TAG_MARK + term)
+                if unused is not None:
+                    tag_only[unused[0]] = True
         return counts, tag_only
 
     def phrase_slots(self, phrases: list[str], size: int) -> npt.NDArray[np.bool_]:
@@ -241,9 +253,9 @@ class Judge:
 
     def _related_of(self, groups: Groups) -> Related:
         """Per message word with related words (:mod:`~.related`), their terms not said."""
-        if not self._related:
-            return []
         said = {term for group in groups for term in group}
+        if not self._related or said.isdisjoint(self._related):
+            return []
         found: Related = []
         for number, group in enumerate(groups):
             terms = {t for term in group for t in self._related.get(term, ()) if t not in said}
@@ -310,21 +322,45 @@ class Judge:
                 counts[number] = int(np.count_nonzero(frequencies[:, 0] + frequencies[:, 1]))
         return counts
 
-    def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float, int]:
-        """Weight of the message words found only in a note's body, and the strongest one
-        (each word's best stem once)."""
+    def _body_matches(
+        self, message: Message, slots: SlotArray
+    ) -> tuple[FloatArray, FloatArray, IntArray]:
+        """Per note of ``slots`` (short notes): the weight of the message words found in its
+        body but not its summary or tags, the strongest of them and how many (each word's
+        best stem). The notes' own terms are searched, all at once: a short note has few."""
+        count = len(slots)
+        extra = np.zeros(count, dtype=np.float64)
+        strongest = np.zeros(count, dtype=np.float64)
+        words = np.zeros(count, dtype=np.int32)
         postings = self._postings
-        entry = postings.entry_of(postings.owners[slot])
-        frequencies = entry.frequencies
-        body_only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
-        best: dict[int, float] = {}
-        for term_id in entry.term_ids[body_only].tolist():
-            term = postings.terms[term_id]
-            number = word_of.get(term)
-            if number is not None:
-                weight = self._weight(term, postings.document_frequency(term_id))
-                best[number] = max(best.get(number, 0.0), weight)
-        return sum(best.values()), max(best.values(), default=0.0), len(best)
+        vocabulary = postings.vocabulary
+        word_of: dict[int, int] = {}
+        for number, group in enumerate(message.groups):
+            for term in group:
+                term_id = vocabulary.get(term)
+                if term_id is not None:
+                    word_of[term_id] = number
+        if not word_of or not count:
+            return extra, strongest, words
+        entries = [postings.entry_of(postings.owners[slot]) for slot in slots.tolist()]
+        ids = np.concatenate([entry.term_ids for entry in entries])
+        frequencies = np.concatenate([entry.frequencies for entry in entries])
+        owner = np.repeat(np.arange(count), [len(entry.term_ids) for entry in entries])
+        wanted = np.fromiter(word_of, np.int32, len(word_of))
+        hit = np.isin(ids, wanted) & (frequencies[:, 2] > 0)
+        hit &= frequencies[:, 0] + frequencies[:, 1] == 0
+        best: dict[tuple[int, int], float] = {}
+        for term_id, position in zip(ids[hit].tolist(), owner[hit].tolist(), strict=True):
+            weight = self._weight(postings.terms[term_id], postings.document_frequency(term_id))
+            if weight < MIN_TERM_WEIGHT:
+                continue  # a word that scores nothing names nothing
+            key = (position, word_of[term_id])
+            best[key] = max(best.get(key, 0.0), weight)
+        for (position, _), weight in best.items():
+            extra[position] += weight
+            strongest[position] = max(strongest[position], weight)
+            words[position] += 1
+        return extra, strongest, words
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
