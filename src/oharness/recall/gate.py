@@ -72,8 +72,10 @@ MESSAGE_SHARE: Final = 0.6
 #: A note whose body has at most this many terms (a few sentences) is all topic: for the
 #: gate its body may count beside its summary (the summary or tags must still match).
 SHORT_BODY: Final = 60
-#: How many short notes failing on their summary and tags are judged with their body too.
+#: How many passing notes are ranked (then cut to ``perTurn``).
 GATE_CANDIDATES: Final = 12
+#: How many short notes failing on their summary and tags are judged with their body too.
+SHORT_CANDIDATES: Final = 6
 #: A tag the summary does not use, said whole in the message, names the topic as a phrase
 #: does; for a short note judged with its body, beside this many body words.
 NAMED_BODY_WORDS: Final = 2

@@ -252,7 +252,7 @@ class RecallIndex:
             slots = slots[~np.isin(slots, excluded)]
         chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
         ranked = scores * (1.0 + gate.TAG_RANK * tags)
-        passing = self._hits(ranked, shared, chosen, gate.GATE_CANDIDATES)
+        passing = self._hits(ranked, shared, chosen, max(gate.GATE_CANDIDATES, config.per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))

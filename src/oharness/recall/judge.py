@@ -89,6 +89,7 @@ class Judge:
         self._topics.reset()
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
+        self._said: BoolArray = np.zeros(0, dtype=np.bool_)
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -148,7 +149,7 @@ class Judge:
         ok = gate.passes_many(shared[slots], topic, said, phrase | tag_only, strongest)
         retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
         if len(retry):
-            limit = gate.GATE_CANDIDATES
+            limit = gate.SHORT_CANDIDATES
             if len(retry) > limit:
                 retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
             verdicts = self._judge_short(
@@ -346,8 +347,11 @@ class Judge:
         ids = np.concatenate([entry.term_ids for entry in entries])
         frequencies = np.concatenate([entry.frequencies for entry in entries])
         owner = np.repeat(np.arange(count), [len(entry.term_ids) for entry in entries])
-        wanted = np.fromiter(word_of, np.int32, len(word_of))
-        hit = np.isin(ids, wanted) & (frequencies[:, 2] > 0)
+        wanted = np.fromiter(word_of, np.int64, len(word_of))
+        said = self._said_scratch(len(postings.terms))
+        said[wanted] = True
+        hit = said[ids] & (frequencies[:, 2] > 0)
+        said[wanted] = False
         hit &= frequencies[:, 0] + frequencies[:, 1] == 0
         best: dict[tuple[int, int], float] = {}
         for term_id, position in zip(ids[hit].tolist(), owner[hit].tolist(), strict=True):
@@ -361,6 +365,12 @@ class Judge:
             strongest[position] = max(strongest[position], weight)
             words[position] += 1
         return extra, strongest, words
+
+    def _said_scratch(self, size: int) -> BoolArray:
+        """A boolean array over the term ids, all False, kept between messages."""
+        if len(self._said) < size:
+            self._said = np.zeros(max(size, 2 * len(self._said)), dtype=np.bool_)
+        return self._said
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
