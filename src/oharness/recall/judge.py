@@ -128,23 +128,8 @@ class Judge:
         phrase_all = message.named = self.phrase_slots(message.phrases, size)
         postings = self._postings
         said = self._message_weight(message)
-        head, pairs, body = self._topics.arrays(
-            postings.entries_by_slot(),
-            postings.version,
-            len(postings),
-            self._priors_of,
-            postings.document_frequencies,
-            self._topic_frequencies,
-        )
+        topic, body = self._topic_of(groups, slots)
         strongest = message.strongest[slots].copy()
-        unspaced = [not group[0].isascii() and unspaced_term(group[0]) for group in groups]
-        # An English message is measured against the words of a topic, a Japanese one
-        # against its pairs, a mixed one against both.
-        topic = np.zeros(len(slots), dtype=np.float64)
-        if not all(unspaced):
-            topic += head[slots]
-        if any(unspaced):
-            topic += pairs[slots]
         phrase, tag_only = phrase_all[slots], tag_only_all[slots]
         ok = gate.passes_many(shared[slots], topic, said, phrase | tag_only, strongest)
         retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
@@ -165,6 +150,27 @@ class Judge:
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
         return slots[ok], tags
+
+    def _topic_of(self, groups: Groups, slots: SlotArray) -> tuple[FloatArray, FloatArray]:
+        """Per note of ``slots``, the weight of its topic in the message's scripts (an English
+        message is measured against the words, a Japanese one against the pairs, a mixed one
+        against both), and per slot the weight of a short note's other body words."""
+        postings = self._postings
+        head, pairs, body = self._topics.arrays(
+            postings.entries_by_slot(),
+            postings.version,
+            len(postings),
+            self._priors_of,
+            postings.document_frequencies,
+            self._topic_frequencies,
+        )
+        unspaced = [not group[0].isascii() and unspaced_term(group[0]) for group in groups]
+        topic = np.zeros(len(slots), dtype=np.float64)
+        if not all(unspaced):
+            topic += head[slots]
+        if any(unspaced):
+            topic += pairs[slots]
+        return topic, body
 
     def _judge_short(
         self,

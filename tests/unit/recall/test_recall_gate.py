@@ -130,9 +130,7 @@ def test_notes_far_below_a_clear_match_are_left_out() -> None:
 def test_an_index_restored_from_its_entries_judges_alike() -> None:
     index = RecallIndex()
     index.add_many(realistic_notes(100))
-    index.add(
-        "project", Note("structlog-1", "Use structlog in services", "JSON.", ("logging",))
-    )
+    index.add("project", Note("structlog-1", "Use structlog in services", "JSON.", ("logging",)))
     terms, entries = index.entries()
     restored = RecallIndex()
     restored.restore(terms, entries)
