@@ -34,6 +34,7 @@ from oharness.recall import gate
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import CacheKey, NoteKey
+from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import DEFAULT_PARAMS, saturation, term_weight
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings
@@ -95,6 +96,15 @@ class NaiveScorer:
         count = len(notes)
         self.averages = [max(1.0, sum(row[i] for row in self.lengths) / count) for i in range(3)]
         self.phrases = [set(tokenizer.phrases(note.summary)) for _, note in notes]
+        self.tags = [
+            _whole_tags(tokenizer, note.tags, fields[0])
+            for (_, note), fields in zip(notes, self.fields, strict=True)
+        ]
+        english = "english" in tokenizer.languages
+        self.related = related_terms(tokenizer.tokens) if english else {}
+        self.frame = (
+            {t for word in FRAME_WORDS for t in tokenizer.tokens(word)} if english else set()
+        )
         self.frequency: dict[str, int] = {}
         self.topic_frequency: dict[str, int] = {}  # notes holding it in summary or tags
         for summary, tags, body in self.fields:
@@ -104,43 +114,85 @@ class NaiveScorer:
                 self.topic_frequency[term] = self.topic_frequency.get(term, 0) + 1
 
     def recall(self, message: str, minimum: float = 1.2) -> list[tuple[float, NoteKey]]:
-        terms = [term for group in self.tokenizer.query_terms(message) for term in group[:1]]
-        weight, topical = self._weight, self._topic_weight
-        said = sum(topical(term) for term in terms)
+        """What the index attaches, computed note by note (gate of :mod:`~.recall.judge`)."""
+        groups = [g for g in self.tokenizer.query_terms(message) if not self.frame.issuperset(g)]
+        terms = [group[0] for group in groups]
+        said_terms = {term for group in groups for term in group}
+        related = {
+            other: term
+            for term in terms
+            for other in self.related.get(term, ())
+            if other not in said_terms
+        }
+        said = sum(self._topic_weight(term) for term in terms)
         phrases = set(self.tokenizer.phrases(message))
-        found = []
+        found: list[tuple[float, NoteKey, bool]] = []
+        crowd: list[tuple[float, NoteKey, bool]] = []
         for position, key in enumerate(self.keys):
-            fields = self.fields[position]
-            short = self.lengths[position][2] <= gate.SHORT_BODY
-            score, shared, strongest, body, body_strongest = 0.0, 0.0, 0.0, 0.0, 0.0
-            for term in terms:
-                x = self._field_weighted(position, term)
-                if x:
-                    score += weight(term) * saturation(x)
-                    if term in fields[0] or term in fields[1]:
-                        shared += topical(term)
-                        strongest = max(strongest, topical(term))
-                    elif short:
-                        body += weight(term)
-                        body_strongest = max(body_strongest, weight(term))
-            if score < minimum or not shared:
-                continue
-            head = {*fields[0], *fields[1]}
-            topic = sum(topical(term) for term in head)
-            rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
-            phrase = bool(phrases & self.phrases[position])
-            if gate.passes(shared, topic, said, phrase=phrase, strongest=strongest) or (
-                rest > 0
-                and gate.passes(
-                    shared + body,
-                    topic + rest,
-                    said,
-                    phrase=phrase,
-                    strongest=max(strongest, body_strongest),
-                )
+            judged = self._judge(position, terms, related, said, phrases, minimum)
+            if judged is not None:
+                ranked, phrase, everyday = judged
+                (crowd if everyday else found).append((ranked, key, phrase))
+        if len(crowd) < 3:  # everyday words alone that pass on perTurn notes single none out
+            found += crowd
+        found.sort(reverse=True)
+        if found:
+            floor = gate.RELATIVE_FLOOR * found[0][0]
+            found = [item for item in found if item[0] >= floor or item[2]]
+        return [(score, key) for score, key, _ in found[:3]]
+
+    def _judge(
+        self,
+        position: int,
+        terms: list[str],
+        related: dict[str, str],
+        said: float,
+        phrases: set[str],
+        minimum: float,
+    ) -> tuple[float, bool, bool] | None:
+        """One note: None when it fails, else its ranking score, whether a phrase of its
+        summary is said, and whether it passed on everyday words alone."""
+        weight, topical = self._weight, self._topic_weight
+        fields = self.fields[position]
+        short = self.lengths[position][2] <= gate.SHORT_BODY
+        score, shared, strongest, body, body_strongest, words = 0.0, 0.0, 0.0, 0.0, 0.0, 0
+        for term in terms:
+            x = self._field_weighted(position, term)
+            if x:
+                score += weight(term) * saturation(x)
+                if term in fields[0] or term in fields[1]:
+                    shared += topical(term)
+                    strongest = max(strongest, topical(term))
+                elif short:
+                    body += weight(term)
+                    body_strongest = max(body_strongest, weight(term))
+                    words += 1
+        for other, term in related.items():
+            x = self._field_weighted(position, other)
+            if x:
+                score += RELATED_FACTOR * weight(other) * saturation(x)
+                own = term in fields[0] or term in fields[1]
+                if not own and (other in fields[0] or other in fields[1]):
+                    shared += RELATED_FACTOR * topical(other)
+        if score < minimum or not shared:
+            return None
+        whole, unused = self.tags[position]
+        tag_only = bool(unused & ({*terms} | phrases))
+        head = {*fields[0], *fields[1]}
+        topic = sum(topical(term) for term in head)
+        rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
+        phrase = bool(phrases & self.phrases[position])
+        first = gate.passes(shared, topic, said, phrase=phrase or tag_only, strongest=strongest)
+        if not first:
+            named = phrase or (tag_only and words >= gate.NAMED_BODY_WORDS)
+            strongest = max(strongest, body_strongest)
+            if not body or not gate.passes(
+                shared + body, topic + rest, said, phrase=named, strongest=strongest
             ):
-                found.append((score, key))
-        return sorted(found, reverse=True)[:3]
+                return None
+        tags = len(whole & ({*terms} | phrases))
+        everyday = not (phrase or tag_only) and strongest < gate.DISTINCTIVE
+        return score * (1 + gate.TAG_RANK * tags), phrase, everyday
 
     def _weight(self, term: str) -> float:
         count = len(self.keys)
@@ -165,6 +217,26 @@ class NaiveScorer:
             if tf:
                 x += boost * tf / (1 - b + b * length / average)
         return x
+
+
+def _whole_tags(
+    tokenizer: Tokenizer, tags: Sequence[str], summary: dict[str, int]
+) -> tuple[set[str], set[str]]:
+    """A note's whole tags as the message terms that say them, and those the summary lacks."""
+    whole: set[str] = set()
+    unused: set[str] = set()
+    for tag in tags:
+        words = tokenizer.query_terms(tag)
+        if len(words) == 1:
+            mark = words[0][0]
+        elif len(words) <= 3 and tokenizer.phrases(tag):
+            mark = tokenizer.phrases(tag)[-1]
+        else:
+            continue
+        whole.add(mark)
+        if any(group[-1] not in summary for group in words):
+            unused.add(mark)
+    return whole, unused
 
 
 class Fts5Baseline:

@@ -72,8 +72,19 @@ MESSAGE_SHARE: Final = 0.6
 #: A note whose body has at most this many terms (a few sentences) is all topic: for the
 #: gate its body may count beside its summary (the summary or tags must still match).
 SHORT_BODY: Final = 60
-#: How many short notes failing on their summary and tags are judged with their body too.
+#: How many passing notes are ranked (then cut to ``perTurn``).
 GATE_CANDIDATES: Final = 12
+#: How many short notes failing on their summary and tags are judged with their body too.
+SHORT_CANDIDATES: Final = 6
+#: A tag the summary does not use, said whole in the message, names the topic as a phrase
+#: does; for a short note judged with its body, beside this many body words.
+NAMED_BODY_WORDS: Final = 2
+#: A passing note ranks by its score times 1 + this per whole tag the message says (tags are
+#: the names the author gave the topic: "errors", "uploads", a speaker, a date).
+TAG_RANK: Final = 0.25
+#: Of the passing notes, those scoring under this share of the best one are not attached: a
+#: clear match beside notes that barely pass is enough.
+RELATIVE_FLOOR: Final = 0.6
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

@@ -28,6 +28,7 @@ from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
+from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
     FreqArray,
@@ -46,15 +47,20 @@ from oharness.recall.score import (
     term_weight,
     usage_boost,
 )
-from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
-from oharness.recall.topic import TopicWeights
+from oharness.recall.tokenize import (
+    LINK_MARK,
+    PHRASE_MARK,
+    PRIOR_VERY_COMMON,
+    Tokenizer,
+)
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
 FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (PHRASE_MARK, LINK_MARK)
+_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
+
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
 #: more, one holding some of them the same share of it (tags are facets: the speaker, the
@@ -113,14 +119,15 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._topics = TopicWeights(params, gate.SHORT_BODY)
-        self._priors: FloatArray = np.empty(0, dtype=np.float64)  # by term id; NaN: unknown
         self._message_weights: dict[str, float] = {}
         self._recall_table = TermTable(self._postings, params, self._weight)
         self._search_table = TermTable(
             self._postings,
             params,
             lambda term, frequency: self._weight(term, frequency, recall=False),
+        )
+        self._judge = Judge(
+            self._postings, self.tokenizer, params, self._recall_table, self._weight
         )
 
     @classmethod
@@ -183,8 +190,7 @@ class RecallIndex:
         ``order`` (postings sorted by term, as the cache stores them) lets an empty index
         adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
         """
-        self._topics.reset()  # term ids may be renumbered
-        self._priors = np.empty(0, dtype=np.float64)
+        self._judge.reset()  # term ids may be renumbered
         if order is not None and len(self._postings) == 0 and not self._postings.terms:
             self._postings.load(terms, entries, order, flat)
         else:
@@ -242,12 +248,15 @@ class RecallIndex:
         config = settings if settings is not None else RecallSettings()
         if not config.enabled or config.per_turn <= 0:
             return []
-        groups, message_phrases = self.tokenizer.message_terms(message)
-        scored = self._score([(group, 1.0) for group in groups])
+        judge = self._judge
+        read = judge.message(message)
+        scored = self._score(judge.scored_groups(read))
         if scored is None:
             return []
         scores, shared = scored
-        phrases = self._phrase_slots(message_phrases)
+        read.weights, read.strongest = self._message_weights, self._strongest
+        if read.related:
+            judge.add_related(read, shared)
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
@@ -255,69 +264,30 @@ class RecallIndex:
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
-        chosen = self._gate(slots, scores, shared, groups, phrases)
-        passing = self._hits(scores, shared, chosen, gate.GATE_CANDIDATES)
+        chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
+        ranked = scores * (1.0 + gate.TAG_RANK * tags)
+        passing = self._hits(ranked, shared, chosen, max(gate.GATE_CANDIDATES, config.per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
             passing = [hit for _, hit in boosted]
-        return passing[: config.per_turn]
+        return self._beside_the_best(passing, read.named)[: config.per_turn]
 
-    def _gate(
-        self,
-        slots: SlotArray,
-        scores: FloatArray,
-        shared: FloatArray,
-        groups: list[tuple[str, ...]],
-        phrases: set[int],
-    ) -> SlotArray:
-        """The ``slots`` whose notes pass :func:`~.gate.passes_many`.
-
-        Every candidate is judged on its summary and tags at once; a short note that fails is
-        judged again with its body words beside them (:data:`~.gate.SHORT_BODY`), for the
-        :data:`~.gate.GATE_CANDIDATES` best such notes.
-        """
-        if not len(slots):
-            return slots
-        postings = self._postings
-        said = self._message_weight(groups)
-        head, body = self._topics.arrays(
-            postings.entries_by_slot(),
-            postings.version,
-            len(postings),
-            self._priors_of,
-            postings.document_frequencies,
-            self._topic_frequencies,
-        )
-        phrase = (
-            np.isin(slots, np.fromiter(phrases, np.int64, len(phrases)))
-            if phrases
-            else np.zeros(len(slots), dtype=np.bool_)
-        )
-        strongest = self._strongest[slots]
-        ok = gate.passes_many(shared[slots], head[slots], said, phrase, strongest)
-        topic = head[slots].copy()
-        retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
-        if len(retry):
-            word_of = {term: number for number, group in enumerate(groups) for term in group}
-            limit = gate.GATE_CANDIDATES
-            if len(retry) > limit:
-                retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
-            for position in retry.tolist():
-                slot = int(slots[position])
-                extra, extra_strongest = self._body_match(slot, word_of)
-                if extra <= 0:
-                    continue  # no body word matched: the same words against a larger topic
-                whole = float(shared[slot]) + extra
-                topic[position] += body[slot]
-                ok[position] = gate.passes(
-                    whole,
-                    float(topic[position]),
-                    said,
-                    phrase=bool(phrase[position]),
-                    strongest=max(float(strongest[position]), extra_strongest),
-                )
-        return slots[ok]
+    def _beside_the_best(
+        self, passing: list[Hit], named: npt.NDArray[np.bool_] | None
+    ) -> list[Hit]:
+        """The passing notes without those far below the best: under
+        :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
+        message (``named``; two notes on "the kubernetes migration", one long, one short)."""
+        if len(passing) < 2:
+            return passing
+        floor = gate.RELATIVE_FLOOR * passing[0].score
+        slot_of = self._postings.slot_of
+        return [
+            hit
+            for hit in passing
+            if hit.score >= floor or (named is not None and named[slot_of[hit.key]])
+        ]
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
@@ -364,7 +334,11 @@ class RecallIndex:
         for target in links:  # a link names another note's topic, not this one's
             body = body.replace(f"[[{target}]]", " ")
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
-        marks = [*self.tokenizer.phrases(note.summary), *(LINK_MARK + t for t in links)]
+        marks = [
+            *self.tokenizer.phrases(note.summary),
+            *(LINK_MARK + t for t in links),
+            *self._judge.tag_marks(note.tags, fields[0]),
+        ]
         if _QUESTION.search(note.summary) or _QUESTION.search(body):
             marks.append(ASKS)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
@@ -457,73 +431,6 @@ class RecallIndex:
             prior = self.tokenizer.prior(term)
             return term_weight(document_frequency, note_count, prior, self.params)
         return search_weight(document_frequency, note_count, self.params)
-
-    def _priors_of(self, term_ids: IntArray) -> FloatArray:
-        """The tokeniser's priors of terms by id, remembered per term (a prior never changes)."""
-        postings = self._postings
-        priors = self._priors
-        if len(priors) < len(postings.terms):
-            grown = np.full(max(len(postings.terms), 2 * len(priors)), np.nan, dtype=np.float64)
-            grown[: len(priors)] = priors
-            self._priors = priors = grown
-        values = priors[term_ids]
-        unknown = np.isnan(values)
-        if unknown.any():
-            new = np.unique(term_ids[unknown])
-            prior = self.tokenizer.prior
-            priors[new] = [prior(postings.terms[term_id]) for term_id in new.tolist()]
-            values = priors[term_ids]
-        return values
-
-    def _topic_frequencies(self, term_ids: IntArray) -> IntArray:
-        """How many notes hold each term in their summary or tags."""
-        postings = self._postings
-        counts = np.zeros(len(term_ids), dtype=np.int32)
-        for number, term_id in enumerate(term_ids.tolist()):
-            found = postings.lookup(postings.terms[term_id])
-            if found is not None:
-                frequencies = found[1]
-                counts[number] = int(np.count_nonzero(frequencies[:, 0] + frequencies[:, 1]))
-        return counts
-
-    def _body_match(self, slot: int, word_of: dict[str, int]) -> tuple[float, float]:
-        """Weight of the message words found only in a note's body, and the strongest one
-        (each word's best stem once)."""
-        postings = self._postings
-        entry = postings.entry_of(postings.owners[slot])
-        frequencies = entry.frequencies
-        body_only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
-        best: dict[int, float] = {}
-        for term_id in entry.term_ids[body_only].tolist():
-            term = postings.terms[term_id]
-            number = word_of.get(term)
-            if number is not None:
-                weight = self._weight(term, postings.document_frequency(term_id))
-                best[number] = max(best.get(number, 0.0), weight)
-        return sum(best.values()), max(best.values(), default=0.0)
-
-    def _message_weight(self, groups: list[tuple[str, ...]]) -> float:
-        """The recall weight of a message's words (each word's best stem)."""
-        known = self._message_weights  # what _score computed for this message
-        total = 0.0
-        for group in groups:
-            best = 0.0
-            for term in group:
-                weight = known.get(term)
-                if weight is None:  # no note holds the term
-                    weight = self._weight(term, 0)
-                best = max(best, weight)
-            total += best
-        return total
-
-    def _phrase_slots(self, phrases: list[str]) -> set[int]:
-        """Slots of the notes whose summary holds one of the message's phrases."""
-        slots: set[int] = set()
-        for phrase in phrases:
-            found = self._postings.lookup(phrase)
-            if found is not None:
-                slots.update(found[0].tolist())
-        return slots
 
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""

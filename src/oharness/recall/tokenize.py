@@ -54,8 +54,8 @@ from oharness.recall.words import (
 )
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
-#: terms of any text: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 4
+#: terms of any text, or the index keeps other marks: it invalidates derived caches.
+TOKENIZER_VERSION: Final = 5
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -311,6 +311,11 @@ class Tokenizer:
                 seen.update(fresh)
                 groups.append(fresh)
         return tuple(groups)
+
+
+def unspaced_term(term: str) -> bool:
+    """True for a term of a script written without spaces (a CJK or Thai pair or lone unit)."""
+    return bool(_CJK_RUN.fullmatch(term) or _UNSPACED_RUN.fullmatch(term))
 
 
 def _as_z(match: re.Match[str]) -> str:

@@ -10,7 +10,10 @@ over the slots, so the gate judges every candidate at once:
 - the arrays are computed for all notes together, and again when the number of notes moves
   by more than 2% (at least 20): a few edits barely move the weights of other notes' words;
 - a note added or replaced in between has its own totals computed, with the weights of the
-  index as it is then; a removed note's slot weighs nothing.
+  index as it is then; a removed note's slot weighs nothing;
+- the topic is kept in two parts, the words of scripts written with spaces and the pairs of
+  those written without (CJK, Thai...): a note in two languages (a Japanese summary, English
+  tags) names its topic twice, and a message in one of them is measured against that part.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ FloatArray = npt.NDArray[np.float64]
 PriorsOf = Callable[[IntArray], FloatArray]
 #: Term ids -> how many notes hold them (anywhere, or in their summary or tags).
 CountsOf = Callable[[IntArray], IntArray]
+#: Term ids -> True for the terms of scripts written without spaces.
+UnspacedOf = Callable[[IntArray], npt.NDArray[np.bool_]]
 
 
 def term_weights(
@@ -62,9 +67,10 @@ def _split(entry: NoteEntry, short_body: int) -> tuple[IntArray, IntArray]:
 class TopicWeights:
     """Per-slot topic weights; see the module docstring."""
 
-    def __init__(self, params: ScoringParams, short_body: int) -> None:
+    def __init__(self, params: ScoringParams, short_body: int, unspaced: UnspacedOf) -> None:
         self._params = params
         self._short_body = short_body
+        self._unspaced = unspaced
         self.reset()
 
     def reset(self) -> None:
@@ -73,6 +79,7 @@ class TopicWeights:
         self._version = -1
         self._entries: list[NoteEntry | None] = []
         self._head: FloatArray = np.zeros(0, dtype=np.float64)
+        self._pairs: FloatArray = np.zeros(0, dtype=np.float64)
         self._body: FloatArray = np.zeros(0, dtype=np.float64)
 
     def arrays(
@@ -83,19 +90,20 @@ class TopicWeights:
         priors: PriorsOf,
         frequencies: CountsOf,
         topic_frequencies: CountsOf,
-    ) -> tuple[FloatArray, FloatArray]:
-        """Per slot, the weight of the note's summary and tags words and of the other words of
-        its body when short (else 0), for the ``note_count`` notes ``entries`` holds at
-        ``version`` (of the postings)."""
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Per slot, the weight of the note's summary and tags words (of scripts written with
+        spaces), of their pairs (scripts written without) and of the other words of its body
+        when short (else 0), for the ``note_count`` notes ``entries`` holds at ``version`` (of
+        the postings)."""
         if version == self._version:
-            return self._head, self._body
+            return self._head, self._pairs, self._body
         moved = abs(note_count - self._note_count) > max(RENEW_COUNT, note_count // RENEW_SHARE)
         if moved or len(self._entries) > len(entries):
             self._renew(entries, note_count, priors, frequencies)
         else:
             self._update(entries, note_count, priors, frequencies, topic_frequencies)
         self._version = version
-        return self._head, self._body
+        return self._head, self._pairs, self._body
 
     def _renew(
         self,
@@ -122,7 +130,10 @@ class TopicWeights:
         head_weights = term_weights(topic_counts[head_ids], note_count, priors(head_ids), params)
         body_weights = term_weights(frequencies(body_ids), note_count, priors(body_ids), params)
         size = len(entries)
-        self._head = _per_slot(head_weights, [len(ids) for ids in heads], size)
+        unspaced = self._unspaced(head_ids)
+        counts = [len(ids) for ids in heads]
+        self._head = _per_slot(np.where(unspaced, 0.0, head_weights), counts, size)
+        self._pairs = _per_slot(np.where(unspaced, head_weights, 0.0), counts, size)
         self._body = _per_slot(body_weights, [len(ids) for ids in bodies], size)
         self._entries = list(entries)
         self._note_count = note_count
@@ -139,8 +150,10 @@ class TopicWeights:
         known = self._entries
         size = len(entries)
         if len(self._head) < size:
-            self._head = np.concatenate((self._head, np.zeros(size - len(self._head))))
-            self._body = np.concatenate((self._body, np.zeros(size - len(self._body))))
+            grow = np.zeros(size - len(self._head))
+            self._head = np.concatenate((self._head, grow))
+            self._pairs = np.concatenate((self._pairs, grow))
+            self._body = np.concatenate((self._body, grow))
             known.extend([None] * (size - len(known)))
         params = self._params
         for slot, entry in enumerate(entries):
@@ -148,12 +161,13 @@ class TopicWeights:
                 continue
             known[slot] = entry
             if entry is None:
-                self._head[slot] = self._body[slot] = 0.0
+                self._head[slot] = self._pairs[slot] = self._body[slot] = 0.0
                 continue
             head, body = _split(entry, self._short_body)
-            self._head[slot] = float(
-                term_weights(topic_frequencies(head), note_count, priors(head), params).sum()
-            )
+            weights = term_weights(topic_frequencies(head), note_count, priors(head), params)
+            unspaced = self._unspaced(head)
+            self._head[slot] = float(weights[~unspaced].sum())
+            self._pairs[slot] = float(weights[unspaced].sum())
             self._body[slot] = float(
                 term_weights(frequencies(body), note_count, priors(body), params).sum()
             )
