@@ -315,7 +315,7 @@ class Tokenizer:
 
 def unspaced_term(term: str) -> bool:
     """True for a term of a script written without spaces (a CJK or Thai pair or lone unit)."""
-    return bool(_CJK_RUN.fullmatch(term) or _UNSPACED_RUN.fullmatch(term))
+    return bool(_CJK_RUN().fullmatch(term) or _UNSPACED_RUN().fullmatch(term))
 
 
 def _as_z(match: re.Match[str]) -> str:
