@@ -50,3 +50,19 @@ def test_a_file_written_by_another_process_is_read_again(tmp_path: Path) -> None
     assert dict(usage.load(keys)) == {}
     path.unlink()
     assert dict(usage.load(keys)) == {}
+
+
+def test_the_loaded_usage_is_a_read_only_mapping_of_both_scopes(tmp_path: Path) -> None:
+    from oharness.recall.score import Usage
+
+    clock = Clock()
+    usage = UsageLog(tmp_path, clock=clock)
+    keys: dict[Scope, str] = {"project": "project:p1", "user": "user"}
+    usage.record("project:p1", ["a", "b"])
+    usage.record("user", ["a"])
+    loaded = usage.load(keys)
+    assert len(loaded) == 3
+    assert set(loaded) == {("project", "a"), ("project", "b"), ("user", "a")}
+    assert loaded[("user", "a")] == Usage(1, clock.now)
+    assert loaded.get(("user", "b")) is None and ("project", "c") not in loaded
+    assert dict(UsageLog(tmp_path, clock=clock).load(keys)) == dict(loaded)  # as on disk
