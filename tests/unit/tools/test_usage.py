@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from oharness.errors import StorageError
 from oharness.tools.usage import UsageLog
 from oharness.types import Scope
 
@@ -66,3 +69,32 @@ def test_the_loaded_usage_is_a_read_only_mapping_of_both_scopes(tmp_path: Path) 
     assert loaded[("user", "a")] == Usage(1, clock.now)
     assert loaded.get(("user", "b")) is None and ("project", "c") not in loaded
     assert dict(UsageLog(tmp_path, clock=clock).load(keys)) == dict(loaded)  # as on disk
+
+
+def test_a_failed_write_shows_what_is_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import oharness.tools.usage as usage_module
+
+    usage = UsageLog(tmp_path, clock=Clock())
+    keys: dict[Scope, str] = {"project": "project:p1"}
+    usage.record("project:p1", ["a"])
+    real_write = usage_module.atomic_write
+    seen: list[int] = []
+
+    def fail_before(path: Path, data: bytes, **options: object) -> None:
+        seen.append(usage.load(keys)[("project", "a")].count)  # a reader meanwhile
+        raise OSError(28, "No space left on device")
+
+    def fail_after(path: Path, data: bytes, **options: object) -> None:
+        real_write(path, data)  # replaced, then the folder's fsync fails
+        seen.append(usage.load(keys)[("project", "a")].count)
+        raise OSError(5, "Input/output error")
+
+    for failing, on_disk in ((fail_before, 1), (fail_after, 2)):
+        monkeypatch.setattr(usage_module, "atomic_write", failing)
+        with pytest.raises(StorageError, match="could not record recall usage"):
+            usage.record("project:p1", ["a"])
+        assert seen.pop() == on_disk
+        assert usage.load(keys)[("project", "a")].count == on_disk
+        assert UsageLog(tmp_path, clock=Clock()).load(keys)[("project", "a")].count == on_disk
