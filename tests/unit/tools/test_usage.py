@@ -74,12 +74,11 @@ def test_the_loaded_usage_is_a_read_only_mapping_of_both_scopes(tmp_path: Path) 
 def test_a_failed_write_shows_what_is_on_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import oharness.tools.usage as usage_module
+    from oharness.fsio import atomic_write as real_write
 
     usage = UsageLog(tmp_path, clock=Clock())
     keys: dict[Scope, str] = {"project": "project:p1"}
     usage.record("project:p1", ["a"])
-    real_write = usage_module.atomic_write
     seen: list[int] = []
 
     def fail_before(path: Path, data: bytes, **options: object) -> None:
@@ -92,7 +91,7 @@ def test_a_failed_write_shows_what_is_on_disk(
         raise OSError(5, "Input/output error")
 
     for failing, on_disk in ((fail_before, 1), (fail_after, 2)):
-        monkeypatch.setattr(usage_module, "atomic_write", failing)
+        monkeypatch.setattr("oharness.tools.usage.atomic_write", failing)
         with pytest.raises(StorageError, match="could not record recall usage"):
             usage.record("project:p1", ["a"])
         assert seen.pop() == on_disk
