@@ -11,22 +11,26 @@ endpoint.
 The cases take turns message by message, so a change in the machine's load hits them alike;
 the load average is printed with the figures, and the CPU each server process spent per
 request (user + system, from ``/proc``) is shown beside the wall-clock percentiles.
+``--compare DIR`` also runs the daemon of another checkout's ``src/`` (``git archive main src |
+tar -x -C DIR``) over its own copy of the same notes, asked in turn with the same messages.
 
     python bench/daemon_recall.py            # 10,000 notes (two scopes of 5,000), 300 messages
     python bench/daemon_recall.py --quick    # 1,000 notes, 50 messages, for CI
+    python bench/daemon_recall.py --compare DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -83,10 +87,6 @@ def _serve_daemon(home: Path, project: Path, port_file: Path) -> None:
     _serve(app, port_file)
 
 
-def _serve_bare(port_file: Path) -> None:
-    _serve(_bare_app(), port_file)
-
-
 def _cpu_ms(pid: int | None) -> float:
     """User + system CPU of a process so far (Linux ``/proc``; 0 elsewhere)."""
     try:
@@ -96,12 +96,17 @@ def _cpu_ms(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def _start(target: Callable[..., None], args: tuple[Any, ...], port_file: Path) -> Any:
-    child = multiprocessing.get_context("spawn").Process(target=target, args=args, daemon=True)
-    child.start()
+def _start(arguments: list[str], port_file: Path, source: Path | None = None) -> Any:
+    """This script as a server (``--serve-daemon`` or ``--serve-bare``), importing
+    ``source/src`` (None: this checkout); the process and its port once it listens."""
+    environment = dict(os.environ)
+    if source is not None:
+        environment["PYTHONPATH"] = str(source / "src")
+    child = subprocess.Popen([sys.executable, __file__, *arguments], env=environment)
     deadline = time.monotonic() + 300
     while not port_file.exists() or not port_file.read_text():
-        if time.monotonic() > deadline or not child.is_alive():
+        if time.monotonic() > deadline or child.poll() is not None:
+            child.kill()
             raise RuntimeError("a server process did not start")
         time.sleep(0.05)
     return child, int(port_file.read_text())
@@ -119,78 +124,119 @@ def _timed(samples: list[float], call: Callable[[], object]) -> Any:
     return result
 
 
+@dataclass
+class _Server:
+    """One server under test: its process, port, token, the rows it fills and its CPU."""
+
+    name: str
+    process: Any
+    port: int
+    token: str
+    path: str
+    cpu: float = 0.0
+    client: Any = None
+    rows: dict[str, list[float]] = field(default_factory=dict)
+
+    def ask(self, body: dict[str, str], raw: bytes) -> bool:
+        """One message with the kept-alive client, then with the hook's; True if attached."""
+        before = _cpu_ms(self.process.pid)
+        kept = self.rows.setdefault(f"{self.name}, kept-alive client", [])
+        response = _timed(kept, partial(self.client.post, self.path, json=body))
+        self.cpu += _cpu_ms(self.process.pid) - before
+        hook = partial(post_json, "127.0.0.1", self.port, self.path, self.token, raw, 10.0)
+        _timed(self.rows.setdefault(f"{self.name}, the hook's client", []), hook)
+        return self.path != "/nothing" and bool(response.json()["attached"])
+
+
+def _daemon(root: Path, count: int, messages: int, source: Path | None) -> tuple[Any, list[str]]:
+    """A workspace of note files and its daemon (this checkout's, or ``source``'s)."""
+    project, home, texts = _lay_out(root, count, messages)
+    app = create_app(DaemonOptions(home=home, start=project, background_sync=False))
+    token = app.state.daemon.auth.token
+    recall = app.state.daemon.registry.default.workspace.service.recall
+    assert recall is not None
+    if source is None:  # the daemon starts from this code's cache, as after a restart
+        recall.index()
+        recall.flush_cache(force=True)
+    arguments = ["--serve-daemon", str(home), str(project), str(root / "port")]
+    process, port = _start(arguments, root / "port", source)
+    name = "POST /workspace/recall" + (f" [{source}]" if source else "")
+    return _Server(name, process, port, token, "/workspace/recall"), [recall, texts]
+
+
+def _report(servers: list[_Server], library: list[float], count: int, attached: int) -> None:
+    n = len(library)
+    print(f"{count:,} notes as files, two scopes; {n} messages, {attached} attached something")
+    width = max(len(name) for server in servers for name in server.rows)
+    print(f"{'per message (ms)':{width}} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
+    print(f"{'in-process recall (library baseline)':{width}} {_percentiles(library)}")
+    for server in servers:
+        for name, samples in server.rows.items():
+            bar = "   bar p95 <= 5 ms" if name.startswith("POST") and "kept" in name else ""
+            print(f"{name:{width}} {_percentiles(samples)}{bar}")
+    print("server CPU per request (user+system, with the kept-alive client):")
+    for server in servers:
+        print(f"  {server.name:{width - 2}} {server.cpu / n:8.2f} ms")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 notes, 50 messages")
+    parser.add_argument("--compare", type=Path, action="append", default=[], metavar="DIR")
+    parser.add_argument("--serve-daemon", nargs=3, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bare", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_daemon:
+        _serve_daemon(*args.serve_daemon)
+        return 0
+    if args.serve_bare:
+        _serve(_bare_app(), args.serve_bare)
+        return 0
     count, message_count = (1_000, 50) if args.quick else (10_000, 300)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        project, home, messages = _lay_out(root, count, message_count)
-        app = create_app(DaemonOptions(home=home, start=project, background_sync=False))
-        token = app.state.daemon.auth.token
-        recall = app.state.daemon.registry.default.workspace.service.recall
-        assert recall is not None
-        recall.index()
-        recall.flush_cache(force=True)  # the daemon process starts from it, as after a restart
-        daemon, port = _start(_serve_daemon, (home, project, root / "port"), root / "port")
-        bare, bare_port = _start(_serve_bare, (root / "bare-port",), root / "bare-port")
+        servers, (recall, messages) = [], [None, []]
+        for number, source in enumerate([None, *args.compare]):
+            server, found = _daemon(root / str(number), count, message_count, source)
+            servers.append(server)
+            if source is None:
+                recall, messages = found
+        bare, bare_port = _start(["--serve-bare", str(root / "bare-port")], root / "bare-port")
+        servers.append(_Server("bare Starlette endpoint", bare, bare_port, "-", "/nothing"))
         load_before = load_average()
-        rows: dict[str, list[float]] = {name: [] for name in CASES}
-        cpu = {"daemon": 0.0, "bare": 0.0}
-        attached = 0
-        headers = {"Authorization": f"Bearer {token}"}
-        with (
-            httpx2.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client,
-            httpx2.Client(base_url=f"http://127.0.0.1:{bare_port}") as bare_client,
-        ):
-            for message in messages[:5]:  # warm the connections
-                client.post("/workspace/recall", json={"message": message})
-                bare_client.post("/nothing", json={"message": message})
-            for message in messages:
-                body = {"message": message}
-                raw = json.dumps(body).encode()
-                _timed(rows[CASES[0]], partial(recall_for_message, recall, message, record=False))
-                before = _cpu_ms(bare.pid)
-                _timed(rows[CASES[1]], partial(bare_client.post, "/nothing", json=body))
-                cpu["bare"] += _cpu_ms(bare.pid) - before
-                before = _cpu_ms(daemon.pid)
-                response = _timed(
-                    rows[CASES[2]], partial(client.post, "/workspace/recall", json=body)
-                )
-                cpu["daemon"] += _cpu_ms(daemon.pid) - before
-                attached += bool(response.json()["attached"])
-                path = "/workspace/recall"
-                hook_call = partial(post_json, "127.0.0.1", port, path, token, raw, 10.0)
-                _timed(rows[CASES[3]], hook_call)
-                bare_call = partial(post_json, "127.0.0.1", bare_port, "/nothing", "-", raw, 10.0)
-                _timed(rows[CASES[4]], bare_call)
-        for child in (daemon, bare):
-            child.terminate()
-            child.join(10)
-    n = len(messages)
-    print(
-        f"{count:,} notes as files, two scopes; {n} messages, {attached} attached something; "
-        + load_line(load_before)
-    )
-    print(f"{'per message (ms)':44} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
-    for name, samples in rows.items():
-        bar = "   bar p95 <= 5 ms" if name == CASES[2] else ""
-        print(f"{name:44} {_percentiles(samples)}{bar}")
-    print(
-        f"server CPU per request (user+system): daemon recall {cpu['daemon'] / n:.2f} ms, "
-        f"bare endpoint {cpu['bare'] / n:.2f} ms"
-    )
+        try:
+            library, attached = _run(servers, recall, messages)
+        finally:
+            for server in servers:
+                server.process.terminate()
+                server.process.wait(10)
+    _report(servers, library, count, attached)
+    print(load_line(load_before))
     return 0
 
 
-CASES = (
-    "in-process recall (library baseline)",
-    "bare Starlette endpoint, kept-alive client",
-    "POST /workspace/recall, kept-alive client",
-    "POST /workspace/recall, the hook's client",
-    "bare Starlette endpoint, the hook's client",
-)
+def _run(servers: list[_Server], recall: Any, messages: list[str]) -> tuple[list[float], int]:
+    """Every message to every server in turn, and to the library; (library times, attached)."""
+    library: list[float] = []
+    attached = 0
+    for server in servers:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        server.client = httpx2.Client(base_url=f"http://127.0.0.1:{server.port}", headers=headers)
+    try:
+        for message in messages[:5]:  # warm the connections
+            for server in servers:
+                server.client.post(server.path, json={"message": message})
+        for message in messages:
+            body = {"message": message}
+            raw = json.dumps(body).encode()
+            _timed(library, partial(recall_for_message, recall, message, record=False))
+            for server in servers:
+                attached += server.ask(body, raw) and server is servers[0]
+    finally:
+        for server in servers:
+            server.client.close()
+    return library, attached
+
 
 if __name__ == "__main__":
     sys.exit(main())
