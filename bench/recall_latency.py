@@ -323,7 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     keys = cache_keys(corpus)
     words = sum(len(note.body.split()) for _, note in corpus.notes) / count
     print(f"{count:,} notes ({count // 2:,} per scope), {words:.0f} body words on average, ")
-    print(f"{message_count:,} messages of 5-60 words; Python {sys.version.split()[0]}\n")
+    print(
+        f"{message_count:,} messages of 5-60 words; Python {sys.version.split()[0]}; load average"
+    )
+    print(f"{os.getloadavg()[0]:.1f} at the start on {os.cpu_count()} cores (wall times wait for")
+    print("a core when it is high; the CPU-time row does not)\n")
 
     started = time.perf_counter()
     index = RecallIndex()
@@ -401,6 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ", ".join(f"{kind} {share:.0%}" for kind, share in zip(kinds, shares, strict=True))
     )
     print(f"naive scorer and index attach the same notes: {agree}/{naive_count} messages")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
     ok = build <= 5 and child["wall"] <= 1 and percentiles(recall_times)[1] <= 5
     print(f"bars met: {'yes' if ok else 'NO'} (recall p95 <= 5 ms, ready <= 1 s, build <= 5 s)")
     return 0 if ok or args.quick else 1
