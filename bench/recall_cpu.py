@@ -5,7 +5,9 @@ pass": each message once with the per-term tables and topic memo emptied at the 
 terms and candidates are new; "warm": the same messages again. CPU time (``time.process_time``)
 and the minimum of ``--passes`` passes per message, so a busy machine measures the work rather
 than the wait for a core. ``--compare DIR`` runs the same measurement, in alternation with this
-code, on the ``src/`` of another checkout (e.g. ``git archive main src | tar -x -C DIR``)::
+code, on the ``src/`` of another checkout (e.g. ``git archive main src | tar -x -C DIR``), and
+checks that each version answers exactly as this one: every attached note and its score, and
+the first search results, on this corpus and the calibration sets (``recall_rankings.py``)::
 
     python bench/recall_cpu.py [--compare DIR ...] [--rounds 2]
     python bench/recall_cpu.py --quick     # 1,000 notes, one pass, for CI
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +33,7 @@ def measure(notes: int, passes: int) -> dict[str, list[float]]:
     """p50 / p95 / p99 (ms) of a single pass and of warm messages, for the importable code."""
     sys.path.insert(0, str(HERE))
     from recall_corpus import synthetic_corpus, synthetic_messages
+    from recall_rankings import forget
 
     from oharness.recall.index import RecallIndex
 
@@ -41,7 +45,7 @@ def measure(notes: int, passes: int) -> dict[str, list[float]]:
     warm = [float("inf")] * len(messages)
     clock = time.process_time
     for _ in range(passes):
-        _forget(index)
+        forget(index)
         for message in messages[:50]:
             index.recall(message)
         for samples in (first, warm):
@@ -55,30 +59,28 @@ def measure(notes: int, passes: int) -> dict[str, list[float]]:
     }
 
 
-def _forget(index: object) -> None:
-    """Empty what recall keeps between messages (versions without it keep nothing)."""
-    postings = getattr(index, "_postings", None)
-    if hasattr(postings, "version"):
-        postings.version += 1  # type: ignore[union-attr]
-    topics = getattr(index, "_topics", None)
-    if topics is not None:
-        topics.reset()
+def answers(quick: bool) -> dict[str, str]:
+    """A fingerprint of every answer of ``recall_rankings.py``, for the importable code."""
+    sys.path.insert(0, str(HERE))
+    from recall_rankings import digest, rankings
+
+    return digest(rankings(quick))
 
 
-def run(source: Path | None, notes: int, passes: int) -> dict[str, list[float]]:
-    """:func:`measure` in a new interpreter importing ``source/src`` (None: this checkout)."""
+def run(source: Path | None, *arguments: str) -> Any:
+    """This script's ``arguments`` in a new interpreter importing ``source/src`` (None: this
+    checkout); its JSON output."""
     environment = dict(os.environ)
     if source is not None:
         environment["PYTHONPATH"] = str(source / "src")
     output = subprocess.run(
-        [sys.executable, __file__, "--child", str(notes), str(passes)],
+        [sys.executable, __file__, *arguments],
         check=True,
         capture_output=True,
         text=True,
         env=environment,
     ).stdout
-    result: dict[str, list[float]] = json.loads(output)
-    return result
+    return json.loads(output)
 
 
 def main() -> int:
@@ -88,22 +90,41 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--answers", choices=["quick", "full"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(*args.child)))
+        return 0
+    if args.answers:
+        print(json.dumps(answers(args.answers == "quick")))
         return 0
     notes, passes, rounds = (1_000, 1, 1) if args.quick else (10_000, args.passes, args.rounds)
     versions: list[Path | None] = [*args.compare, None]
     print(f"{notes:,} notes, 1,000 messages; CPU ms p50 / p95 / p99; load {os.getloadavg()[0]:.1f}")
     for _ in range(rounds):
         for source in versions:
-            result = run(source, notes, passes)
+            result = run(source, "--child", str(notes), str(passes))
             row = "  ".join(
                 f"{name} {' / '.join(f'{v:.2f}' for v in values)}"
                 for name, values in result.items()
             )
             print(f"{source or 'this checkout'!s:<28} {row}")
-    return 0
+    return _same_answers(args.compare, "quick" if args.quick else "full")
+
+
+def _same_answers(others: list[Path], size: str) -> int:
+    """Print whether every other version answers as this checkout; 1 when one does not."""
+    if not others:
+        return 0
+    ours: dict[str, str] = run(None, "--answers", size)
+    failed = 0
+    for source in others:
+        theirs: dict[str, str] = run(source, "--answers", size)
+        differ = [name for name in ours if theirs.get(name) != ours[name]]
+        verdict = "identical" if not differ else "DIFFERENT in " + ", ".join(differ)
+        print(f"answers of {source} and this checkout ({len(ours)} cases): {verdict}")
+        failed |= bool(differ)
+    return failed
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ BENCHMARKS=(
   bench/secrets_detection.py
   bench/recall_latency.py
   bench/recall_cpu.py
+  bench/recall_rankings.py
   bench/recall_end_to_end.py
   bench/recall_quality.py
   bench/review_quality.py
