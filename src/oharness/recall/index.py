@@ -264,9 +264,11 @@ class RecallIndex:
         excluded = self._postings.slots_of(exclude)
         if excluded:
             slots = slots[~np.isin(slots, excluded)]
+        if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
+            return []
         chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
-        ranked = scores * (1.0 + gate.TAG_RANK * tags)
-        passing = self._hits(ranked, shared, chosen, max(gate.GATE_CANDIDATES, config.per_turn))
+        limit = max(gate.GATE_CANDIDATES, config.per_turn)
+        passing = self._hits(scores * (1.0 + gate.TAG_RANK * tags), shared, chosen, limit)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))

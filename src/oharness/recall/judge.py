@@ -349,7 +349,8 @@ class Judge:
                     word_of[term_id] = number
         if not word_of or not count:
             return extra, strongest, words
-        entries = [postings.entry_of(postings.owners[slot]) for slot in slots.tolist()]
+        by_slot = postings.entries_by_slot()
+        entries = [by_slot[slot] for slot in slots.tolist()]
         ids = np.concatenate([entry.term_ids for entry in entries])
         frequencies = np.concatenate([entry.frequencies for entry in entries])
         owner = np.repeat(np.arange(count), [len(entry.term_ids) for entry in entries])
