@@ -315,6 +315,8 @@ class Tokenizer:
 
 def unspaced_term(term: str) -> bool:
     """True for a term of a script written without spaces (a CJK or Thai pair or lone unit)."""
+    if term.isascii():  # every such script lies above U+0E00
+        return False
     return bool(_CJK_RUN().fullmatch(term) or _UNSPACED_RUN().fullmatch(term))
 
 

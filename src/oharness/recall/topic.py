@@ -112,29 +112,29 @@ class TopicWeights:
         priors: PriorsOf,
         frequencies: CountsOf,
     ) -> None:
-        """All slots' totals, the topic counts gathered from the entries themselves."""
-        heads: list[IntArray] = []
-        bodies: list[IntArray] = []
-        for entry in entries:
-            if entry is None:
-                heads.append(np.empty(0, dtype=np.int32))
-                bodies.append(np.empty(0, dtype=np.int32))
-            else:
-                head, body = _split(entry, self._short_body)
-                heads.append(head)
-                bodies.append(body)
-        head_ids = np.concatenate([np.empty(0, dtype=np.int32), *heads])
-        body_ids = np.concatenate([np.empty(0, dtype=np.int32), *bodies])
+        """All slots' totals, the topic counts gathered from the entries themselves (every
+        entry's terms masked at once, in slot order)."""
+        size = len(entries)
+        live = [(slot, entry) for slot, entry in enumerate(entries) if entry is not None]
+        term_counts = [len(entry.term_ids) for _, entry in live]
+        owner = np.repeat(np.array([slot for slot, _ in live], dtype=np.intp), term_counts)
+        ids = np.concatenate([np.empty(0, dtype=np.int32), *(e.term_ids for _, e in live)])
+        counts = np.concatenate(
+            [np.empty((0, 3), dtype=np.float32), *(e.frequencies for _, e in live)]
+        )
+        short = np.repeat([e.lengths[2] <= self._short_body for _, e in live], term_counts)
+        in_head = (counts[:, 0] + counts[:, 1]) > 0
+        in_body = ~in_head & (counts[:, 2] > 0) & short.astype(np.bool_)
+        head_ids, body_ids = ids[in_head], ids[in_body]
         topic_counts = np.bincount(head_ids).astype(np.int32) if len(head_ids) else head_ids
         params = self._params
         head_weights = term_weights(topic_counts[head_ids], note_count, priors(head_ids), params)
         body_weights = term_weights(frequencies(body_ids), note_count, priors(body_ids), params)
-        size = len(entries)
         unspaced = self._unspaced(head_ids)
-        counts = [len(ids) for ids in heads]
-        self._head = _per_slot(np.where(unspaced, 0.0, head_weights), counts, size)
-        self._pairs = _per_slot(np.where(unspaced, head_weights, 0.0), counts, size)
-        self._body = _per_slot(body_weights, [len(ids) for ids in bodies], size)
+        head_owner = owner[in_head]
+        self._head = _per_slot(np.where(unspaced, 0.0, head_weights), head_owner, size)
+        self._pairs = _per_slot(np.where(unspaced, head_weights, 0.0), head_owner, size)
+        self._body = _per_slot(body_weights, owner[in_body], size)
         self._entries = list(entries)
         self._note_count = note_count
 
@@ -173,7 +173,6 @@ class TopicWeights:
             )
 
 
-def _per_slot(values: FloatArray, counts: list[int], size: int) -> FloatArray:
-    """Sums of consecutive pieces of ``values`` of ``counts`` items, one per slot."""
-    owners = np.repeat(np.arange(size), counts)
+def _per_slot(values: FloatArray, owners: npt.NDArray[np.intp], size: int) -> FloatArray:
+    """Sums of ``values`` by their ``owners`` slot, one per slot."""
     return np.bincount(owners, values, size).astype(np.float64)

@@ -1,0 +1,49 @@
+"""The gate's per-slot topic weights: renewed for all notes at once as computed one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+from recall_helpers import realistic_notes
+
+from oharness.notes.format import Note
+from oharness.recall.index import RecallIndex
+from oharness.recall.tokenize import unspaced_term
+
+
+def _folder() -> RecallIndex:
+    index = RecallIndex()
+    index.add_many(realistic_notes(60))
+    index.add("project", Note("ja-1", "デプロイの手順", "本番環境へのデプロイ", ("deploy",)))
+    index.add("user", Note("th-1", "การประชุมทีม", "ทุกวันจันทร์", ("meeting", "ทีม")))
+    index.add("project", Note("short-1", "Pricing cards", "fills not borders", ("design",)))
+    long_body = " ".join(f"word{number} detail{number % 13}" for number in range(80))
+    index.add("project", Note("long-1", "Release checklist", long_body, ("release",)))
+    for scope, note in realistic_notes(60)[::7]:
+        index.remove(scope, note.id)  # free slots among the live ones
+    return index
+
+
+def test_renewed_topic_weights_equal_those_of_each_note_alone() -> None:
+    index = _folder()
+    judge, postings = index._judge, index._postings
+    topics = judge._topics
+    entries = postings.entries_by_slot()
+    assert any(entry is None for entry in entries)
+    arguments = (len(postings), judge._priors_of, postings.document_frequencies)
+    topics.reset()
+    topics._renew(entries, *arguments)
+    renewed = (topics._head.copy(), topics._pairs.copy(), topics._body.copy())
+    topics.reset()
+    topics._update(entries, *arguments, judge._topic_frequencies)
+    one_by_one = (topics._head, topics._pairs, topics._body)
+    for all_at_once, alone in zip(renewed, one_by_one, strict=True):
+        assert len(all_at_once) == len(entries)
+        np.testing.assert_allclose(all_at_once, alone[: len(entries)], rtol=1e-12)
+    assert renewed[1].any() and renewed[2].any()  # pairs (Japanese, Thai) and short bodies
+
+
+def test_only_terms_of_scripts_without_spaces_are_unspaced() -> None:
+    assert unspaced_term("デプ") and unspaced_term("ทีม")
+    assert not unspaced_term("deploy")
+    assert not unspaced_term("\x03on-call")
+    assert not unspaced_term("café")
