@@ -296,9 +296,9 @@ class Judge:
         values = priors[term_ids]
         unknown = np.isnan(values)
         if unknown.any():
-            new = np.unique(term_ids[unknown])
-            prior = self._tokenizer.prior
-            priors[new] = [prior(postings.terms[term_id]) for term_id in new.tolist()]
+            new = _distinct_ids(term_ids[unknown], len(priors))
+            terms = postings.terms
+            priors[new] = self._tokenizer.priors([terms[term_id] for term_id in new.tolist()])
             values = priors[term_ids]
         return values
 
@@ -312,8 +312,12 @@ class Judge:
             self._unspaced = known = grown
         values = known[term_ids]
         if (values < 0).any():
-            new = np.unique(term_ids[values < 0])
-            known[new] = [unspaced_term(postings.terms[term_id]) for term_id in new.tolist()]
+            new = _distinct_ids(term_ids[values < 0], len(known))
+            terms = postings.terms
+            known[new] = [
+                not terms[term_id].isascii() and unspaced_term(terms[term_id])
+                for term_id in new.tolist()
+            ]
             values = known[term_ids]
         result: npt.NDArray[np.bool_] = values > 0
         return result
@@ -392,3 +396,12 @@ class Judge:
                 best = max(best, weight)
             total += best
         return total
+
+
+def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:
+    """The distinct ids of ``term_ids`` (each below ``size``), ascending: ``np.unique`` through
+    a mark per id, several times cheaper on the many ids of a whole folder."""
+    marked = np.zeros(size, dtype=np.bool_)
+    marked[term_ids] = True
+    distinct: IntArray = np.flatnonzero(marked).astype(np.int32)
+    return distinct

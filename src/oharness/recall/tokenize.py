@@ -222,6 +222,15 @@ class Tokenizer:
             found = self._priors[term] = _pattern_prior(term)
         return found
 
+    def priors(self, terms: Sequence[str]) -> list[float]:
+        """:meth:`prior` of each of ``terms`` (one dictionary look-up each when known)."""
+        known = self._priors
+        found = [known.get(term) for term in terms]
+        return [
+            self.prior(term) if value is None else value
+            for term, value in zip(terms, found, strict=True)
+        ]
+
     def _build_priors(self) -> dict[str, float]:
         # Function words of languages not configured still occur (a French sentence in an
         # English setup): they score like the most common words instead of being dropped,

@@ -7,7 +7,7 @@ from recall_helpers import realistic_notes
 
 from oharness.notes.format import Note
 from oharness.recall.index import RecallIndex
-from oharness.recall.tokenize import unspaced_term
+from oharness.recall.tokenize import Tokenizer, unspaced_term
 
 
 def _folder() -> RecallIndex:
@@ -47,3 +47,23 @@ def test_only_terms_of_scripts_without_spaces_are_unspaced() -> None:
     assert not unspaced_term("deploy")
     assert not unspaced_term("\x03on-call")
     assert not unspaced_term("café")
+
+
+def test_priors_of_many_terms_equal_each_alone() -> None:
+    terms = ["the", "deploy", "2024", "7", "ああ", "デプ", "zqxv", "\x03on-call", "the"]
+    assert Tokenizer().priors(terms) == [Tokenizer().prior(term) for term in terms]
+    assert Tokenizer().priors([]) == []
+
+
+def test_the_gate_remembers_priors_and_scripts_of_the_terms_it_weighed() -> None:
+    index = _folder()
+    judge, postings = index._judge, index._postings
+    ids = np.array([3, 1, 3, 0, len(postings.terms) - 1, 1], dtype=np.int32)
+    tokenizer = index.tokenizer
+    expected = [tokenizer.prior(postings.terms[term_id]) for term_id in ids.tolist()]
+    assert judge._priors_of(ids).tolist() == expected
+    assert judge._priors_of(ids[::-1]).tolist() == expected[::-1]
+    scripts = [unspaced_term(postings.terms[term_id]) for term_id in range(len(postings.terms))]
+    every = np.arange(len(postings.terms), dtype=np.int32)
+    assert judge._unspaced_of(every).tolist() == scripts
+    assert any(scripts)
