@@ -13,7 +13,6 @@ the derived cache.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -22,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from recall_corpus import synthetic_corpus, synthetic_messages
+from _support import lay_out_corpus
+from recall_corpus import synthetic_messages
 
-from oharness.notes.format import serialise_note_bytes
 from oharness.tools.attach import recall_for_message
 from oharness.tools.scope_recall import MemoryRecall
 from oharness.tools.workspace import Workspace, open_workspace
@@ -57,15 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     count, message_count = (1_000, 50) if args.quick else (10_000, 300)
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        project, home = root / "project", root / "home"
-        (project / ".oharness").mkdir(parents=True)
-        (project / ".oharness" / "project.json").write_text(json.dumps({"id": "p-bench"}))
-        folders = {"project": project / "MEMORY", "user": home / "memory" / "user"}
-        for folder in folders.values():
-            folder.mkdir(parents=True)
-        corpus = synthetic_corpus(count)
-        for scope, note in corpus.notes:
-            (folders[scope] / f"{note.id}.md").write_bytes(serialise_note_bytes(note))
+        laid = lay_out_corpus(root, count, aged=False)
+        project, home, corpus = laid.project, laid.home, laid.corpus
         messages = synthetic_messages(corpus, message_count)
 
         first = open_workspace(project, home, register=False)
