@@ -7,11 +7,19 @@ silently. Each note lists the notes it links to by summary.
 
 :func:`recall_for_message` is the host API: it never raises (a recall failure is logged and
 nothing is attached), so a message is always sent.
+
+Rendering a note (formatting, then the credential scan and the invisible-character escape) is
+kept per recall index in a :class:`BlockCache` until the note's file or a linked note's
+summary changes, so a note attached again — to another message, another conversation or by
+another hook — is scanned once per version, not every time.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -82,12 +90,21 @@ def _cut_body(body: str, room: int) -> tuple[str, bool]:
     return "".join(kept), True
 
 
+Summaries = Callable[[str], tuple[str, str] | None]
+#: A linked note's summary and scope as the block shows it (None: dangling).
+LinkTarget = tuple[str, str] | None
+
+
 def render_note(
-    stored: StoredNote,
-    body_room: int | None,
-    summary_of: Callable[[str], tuple[str, str] | None],
+    stored: StoredNote, body_room: int | None, summary_of: Summaries
 ) -> tuple[str, bool]:
     """One note's block; ``body_room`` limits the body (None: whole)."""
+    return _render(stored, body_room, tuple(summary_of(target) for target in stored.links))
+
+
+def _render(
+    stored: StoredNote, body_room: int | None, targets: tuple[LinkTarget, ...]
+) -> tuple[str, bool]:
     note = stored.note
     kind = f' type="{note.type}"' if note.type else ""
     head = (
@@ -103,39 +120,111 @@ def render_note(
     if cut:
         left = len(note.body) - len(body)
         body += f'[… {left} more characters: memory(id="{note.id}") reads the whole note]\n'
-    links = []
-    for target in stored.links:
-        found = summary_of(target)
-        links.append(
-            f"[[{target}]] {found[0]} ({found[1]})" if found else f"[[{target}]] (missing)"
-        )
+    links = [
+        f"[[{target}]] {found[0]} ({found[1]})" if found else f"[[{target}]] (missing)"
+        for target, found in zip(stored.links, targets, strict=True)
+    ]
     tail = f"Links: {'; '.join(links)}\n" if links else ""
     # The block goes to a model: a credential in a hand-written note never reaches it.
     return redact_for_model(f"{head}\n{body}{tail}</note>"), cut
 
 
+class BlockCache:
+    """Rendered note blocks, each kept until its note's file or a linked summary changes.
+
+    Keyed by the note and the room its body was given; an entry is used only while the note's
+    file revision (a digest of its bytes) and the summaries of the notes it links to are the
+    ones it was rendered from, so what it returns is exactly what rendering again would give.
+    The least recently used entries go first past ``size``.
+    """
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[object, ...], tuple[object, tuple[str, bool]]] = (
+            OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _get(self, key: tuple[object, ...], version: object) -> tuple[str, bool] | None:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end(key)
+            return entry[1]
+
+    def _put(self, key: tuple[object, ...], version: object, value: tuple[str, bool]) -> None:
+        with self._lock:
+            self._entries[key] = (version, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def render(
+        self, stored: StoredNote, body_room: int | None, summary_of: Summaries
+    ) -> tuple[str, bool]:
+        """:func:`render_note`, from the cache when this version was rendered before."""
+        targets = tuple(summary_of(target) for target in stored.links)
+        key = (stored.scope, stored.id, body_room)
+        version = (stored.revision, targets)
+        found = self._get(key, version)
+        if found is None:
+            found = _render(stored, body_room, targets)
+            self._put(key, version, found)
+        return found
+
+    def mention(self, stored: StoredNote) -> str:
+        """The line naming a note that did not fit (summary and id), credentials removed."""
+        key = (stored.scope, stored.id, "mention")
+        found = self._get(key, stored.revision)
+        if found is None:
+            found = (redact_for_model(f"{stored.note.summary} ({stored.id})"), False)
+            self._put(key, stored.revision, found)
+        return found[0]
+
+
+#: One cache per recall index (a daemon hosts several), gone with it.
+_CACHES: weakref.WeakKeyDictionary[MemoryRecall, BlockCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def block_cache(recall: MemoryRecall) -> BlockCache:
+    """The rendered-block cache of one recall index."""
+    found = _CACHES.get(recall)
+    if found is None:
+        with _CACHES_LOCK:
+            found = _CACHES.setdefault(recall, BlockCache())
+    return found
+
+
 def build_block(
     found: list[tuple[StoredNote, float]],
     budget: int,
-    summary_of: Callable[[str], tuple[str, str] | None],
+    summary_of: Summaries,
+    cache: BlockCache | None = None,
 ) -> RecallOutcome:
     """Render the attached notes within ``budget`` characters of note blocks."""
+    if cache is None:
+        cache = BlockCache()
     blocks: list[str] = []
     attached: list[AttachedNote] = []
     mentioned: list[str] = []
     remaining = budget
     for stored, score in found:
-        text, _ = render_note(stored, None, summary_of)
+        text, _ = cache.render(stored, None, summary_of)
         cut = False
         if len(text) > remaining:
-            bare, _ = render_note(stored, 0, summary_of)
+            bare, _ = cache.render(stored, 0, summary_of)
             room = remaining - len(bare)
             if room < _MIN_BODY_CHARS:
-                mentioned.append(redact_for_model(f"{stored.note.summary} ({stored.id})"))
+                mentioned.append(cache.mention(stored))
                 continue
-            text, cut = render_note(stored, room, summary_of)
+            text, cut = cache.render(stored, room, summary_of)
             if len(text) > remaining:
-                mentioned.append(redact_for_model(f"{stored.note.summary} ({stored.id})"))
+                mentioned.append(cache.mention(stored))
                 continue
         blocks.append(text)
         remaining -= len(text)
@@ -174,7 +263,8 @@ def recall_for_message(
         found = recall.recall(message, exclude, record=False)
         if not found:
             return RecallOutcome()
-        outcome = build_block(found, recall.settings.budget_chars, recall.summary_of)
+        budget = recall.settings.budget_chars
+        outcome = build_block(found, budget, recall.summary_of, block_cache(recall))
         if record and outcome.attached:
             recall.record_usage([(note.scope, note.id) for note in outcome.attached])
         return outcome
