@@ -102,7 +102,7 @@ def answer_recall(state: DaemonState, hosted: DaemonWorkspace, data: Any) -> dic
     outcome = recall_for_message(recall, message, exclude, record=False)
     if outcome.attached:  # usage counts are written off the request path
         keys = [(note.scope, note.id) for note in outcome.attached]
-        state.background.submit(recall.record_usage, keys)
+        state.usage.add(recall, keys)
     for listener in state.use_listeners:
         listener(hosted)
     if outcome.attached:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,6 +16,7 @@ from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventB
 from oharness.daemon.folders import FolderWatch
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
+from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
 from oharness.tools.workspace import open_workspace, wall_clock_ms
@@ -67,6 +67,8 @@ class DaemonOptions:
     background_sync: bool = True
     #: How often the page's watcher looks for notes written by other processes (0: never).
     watch_seconds: float = 1.0
+    #: How long recall usage counts are collected before they are written (one write each).
+    usage_window: float = WINDOW_SECONDS
 
 
 class DaemonState:
@@ -85,9 +87,9 @@ class DaemonState:
         self.sync: DaemonSync | None = None
         #: The one thread that looks at the hosted folders (background sync, the page).
         self.folders = FolderWatch()
-        #: Small writes kept off the request path (recall usage counts), one at a time.
-        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oharness-bg")
-        self.stoppers.append(lambda: self.background.shutdown(wait=True))
+        #: Recall usage counts, written off the request path in batches.
+        self.usage = UsageWriter(options.usage_window)
+        self.stoppers.append(self.usage.stop)
 
     def _open(self, path: Path) -> DaemonWorkspace:
         options = self.options
