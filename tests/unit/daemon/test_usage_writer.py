@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 
 import pytest
 
@@ -40,9 +41,12 @@ def test_recalls_in_one_window_are_all_counted_in_one_write_per_scope(
     writes: list[list[str]] = []
     assert recall._usage is not None
     real = recall._usage.record
-    monkeypatch.setattr(
-        recall._usage, "record", lambda key, ids: writes.append(list(ids)) or real(key, ids)
-    )
+
+    def counted(key: str, ids: Iterable[str]) -> None:
+        writes.append(list(ids))
+        real(key, writes[-1])
+
+    monkeypatch.setattr(recall._usage, "record", counted)
     writer = UsageWriter(window=3600)  # nothing is written before stop
     writer.add(recall, [project])
     writer.add(recall, [project, user])

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from oharness.notes.format import serialise_note
+from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
 from oharness.tools import attach
 from oharness.tools.attach import BlockCache, build_block, recall_for_message, render_note
@@ -69,8 +70,13 @@ def test_a_note_attached_again_is_not_scanned_again(
     _seed(workspace)
     recall = _recall(workspace)
     scans: list[str] = []
-    real = attach.redact_for_model
-    monkeypatch.setattr(attach, "redact_for_model", lambda text: scans.append(text) or real(text))
+    real = redact_for_model
+
+    def counted(text: str) -> str:
+        scans.append(text)
+        return real(text)
+
+    monkeypatch.setattr(attach, "redact_for_model", counted)
     first = recall_for_message(recall, MESSAGE, record=False)
     assert first.attached and scans
     scanned = len(scans)
