@@ -19,7 +19,7 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
 from oharness.daemon.page.watch import NoteWatcher
-from oharness.daemon.recall_route import RecallFastPath, add_recall_paths
+from oharness.daemon.recall_route import RecallFastPath, add_recall_paths, recall_target
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
 from oharness.daemon.routes_sync import sync_router
@@ -60,6 +60,27 @@ class AuthMiddleware:
         await self.app(scope, receive, send)
 
 
+class DaemonApp(FastAPI):
+    """FastAPI, with the two recall routes answered in front of its middleware stack.
+
+    A hook waits for a recall on every prompt: those requests go through the auth checks and
+    :class:`~oharness.daemon.recall_route.RecallFastPath` only, not through the framework's
+    error, telemetry and body-limit layers; every other request takes the usual way.
+    """
+
+    recall_front: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        front = self.recall_front
+        if front is not None and scope["type"] == "http" and recall_target(scope["path"])[0]:
+            await front(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+    async def _framework(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().__call__(scope, receive, send)
+
+
 def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> FastAPI:
     """The daemon for ``options.home``, with ``options.start``'s project as the default."""
     if auth is None:
@@ -80,7 +101,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
         finally:
             await shutdown(state)
 
-    app = FastAPI(
+    app = DaemonApp(
         title="oharness daemon",
         version=__version__,
         docs_url=None,
@@ -94,8 +115,8 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     app.include_router(sync_router())
     app.include_router(page_router())
     _install_error_handlers(app)
-    app.add_middleware(RecallFastPath, state=state)  # inside auth: checked first
     app.add_middleware(AuthMiddleware, auth=auth)
+    app.recall_front = AuthMiddleware(RecallFastPath(app._framework, state), auth)
     _add_bearer_scheme(app)
     return app
 
