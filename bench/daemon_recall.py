@@ -8,6 +8,10 @@ note files; each message is posted to ``/workspace/recall`` by an ``httpx2`` cli
 kept-alive connection (as the SDK does) and by the prompt hook's own client (a new connection
 per request, as one hook process per prompt makes), and the same two clients ask the bare
 endpoint.
+Each message is new to every server that gets it, as a prompt is: the kept-alive client and
+the hook's client take alternate messages (asking both clients the same message would time the
+second one on a server whose caches already hold that message's words), and the in-process
+recall times the kept-alive client's messages.
 The cases take turns message by message, so a change in the machine's load hits them alike;
 the load average is printed with the figures, and the CPU each server process spent per
 request (user + system, from ``/proc``) is shown beside the wall-clock percentiles.
@@ -114,7 +118,8 @@ def _start(arguments: list[str], port_file: Path, source: Path | None = None) ->
 
 def _lay_out(root: Path, count: int, message_count: int) -> tuple[Path, Path, list[str]]:
     laid = lay_out_corpus(root, count)
-    return laid.project, laid.home, synthetic_messages(laid.corpus, message_count)
+    # Five to warm the connections, then one message per client and case.
+    return laid.project, laid.home, synthetic_messages(laid.corpus, 2 * message_count + 5)
 
 
 def _timed(samples: list[float], call: Callable[[], object]) -> Any:
@@ -134,17 +139,21 @@ class _Server:
     token: str
     path: str
     cpu: float = 0.0
+    hook_cpu: float = 0.0
     client: Any = None
     rows: dict[str, list[float]] = field(default_factory=dict)
 
     def ask(self, body: dict[str, str], raw: bytes) -> bool:
-        """One message with the kept-alive client, then with the hook's; True if attached."""
+        """One message with the kept-alive client, then another with the hook's; True if the
+        first attached something."""
         before = _cpu_ms(self.process.pid)
         kept = self.rows.setdefault(f"{self.name}, kept-alive client", [])
         response = _timed(kept, partial(self.client.post, self.path, json=body))
         self.cpu += _cpu_ms(self.process.pid) - before
         hook = partial(post_json, "127.0.0.1", self.port, self.path, self.token, raw, 10.0)
+        before = _cpu_ms(self.process.pid)
         _timed(self.rows.setdefault(f"{self.name}, the hook's client", []), hook)
+        self.hook_cpu += _cpu_ms(self.process.pid) - before
         return self.path != "/nothing" and bool(response.json()["attached"])
 
 
@@ -166,7 +175,10 @@ def _daemon(root: Path, count: int, messages: int, source: Path | None) -> tuple
 
 def _report(servers: list[_Server], library: list[float], count: int, attached: int) -> None:
     n = len(library)
-    print(f"{count:,} notes as files, two scopes; {n} messages, {attached} attached something")
+    print(
+        f"{count:,} notes as files, two scopes; {n} messages per client, each new to its server; "
+        f"{attached} of the kept-alive client's attached something"
+    )
     width = max(len(name) for server in servers for name in server.rows)
     print(f"{'per message (ms)':{width}} {'p50':>8} {'p95':>8} {'p99':>8} {'n':>6}")
     print(f"{'in-process recall (library baseline)':{width}} {_percentiles(library)}")
@@ -174,9 +186,9 @@ def _report(servers: list[_Server], library: list[float], count: int, attached: 
         for name, samples in server.rows.items():
             bar = "   bar p95 <= 5 ms" if name.startswith("POST") and "kept" in name else ""
             print(f"{name:{width}} {_percentiles(samples)}{bar}")
-    print("server CPU per request (user+system, with the kept-alive client):")
+    print("server CPU per request (user+system), kept-alive client / hook's client:")
     for server in servers:
-        print(f"  {server.name:{width - 2}} {server.cpu / n:8.2f} ms")
+        print(f"  {server.name:{width - 2}} {server.cpu / n:8.2f} {server.hook_cpu / n:8.2f} ms")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -226,10 +238,11 @@ def _run(servers: list[_Server], recall: Any, messages: list[str]) -> tuple[list
         for message in messages[:5]:  # warm the connections
             for server in servers:
                 server.client.post(server.path, json={"message": message})
-        for message in messages:
-            body = {"message": message}
-            raw = json.dumps(body).encode()
-            _timed(library, partial(recall_for_message, recall, message, record=False))
+        rest = messages[5:]
+        for kept, hooked in zip(rest[0::2], rest[1::2], strict=False):
+            body = {"message": kept}
+            raw = json.dumps({"message": hooked}).encode()
+            _timed(library, partial(recall_for_message, recall, kept, record=False))
             for server in servers:
                 attached += server.ask(body, raw) and server is servers[0]
     finally:
