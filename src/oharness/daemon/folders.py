@@ -4,7 +4,7 @@ Two parts of the daemon watch the same folders for notes written by other proces
 ``oharness chat``, an editor): background sync (:mod:`oharness.daemon.background`), to upload
 them, and the Memory page's note watcher (:mod:`oharness.daemon.page.watch`), to show them. A
 :class:`FolderWatch` runs one thread for both: each tick it asks every watcher that is due
-which folders it wants, walks each folder once (one ``scandir``, a ``stat`` per note file) and
+which folders it wants, walks each folder once (one listing, an ``lstat`` per note file) and
 hands every such watcher the signatures of its folders. Each watcher keeps its own interval
 (a tick comes as often as the most frequent one needs) and its own idea of what changed.
 """
