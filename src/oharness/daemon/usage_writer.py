@@ -16,6 +16,7 @@ import logging
 import threading
 from typing import Final
 
+from oharness.errors import OHarnessError
 from oharness.tools.scope_recall import MemoryRecall, NoteKey
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,9 @@ class UsageWriter:
             try:
                 recall.record_usage(keys)
                 counted += len(keys)
-            except Exception:  # a count lost is logged, and the daemon goes on answering
+            except OHarnessError as exc:  # a count lost is logged; the daemon goes on answering
+                log.error("recall usage of %d notes not recorded: %s", len(keys), exc.message)
+            except Exception:
                 log.exception("recall usage of %d notes not recorded", len(keys))
         return counted
 
