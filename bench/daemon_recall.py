@@ -14,7 +14,8 @@ second one on a server whose caches already hold that message's words), and the 
 recall times the kept-alive client's messages.
 The cases take turns message by message, so a change in the machine's load hits them alike;
 the load average is printed with the figures, and the CPU each server process spent per
-request (user + system, from ``/proc``) is shown beside the wall-clock percentiles.
+request (every thread's time on a CPU, from ``/proc``) is shown beside the wall-clock
+percentiles.
 ``--compare DIR`` also runs the daemon of another checkout's ``src/`` (``git archive main src |
 tar -x -C DIR``) over its own copy of the same notes, asked in turn with the same messages.
 
@@ -26,6 +27,7 @@ tar -x -C DIR``) over its own copy of the same notes, asked in turn with the sam
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -92,8 +94,15 @@ def _serve_daemon(home: Path, project: Path, port_file: Path) -> None:
 
 
 def _cpu_ms(pid: int | None) -> float:
-    """User + system CPU of a process so far (Linux ``/proc``; 0 elsewhere)."""
+    """CPU time of a process so far, all its threads: from each thread's ``schedstat``
+    (nanoseconds; Linux), else user + system from ``stat`` (clock ticks), else 0."""
+    total = 0
     try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):  # a thread just ended
+                total += int((task / "schedstat").read_text().split()[0])
+        if total:
+            return total / 1e6
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return 0.0
@@ -186,7 +195,7 @@ def _report(servers: list[_Server], library: list[float], count: int, attached: 
         for name, samples in server.rows.items():
             bar = "   bar p95 <= 5 ms" if name.startswith("POST") and "kept" in name else ""
             print(f"{name:{width}} {_percentiles(samples)}{bar}")
-    print("server CPU per request (user+system), kept-alive client / hook's client:")
+    print("server CPU per request (all threads), kept-alive client / hook's client:")
     for server in servers:
         print(f"  {server.name:{width - 2}} {server.cpu / n:8.2f} {server.hook_cpu / n:8.2f} ms")
 
