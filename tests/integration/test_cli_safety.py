@@ -323,3 +323,21 @@ def test_a_body_keeps_invisible_characters_and_shows_them_escaped(
     recalled = cli.json("memory", "recall", "the Trojan Source sample access check")
     assert recalled["attached"] and "\u202e" not in str(recalled["block"])
     assert "\\u202e" in str(recalled["block"])  # what a model reads
+
+
+def test_doctor_names_an_invisible_character_written_into_a_summary_or_tag_by_hand(
+    cli: Cli, project_dir: Path
+) -> None:
+    note_id = _note(cli, "Deploy notes")
+    path = project_dir / "MEMORY" / f"{note_id}.md"
+    text = path.read_text(encoding="utf-8").replace("Deploy notes", "Deploy \u202enotes", 1)
+    path.write_text(text, encoding="utf-8")
+    assert cli.run("memory", "doctor").returncode == 3
+    result = cli.run("memory", "doctor", "--json")
+    (finding,) = [
+        f for f in json.loads(result.stdout)["findings"] if f["kind"] == "invisible_character"
+    ]
+    assert "summary holds an invisible character (U+202E" in finding["message"]
+    assert finding["problem"] is True and "\u202e" not in result.stdout
+    # The note still loads, shown escaped.
+    assert "Deploy \\u202enotes" in cli.run("memory", "list").stdout

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from oharness.notes.ids import MAX_SUMMARY_CHARS
+from oharness.notes.invisible import invisible_problem
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name
@@ -74,6 +75,23 @@ def _credential_findings(scope: str, stored: StoredNote) -> list[Finding]:
     ]
 
 
+def _invisible_findings(scope: str, stored: StoredNote) -> list[Finding]:
+    """An invisible character written into a summary or a tag by hand (the tools refuse one)."""
+    note = stored.note
+    fields = [("summary", note.summary)]
+    fields += [(f"tag {number}", tag) for number, tag in enumerate(note.tags, start=1)]
+    findings = []
+    for name, value in fields:
+        problem = invisible_problem(value)
+        if problem is not None:
+            message = (
+                f"{name} holds {problem}: it can make the text read as something else; models "
+                f"and the Memory page see it escaped (\\uXXXX); edit the note to remove it"
+            )
+            findings.append(Finding(scope, "invisible_character", str(stored.path), message))
+    return findings
+
+
 def _temp_finding(scope: str, store: NoteStore, path: Path) -> Finding:
     """A fresh temp file is a write in progress; an old one a write that was killed."""
     if not is_own_temp_name(path.name):
@@ -117,6 +135,7 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
             report.findings.append(_temp_finding(scope, store, path))
         for stored in notes:
             report.findings.extend(_credential_findings(scope, stored))
+            report.findings.extend(_invisible_findings(scope, stored))
             note = stored.note
             if len(note.summary) > MAX_SUMMARY_CHARS:
                 report.findings.append(
