@@ -223,11 +223,14 @@ class Tokenizer:
         return found
 
     def priors(self, terms: Sequence[str]) -> list[float]:
-        """:meth:`prior` of each of ``terms`` (one dictionary look-up each when known)."""
-        known = self._priors
-        found = [known.get(term) for term in terms]
+        """:meth:`prior` of each of ``terms``: one dictionary look-up each, and for a term of
+        no word list in ASCII and not a number, 0 without a call (a first message after a
+        cache load weighs the topic terms of every note; those not seen are not remembered)."""
+        found = list(map(self._priors.get, terms))
         return [
-            self.prior(term) if value is None else value
+            (0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term))
+            if value is None
+            else value
             for term, value in zip(terms, found, strict=True)
         ]
 
