@@ -2,7 +2,9 @@
 
 Tokenising and stemming every note is the whole cost of a cold start; the cache keeps each
 note's indexed form (term ids and per-field frequencies) so that a new process only reads one
-file and regroups postings with numpy.
+file. The notes are stored as columns - their keys, and their postings as flat arrays with
+the order that sorts them by term - which a load adopts as they are
+(:mod:`~oharness.recall.layout`): no Python object per note or per term is made until used.
 
 Validity, so a stale entry is never used:
 
@@ -13,7 +15,10 @@ Validity, so a stale entry is never used:
   when the caller's current key for that note is equal. Anything else - a changed, new,
   unreadable or truncated entry - is reported back for the caller to index from the note.
 
-The file is rebuildable and never synced: a missing or corrupt cache only costs time.
+The file starts with a tag and the CRC-32 of the rest; a file whose CRC does not match (cut
+short, overwritten, a bit flipped) is discarded, and so is one whose arrays disagree (every
+term id must name a term, the order must be a permutation sorting them by term). The file is
+rebuildable and never synced: a missing or corrupt cache only costs time.
 Writes are atomic (unique temp file in the same directory, fsync, ``os.replace``, fsync of the
 directory), so a crash leaves the old cache or the new one.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final, cast
@@ -46,6 +52,7 @@ from oharness.recall.postings import (
 #: covered by its own signature.
 CACHE_FORMAT: Final = 3
 _MAGIC: Final = "oharness-recall-cache"
+_TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
 
 
@@ -70,7 +77,7 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         # Postings in term order, so a load regroups them without sorting.
         "order": np.argsort(columns.ids, kind="stable").astype("<i4").tobytes(),
     }
-    write_atomically(Path(path), marshal.dumps(payload))
+    write_atomically(Path(path), framed(marshal.dumps(payload)))
     return len(entries)
 
 
@@ -131,13 +138,21 @@ def write_atomically(path: Path, data: bytes) -> None:
     atomic_write(path, data)
 
 
+def framed(body: bytes) -> bytes:
+    """The file's bytes for a marshalled ``body``: the tag, the body's CRC-32, the body."""
+    return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
+
+
 def _load(path: Path) -> dict[str, Any] | None:
     try:
         data = path.read_bytes()
     except OSError:
         return None
+    body = memoryview(data)[len(_TAG) + 4 :]
+    if data[: len(_TAG)] != _TAG or data[len(_TAG) : len(_TAG) + 4] != _crc(body):
+        return None  # another file, or this one cut short or damaged
     try:
-        payload = marshal.loads(data)
+        payload = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None  # truncated or foreign file: rebuild rather than fail
     if (
@@ -147,6 +162,10 @@ def _load(path: Path) -> dict[str, Any] | None:
     ):
         return None
     return payload
+
+
+def _crc(body: memoryview) -> bytes:
+    return zlib.crc32(body).to_bytes(4, "little")
 
 
 _BLOBS: Final = ("scopes", "lengths", "counts", "terms_of", "frequencies", "order")
