@@ -14,6 +14,7 @@ never grow past the largest number of notes held at once.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from itertools import compress
 from typing import Final, overload
 
 import numpy as np
@@ -144,23 +145,22 @@ class Postings:
         for term in (*tags, *summary, *marks):
             union.setdefault(term, 0)
         vocabulary = self.vocabulary
-        ids = [vocabulary.get(term) for term in union]
-        if None in ids:
-            ids = [
-                self.term_id(term) if found is None else found
-                for term, found in zip(union, ids, strict=True)
-            ]
-        frequencies = np.zeros((len(union), FIELD_COUNT), dtype=np.float32)
-        frequencies[:, 2] = np.fromiter(union.values(), np.float32, len(union))
+        known = len(vocabulary)
+        # One look-up per term: a new term gets the next id (the length before it is added).
+        add = vocabulary.setdefault
+        ids = np.array([add(term, len(vocabulary)) for term in union], dtype=np.int32)
+        if len(vocabulary) > known:
+            self.terms.extend(compress(union, (ids >= known).tolist()))
+        count = len(union)
+        frequencies = np.zeros((count, FIELD_COUNT), dtype=np.float32)
+        frequencies[:, 2] = np.fromiter(union.values(), np.float32, count)
         if tags or summary:
-            position = dict(zip(union, range(len(union)), strict=True))
+            position = dict(zip(union, range(count), strict=True))
             for field, counts in ((0, summary), (1, tags)):
-                for term, count in counts.items():
-                    frequencies[position[term], field] = count
+                for term, times in counts.items():
+                    frequencies[position[term], field] = times
         lengths = (sum(summary.values()), sum(tags.values()), sum(body.values()))
-        return NoteEntry(
-            (scope, note_id), cache_key, np.array(ids, dtype=np.int32), frequencies, lengths
-        )
+        return NoteEntry((scope, note_id), cache_key, ids, frequencies, lengths)
 
     def lookup(self, term: str) -> tuple[IntArray, FreqArray] | None:
         """The slots holding a term and its frequencies there, or None when no note has it."""
@@ -174,8 +174,9 @@ class Postings:
         own = self._own.get(term_id)
         if own is not None:
             return own
-        if self._base is not None:
-            return self._base.term(term_id)
+        if self._base is not None and term_id < self._base.term_count:
+            found = self._own[term_id] = self._base.term(term_id)  # gathered once
+            return found
         return _EMPTY_SLOTS, _EMPTY_FREQUENCIES
 
     def entry_of(self, key: NoteKey) -> NoteEntry:

@@ -178,7 +178,8 @@ class Tokenizer:
         try:  # looked up and counted in C: a chunk of one term is that term
             counted = Counter(map(known.__getitem__, chunks))
         except KeyError:
-            self._learn(chunks)
+            if self._learn([chunk for chunk in chunks if chunk not in known]):
+                self._learn(chunks, may_forget=False)  # the memo was emptied: all of them
             counted = Counter(map(known.__getitem__, chunks))
         counted.pop(_NO_TERM, None)
         many = self._many
@@ -186,12 +187,14 @@ class Tokenizer:
             return _expanded(counted, many)
         return counted
 
-    def _learn(self, chunks: list[str]) -> None:
+    def _learn(self, chunks: list[str], *, may_forget: bool = True) -> bool:
         """Analyse the chunks not seen yet; a plain word (ASCII letters, no camelCase: most
-        of them) is stemmed in bulk, as :meth:`_word_groups` would one at a time."""
+        of them) is stemmed in bulk, as :meth:`_word_groups` would one at a time. True when
+        the memo was emptied first (bounded memory in long-lived processes)."""
         distinct = list(dict.fromkeys(chunks))
-        if len(self._cache) + len(distinct) >= _MAX_CACHED_CHUNKS:
-            self._forget()  # bounded memory in long-lived processes; refills quickly
+        forget = may_forget and len(self._counted) + len(distinct) >= _MAX_CACHED_CHUNKS
+        if forget:
+            self._forget()
         known = self._counted
         plain: list[str] = []
         for chunk in distinct:
@@ -213,6 +216,7 @@ class Tokenizer:
                 groups = (fresh,) if fresh else ()
             self._cache[chunk] = groups
             self._count_as(chunk, groups[0] if groups else ())
+        return forget
 
     def _count_as(self, chunk: str, terms: tuple[str, ...]) -> None:
         """Remember what :meth:`counts` counts for ``chunk``: its term, none, or several."""
@@ -338,7 +342,7 @@ class Tokenizer:
         else:
             groups = self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
-            self._forget()  # bounded memory in long-lived processes; refills quickly
+            self._cache.clear()  # bounded memory in long-lived processes; refills quickly
         self._cache[chunk] = groups
         return groups
 
