@@ -1,10 +1,13 @@
 """Recall speed (spec 03.3): build, cache load in a new process, per-message latency.
 
 10,000 synthetic notes (two scopes of 5,000, bodies of 40-400 words from a Zipf vocabulary,
-seeded; see ``recall_corpus.py``) are indexed from scratch, the derived cache is written, a
-new Python process is spawned to load it, and messages are timed against the warm index - and,
-in the same run, against a naive full-scan scorer (the same formula, computed note by note
-from per-note term counts) and a SQLite FTS5 table with ``bm25()`` ranking::
+seeded; see ``recall_corpus.py``) are indexed from scratch, the derived cache is written, new
+Python processes are spawned to load it and answer one message (the median of a few, wall and
+CPU time; with bytecode compiled, as an installed package has it: a first spawn writes it),
+and messages are timed against the warm index - and, in the same run, against a naive
+full-scan scorer (the same formula, computed note by note from per-note term counts) and a
+SQLite FTS5 table with ``bm25()`` ranking. The bars are issue 11's: recall p95 <= 1 ms at
+10,000 notes, a new process ready <= 0.5 s, a first build <= 5 s::
 
     python bench/recall_latency.py            # the spec's 10,000 notes
     python bench/recall_latency.py --quick    # 1,000 notes, a few seconds, for CI
@@ -17,6 +20,7 @@ import json
 import marshal
 import os
 import re
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -274,24 +278,39 @@ def cache_keys(corpus: Corpus) -> dict[NoteKey, CacheKey]:
     }
 
 
-def new_process(cache: Path, keys: dict[NoteKey, CacheKey], message: str) -> dict[str, float]:
-    """Spawn a fresh interpreter that loads the cache and answers one recall."""
+def new_process(
+    cache: Path, keys: dict[NoteKey, CacheKey], message: str, runs: int
+) -> dict[str, float]:
+    """Spawn fresh interpreters that load the cache and answer one recall: the median of
+    ``runs`` (after one that writes the bytecode), each part and the CPU time (user + system).
+    """
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.NamedTemporaryFile(suffix=".keys", delete=False) as handle:
         handle.write(marshal.dumps([(s, i, k) for (s, i), k in keys.items()]))
+    results: list[dict[str, float]] = []
     try:
-        started = time.perf_counter()
-        output = subprocess.run(
-            [sys.executable, "-c", _CHILD, handle.name, str(cache), message],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        wall = time.perf_counter() - started
+        for _ in range(runs + 1):
+            cpu_before = _children_cpu()
+            started = time.perf_counter()
+            output = subprocess.run(
+                [sys.executable, "-c", _CHILD, handle.name, str(cache), message],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            ).stdout
+            result: dict[str, float] = json.loads(output)
+            result["wall"] = time.perf_counter() - started
+            result["cpu"] = _children_cpu() - cpu_before
+            results.append(result)
     finally:
         os.unlink(handle.name)
-    result: dict[str, float] = json.loads(output)
-    result["wall"] = wall
-    return result
+    return {name: statistics.median(r[name] for r in results[1:]) for name in results[0]}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def update_latency(index: RecallIndex, corpus: Corpus, count: int) -> list[float]:
@@ -329,10 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{os.getloadavg()[0]:.1f} at the start on {os.cpu_count()} cores (wall times wait for")
     print("a core when it is high; the CPU-time row does not)\n")
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     index = RecallIndex()
     index.add_many(corpus.notes, keys)
     build = time.perf_counter() - started
+    build_cpu = time.process_time() - cpu_started
 
     with tempfile.TemporaryDirectory() as folder:
         cache = Path(folder) / "recall-index.bin"
@@ -340,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_cache(cache, index)
         write = time.perf_counter() - started
         size = cache.stat().st_size
-        child = new_process(cache, keys, messages[0])
+        child = new_process(cache, keys, messages[0], 3 if args.quick else 5)
         restored = RecallIndex()
         started = time.perf_counter()
         read_cache(cache, restored, keys)
@@ -376,10 +396,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("-" * 76)
     rows = [
         ("first build, no cache (tokenise + index)", f"{build:.2f} s", "<= 5 s"),
+        ("  the same, CPU time", f"{build_cpu:.2f} s", ""),
         (f"cache write ({size / 1e6:.1f} MB, atomic)", f"{write:.2f} s", ""),
-        ("new process: spawn -> cache loaded -> first recall", f"{child['wall']:.2f} s", "<= 1 s"),
+        ("new process: spawn, cache loaded, first recall", f"{child['wall']:.2f} s", "<= 0.5 s"),
+        ("  the same, CPU time (user + system)", f"{child['cpu']:.2f} s", ""),
         ("  of which imports (numpy, oharness.recall)", f"{child['imports']:.2f} s", ""),
         ("  of which cache load and validation", f"{child['load']:.2f} s", ""),
+        ("  of which the first recall", f"{child['first_recall']:.2f} s", ""),
         ("cache load in this process", f"{load_here:.2f} s", ""),
         ("single-note update (p50 / p95)", _pair(updates), ""),
         ("SQLite FTS5 build (insert all notes)", f"{fts_build:.2f} s", ""),
@@ -406,8 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"naive scorer and index attach the same notes: {agree}/{naive_count} messages")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
-    ok = build <= 5 and child["wall"] <= 1 and percentiles(recall_times)[1] <= 5
-    print(f"bars met: {'yes' if ok else 'NO'} (recall p95 <= 5 ms, ready <= 1 s, build <= 5 s)")
+    ok = build <= 5 and child["wall"] <= 0.5 and percentiles(recall_times)[1] <= 1
+    print(f"bars met: {'yes' if ok else 'NO'} (recall p95 <= 1 ms, ready <= 0.5 s, build <= 5 s)")
     return 0 if ok or args.quick else 1
 
 

@@ -2,7 +2,9 @@
 
 Tokenising and stemming every note is the whole cost of a cold start; the cache keeps each
 note's indexed form (term ids and per-field frequencies) so that a new process only reads one
-file and regroups postings with numpy.
+file. The notes are stored as columns - their keys, and their postings as flat arrays with
+the order that sorts them by term - which a load adopts as they are
+(:mod:`~oharness.recall.layout`): no Python object per note or per term is made until used.
 
 Validity, so a stale entry is never used:
 
@@ -13,7 +15,10 @@ Validity, so a stale entry is never used:
   when the caller's current key for that note is equal. Anything else - a changed, new,
   unreadable or truncated entry - is reported back for the caller to index from the note.
 
-The file is rebuildable and never synced: a missing or corrupt cache only costs time.
+The file starts with a tag and the CRC-32 of the rest; a file whose CRC does not match (cut
+short, overwritten, a bit flipped) is discarded, and so is one whose arrays disagree (every
+term id must name a term, the order must be a permutation sorting them by term). The file is
+rebuildable and never synced: a missing or corrupt cache only costs time.
 Writes are atomic (unique temp file in the same directory, fsync, ``os.replace``, fsync of the
 directory), so a crash leaves the old cache or the new one.
 """
@@ -22,9 +27,10 @@ from __future__ import annotations
 
 import marshal
 import os
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,12 +38,21 @@ import numpy.typing as npt
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
-from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey
+from oharness.recall.postings import (
+    FIELD_COUNT,
+    CacheKey,
+    Columns,
+    FreqArray,
+    IntArray,
+    NoteKey,
+)
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
-#: asks something). Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 2
+#: asks something; 3: notes as columns, postings read as flat arrays). Tokeniser changes are
+#: covered by its own signature.
+CACHE_FORMAT: Final = 3
 _MAGIC: Final = "oharness-recall-cache"
+_TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
 
 
@@ -45,25 +60,24 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
     terms, all_entries = index.entries()
     entries = [entry for entry in all_entries if entry.cache_key is not None]
-    counts = np.array([len(entry.term_ids) for entry in entries], dtype="<i4")
-    ids = _concatenate([entry.term_ids for entry in entries], np.int32, (0,))
-    frequencies = _concatenate(
-        [entry.frequencies for entry in entries], np.float32, (0, FIELD_COUNT)
-    )
+    columns = Columns.of(entries)
     payload = {
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
         "tokenizer": index.tokenizer.signature,
         "terms": terms,
-        "notes": [(e.key[0], e.key[1], e.cache_key, e.lengths) for e in entries],
-        "counts": counts.tobytes(),
-        "ids": ids.astype("<i4").tobytes(),
+        "scopes": bytes(_SCOPES.index(entry.key[0]) for entry in entries),
+        "ids": [entry.key[1] for entry in entries],
+        "keys": [entry.cache_key for entry in entries],
+        "lengths": columns.lengths.astype("<i4").tobytes(),
+        "counts": columns.counts.astype("<i4").tobytes(),
+        "terms_of": columns.ids.astype("<i4").tobytes(),
         # Term frequencies fit 16 bits: a body of maxNoteBytes has fewer than 65,536 words.
-        "frequencies": frequencies.clip(0, 65535).astype("<u2").tobytes(),
+        "frequencies": columns.frequencies.clip(0, 65535).astype("<u2").tobytes(),
         # Postings in term order, so a load regroups them without sorting.
-        "order": np.argsort(ids, kind="stable").astype("<i4").tobytes(),
+        "order": np.argsort(columns.ids, kind="stable").astype("<i4").tobytes(),
     }
-    write_atomically(Path(path), marshal.dumps(payload))
+    write_atomically(Path(path), framed(marshal.dumps(payload)))
     return len(entries)
 
 
@@ -79,29 +93,37 @@ def read_cache(
     payload = _load(Path(path))
     if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
         return missing
-    arrays = _arrays(payload)
-    if arrays is None:
+    parts = _columns(payload)
+    if parts is None:
         return missing
-    terms, notes, counts, ids, frequencies, order = arrays
-    valid = np.zeros(len(notes), dtype=np.bool_)
-    entries: list[NoteEntry] = []
-    offsets = [0, *np.cumsum(counts).tolist()]
-    for number, (scope, note_id, cache_key, lengths) in enumerate(notes):
-        key: NoteKey = ("project", note_id) if scope == "project" else ("user", note_id)
+    terms, columns = parts
+    valid = np.zeros(len(columns.keys), dtype=np.bool_)
+    for number, (key, cache_key) in enumerate(zip(columns.keys, columns.cache_keys, strict=True)):
         if key in missing and keys[key] == cache_key:
             missing.discard(key)
             valid[number] = True
-            start, end = offsets[number], offsets[number + 1]
-            entries.append(
-                NoteEntry(key, cache_key, ids[start:end], frequencies[start:end], lengths)
-            )
     if not valid.all():
-        kept = np.repeat(valid, counts)
-        renumber = np.cumsum(kept, dtype=np.int64) - 1
-        order = renumber[order[kept[order]]].astype(np.int32)
-        ids, frequencies = ids[kept], frequencies[kept]
-    index.restore(terms, entries, order, (ids, frequencies))
+        columns = _kept(columns, valid)
+    index.restore_columns(terms, columns)
     return missing
+
+
+def _kept(columns: Columns, valid: npt.NDArray[np.bool_]) -> Columns:
+    """The rows of ``columns`` marked ``valid``, their postings' order renumbered."""
+    kept = np.repeat(valid, columns.counts)
+    renumber = np.cumsum(kept, dtype=np.int64) - 1
+    assert columns.order is not None
+    order = renumber[columns.order[kept[columns.order]]]
+    rows = np.flatnonzero(valid).tolist()
+    return Columns(
+        [columns.keys[row] for row in rows],
+        [columns.cache_keys[row] for row in rows],
+        columns.lengths[valid],
+        columns.counts[valid],
+        columns.ids[kept],
+        columns.frequencies[kept],
+        order,
+    )
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -116,13 +138,21 @@ def write_atomically(path: Path, data: bytes) -> None:
     atomic_write(path, data)
 
 
+def framed(body: bytes) -> bytes:
+    """The file's bytes for a marshalled ``body``: the tag, the body's CRC-32, the body."""
+    return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
+
+
 def _load(path: Path) -> dict[str, Any] | None:
     try:
         data = path.read_bytes()
     except OSError:
         return None
+    body = memoryview(data)[len(_TAG) + 4 :]
+    if data[: len(_TAG)] != _TAG or data[len(_TAG) : len(_TAG) + 4] != _crc(body):
+        return None  # another file, or this one cut short or damaged
     try:
-        payload = marshal.loads(data)
+        payload = marshal.loads(body)
     except (EOFError, ValueError, TypeError):
         return None  # truncated or foreign file: rebuild rather than fail
     if (
@@ -134,62 +164,64 @@ def _load(path: Path) -> dict[str, Any] | None:
     return payload
 
 
-_Arrays = tuple[
-    list[str],
-    list[tuple[str, str, CacheKey, tuple[int, int, int]]],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.int32],
-    npt.NDArray[np.float32],
-    npt.NDArray[np.int32],
-]
+def _crc(body: memoryview) -> bytes:
+    return zlib.crc32(body).to_bytes(4, "little")
 
 
-def _arrays(payload: dict[str, Any]) -> _Arrays | None:
-    """The payload's parts, checked for consistency; None when anything is off."""
-    terms, notes = payload.get("terms"), payload.get("notes")
-    raw = [payload.get(name) for name in ("counts", "ids", "frequencies", "order")]
-    if not isinstance(terms, list) or not isinstance(notes, list):
+_BLOBS: Final = ("scopes", "lengths", "counts", "terms_of", "frequencies", "order")
+
+
+def _columns(payload: dict[str, Any]) -> tuple[list[str], Columns] | None:
+    """The payload's terms and notes, checked for consistency; None when anything is off."""
+    terms, ids, cache_keys = payload.get("terms"), payload.get("ids"), payload.get("keys")
+    blobs = [payload.get(name) for name in _BLOBS]
+    if not (isinstance(terms, list) and isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    blobs = [part for part in raw if isinstance(part, bytes)]
-    if len(blobs) != len(raw) or not all(_note_row(row) for row in notes):
+    if not all(isinstance(blob, bytes) for blob in blobs):
         return None
-    counts_blob, ids_blob, frequencies_blob, order_blob = blobs
-    if any(len(blob) % 4 for blob in (counts_blob, ids_blob, order_blob)):
+    scopes, lengths, counts, term_ids, frequencies, order = cast(list[bytes], blobs)
+    notes = len(ids)
+    if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
         return None
-    counts = np.frombuffer(counts_blob, dtype="<i4").astype(np.int32, copy=False)
+    if len(counts) != notes * 4 or any(len(blob) % 4 for blob in (term_ids, order)):
+        return None
+    if not all(isinstance(note_id, str) for note_id in ids) or scopes.strip(b"\x00\x01"):
+        return None
+    arrays = _arrays(len(terms), counts, term_ids, frequencies, order)
+    if arrays is None:
+        return None
+    keys: list[NoteKey] = [
+        ("user", note_id) if scope else ("project", note_id)
+        for scope, note_id in zip(scopes, ids, strict=True)
+    ]
+    sizes = np.frombuffer(lengths, dtype="<i4").astype(np.int64).reshape(-1, FIELD_COUNT)
+    if notes and sizes.min() < 0:
+        return None
+    return terms, Columns(keys, cache_keys, sizes, *arrays)
+
+
+def _arrays(
+    term_count: int, counts_blob: bytes, ids_blob: bytes, frequencies_blob: bytes, order_blob: bytes
+) -> tuple[npt.NDArray[np.int64], IntArray, FreqArray, IntArray] | None:
+    """The postings' arrays: counts per note, term ids and frequencies in note order, and
+    their order by term; None unless consistent (every id a term, the order a permutation
+    that sorts them)."""
+    counts = np.frombuffer(counts_blob, dtype="<i4").astype(np.int64)
     ids = np.frombuffer(ids_blob, dtype="<i4").astype(np.int32, copy=False)
     order = np.frombuffer(order_blob, dtype="<i4").astype(np.int32, copy=False)
     total = len(ids)
-    if len(counts) != len(notes) or int(counts.sum()) != total or len(order) != total:
+    if len(order) != total or len(frequencies_blob) != total * FIELD_COUNT * 2:
         return None
-    if len(frequencies_blob) != total * FIELD_COUNT * 2 or (len(counts) and counts.min() < 0):
+    if len(counts) and (counts.min() < 0 or int(counts.sum()) != total):
         return None
     if total:
-        if int(ids.min()) < 0 or int(ids.max()) >= len(terms):
+        if int(ids.min()) < 0 or int(ids.max()) >= term_count:
             return None
         if int(order.min()) < 0 or int(order.max()) >= total:
             return None
-        if np.bincount(order, minlength=total).max() != 1 or np.any(np.diff(ids[order]) < 0):
+        seen = np.zeros(total, dtype=np.bool_)
+        seen[order] = True
+        if not seen.all() or np.any(np.diff(ids[order]) < 0):
             return None
     frequencies = np.frombuffer(frequencies_blob, dtype="<u2").astype(np.float32)
-    return terms, notes, counts, ids, frequencies.reshape(-1, FIELD_COUNT), order
-
-
-def _note_row(row: object) -> bool:
-    if not isinstance(row, tuple) or len(row) != 4:
-        return False
-    scope, note_id, cache_key, lengths = row
-    return (
-        scope in _SCOPES
-        and isinstance(note_id, str)
-        and isinstance(cache_key, str | int | tuple)
-        and isinstance(lengths, tuple)
-        and len(lengths) == FIELD_COUNT
-        and all(isinstance(length, int) for length in lengths)
-    )
-
-
-def _concatenate(
-    parts: list[npt.NDArray[Any]], dtype: type[np.generic], empty_shape: tuple[int, ...]
-) -> npt.NDArray[Any]:
-    return np.concatenate(parts) if parts else np.empty(empty_shape, dtype=dtype)
+    return counts, ids, frequencies.reshape(-1, FIELD_COUNT), order

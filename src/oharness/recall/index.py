@@ -31,6 +31,7 @@ from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
+    Columns,
     FreqArray,
     IntArray,
     NoteEntry,
@@ -195,6 +196,11 @@ class RecallIndex:
             self._postings.load(terms, entries, order, flat)
         else:
             self._postings.insert(self._postings.translate(terms, entries))
+
+    def restore_columns(self, terms: list[str], columns: Columns) -> None:
+        """Add notes from their indexed form as columns (:mod:`~oharness.recall.cache`)."""
+        self._judge.reset()  # term ids may be renumbered
+        self._postings.adopt(terms, columns)
 
     # -- queries ---------------------------------------------------------------------------
 

@@ -1,46 +1,92 @@
 """Postings storage behind :class:`~oharness.recall.index.RecallIndex`.
 
-Each note lives in a *slot* (a row of the per-note arrays); each term has a numpy array of the
-slots holding it and a matching ``(n, 3)`` array of its frequencies in summary, tags and body.
-Adding a note appends to its terms' arrays; removing filters them. Bulk inserts group all
-postings by term with one sort, which is what makes a first build and a cache load fast.
-Freed slots are reused, so arrays never grow past the largest number of notes held at once.
+Each note lives in a *slot* (a row of the per-note arrays); each term has the slots holding it
+(ascending) and a matching ``(n, 3)`` array of its frequencies in summary, tags and body.
+
+A first build into an empty store and a cache load adopt their notes as one
+:class:`~oharness.recall.layout.Base` (flat arrays both ways; a term's postings are a slice of
+them, made when looked up, and a note's entry is made when first read). What changes after
+that is kept beside the base, copy on write: a term touched by an added or removed note gets
+arrays of its own, a slot refilled holds its new entry. Freed slots are reused, so arrays
+never grow past the largest number of notes held at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Final, NamedTuple
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from itertools import compress
+from typing import Final, overload
 
 import numpy as np
 import numpy.typing as npt
 
+from oharness.recall.layout import (
+    FIELD_COUNT,
+    Base,
+    CacheKey,
+    Columns,
+    FreqArray,
+    IntArray,
+    NoteEntry,
+    NoteKey,
+)
 from oharness.recall.score import ScoringParams
 from oharness.types import Scope
 
-NoteKey = tuple[Scope, str]
-#: A caller's proof that a note is unchanged, e.g. ``(mtime_ns, size, inode)`` or a hash.
-CacheKey = str | int | tuple[int, ...]
+__all__ = [
+    "FIELD_COUNT",
+    "CacheKey",
+    "Columns",
+    "EntryView",
+    "FreqArray",
+    "IntArray",
+    "NoteEntry",
+    "NoteKey",
+    "Postings",
+]
 
-IntArray = npt.NDArray[np.int32]
-FreqArray = npt.NDArray[np.float32]
-FIELD_COUNT: Final = 3  # summary, tags, body
 _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
+#: Every posting of the live notes: slot, term id and frequencies, each note's together.
+Flat = tuple[npt.NDArray[np.intp], IntArray, FreqArray]
 
 
-class NoteEntry(NamedTuple):
-    """A note's indexed form: its term ids and their per-field frequencies.
+class EntryView:
+    """Each slot's entry (None for a free slot), made when read; and all of them at once as
+    flat arrays (:meth:`flat`), or the stamp of each slot's content (:meth:`stamps`)."""
 
-    A named tuple rather than a dataclass: a cache load creates one per note, and tuples are
-    several times cheaper to build.
-    """
+    def __init__(self, postings: Postings) -> None:
+        self._postings = postings
 
-    key: NoteKey
-    cache_key: CacheKey | None
-    term_ids: IntArray
-    frequencies: FreqArray  # shape (len(term_ids), 3)
-    lengths: tuple[int, int, int]  # terms per field, for length normalisation
+    def __len__(self) -> int:
+        return len(self._postings._entries)
+
+    @overload
+    def __getitem__(self, slot: int) -> NoteEntry | None: ...
+
+    @overload
+    def __getitem__(self, slot: slice) -> list[NoteEntry | None]: ...
+
+    def __getitem__(self, slot: int | slice) -> NoteEntry | list[NoteEntry | None] | None:
+        if isinstance(slot, slice):
+            return [self._postings.entry_at(n) for n in range(len(self))[slot]]
+        return self._postings.entry_at(slot)
+
+    def __iter__(self) -> Iterator[NoteEntry | None]:
+        return (self._postings.entry_at(slot) for slot in range(len(self)))
+
+    def flat(self) -> Flat:
+        """Every live note's postings, each note's in its entry's order (notes by slot within
+        the base, then the others by slot)."""
+        return self._postings.flat()
+
+    def body_lengths(self) -> npt.NDArray[np.float64]:
+        """Body length (terms) per slot."""
+        return self._postings.body_lengths()[: len(self)]
+
+    def stamps(self) -> npt.NDArray[np.int64]:
+        """Per slot, a number that changes whenever the slot gets another entry or is freed."""
+        return self._postings.stamps[: len(self)]
 
 
 class Postings:
@@ -49,14 +95,18 @@ class Postings:
     def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
         self.terms: list[str] = []
-        self._slots: list[IntArray] = []
-        self._frequencies: list[FreqArray] = []
+        self._base: Base | None = None
+        self._own: dict[int, tuple[IntArray, FreqArray]] = {}  # terms changed since the base
         self.slot_of: dict[NoteKey, int] = {}
         self.owners: list[NoteKey] = []
         self.cache_keys: dict[NoteKey, CacheKey] = {}
-        self._entries: list[NoteEntry | None] = []
+        self._entries: list[NoteEntry | None] = []  # None: free, or in the base and not read
+        self._in_base = np.zeros(0, dtype=np.bool_)  # per slot: holds its base entry
+        self._added: set[int] = set()  # slots holding an entry not of the base
         self._free: list[int] = []
         self._lengths = np.zeros((16, FIELD_COUNT), dtype=np.float64)
+        self.stamps = np.zeros(16, dtype=np.int64)
+        self._stamped = 0
         self._totals = [0, 0, 0]
         self._norms: npt.NDArray[np.float32] | None = None
         self._norms_params: ScoringParams | None = None
@@ -75,8 +125,6 @@ class Postings:
         new = len(self.terms)
         self.vocabulary[term] = new
         self.terms.append(term)
-        self._slots.append(_EMPTY_SLOTS)
-        self._frequencies.append(_EMPTY_FREQUENCIES)
         return new
 
     def entry(
@@ -96,43 +144,97 @@ class Postings:
         union = dict(body)  # body terms first: most terms only occur there
         for term in (*tags, *summary, *marks):
             union.setdefault(term, 0)
-        found = list(map(self.vocabulary.get, union))
-        ids = [
-            self.term_id(term) if term_id is None else term_id
-            for term, term_id in zip(union, found, strict=True)
-        ]
-        frequencies = np.zeros((len(union), FIELD_COUNT), dtype=np.float32)
-        frequencies[:, 2] = np.fromiter(union.values(), np.float32, len(union))
+        vocabulary = self.vocabulary
+        known = len(vocabulary)
+        # One look-up per term: a new term gets the next id (the length before it is added).
+        add = vocabulary.setdefault
+        ids = np.array([add(term, len(vocabulary)) for term in union], dtype=np.int32)
+        if len(vocabulary) > known:
+            self.terms.extend(compress(union, (ids >= known).tolist()))
+        count = len(union)
+        frequencies = np.zeros((count, FIELD_COUNT), dtype=np.float32)
+        frequencies[:, 2] = np.fromiter(union.values(), np.float32, count)
         if tags or summary:
-            position = dict(zip(union, range(len(union)), strict=True))
+            position = dict(zip(union, range(count), strict=True))
             for field, counts in ((0, summary), (1, tags)):
-                for term, count in counts.items():
-                    frequencies[position[term], field] = count
+                for term, times in counts.items():
+                    frequencies[position[term], field] = times
         lengths = (sum(summary.values()), sum(tags.values()), sum(body.values()))
-        return NoteEntry(
-            (scope, note_id), cache_key, np.array(ids, dtype=np.int32), frequencies, lengths
-        )
+        return NoteEntry((scope, note_id), cache_key, ids, frequencies, lengths)
 
     def lookup(self, term: str) -> tuple[IntArray, FreqArray] | None:
         """The slots holding a term and its frequencies there, or None when no note has it."""
         term_id = self.vocabulary.get(term)
-        if term_id is None or len(self._slots[term_id]) == 0:
+        if term_id is None:
             return None
-        return self._slots[term_id], self._frequencies[term_id]
+        found = self._term(term_id)
+        return found if len(found[0]) else None
+
+    def _term(self, term_id: int) -> tuple[IntArray, FreqArray]:
+        own = self._own.get(term_id)
+        if own is not None:
+            return own
+        if self._base is not None and term_id < self._base.term_count:
+            found = self._own[term_id] = self._base.term(term_id)  # gathered once
+            return found
+        return _EMPTY_SLOTS, _EMPTY_FREQUENCIES
 
     def entry_of(self, key: NoteKey) -> NoteEntry:
         """The indexed form of a note (KeyError when absent)."""
-        entry = self._entries[self.slot_of[key]]
+        entry = self.entry_at(self.slot_of[key])
         assert entry is not None
         return entry
 
-    def entries_by_slot(self) -> list[NoteEntry | None]:
+    def entry_at(self, slot: int) -> NoteEntry | None:
+        """The entry held in ``slot``, None when it is free."""
+        entry = self._entries[slot]
+        in_base = slot < len(self._in_base) and self._in_base[slot]
+        if entry is None and in_base and self._base is not None:
+            key = self.owners[slot]
+            entry = self._entries[slot] = self._base.entry(slot, key, self.cache_keys.get(key))
+        return entry
+
+    def entries_by_slot(self) -> EntryView:
         """Each slot's entry (None for a free slot); read only."""
-        return self._entries
+        return EntryView(self)
+
+    def flat(self) -> Flat:
+        """See :meth:`EntryView.flat`."""
+        parts: list[Flat] = []
+        base = self._base
+        if base is not None:
+            live = self._in_base[: base.note_count]
+            if live.all():
+                parts.append((base.owner.astype(np.intp), base.ids, base.frequencies))
+            else:
+                kept = live[base.owner]
+                parts.append(
+                    (base.owner[kept].astype(np.intp), base.ids[kept], base.frequencies[kept])
+                )
+        added = [(slot, self._entries[slot]) for slot in sorted(self._added)]
+        entries = [(slot, entry) for slot, entry in added if entry is not None]
+        if entries or not parts:
+            counts = [len(entry.term_ids) for _, entry in entries]
+            parts.append(
+                (
+                    np.repeat(np.array([slot for slot, _ in entries], dtype=np.intp), counts),
+                    np.concatenate([_EMPTY_SLOTS, *(entry.term_ids for _, entry in entries)]),
+                    np.concatenate(
+                        [_EMPTY_FREQUENCIES, *(entry.frequencies for _, entry in entries)]
+                    ),
+                )
+            )
+        if len(parts) == 1:
+            return parts[0]
+        return (
+            np.concatenate([part[0] for part in parts]),
+            np.concatenate([part[1] for part in parts]),
+            np.concatenate([part[2] for part in parts]),
+        )
 
     def document_frequency(self, term_id: int) -> int:
         """How many notes hold the term."""
-        return len(self._slots[term_id])
+        return int(self._held(len(self.terms))[term_id])
 
     def document_frequencies(self, term_ids: IntArray) -> IntArray:
         """How many notes hold each of the terms."""
@@ -181,7 +283,11 @@ class Postings:
         batch = list(latest.values())
         if not batch:
             return
+        if not self._entries and self._base is None and len(batch) > 1:
+            self._adopt(Columns.of(batch), batch)  # a first build: the bulk layout
+            return
         slots = [self._allocate(entry) for entry in batch]
+        self._added.update(slots)
         if len(batch) == 1:
             entry, slot = batch[0], slots[0]
             single = np.array([slot], dtype=np.int32)
@@ -189,9 +295,7 @@ class Postings:
                 self._append(term_id, single, entry.frequencies[row : row + 1])
             self._held(len(self.terms))[entry.term_ids] += 1
             return
-        ids = np.concatenate([entry.term_ids for entry in batch])
-        frequencies = np.concatenate([entry.frequencies for entry in batch])
-        self._group(batch, slots, np.argsort(ids, kind="stable"), (ids, frequencies))
+        self._group(batch, slots)
 
     def load(
         self,
@@ -205,44 +309,56 @@ class Postings:
         ``order`` lists the positions of the entries' concatenated postings sorted by term id
         (the cache stores it); ``flat`` may hand over that concatenation when the caller has it.
         """
-        if self.slot_of or self.terms:
-            raise ValueError("load() needs an empty store")
+        columns = Columns.of(entries)
+        if flat is not None:
+            columns = columns._replace(ids=flat[0], frequencies=flat[1])
+        self.adopt(terms, columns._replace(order=order))
+
+    def adopt(self, terms: list[str], columns: Columns) -> None:
+        """Add the notes of ``columns``, whose term ids index ``terms``: into an empty store
+        as its base, without a Python object per note or term; else one by one."""
+        if self.slot_of or self.terms or self._entries:
+            self.insert(self.translate(terms, columns.entries()))
+            return
         self.terms = list(terms)
         self.vocabulary = dict(zip(self.terms, range(len(self.terms)), strict=True))
-        self._slots = [_EMPTY_SLOTS] * len(self.terms)
-        self._frequencies = [_EMPTY_FREQUENCIES] * len(self.terms)
-        self._held_by = np.zeros(len(self.terms), dtype=np.int32)
-        if not entries:
-            return
-        # The per-note bookkeeping of _allocate, done for all notes at once.
-        keys = [entry.key for entry in entries]
-        self.owners = keys
-        self._entries = list(entries)
-        self.slot_of = dict(zip(keys, range(len(keys)), strict=True))
-        self.cache_keys = {e.key: e.cache_key for e in entries if e.cache_key is not None}
-        lengths = np.array([entry.lengths for entry in entries], dtype=np.float64)
-        self._lengths = np.zeros((max(16, len(entries)), FIELD_COUNT), dtype=np.float64)
-        self._lengths[: len(entries)] = lengths
-        self._totals = [int(total) for total in lengths.sum(axis=0)]
-        self._changed()
-        self._group(entries, list(range(len(entries))), order, flat)
+        if len(columns.keys):
+            self._adopt(columns, None)
 
-    def _group(
-        self,
-        batch: list[NoteEntry],
-        slots: list[int],
-        order: npt.NDArray[np.integer[Any]],
-        flat: tuple[IntArray, FreqArray] | None = None,
-    ) -> None:
+    def _adopt(self, columns: Columns, entries: list[NoteEntry] | None) -> None:
+        """Make ``columns`` the base, in slots 0.. (``entries``: their entries, when made)."""
+        count = len(columns.keys)
+        base = self._base = Base(columns, len(self.terms))
+        self._held_by = base.held.copy()
+        keys = columns.keys
+        self.owners = list(keys)
+        self._entries = list(entries) if entries is not None else [None] * count
+        self._in_base = np.ones(count, dtype=np.bool_)
+        self.slot_of = dict(zip(keys, range(count), strict=True))
+        self.cache_keys = {
+            key: cache_key
+            for key, cache_key in zip(keys, columns.cache_keys, strict=True)
+            if cache_key is not None
+        }
+        # The capacity one by one would reach (16, doubled): the scorer's dense or sparse
+        # choice depends on it, so a loaded index answers to the last bit as one built.
+        capacity = 16 << max(0, (count - 1) // 16).bit_length()
+        self._lengths = np.zeros((capacity, FIELD_COUNT), dtype=np.float64)
+        self._lengths[:count] = columns.lengths
+        self._totals = [int(total) for total in columns.lengths.sum(axis=0)]
+        self.stamps = np.zeros(capacity, dtype=np.int64)
+        self.stamps[:count] = np.arange(1, count + 1)
+        self._stamped = count
+        self._changed()
+
+    def _group(self, batch: list[NoteEntry], slots: list[int]) -> None:
         """Append the batch's postings to each term, visiting them in term order."""
-        if flat is None:
-            flat = (
-                np.concatenate([entry.term_ids for entry in batch]),
-                np.concatenate([entry.frequencies for entry in batch]),
-            )
-        ids, frequencies = flat[0][order], flat[1][order]
+        ids = np.concatenate([entry.term_ids for entry in batch])
         if len(ids) == 0:  # notes without a single word ("🚀", "..."): nothing to post
             return
+        frequencies = np.concatenate([entry.frequencies for entry in batch])
+        order = np.argsort(ids, kind="stable")
+        ids, frequencies = ids[order], frequencies[order]
         owner = np.repeat(np.array(slots, dtype=np.int32), [len(e.term_ids) for e in batch])
         owner = owner[order]
         bounds = np.flatnonzero(np.diff(ids)) + 1
@@ -250,44 +366,45 @@ class Postings:
         ends = [*bounds.tolist(), len(ids)]
         held = self._held(len(self.terms))
         held[ids[starts]] += np.diff(np.array([*starts, len(ids)], dtype=np.int32))
-        all_slots, all_frequencies = self._slots, self._frequencies
         for term_id, start, end in zip(ids[starts].tolist(), starts, ends, strict=True):
-            if len(all_slots[term_id]):
-                self._append(term_id, owner[start:end], frequencies[start:end])
-            else:  # the common case on a first build or a load: no copy, a view
-                all_slots[term_id] = owner[start:end]
-                all_frequencies[term_id] = frequencies[start:end]
+            self._append(term_id, owner[start:end], frequencies[start:end])
 
     def delete(self, key: NoteKey) -> bool:
         """Remove a note; False when absent."""
-        slot = self.slot_of.pop(key, None)
+        slot = self.slot_of.get(key)
         if slot is None:
             return False
-        entry = self._entries[slot]
+        entry = self.entry_at(slot)
         assert entry is not None
+        del self.slot_of[key]
         self._held(len(self.terms))[entry.term_ids] -= 1
         for term_id in entry.term_ids.tolist():
-            keep = self._slots[term_id] != slot
-            self._slots[term_id] = self._slots[term_id][keep]
-            self._frequencies[term_id] = self._frequencies[term_id][keep]
+            slots, frequencies = self._term(term_id)
+            keep = slots != slot
+            self._own[term_id] = (slots[keep], frequencies[keep])
         self._entries[slot] = None
+        if slot < len(self._in_base):
+            self._in_base[slot] = False
+        self._added.discard(slot)
         self.cache_keys.pop(key, None)
         for field, length in enumerate(entry.lengths):
             self._totals[field] -= length
         self._lengths[slot] = 0.0
+        self._stamp(slot)
         self._free.append(slot)
         self._changed()
         return True
 
     def export(self) -> tuple[list[str], list[NoteEntry]]:
         """Every entry with term ids into a compacted vocabulary (terms still in use)."""
-        entries = [entry for entry in self._entries if entry is not None]
-        used = [term_id for term_id, slots in enumerate(self._slots) if len(slots)]
+        entries = [entry for entry in self.entries_by_slot() if entry is not None]
+        held = self._held(len(self.terms))[: len(self.terms)]
+        used = np.flatnonzero(held > 0)
         if len(used) == len(self.terms):
             return list(self.terms), entries
         remap = np.full(len(self.terms), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
-        terms = [self.terms[term_id] for term_id in used]
+        terms = [self.terms[term_id] for term_id in used.tolist()]
         return terms, [e._replace(term_ids=remap[e.term_ids]) for e in entries]
 
     def translate(self, terms: list[str], entries: Iterable[NoteEntry]) -> list[NoteEntry]:
@@ -308,22 +425,28 @@ class Postings:
                 grown = np.zeros((self._lengths.shape[0] * 2, FIELD_COUNT), dtype=np.float64)
                 grown[:slot] = self._lengths[:slot]
                 self._lengths = grown
+                self.stamps = np.concatenate((self.stamps, np.zeros_like(self.stamps)))
         self.slot_of[entry.key] = slot
         if entry.cache_key is not None:
             self.cache_keys[entry.key] = entry.cache_key
         self._lengths[slot] = entry.lengths
         for field, length in enumerate(entry.lengths):
             self._totals[field] += length
+        self._stamp(slot)
         self._changed()
         return slot
+
+    def _stamp(self, slot: int) -> None:
+        self._stamped += 1
+        self.stamps[slot] = self._stamped
 
     def _changed(self) -> None:
         self._norms = None
         self.version += 1
 
     def _append(self, term_id: int, slots: IntArray, frequencies: FreqArray) -> None:
-        if len(self._slots[term_id]):
-            slots = np.concatenate((self._slots[term_id], slots))
-            frequencies = np.concatenate((self._frequencies[term_id], frequencies))
-        self._slots[term_id] = slots
-        self._frequencies[term_id] = frequencies
+        held_slots, held_frequencies = self._term(term_id)
+        if len(held_slots):
+            slots = np.concatenate((held_slots, slots))
+            frequencies = np.concatenate((held_frequencies, frequencies))
+        self._own[term_id] = (slots, frequencies)

@@ -92,7 +92,7 @@ _UNSPACED: Final = UNSPACED
 #: The combining marks (precomputed per Unicode version in :mod:`~oharness.recall.marks`).
 _MARKS, _ALL_MARKS = mark_classes()
 _WORD_CHAR: Final = rf"(?:[^\W_{_CJK}{_UNSPACED}]|[{_MARKS}])"
-_ASCII_WORD_CHAR: Final = r"[^\W_]"
+_ASCII_WORD_CHAR: Final = r"[A-Za-z0-9]"  # [^\W_] on ASCII text, matched faster
 _ASCII_CHUNK: Final = re.compile(rf"{_ASCII_WORD_CHAR}+(?:[-_./]+{_ASCII_WORD_CHAR}+)*")
 # The patterns for text that is not ASCII are compiled when first needed (a few ms each, which
 # a process that only ever sees English never pays).
@@ -105,6 +105,8 @@ _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
 _PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
+#: What a chunk of no term (a stop word) counts as; never a term (no word holds U+0000).
+_NO_TERM: Final = "\x00"
 _BRITISH_ISE: Final = re.compile(BRITISH_ISE)
 
 #: The terms of one chunk: one tuple of alternatives per word or part.
@@ -154,7 +156,9 @@ class Tokenizer:
         )
         self._english = bool(english)
         self._cache: dict[str, Groups] = {}
-        self._flat: dict[str, tuple[str, ...]] = {}  # the same, flattened, for counting
+        # For counting: per chunk its term, _NO_TERM, or a key of _many (several terms).
+        self._counted: dict[str, str] = {}
+        self._many: dict[str, tuple[str, ...]] = {}
         self._priors = self._build_priors()
 
     @property
@@ -167,19 +171,67 @@ class Tokenizer:
         return [term for chunk in _chunks(text) for group in self._analyse(chunk) for term in group]
 
     def counts(self, text: str) -> dict[str, int]:
-        """How often each term occurs in ``text`` (the form documents are indexed in)."""
-        result: dict[str, int] = {}
-        known = self._flat.get
-        found = result.get
-        for chunk, times in Counter(_chunks(text)).items():
-            terms = known(chunk)
-            if terms is None:
-                terms = self._flat[chunk] = tuple(
-                    term for group in self._analyse(chunk) for term in group
-                )
-            for term in terms:
-                result[term] = found(term, 0) + times
-        return result
+        """How often each term occurs in ``text`` (the form documents are indexed in), in the
+        order of first appearance (the order a new note's terms get their ids in)."""
+        chunks = _chunks(text)
+        known = self._counted
+        try:  # looked up and counted in C: a chunk of one term is that term
+            counted = Counter(map(known.__getitem__, chunks))
+        except KeyError:
+            if self._learn([chunk for chunk in chunks if chunk not in known]):
+                self._learn(chunks, may_forget=False)  # the memo was emptied: all of them
+            counted = Counter(map(known.__getitem__, chunks))
+        counted.pop(_NO_TERM, None)
+        many = self._many
+        if many and not many.keys().isdisjoint(counted):
+            return _expanded(counted, many)
+        return counted
+
+    def _learn(self, chunks: list[str], *, may_forget: bool = True) -> bool:
+        """Analyse the chunks not seen yet; a plain word (ASCII letters, no camelCase: most
+        of them) is stemmed in bulk, as :meth:`_word_groups` would one at a time. True when
+        the memo was emptied first (bounded memory in long-lived processes)."""
+        distinct = list(dict.fromkeys(chunks))
+        forget = may_forget and len(self._counted) + len(distinct) >= _MAX_CACHED_CHUNKS
+        if forget:
+            self._forget()
+        known = self._counted
+        plain: list[str] = []
+        for chunk in distinct:
+            if chunk in known:
+                continue
+            simple = chunk.islower() or not _CAMEL_BOUNDARY.search(chunk)
+            if chunk.isalpha() and chunk.isascii() and simple:
+                plain.append(chunk)
+                continue
+            self._count_as(chunk, tuple(term for group in self._analyse(chunk) for term in group))
+        words = [chunk.lower() for chunk in plain]
+        stop = self._stop
+        respelled = [word if word in stop else self._respelled(word) for word in words]
+        stems = [stemmer.stemWords(respelled) for stemmer in self._stemmers] or [respelled]
+        for chunk, word, *alternatives in zip(plain, words, *stems, strict=True):
+            groups: Groups = ()
+            if word not in stop:
+                fresh = tuple(dict.fromkeys(alternatives))
+                groups = (fresh,) if fresh else ()
+            self._cache[chunk] = groups
+            self._count_as(chunk, groups[0] if groups else ())
+        return forget
+
+    def _count_as(self, chunk: str, terms: tuple[str, ...]) -> None:
+        """Remember what :meth:`counts` counts for ``chunk``: its term, none, or several."""
+        if len(terms) == 1:
+            self._counted[chunk] = terms[0]
+        elif not terms:
+            self._counted[chunk] = _NO_TERM
+        else:
+            key = self._counted[chunk] = _NO_TERM + chunk
+            self._many[key] = terms
+
+    def _forget(self) -> None:
+        self._cache.clear()
+        self._counted.clear()
+        self._many.clear()
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
@@ -223,11 +275,14 @@ class Tokenizer:
         return found
 
     def priors(self, terms: Sequence[str]) -> list[float]:
-        """:meth:`prior` of each of ``terms`` (one dictionary look-up each when known)."""
-        known = self._priors
-        found = [known.get(term) for term in terms]
+        """:meth:`prior` of each of ``terms``: one dictionary look-up each, and for a term of
+        no word list in ASCII and not a number, 0 without a call (a first message after a
+        cache load weighs the topic terms of every note; those not seen are not remembered)."""
+        found = list(map(self._priors.get, terms))
         return [
-            self.prior(term) if value is None else value
+            (0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term))
+            if value is None
+            else value
             for term, value in zip(terms, found, strict=True)
         ]
 
@@ -288,7 +343,6 @@ class Tokenizer:
             groups = self._word_groups(chunk)
         if len(self._cache) >= _MAX_CACHED_CHUNKS:
             self._cache.clear()  # bounded memory in long-lived processes; refills quickly
-            self._flat.clear()
         self._cache[chunk] = groups
         return groups
 
@@ -331,6 +385,21 @@ def unspaced_term(term: str) -> bool:
 
 def _as_z(match: re.Match[str]) -> str:
     return match.group(1)[0] + "z"
+
+
+def _expanded(counted: dict[str, int], many: dict[str, tuple[str, ...]]) -> dict[str, int]:
+    """Counts by term from counts by chunk key, a key of ``many`` standing for its terms
+    (each in the order of first appearance, as in the text)."""
+    result: dict[str, int] = {}
+    found = result.get
+    for key, times in counted.items():
+        terms = many.get(key)
+        if terms is None:
+            result[key] = found(key, 0) + times
+        else:
+            for term in terms:
+                result[term] = found(term, 0) + times
+    return result
 
 
 def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:

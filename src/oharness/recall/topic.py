@@ -19,13 +19,13 @@ over the slots, so the gate judges every candidate at once:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.postings import IntArray, NoteEntry
+from oharness.recall.postings import EntryView, IntArray, NoteEntry
 from oharness.recall.score import ScoringParams
 
 #: How much the number of notes may move before the weights are renewed: the larger of this
@@ -77,14 +77,14 @@ class TopicWeights:
         """Forget every weight (term ids may have been renumbered)."""
         self._note_count = -1
         self._version = -1
-        self._entries: list[NoteEntry | None] = []
+        self._stamps: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # -1: not computed
         self._head: FloatArray = np.zeros(0, dtype=np.float64)
         self._pairs: FloatArray = np.zeros(0, dtype=np.float64)
         self._body: FloatArray = np.zeros(0, dtype=np.float64)
 
     def arrays(
         self,
-        entries: Sequence[NoteEntry | None],
+        entries: EntryView,
         version: int,
         note_count: int,
         priors: PriorsOf,
@@ -98,7 +98,7 @@ class TopicWeights:
         if version == self._version:
             return self._head, self._pairs, self._body
         moved = abs(note_count - self._note_count) > max(RENEW_COUNT, note_count // RENEW_SHARE)
-        if moved or len(self._entries) > len(entries):
+        if moved or len(self._stamps) > len(entries):
             self._renew(entries, note_count, priors, frequencies)
         else:
             self._update(entries, note_count, priors, frequencies, topic_frequencies)
@@ -107,24 +107,18 @@ class TopicWeights:
 
     def _renew(
         self,
-        entries: Sequence[NoteEntry | None],
+        entries: EntryView,
         note_count: int,
         priors: PriorsOf,
         frequencies: CountsOf,
     ) -> None:
         """All slots' totals, the topic counts gathered from the entries themselves (every
-        entry's terms masked at once, in slot order)."""
+        posting of every note masked at once; each note's summed in its entry's order)."""
         size = len(entries)
-        live = [(slot, entry) for slot, entry in enumerate(entries) if entry is not None]
-        term_counts = [len(entry.term_ids) for _, entry in live]
-        owner = np.repeat(np.array([slot for slot, _ in live], dtype=np.intp), term_counts)
-        ids = np.concatenate([np.empty(0, dtype=np.int32), *(e.term_ids for _, e in live)])
-        counts = np.concatenate(
-            [np.empty((0, 3), dtype=np.float32), *(e.frequencies for _, e in live)]
-        )
-        short = np.repeat([e.lengths[2] <= self._short_body for _, e in live], term_counts)
+        owner, ids, counts = entries.flat()
+        short = entries.body_lengths()[owner] <= self._short_body
         in_head = (counts[:, 0] + counts[:, 1]) > 0
-        in_body = ~in_head & (counts[:, 2] > 0) & short.astype(np.bool_)
+        in_body = ~in_head & (counts[:, 2] > 0) & short
         head_ids, body_ids = ids[in_head], ids[in_body]
         topic_counts = np.bincount(head_ids).astype(np.int32) if len(head_ids) else head_ids
         params = self._params
@@ -135,31 +129,32 @@ class TopicWeights:
         self._head = _per_slot(np.where(unspaced, 0.0, head_weights), head_owner, size)
         self._pairs = _per_slot(np.where(unspaced, head_weights, 0.0), head_owner, size)
         self._body = _per_slot(body_weights, owner[in_body], size)
-        self._entries = list(entries)
+        self._stamps = entries.stamps().copy()
         self._note_count = note_count
 
     def _update(
         self,
-        entries: Sequence[NoteEntry | None],
+        entries: EntryView,
         note_count: int,
         priors: PriorsOf,
         frequencies: CountsOf,
         topic_frequencies: CountsOf,
     ) -> None:
         """The totals of the slots whose entry changed since they were computed."""
-        known = self._entries
         size = len(entries)
         if len(self._head) < size:
             grow = np.zeros(size - len(self._head))
             self._head = np.concatenate((self._head, grow))
             self._pairs = np.concatenate((self._pairs, grow))
             self._body = np.concatenate((self._body, grow))
-            known.extend([None] * (size - len(known)))
+        if len(self._stamps) < size:
+            unknown = np.full(size - len(self._stamps), -1, dtype=np.int64)
+            self._stamps = np.concatenate((self._stamps, unknown))
+        stamps = entries.stamps()
         params = self._params
-        for slot, entry in enumerate(entries):
-            if entry is known[slot]:
-                continue
-            known[slot] = entry
+        for slot in np.flatnonzero(stamps != self._stamps[:size]).tolist():
+            self._stamps[slot] = stamps[slot]
+            entry = entries[slot]
             if entry is None:
                 self._head[slot] = self._pairs[slot] = self._body[slot] = 0.0
                 continue

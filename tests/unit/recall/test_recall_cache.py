@@ -6,6 +6,7 @@ import marshal
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from recall_helpers import synthetic_notes
@@ -37,6 +38,18 @@ def answers(index: RecallIndex) -> list[list[tuple[str, str, float]]]:
         [(hit.scope, hit.id, round(hit.score, 9)) for hit in index.search(query, 10)]
         for query in QUERIES
     ]
+
+
+def _payload(path: Path) -> dict[str, Any]:
+    """The cache's content, past its tag and CRC."""
+    payload = cache._load(path)
+    assert payload is not None
+    return payload
+
+
+def _rewrite(path: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as the cache, with a CRC that matches (only the arrays are wrong)."""
+    path.write_bytes(cache.framed(marshal.dumps(payload)))
 
 
 @pytest.fixture
@@ -110,7 +123,9 @@ def test_a_format_change_invalidates_everything(
         lambda data: data[: len(data) // 2],
         lambda data: b"not a cache at all",
         lambda data: b"",
-        lambda data: marshal.dumps({"magic": "oharness-recall-cache", "format": 1}),
+        lambda data: cache.framed(marshal.dumps({"magic": "oharness-recall-cache", "format": 1})),
+        lambda data: data[:5000] + bytes([data[5000] ^ 1]) + data[5001:],  # one bit flipped
+        lambda data: data[:-1] + bytes([data[-1] ^ 0x80]),
     ],
 )
 def test_a_damaged_file_only_costs_a_rebuild(
@@ -125,9 +140,9 @@ def test_a_damaged_file_only_costs_a_rebuild(
 
 def test_tampered_arrays_are_refused(built: Built) -> None:
     _, path, keys = built
-    payload = marshal.loads(path.read_bytes())
+    payload = _payload(path)
     payload["order"] = payload["order"][4:] + payload["order"][:4]  # no longer sorted by term
-    path.write_bytes(marshal.dumps(payload))
+    _rewrite(path, payload)
     assert read_cache(path, RecallIndex(), keys) == set(keys)
 
 
@@ -167,3 +182,114 @@ def test_writes_are_atomic_and_leave_no_temp_files(
         write_cache(path, index)
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_a_cache_of_the_previous_format_is_rebuilt_never_misread(built: Built) -> None:
+    index, path, keys = built
+    terms, entries = index.entries()
+    ids = [entry.term_ids for entry in entries]
+    old = {  # the layout of format 2: notes as rows, postings by note
+        "magic": "oharness-recall-cache",
+        "format": 2,
+        "tokenizer": index.tokenizer.signature,
+        "terms": terms,
+        "notes": [(e.key[0], e.key[1], e.cache_key, e.lengths) for e in entries],
+        "counts": b"".join(len(part).to_bytes(4, "little") for part in ids),
+    }
+    path.write_bytes(marshal.dumps(old))
+    restored = RecallIndex()
+    assert read_cache(path, restored, keys) == set(keys)
+    assert len(restored) == 0
+    restored.add_many(NOTES, keys)
+    write_cache(path, restored)
+    again = RecallIndex()
+    assert read_cache(path, again, keys) == set()
+    assert answers(again) == answers(index)
+
+
+@pytest.mark.parametrize("share", [0.01, 0.2, 0.5, 0.8, 0.999])
+def test_a_cache_cut_anywhere_is_rebuilt(built: Built, share: float) -> None:
+    _, path, keys = built
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * share)])
+    restored = RecallIndex()
+    assert read_cache(path, restored, keys) == set(keys)
+    assert len(restored) == 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda p: p.update(scopes=p["scopes"][:-1]),
+        lambda p: p.update(ids=p["ids"][:-1]),
+        lambda p: p.update(lengths=p["lengths"][:-12]),
+        lambda p: p.update(terms_of=p["terms_of"][:-4] + b"\xff\xff\xff\x7f"),
+        lambda p: p.update(order=p["order"][:-4] + p["order"][:4]),  # a position twice
+        lambda p: p.update(frequencies=p["frequencies"][:-2]),
+        lambda p: p.update(scopes=b"\x02" + p["scopes"][1:]),
+        lambda p: p.update(terms=tuple(p["terms"])),
+        lambda p: p.pop("order"),
+    ],
+)
+def test_inconsistent_columns_are_refused(
+    built: Built, change: Callable[[dict[str, object]], object]
+) -> None:
+    _, path, keys = built
+    payload = _payload(path)
+    change(payload)
+    _rewrite(path, payload)
+    restored = RecallIndex()
+    assert read_cache(path, restored, keys) == set(keys)
+    assert len(restored) == 0
+
+
+_WRITER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from recall_helpers import synthetic_notes
+from oharness.recall.cache import write_cache
+from oharness.recall.index import RecallIndex
+notes = synthetic_notes(1500, seed=4)
+index = RecallIndex()
+index.add_many(notes, {(s, n.id): (1_700_000_000 + k, len(n.body), k) for k, (s, n) in
+                       enumerate(notes)})
+write_cache(sys.argv[1], index)
+print("ready", flush=True)  # one whole file written; now kill it in the middle of another
+while True:
+    write_cache(sys.argv[1], index)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_cache_that_loads_or_is_rebuilt(
+    built: Built,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    index, path, keys = built
+    helpers = Path(__file__).parent
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path), str(helpers)], stdout=subprocess.PIPE
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == b"ready"
+        time.sleep(0.15)  # killed at whatever point of its next writes it has reached
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        if writer.stdout is not None:
+            writer.stdout.close()
+    bigger = synthetic_notes(1500, seed=4)
+    all_keys = {(s, n.id): (1_700_000_000 + k, len(n.body), k) for k, (s, n) in enumerate(bigger)}
+    restored = RecallIndex()
+    missing = read_cache(path, restored, all_keys)
+    assert missing == set()  # the writer's last whole file, never a part of one
+    for key in missing:
+        scope, note = key[0], next(n for s, n in bigger if (s, n.id) == key)
+        restored.add(scope, note, cache_key=all_keys[key])
+    fresh = RecallIndex()
+    fresh.add_many(bigger, all_keys)
+    assert answers(restored) == answers(fresh)
+    del index, keys
