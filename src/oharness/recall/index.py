@@ -27,7 +27,7 @@ import numpy.typing as npt
 from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate
-from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
+from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -43,8 +43,10 @@ from oharness.recall.score import (
     ScoringParams,
     Usage,
     search_weight,
+    search_weight_many,
     similarity,
     term_weight,
+    term_weight_many,
     usage_boost,
 )
 from oharness.recall.tokenize import (
@@ -60,6 +62,7 @@ FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
+_DEFAULT_SETTINGS: Final = RecallSettings()
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -118,14 +121,8 @@ class RecallIndex:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
         self._postings = Postings()
-        self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._message_weights: dict[str, float] = {}
-        self._recall_table = TermTable(self._postings, params, self._weight)
-        self._search_table = TermTable(
-            self._postings,
-            params,
-            lambda term, frequency: self._weight(term, frequency, recall=False),
-        )
+        self._recall_table = TermTable(self._postings, params, self._weights, tagged=False)
+        self._search_table = TermTable(self._postings, params, self._search_weights)
         self._judge = Judge(
             self._postings, self.tokenizer, params, self._recall_table, self._weight
         )
@@ -245,19 +242,23 @@ class RecallIndex:
         Of ``settings`` only ``enabled``, ``per_turn`` and ``min_score`` are read: the
         languages are fixed when the index is made (:meth:`from_settings`).
         """
-        config = settings if settings is not None else RecallSettings()
-        if not config.enabled or config.per_turn <= 0:
+        config = settings if settings is not None else _DEFAULT_SETTINGS
+        if not config.enabled or config.per_turn <= 0 or len(self._postings) == 0:
             return []
         judge = self._judge
         read = judge.message(message)
-        scored = self._score(judge.scored_groups(read))
-        if scored is None:
+        if not read.groups:  # no word that can score (related words come from the words)
             return []
-        scores, shared = scored
-        read.weights, read.strongest = self._message_weights, self._strongest
+        scored = self._accumulate(judge.scored_groups(read))
+        shared = scored.shared
+        read.weights = scored.weights
         if read.related:
             judge.add_related(read, shared)
-        slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
+        slots = np.flatnonzero(shared > 0)
+        if not len(slots):  # no word of the message in any summary or tags: no score needed
+            return []
+        scores = scored.scores
+        slots = slots[scores[slots] >= config.min_score]
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
         slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
@@ -266,9 +267,11 @@ class RecallIndex:
             slots = slots[~np.isin(slots, excluded)]
         if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
             return []
+        read.strongest = scored.strongest()
         chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
         limit = max(gate.GATE_CANDIDATES, config.per_turn)
-        passing = self._hits(scores * (1.0 + gate.TAG_RANK * tags), shared, chosen, limit)
+        ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
+        passing = self._best(ranking, chosen, shared[chosen] > 0, limit)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
             boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
@@ -353,21 +356,21 @@ class RecallIndex:
         ``recall`` selects the recall weights (prior, cap); otherwise search weights and the
         query-coverage factor apply. A word with several stems counts its best stem once.
         """
-        postings = self._postings
-        if len(postings) == 0:
+        if len(self._postings) == 0:
             return None
-        capacity = postings.norms(self.params).shape[0]
-        table = self._recall_table if recall else self._search_table
-        scored = accumulate(table, groups, capacity, search=not recall)
-        self._strongest = scored.strongest
+        scored = self._accumulate(groups, recall=recall)
         scores = scored.scores
-        if recall:
-            self._message_weights = scored.weights  # the recall weights, for _message_weight
-        elif scored.query_weight > 0:
+        if not recall and scored.query_weight > 0:
             scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
             if scored.tagged.any():
-                scores *= self._tag_facets(groups, capacity)
+                scores *= self._tag_facets(groups, len(scores))
         return scores, scored.shared
+
+    def _accumulate(self, groups: WeightedGroups, *, recall: bool = True) -> Scored:
+        """The sums of :func:`~.accumulate.accumulate` over every slot."""
+        capacity = self._postings.norms(self.params).shape[0]
+        table = self._recall_table if recall else self._search_table
+        return accumulate(table, groups, capacity, search=not recall)
 
     def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
         """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
@@ -434,6 +437,15 @@ class RecallIndex:
             return term_weight(document_frequency, note_count, prior, self.params)
         return search_weight(document_frequency, note_count, self.params)
 
+    def _weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
+        """:meth:`_weight` of many terms (recall weights)."""
+        priors = self.tokenizer.priors(terms)
+        return term_weight_many(document_frequencies, len(self._postings), priors, self.params)
+
+    def _search_weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
+        """:meth:`_weight` of many terms (search weights)."""
+        return search_weight_many(document_frequencies, len(self._postings), self.params)
+
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
         if not hits:
@@ -466,16 +478,32 @@ class RecallIndex:
         self, scores: FloatArray, shared: FloatArray, candidates: SlotArray, limit: int
     ) -> list[Hit]:
         """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
+        return self._best(scores[candidates], candidates, shared[candidates] > 0, limit)
+
+    def _best(
+        self,
+        values: FloatArray,
+        candidates: SlotArray,
+        heads: npt.NDArray[np.bool_],
+        limit: int,
+    ) -> list[Hit]:
+        """:meth:`_hits` from the ``candidates``' scores (``values``) and whether a query word
+        matched their summary or tags (``heads``)."""
         if len(candidates) > limit:
-            values = scores[candidates]
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
-            candidates = candidates[values >= kth]  # keep ties: the order below is by key
+            kept = values >= kth  # keep ties: the order below is by key
+            values, candidates, heads = values[kept], candidates[kept], heads[kept]
         owners = self._postings.owners
         ranked = sorted(
-            ((float(scores[slot]), owners[slot], shared[slot] > 0) for slot in candidates.tolist()),
+            zip(
+                values.tolist(),
+                [owners[slot] for slot in candidates.tolist()],
+                heads.tolist(),
+                strict=True,
+            ),
             key=lambda item: (-item[0], item[1]),
         )
-        return [Hit(key[0], key[1], score, bool(head)) for score, key, head in ranked[:limit]]
+        return [Hit(key[0], key[1], score, head) for score, key, head in ranked[:limit]]
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:

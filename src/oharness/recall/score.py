@@ -45,7 +45,7 @@ they cannot move a note across the threshold and cost the most to accumulate.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -110,6 +110,35 @@ def search_weight(
     """The search weight: plain BM25 IDF (no prior, no cap), on the same unit as recall's."""
     idf = math.log(1.0 + (note_count - document_frequency + 0.5) / (document_frequency + 0.5))
     return idf / math.log(params.rarity_reference)
+
+
+def term_weight_many(
+    document_frequencies: Iterable[int],
+    note_count: int,
+    priors: Iterable[float],
+    params: ScoringParams = DEFAULT_PARAMS,
+) -> list[float]:
+    """:func:`term_weight` of many terms, to the last bit (the same operations in the same
+    order, the constants computed once)."""
+    notes = note_count + params.prior_notes + 1.0
+    reference = math.log(params.rarity_reference)
+    log = math.log
+    return [
+        min(1.0, max(0.0, log(1.0 / max(prior, (frequency + 0.5) / notes)) / reference))
+        for frequency, prior in zip(document_frequencies, priors, strict=True)
+    ]
+
+
+def search_weight_many(
+    document_frequencies: Iterable[int], note_count: int, params: ScoringParams = DEFAULT_PARAMS
+) -> list[float]:
+    """:func:`search_weight` of many terms, to the last bit."""
+    reference = math.log(params.rarity_reference)
+    log = math.log
+    return [
+        log(1.0 + (note_count - frequency + 0.5) / (frequency + 0.5)) / reference
+        for frequency in document_frequencies
+    ]
 
 
 def saturation(x: float, params: ScoringParams = DEFAULT_PARAMS) -> float:
