@@ -216,6 +216,8 @@ class Scored:
         self.head_weights: list[float] = []
         self.best_shared: list[FloatArray] = []  # several-stem words' shared weight, in order
         self._scores: FloatArray | None = None
+        self._head_slots: IntArray = _NO_SLOTS  # the heads and their weights, concatenated
+        self._head_values: FloatArray = _NO_VALUES
 
     @property
     def scores(self) -> FloatArray:
@@ -229,10 +231,8 @@ class Scored:
         strongest = np.zeros(self.capacity, dtype=np.float64)
         for best in self.best_shared:
             np.maximum(strongest, best, out=strongest)
-        if self.heads:
-            heads = np.concatenate(self.heads)
-            weights = np.repeat(self.head_weights, [len(head) for head in self.heads])
-            np.maximum.at(strongest, heads, weights)
+        if len(self._head_slots):
+            np.maximum.at(strongest, self._head_slots, self._head_values)
         return strongest
 
     def sum_shared(self) -> None:
@@ -241,10 +241,11 @@ class Scored:
         for best in self.best_shared:
             shared = best.copy() if shared is None else _added(shared, best)
         if self.heads:
-            heads = np.concatenate(self.heads)
-            if len(heads):
-                weights = np.repeat(self.head_weights, [len(head) for head in self.heads])
-                counted = _scatter(heads, weights, self.capacity)
+            self._head_slots = np.concatenate(self.heads)
+            if len(self._head_slots):
+                lengths = [len(head) for head in self.heads]
+                self._head_values = np.repeat(self.head_weights, lengths)
+                counted = _scatter(self._head_slots, self._head_values, self.capacity)
                 shared = counted if shared is None else _added(shared, counted)
         self.shared = shared if shared is not None else np.zeros(self.capacity, dtype=np.float64)
 
@@ -287,19 +288,30 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
     own_weights: list[float] = []
     position = 0
     for group, factor in groups:
-        parts: list[TermScores] = []
-        for term in group:
+        if len(group) == 1:  # most words: one stem
             part = found[position]
             position += 1
             if part is None:
                 continue
-            weights[term] = part.topic_weight
-            if part.weight >= MIN_TERM_WEIGHT:
-                parts.append(part)
-        if not parts:
-            continue
+            weights[group[0]] = part.topic_weight
+            if part.weight < MIN_TERM_WEIGHT:
+                continue
+            parts = [part]
+        else:
+            parts = []
+            for term in group:
+                part = found[position]
+                position += 1
+                if part is not None:
+                    weights[term] = part.topic_weight
+                    if part.weight >= MIN_TERM_WEIGHT:
+                        parts.append(part)
+            if not parts:
+                continue
         own = factor == 1.0
-        if len(parts) == 1:
+        if len(parts) > 1:
+            _add_best(scored, parts, factor, own=own)
+        else:
             part = parts[0]
             if part.dense is not None:
                 scored.ordered.append(part.dense if own else factor * part.dense)
@@ -312,8 +324,6 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
                 if search:
                     own_slots.append(part.slots)
                     own_weights.append(part.weight)
-        else:
-            _add_best(scored, parts, factor, own=own)
         if search and own:
             _cover(scored, parts)
     scored.sum_shared()

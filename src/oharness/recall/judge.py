@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
+from oharness.recall.held import HeldTable
 from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
@@ -82,15 +83,17 @@ class Judge:
         self._frame = frozenset(
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)
         )
+        self._held = HeldTable(postings, TAG_MARK, UNUSED_TAG_MARK)
         self.reset()
 
     def reset(self) -> None:
         """Forget what is kept by term id (term ids may have been renumbered)."""
         self._topics.reset()
+        self._held.reset()
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its entry and its body-only term ids.
-        self._bodies: dict[int, tuple[NoteEntry | None, tuple[int, ...]]] = {}
+        self._bodies: dict[int, tuple[NoteEntry | None, frozenset[int], tuple[int, ...]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -238,16 +241,13 @@ class Judge:
         """Per slot, how many of the note's whole tags the message says, and whether one of
         them has a word the note's summary does not use (a synonym, another language, a
         name)."""
-        lookup = self._postings.lookup
-        said = [group[0] for group in groups] + phrases
         named: list[IntArray] = []
         unused: list[IntArray] = []
-        for term, found in zip(said, map(lookup, [TAG_MARK + term for term in said]), strict=True):
-            if found is not None:
-                named.append(found[0])
-                other = lookup(UNUSED_TAG_MARK + term)
-                if other is not None:
-                    unused.append(other[0])
+        for held in self._held.get_many([group[0] for group in groups] + phrases):
+            if held.tag is not None:
+                named.append(held.tag)
+                if held.unused is not None:
+                    unused.append(held.unused)
         tag_only = np.zeros(size, dtype=np.bool_)
         if not named:
             return np.zeros(size, dtype=np.float64), tag_only
@@ -260,7 +260,7 @@ class Judge:
     def phrase_slots(self, phrases: list[str], size: int) -> npt.NDArray[np.bool_]:
         """Per slot, whether the note's summary holds one of the message's phrases."""
         found = np.zeros(size, dtype=np.bool_)
-        held = [hit[0] for hit in map(self._postings.lookup, phrases) if hit is not None]
+        held = [held.slots for held in self._held.get_many(phrases) if held.slots is not None]
         if held:
             found[np.concatenate(held)] = True
         return found
@@ -350,39 +350,50 @@ class Judge:
         extra, strongest, words = [0.0] * count, [0.0] * count, [0] * count
         terms = [term for group in message.groups for term in group]
         numbers = [number for number, group in enumerate(message.groups) for _ in group]
-        vocabulary = self._postings.vocabulary
         word_of: dict[int, tuple[int, float]] = {}  # term id -> its word, its weight
-        for term, number, part in zip(terms, numbers, self._table.get_many(terms), strict=True):
+        parts = self._table.get_many(terms)
+        for number, part, known in zip(numbers, parts, self._held.get_many(terms), strict=True):
             if part is not None and part.weight >= MIN_TERM_WEIGHT:  # else it names nothing
-                word_of[vocabulary[term]] = (number, part.weight)
-        if not word_of:
+                assert known.term_id is not None  # a note holds the term
+                word_of[known.term_id] = (number, part.weight)
+        said = set(word_of)
+        if not said:
             return extra, strongest, words
         by_slot = self._postings.entries_by_slot()
         for position, slot in enumerate(slots.tolist()):
+            body, order = self._body_terms(slot, by_slot[slot])
+            found = said.intersection(body)
+            if not found:
+                continue
+            # Two weights add up the same in any order; more are summed in the note's order.
+            hits = found if len(found) <= 2 else [term_id for term_id in order if term_id in found]
             best: dict[int, float] = {}  # word -> its best stem's weight
-            for term_id in self._body_terms(slot, by_slot[slot]):
-                found = word_of.get(term_id)
-                if found is not None:
-                    best[found[0]] = max(best.get(found[0], 0.0), found[1])
+            for term_id in hits:
+                number, weight = word_of[term_id]
+                best[number] = max(best.get(number, 0.0), weight)
             for weight in best.values():
                 extra[position] += weight
                 strongest[position] = max(strongest[position], weight)
                 words[position] += 1
         return extra, strongest, words
 
-    def _body_terms(self, slot: int, entry: NoteEntry | None) -> tuple[int, ...]:
-        """The ids of the terms a note holds in its body but not its summary or tags, in the
-        order of its entry; remembered per entry (a replaced note has a new one)."""
+    def _body_terms(
+        self, slot: int, entry: NoteEntry | None
+    ) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The ids of the terms a note holds in its body but not its summary or tags, as a
+        set and in the order of its entry; remembered per entry (a replaced note has a new
+        one)."""
         kept = self._bodies.get(slot)
         if kept is not None and kept[0] is entry:
-            return kept[1]
+            return kept[1], kept[2]
         ids: tuple[int, ...] = ()
         if entry is not None:
             frequencies = entry.frequencies
             body = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
             ids = tuple(entry.term_ids[body].tolist())
-        self._bodies[slot] = (entry, ids)
-        return ids
+        held = frozenset(ids)
+        self._bodies[slot] = (entry, held, ids)
+        return held, ids
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
