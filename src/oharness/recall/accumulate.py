@@ -39,7 +39,7 @@ WeightedGroups = list[tuple[tuple[str, ...], float]]
 #: (terms, how many notes hold each) -> the terms' weights, in order.
 Weigh = Callable[[list[str], list[int]], list[float]]
 
-#: A term held by at least this share of the slots is kept dense (1/4).
+#: A term held by at least this share of the slots kept (1/4) is kept dense.
 DENSE_SHARE: Final = 4
 #: Values (postings or dense slots) a table holds at most before it starts afresh.
 TABLE_VALUES: Final = 4_000_000
@@ -128,7 +128,8 @@ class TermTable:
     ) -> dict[str, TermScores]:
         """The scores of the ``batch`` terms (with their weights), from their postings."""
         norms = self._postings.norms(self._params)
-        capacity = norms.shape[0]
+        size = len(self._postings.entries_by_slot())  # the slots in use or free
+        dense_from = norms.shape[0] / DENSE_SHARE  # of the rows kept (a stable threshold)
         k1 = self._params.k1
         lengths = [len(slots) for slots, _ in postings]
         if len(postings) == 1:
@@ -155,8 +156,8 @@ class TermTable:
             end = start + lengths[number]
             piece, term_slots = contribution[start:end], slots[start:end]
             dense: FloatArray | None = None
-            if end - start >= capacity / DENSE_SHARE:
-                dense = np.zeros(capacity, dtype=np.float64)
+            if end - start >= dense_from:
+                dense = np.zeros(size, dtype=np.float64)
                 dense[term_slots] = piece
                 piece = _NO_VALUES
             results[term] = TermScores(

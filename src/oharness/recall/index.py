@@ -63,6 +63,8 @@ SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
 _DEFAULT_SETTINGS: Final = RecallSettings()
+#: A ranked note: its score, its key, its slot.
+_Ranked = tuple[float, NoteKey, int]
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -271,27 +273,30 @@ class RecallIndex:
         chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
         limit = max(gate.GATE_CANDIDATES, config.per_turn)
         ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
-        passing = self._best(ranking, chosen, shared[chosen] > 0, limit)
+        passing = self._best(ranking, chosen, limit)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
-            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
-            boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
-            passing = [hit for _, hit in boosted]
-        return self._beside_the_best(passing, read.named)[: config.per_turn]
+            boosted = [
+                (score + _boost(usage, key, now), (score, key, slot))
+                for score, key, slot in passing
+            ]
+            boosted.sort(key=lambda pair: (-pair[0], pair[1][1]))
+            passing = [ranked for _, ranked in boosted]
+        kept = self._beside_the_best(passing, read.named)[: config.per_turn]
+        return [Hit(key[0], key[1], score, True) for score, key, _ in kept]  # shared > 0
 
     def _beside_the_best(
-        self, passing: list[Hit], named: npt.NDArray[np.bool_] | None
-    ) -> list[Hit]:
+        self, passing: list[_Ranked], named: npt.NDArray[np.bool_] | None
+    ) -> list[_Ranked]:
         """The passing notes without those far below the best: under
         :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
         message (``named``; two notes on "the kubernetes migration", one long, one short)."""
         if len(passing) < 2:
             return passing
-        floor = gate.RELATIVE_FLOOR * passing[0].score
-        slot_of = self._postings.slot_of
+        floor = gate.RELATIVE_FLOOR * passing[0][0]
         return [
-            hit
-            for hit in passing
-            if hit.score >= floor or (named is not None and named[slot_of[hit.key]])
+            ranked
+            for ranked in passing
+            if ranked[0] >= floor or (named is not None and named[ranked[2]])
         ]
 
     def related(
@@ -368,9 +373,9 @@ class RecallIndex:
 
     def _accumulate(self, groups: WeightedGroups, *, recall: bool = True) -> Scored:
         """The sums of :func:`~.accumulate.accumulate` over every slot."""
-        capacity = self._postings.norms(self.params).shape[0]
+        slots = len(self._postings.entries_by_slot())  # every slot a posting may name
         table = self._recall_table if recall else self._search_table
-        return accumulate(table, groups, capacity, search=not recall)
+        return accumulate(table, groups, slots, search=not recall)
 
     def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
         """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
@@ -478,32 +483,25 @@ class RecallIndex:
         self, scores: FloatArray, shared: FloatArray, candidates: SlotArray, limit: int
     ) -> list[Hit]:
         """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
-        return self._best(scores[candidates], candidates, shared[candidates] > 0, limit)
+        return [
+            Hit(key[0], key[1], score, bool(shared[slot] > 0))
+            for score, key, slot in self._best(scores[candidates], candidates, limit)
+        ]
 
-    def _best(
-        self,
-        values: FloatArray,
-        candidates: SlotArray,
-        heads: npt.NDArray[np.bool_],
-        limit: int,
-    ) -> list[Hit]:
-        """:meth:`_hits` from the ``candidates``' scores (``values``) and whether a query word
-        matched their summary or tags (``heads``)."""
+    def _best(self, values: FloatArray, candidates: SlotArray, limit: int) -> list[_Ranked]:
+        """The best ``limit`` of the ``candidates`` slots by their ``values``, best first (ties
+        by key), as (score, key, slot)."""
         if len(candidates) > limit:
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
             kept = values >= kth  # keep ties: the order below is by key
-            values, candidates, heads = values[kept], candidates[kept], heads[kept]
+            values, candidates = values[kept], candidates[kept]
         owners = self._postings.owners
+        slots = candidates.tolist()
         ranked = sorted(
-            zip(
-                values.tolist(),
-                [owners[slot] for slot in candidates.tolist()],
-                heads.tolist(),
-                strict=True,
-            ),
+            zip(values.tolist(), [owners[slot] for slot in slots], slots, strict=True),
             key=lambda item: (-item[0], item[1]),
         )
-        return [Hit(key[0], key[1], score, head) for score, key, head in ranked[:limit]]
+        return ranked[:limit]
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
