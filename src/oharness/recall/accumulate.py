@@ -288,6 +288,8 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
     own_slots: list[IntArray] = []
     own_weights: list[float] = []
     position = 0
+    add_slots, add_values = scored.slots.append, scored.values.append
+    add_head, add_head_weight = scored.heads.append, scored.head_weights.append
     for group, factor in groups:
         if len(group) == 1:  # most words: one stem
             part = found[position]
@@ -296,6 +298,12 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
                 continue
             weights[group[0]] = part.topic_weight
             if part.weight < MIN_TERM_WEIGHT:
+                continue
+            if factor == 1.0 and part.dense is None and not search:  # the usual word
+                add_slots(part.slots)
+                add_values(part.contribution)
+                add_head(part.head)
+                add_head_weight(part.topic_weight)
                 continue
             parts = [part]
         else:

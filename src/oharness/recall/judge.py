@@ -400,6 +400,10 @@ class Judge:
         known = message.weights  # what the scorer found for this message
         total = 0.0
         for group in message.groups:
+            if len(group) == 1:  # most words (a weight is never below 0)
+                weight = known.get(group[0])
+                total += weight if weight is not None else self._weight(group[0], 0)
+                continue
             best = 0.0
             for term in group:
                 weight = known.get(term)
