@@ -78,6 +78,7 @@ class TermTable:
         self._version = -1
         self._terms: dict[str, TermScores] = {}
         self._values = 0
+        self._norms: tuple[FloatArray, FloatArray, FloatArray] | None = None
 
     def get_many(self, terms: list[str]) -> list[TermScores | None]:
         """The contributions of each term (None where no note holds it).
@@ -87,6 +88,7 @@ class TermTable:
         """
         if self._version != self._postings.version:
             self._terms, self._values, self._version = {}, 0, self._postings.version
+            self._norms = None
         found = list(map(self._terms.get, terms))
         if None in found:
             self._fill(terms, found)
@@ -127,9 +129,9 @@ class TermTable:
         self, batch: list[tuple[str, float]], postings: list[tuple[IntArray, FreqArray]]
     ) -> dict[str, TermScores]:
         """The scores of the ``batch`` terms (with their weights), from their postings."""
-        norms = self._postings.norms(self._params)
+        in_summary, in_tag, in_body = self._norm_columns()
         size = len(self._postings.entries_by_slot())  # the slots in use or free
-        dense_from = norms.shape[0] / DENSE_SHARE  # of the rows kept (a stable threshold)
+        dense_from = len(in_summary) / DENSE_SHARE  # of the rows kept (a stable threshold)
         k1 = self._params.k1
         lengths = [len(slots) for slots, _ in postings]
         if len(postings) == 1:
@@ -137,7 +139,9 @@ class TermTable:
         else:
             slots = np.concatenate([slots for slots, _ in postings])
             frequencies = np.concatenate([frequencies for _, frequencies in postings])
-        x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
+        # The field-weighted frequency, field by field in order (as a float64 dot product).
+        x = frequencies[:, 0] * in_summary[slots] + frequencies[:, 1] * in_tag[slots]
+        x += frequencies[:, 2] * in_body[slots]
         scaled = np.repeat(np.array([w for _, w in batch], dtype=np.float64) * (k1 + 1.0), lengths)
         contribution = scaled * x / (x + k1)
         in_tags = frequencies[:, 1] > 0
@@ -164,6 +168,14 @@ class TermTable:
                 weight, term_slots, piece, dense, heads[number], tags[number], topic_weights[number]
             )
         return results
+
+    def _norm_columns(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The postings' length norms per field (summary, tags, body), as float64 columns."""
+        if self._norms is None:
+            norms = self._postings.norms(self._params)
+            summary, tags, body = (norms[:, field].astype(np.float64) for field in range(3))
+            self._norms = (summary, tags, body)
+        return self._norms
 
     def _keep(self, term: str, scored: TermScores) -> None:
         size = len(scored.slots) if scored.dense is None else len(scored.dense)
