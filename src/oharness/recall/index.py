@@ -42,11 +42,10 @@ from oharness.recall.score import (
     LIKELY_DUPLICATE,
     ScoringParams,
     Usage,
+    WeightMemo,
     search_weight,
-    search_weight_many,
     similarity,
     term_weight,
-    term_weight_many,
     usage_boost,
 )
 from oharness.recall.tokenize import (
@@ -123,6 +122,7 @@ class RecallIndex:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
         self._postings = Postings()
+        self._memo = WeightMemo(params)
         self._recall_table = TermTable(self._postings, params, self._weights, tagged=False)
         self._search_table = TermTable(self._postings, params, self._search_weights)
         self._judge = Judge(
@@ -445,11 +445,11 @@ class RecallIndex:
     def _weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
         """:meth:`_weight` of many terms (recall weights)."""
         priors = self.tokenizer.priors(terms)
-        return term_weight_many(document_frequencies, len(self._postings), priors, self.params)
+        return self._memo.recall(document_frequencies, len(self._postings), priors)
 
     def _search_weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
         """:meth:`_weight` of many terms (search weights)."""
-        return search_weight_many(document_frequencies, len(self._postings), self.params)
+        return self._memo.search(document_frequencies, len(self._postings))
 
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
