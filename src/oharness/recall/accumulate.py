@@ -45,6 +45,7 @@ DENSE_SHARE: Final = 4
 TABLE_VALUES: Final = 4_000_000
 _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
+_NO_FLAGS: Final[npt.NDArray[np.bool_]] = np.empty(0, dtype=np.bool_)
 
 
 class TermScores(NamedTuple):
@@ -217,8 +218,8 @@ class Scored:
         self.capacity = capacity
         self.weights: dict[str, float] = {}
         self.shared: FloatArray = _NO_VALUES
-        self.covered = np.zeros(capacity if search else 0, dtype=np.float64)
-        self.tagged = np.zeros(capacity if search else 0, dtype=np.bool_)
+        self.covered = np.zeros(capacity, dtype=np.float64) if search else _NO_VALUES
+        self.tagged = np.zeros(capacity, dtype=np.bool_) if search else _NO_FLAGS
         self.query_weight = 0.0  # search: the weight of the query words any note holds
         #: Full-size arrays added to the scores in the message's order (dense words, the
         #: best stem of words with several), then the sparse words' slots and values.

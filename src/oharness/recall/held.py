@@ -1,8 +1,8 @@
 """What the recall gate looks up for each term of a message, kept until the notes change.
 
-For each word and phrase of a message the gate asks the postings the term's id, the notes
-holding it (for a phrase: the notes whose summary holds it), the notes holding it as a whole
-tag, and those of them whose summary does not use the tag. Most of these terms are held by no
+For each word and phrase of a message the gate asks the postings a word's id, the notes whose
+summary holds a phrase, the notes holding the word or phrase as a whole tag, and those of them
+whose summary does not use the tag. Most of these terms are held by no
 note, and the vocabulary is large (every term and phrase of every note), so each look-up is a
 walk through memory that no cache keeps warm. Messages repeat words: the answers are kept per
 term (:class:`HeldTable`) until the postings' version moves - a note added, replaced or
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Final, NamedTuple, cast
 
 from oharness.recall.postings import IntArray, Postings
+from oharness.recall.tokenize import PHRASE_MARK
 
 #: Terms whose answers a table keeps at most before it starts afresh.
 HELD_KEPT: Final = 200_000
@@ -22,8 +23,8 @@ HELD_KEPT: Final = 200_000
 class Held(NamedTuple):
     """What the postings hold of one term (None: no note)."""
 
-    term_id: int | None
-    slots: IntArray | None  # the notes holding the term
+    term_id: int | None  # a word's (None for a phrase)
+    slots: IntArray | None  # a phrase's: the notes whose summary holds it
     tag: IntArray | None  # the notes holding it as a whole tag
     unused: IntArray | None  # those of them whose summary does not use the tag
 
@@ -70,14 +71,16 @@ class HeldTable:
 
     def _look_up(self, term: str) -> Held:
         postings = self._postings
-        vocabulary = postings.vocabulary
-        term_id = vocabulary.get(term)
-        tag_term = self._tag_mark + term
-        if term_id is None and tag_term not in vocabulary:
-            return _NOTHING
-        held = postings.lookup(term) if term_id is not None else None
-        tag = postings.lookup(tag_term) if tag_term in vocabulary else None
+        if term[:1] == PHRASE_MARK:  # a phrase: the notes whose summary holds it
+            term_id = None
+            held = postings.lookup(term)
+        else:  # a word: its id (its notes are in the term tables)
+            term_id = postings.vocabulary.get(term)
+            held = None
+        tag = postings.lookup(self._tag_mark + term)
         unused = postings.lookup(self._unused_mark + term) if tag is not None else None
+        if held is None and tag is None:
+            return Held(term_id, None, None, None) if term_id is not None else _NOTHING
         return Held(
             term_id,
             held[0] if held is not None else None,
