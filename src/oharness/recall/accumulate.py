@@ -14,6 +14,12 @@ slots. The values are the same ones the sparse form holds, so scores do not depe
 The tables are exact: they are dropped whenever a note is added, replaced or removed (the
 number of notes and the average field lengths move every weight), and rebuilt lazily, term by
 term, as messages need them. Their size is bounded (:data:`TABLE_VALUES`).
+
+Speed: a message costs a handful of array operations whatever its length - the words' slots
+and values are gathered in Python lists and summed in one scatter each (scores, shared
+weights), the new terms of a message computed together. The sums are taken in a fixed order
+(the dense and several-stem words first, in the message's order, then one scatter), so a
+note's score does not depend on which other words were cached.
 """
 
 from __future__ import annotations
@@ -30,13 +36,16 @@ from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 FloatArray = npt.NDArray[np.float64]
 #: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
 WeightedGroups = list[tuple[tuple[str, ...], float]]
+#: (terms, how many notes hold each) -> the terms' weights, in order.
+Weigh = Callable[[list[str], list[int]], list[float]]
 
-#: A term held by at least this share of the slots is kept dense (1/4).
+#: A term held by at least this share of the slots kept (1/4) is kept dense.
 DENSE_SHARE: Final = 4
 #: Values (postings or dense slots) a table holds at most before it starts afresh.
 TABLE_VALUES: Final = 4_000_000
 _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
+_NO_FLAGS: Final[npt.NDArray[np.bool_]] = np.empty(0, dtype=np.bool_)
 
 
 class TermScores(NamedTuple):
@@ -47,37 +56,30 @@ class TermScores(NamedTuple):
     contribution: FloatArray  # weight * saturation per slot of ``slots`` (empty when dense)
     dense: FloatArray | None  # the same over every slot, for a term most notes hold
     head: IntArray  # slots holding the term in the summary or tags
-    tagged: IntArray  # slots holding the term in the tags
+    tagged: IntArray  # slots holding the term in the tags (empty when the table keeps none)
     #: The weight by the notes holding the term in their summary or tags: how rare it is as
     #: a topic, what the recall gate weighs (a word many bodies use can still name a topic).
     topic_weight: float
 
 
-class Scored(NamedTuple):
-    """Per slot: the score, the weight of the message words matching summary or tags, and the
-    strongest of those words; and the weight of each message term found in the index."""
-
-    scores: FloatArray
-    shared: FloatArray
-    strongest: FloatArray
-    weights: dict[str, float]
-    covered: FloatArray  # search: the weight of the query words each note matches
-    tagged: npt.NDArray[np.bool_]  # search: a query word matches the note's tags
-    query_weight: float  # search: the weight of the query words any note holds
-
-
 class TermTable:
-    """Per-term contributions for one weighting, valid for one version of the postings."""
+    """Per-term contributions for one weighting, valid for one version of the postings.
+
+    ``tagged``: whether to keep each term's slots holding it in the tags (search reads them,
+    recall does not).
+    """
 
     def __init__(
-        self, postings: Postings, params: ScoringParams, weigh: Callable[[str, int], float]
+        self, postings: Postings, params: ScoringParams, weigh: Weigh, *, tagged: bool = True
     ) -> None:
         self._postings = postings
         self._params = params
-        self._weigh = weigh  # (term, document frequency) -> weight
+        self._weigh = weigh
+        self._tagged = tagged
         self._version = -1
         self._terms: dict[str, TermScores] = {}
         self._values = 0
+        self._norms: tuple[FloatArray, FloatArray, FloatArray] | None = None
 
     def get_many(self, terms: list[str]) -> list[TermScores | None]:
         """The contributions of each term (None where no note holds it).
@@ -85,67 +87,96 @@ class TermTable:
         The terms not known yet are computed together: a handful of array operations for all
         of them rather than a dozen for each.
         """
-        postings = self._postings
-        if self._version != postings.version:
-            self._terms, self._values, self._version = {}, 0, postings.version
-        known = self._terms
-        found: list[TermScores | None] = [known.get(term) for term in terms]
-        missing: list[tuple[int, IntArray, FreqArray, float]] = []
-        for position, term in enumerate(terms):
-            if found[position] is not None:
-                continue
-            looked_up = postings.lookup(term)
-            if looked_up is None:
-                continue
-            slots, frequencies = looked_up
-            weight = self._weigh(term, len(slots))
+        if self._version != self._postings.version:
+            self._terms, self._values, self._version = {}, 0, self._postings.version
+            self._norms = None
+        found = list(map(self._terms.get, terms))
+        if None in found:
+            self._fill(terms, found)
+        return found
+
+    def _fill(self, terms: list[str], found: list[TermScores | None]) -> None:
+        """Compute and keep the terms of ``found`` not known yet (in place)."""
+        lookup = self._postings.lookup
+        postings: dict[str, tuple[IntArray, FreqArray]] = {}
+        for term, known in zip(terms, found, strict=True):
+            if known is None and term not in postings:
+                looked_up = lookup(term)
+                if looked_up is not None:
+                    postings[term] = looked_up
+        if not postings:
+            return
+        new = list(postings)
+        weights = self._weigh(new, [len(slots) for slots, _ in postings.values()])
+        computed: dict[str, TermScores] = {}
+        batch: list[tuple[str, float]] = []
+        for term, weight in zip(new, weights, strict=True):
             if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
-                found[position] = TermScores(
+                slots = postings[term][0]
+                computed[term] = TermScores(
                     weight, slots, _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
                 )
             else:
-                missing.append((position, slots, frequencies, weight))
-        if missing:
-            computed = self._compute(missing)
-            for (position, *_), scored in zip(missing, computed, strict=True):
-                topic = self._weigh(terms[position], len(scored.head))
-                found[position] = scored._replace(topic_weight=topic)
-        for term, result in zip(terms, found, strict=True):
-            if result is not None and term not in known:
-                self._keep(term, result)
-        return found
+                batch.append((term, weight))
+        if batch:
+            computed.update(self._compute(batch, [postings[term] for term, _ in batch]))
+        for term, scored in computed.items():
+            self._keep(term, scored)
+        for position, term in enumerate(terms):
+            if found[position] is None:
+                found[position] = computed.get(term)
 
-    def _compute(self, missing: list[tuple[int, IntArray, FreqArray, float]]) -> list[TermScores]:
-        norms = self._postings.norms(self._params)
-        capacity = norms.shape[0]
+    def _compute(
+        self, batch: list[tuple[str, float]], postings: list[tuple[IntArray, FreqArray]]
+    ) -> dict[str, TermScores]:
+        """The scores of the ``batch`` terms (with their weights), from their postings."""
+        in_summary, in_tag, in_body = self._norm_columns()
+        size = len(self._postings.entries_by_slot())  # the slots in use or free
+        dense_from = len(in_summary) / DENSE_SHARE  # of the rows kept (a stable threshold)
         k1 = self._params.k1
-        lengths = [len(slots) for _, slots, _, _ in missing]
-        weights = [weight for *_, weight in missing]
-        slots = np.concatenate([item[1] for item in missing])
-        frequencies = np.concatenate([item[2] for item in missing])
-        x = np.einsum("ij,ij->i", frequencies, norms[slots], dtype=np.float64)
-        scaled = np.repeat(np.array(weights, dtype=np.float64) * (k1 + 1.0), lengths)
+        lengths = [len(slots) for slots, _ in postings]
+        if len(postings) == 1:
+            slots, frequencies = postings[0]
+        else:
+            slots = np.concatenate([slots for slots, _ in postings])
+            frequencies = np.concatenate([frequencies for _, frequencies in postings])
+        # The field-weighted frequency, field by field in order (as a float64 dot product).
+        x = frequencies[:, 0] * in_summary[slots] + frequencies[:, 1] * in_tag[slots]
+        x += frequencies[:, 2] * in_body[slots]
+        scaled = np.repeat(np.array([w for _, w in batch], dtype=np.float64) * (k1 + 1.0), lengths)
         contribution = scaled * x / (x + k1)
-        in_head = (frequencies[:, 0] > 0) | (frequencies[:, 1] > 0)
         in_tags = frequencies[:, 1] > 0
-        ends = np.cumsum(lengths).tolist()
-        starts = [0, *ends[:-1]]
-        heads = _pieces(slots[in_head], np.add.reduceat(in_head, starts))
-        tags = _pieces(slots[in_tags], np.add.reduceat(in_tags, starts))
-        results: list[TermScores] = []
-        for number, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        in_head = (frequencies[:, 0] > 0) | in_tags
+        starts = _starts(lengths)
+        heads = _pieces(slots[in_head], np.add.reduceat(in_head, starts).tolist())
+        tags = (
+            _pieces(slots[in_tags], np.add.reduceat(in_tags, starts).tolist())
+            if self._tagged
+            else [_NO_SLOTS] * len(batch)
+        )
+        topic_weights = self._weigh([term for term, _ in batch], [len(head) for head in heads])
+        results: dict[str, TermScores] = {}
+        for number, (term, weight) in enumerate(batch):
+            start = starts[number]
+            end = start + lengths[number]
             piece, term_slots = contribution[start:end], slots[start:end]
             dense: FloatArray | None = None
-            if end - start >= capacity / DENSE_SHARE:
-                dense = np.zeros(capacity, dtype=np.float64)
+            if end - start >= dense_from:
+                dense = np.zeros(size, dtype=np.float64)
                 dense[term_slots] = piece
                 piece = _NO_VALUES
-            results.append(
-                TermScores(
-                    weights[number], term_slots, piece, dense, heads[number], tags[number], 0.0
-                )
+            results[term] = TermScores(
+                weight, term_slots, piece, dense, heads[number], tags[number], topic_weights[number]
             )
         return results
+
+    def _norm_columns(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The postings' length norms per field (summary, tags, body), as float64 columns."""
+        if self._norms is None:
+            norms = self._postings.norms(self._params)
+            summary, tags, body = (norms[:, field].astype(np.float64) for field in range(3))
+            self._norms = (summary, tags, body)
+        return self._norms
 
     def _keep(self, term: str, scored: TermScores) -> None:
         size = len(scored.slots) if scored.dense is None else len(scored.dense)
@@ -155,10 +186,106 @@ class TermTable:
         self._values += size
 
 
-def _pieces(values: IntArray, counts: npt.NDArray[np.intp]) -> list[IntArray]:
+def _starts(lengths: list[int]) -> list[int]:
+    """Where each of consecutive pieces of ``lengths`` items starts."""
+    starts: list[int] = []
+    total = 0
+    for length in lengths:
+        starts.append(total)
+        total += length
+    return starts
+
+
+def _pieces(values: IntArray, counts: list[int]) -> list[IntArray]:
     """``values`` cut into consecutive pieces of ``counts`` items (views)."""
-    ends = np.cumsum(counts).tolist()
-    return [values[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    pieces: list[IntArray] = []
+    start = 0
+    for count in counts:
+        pieces.append(values[start : start + count])
+        start += count
+    return pieces
+
+
+class Scored:
+    """Per slot: the score and the weight of the message words matching summary or tags; the
+    weight of each message term found in the index; for search, the query's coverage.
+
+    The scores are summed when first read (a recall with no candidate never needs them);
+    :meth:`strongest` gives the strongest word matching each note's summary or tags.
+    """
+
+    def __init__(self, capacity: int, search: bool) -> None:
+        self.capacity = capacity
+        self.weights: dict[str, float] = {}
+        self.shared: FloatArray = _NO_VALUES
+        self.covered = np.zeros(capacity, dtype=np.float64) if search else _NO_VALUES
+        self.tagged = np.zeros(capacity, dtype=np.bool_) if search else _NO_FLAGS
+        self.query_weight = 0.0  # search: the weight of the query words any note holds
+        #: Full-size arrays added to the scores in the message's order (dense words, the
+        #: best stem of words with several), then the sparse words' slots and values.
+        self.ordered: list[FloatArray] = []
+        self.slots: list[IntArray] = []
+        self.values: list[FloatArray] = []
+        self.heads: list[IntArray] = []
+        self.head_weights: list[float] = []
+        self.best_shared: list[FloatArray] = []  # several-stem words' shared weight, in order
+        self._scores: FloatArray | None = None
+        self._head_slots: IntArray = _NO_SLOTS  # the heads and their weights, concatenated
+        self._head_values: FloatArray = _NO_VALUES
+
+    @property
+    def scores(self) -> FloatArray:
+        """The score per slot."""
+        if self._scores is None:
+            self._scores = _summed(self.ordered, self.slots, self.values, self.capacity)
+        return self._scores
+
+    def strongest(self) -> FloatArray:
+        """Per slot, the strongest topic weight of the message words in its summary or tags."""
+        strongest = np.zeros(self.capacity, dtype=np.float64)
+        for best in self.best_shared:
+            np.maximum(strongest, best, out=strongest)
+        if len(self._head_slots):
+            np.maximum.at(strongest, self._head_slots, self._head_values)
+        return strongest
+
+    def sum_shared(self) -> None:
+        """Set :attr:`shared` from the words gathered (the several-stem words first)."""
+        shared: FloatArray | None = None
+        for best in self.best_shared:
+            shared = best.copy() if shared is None else _added(shared, best)
+        if self.heads:
+            self._head_slots = np.concatenate(self.heads)
+            if len(self._head_slots):
+                lengths = [len(head) for head in self.heads]
+                self._head_values = np.repeat(self.head_weights, lengths)
+                counted = _scatter(self._head_slots, self._head_values, self.capacity)
+                shared = counted if shared is None else _added(shared, counted)
+        self.shared = shared if shared is not None else np.zeros(self.capacity, dtype=np.float64)
+
+
+def _scatter(slots: IntArray, values: FloatArray, capacity: int) -> FloatArray:
+    """Per slot, the sum of the ``values`` at it, in their order (a weighted ``bincount``)."""
+    return np.bincount(slots, values, capacity).astype(np.float64, copy=False)
+
+
+def _added(total: FloatArray, more: FloatArray) -> FloatArray:
+    total += more
+    return total
+
+
+def _summed(
+    ordered: list[FloatArray], slots: list[IntArray], values: list[FloatArray], capacity: int
+) -> FloatArray:
+    """The full-size arrays in order, then the sparse values scattered (0 + x is x exactly,
+    so starting from the first array rather than zeros changes no bit)."""
+    total: FloatArray | None = None
+    for array in ordered:
+        total = array.copy() if total is None else _added(total, array)
+    if slots:
+        scattered = _scatter(np.concatenate(slots), np.concatenate(values), capacity)
+        total = scattered if total is None else _added(total, scattered)
+    return total if total is not None else np.zeros(capacity, dtype=np.float64)
 
 
 def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, search: bool) -> Scored:
@@ -168,103 +295,82 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
     ``search`` also fills ``covered`` and ``tagged``.
     """
     terms = [term for group, _ in groups for term in group]
-    found = iter(table.get_many(terms))
-    scores = np.zeros(capacity, dtype=np.float64)
-    shared = np.zeros(capacity, dtype=np.float64)
-    strongest = np.zeros(capacity, dtype=np.float64)
-    covered = np.zeros(capacity if search else 0, dtype=np.float64)
-    tagged = np.zeros(capacity if search else 0, dtype=np.bool_)
-    single = _Singles()
-    weights: dict[str, float] = {}
-    query_weight = 0.0
+    found = table.get_many(terms)
+    scored = Scored(capacity, search)
+    weights = scored.weights
+    own_slots: list[IntArray] = []
+    own_weights: list[float] = []
+    position = 0
+    add_slots, add_values = scored.slots.append, scored.values.append
+    add_head, add_head_weight = scored.heads.append, scored.head_weights.append
     for group, factor in groups:
-        parts: list[TermScores] = []
-        for term in group:
-            part = next(found)
+        if len(group) == 1:  # most words: one stem
+            part = found[position]
+            position += 1
             if part is None:
                 continue
-            weights[term] = part.topic_weight
-            if part.weight >= MIN_TERM_WEIGHT:
-                parts.append(part)
-        if not parts:
-            continue
+            weights[group[0]] = part.topic_weight
+            if part.weight < MIN_TERM_WEIGHT:
+                continue
+            if factor == 1.0 and part.dense is None and not search:  # the usual word
+                add_slots(part.slots)
+                add_values(part.contribution)
+                add_head(part.head)
+                add_head_weight(part.topic_weight)
+                continue
+            parts = [part]
+        else:
+            parts = []
+            for term in group:
+                part = found[position]
+                position += 1
+                if part is not None:
+                    weights[term] = part.topic_weight
+                    if part.weight >= MIN_TERM_WEIGHT:
+                        parts.append(part)
+            if not parts:
+                continue
         own = factor == 1.0
-        if len(parts) == 1:
-            single.add(scores, parts[0], factor, own=own)
+        if len(parts) > 1:
+            _add_best(scored, parts, factor, own=own)
         else:
-            _add_best(scores, shared, strongest, parts, factor, own=own)
+            part = parts[0]
+            if part.dense is not None:
+                scored.ordered.append(part.dense if own else factor * part.dense)
+            else:
+                scored.slots.append(part.slots)
+                scored.values.append(part.contribution if own else factor * part.contribution)
+            if own:
+                scored.heads.append(part.head)
+                scored.head_weights.append(part.topic_weight)
+                if search:
+                    own_slots.append(part.slots)
+                    own_weights.append(part.weight)
         if search and own:
-            query_weight += max(part.weight for part in parts)
-            for part in parts:
-                tagged[part.tagged] = True
-            if len(parts) > 1:
-                best_weight = np.zeros(capacity, dtype=np.float64)
-                for part in parts:
-                    best_weight[part.slots] = np.maximum(best_weight[part.slots], part.weight)
-                covered += best_weight
-    single.finish(scores, shared, strongest, covered if search else None)
-    return Scored(scores, shared, strongest, weights, covered, tagged, query_weight)
+            _cover(scored, parts)
+    scored.sum_shared()
+    if search and own_slots:
+        weights_repeated = np.repeat(own_weights, [len(slots) for slots in own_slots])
+        scored.covered += np.bincount(np.concatenate(own_slots), weights_repeated, capacity)
+    return scored
 
 
-class _Singles:
-    """The words with one stem, summed together at the end (one scatter for all)."""
-
-    def __init__(self) -> None:
-        self.slots: list[IntArray] = []
-        self.contributions: list[FloatArray] = []
-        self.heads: list[IntArray] = []
-        self.head_weights: list[float] = []
-        self.own_slots: list[IntArray] = []
-        self.own_weights: list[float] = []
-
-    def add(self, scores: FloatArray, part: TermScores, factor: float, *, own: bool) -> None:
-        if part.dense is not None:
-            scores += part.dense if factor == 1.0 else factor * part.dense
-        else:
-            self.slots.append(part.slots)
-            self.contributions.append(
-                part.contribution if factor == 1.0 else factor * part.contribution
-            )
-        if own:
-            self.heads.append(part.head)
-            self.head_weights.append(part.topic_weight)
-            self.own_slots.append(part.slots)
-            self.own_weights.append(part.weight)
-
-    def finish(
-        self,
-        scores: FloatArray,
-        shared: FloatArray,
-        strongest: FloatArray,
-        covered: FloatArray | None,
-    ) -> None:
-        capacity = len(scores)
-        if self.slots:
-            slots = np.concatenate(self.slots)
-            scores += np.bincount(slots, np.concatenate(self.contributions), capacity)
-        if self.heads:
-            heads = np.concatenate(self.heads)
-            if len(heads):
-                weights = np.repeat(self.head_weights, [len(head) for head in self.heads])
-                shared += np.bincount(heads, weights, capacity)
-                np.maximum.at(strongest, heads, weights)
-        if covered is not None and self.own_slots:
-            lengths = [len(slots) for slots in self.own_slots]
-            weights = np.repeat(self.own_weights, lengths)
-            covered += np.bincount(np.concatenate(self.own_slots), weights, capacity)
+def _cover(scored: Scored, parts: list[TermScores]) -> None:
+    """Search: the query word of ``parts`` in the query's weight and in the notes' tags, and,
+    for a word with several stems, each note's best stem in ``covered``."""
+    scored.query_weight += max(part.weight for part in parts)
+    for part in parts:
+        scored.tagged[part.tagged] = True
+    if len(parts) > 1:
+        best_weight = np.zeros(scored.capacity, dtype=np.float64)
+        for part in parts:
+            best_weight[part.slots] = np.maximum(best_weight[part.slots], part.weight)
+        scored.covered += best_weight
 
 
-def _add_best(
-    scores: FloatArray,
-    shared: FloatArray,
-    strongest: FloatArray,
-    parts: list[TermScores],
-    factor: float,
-    *,
-    own: bool,
-) -> None:
+def _add_best(scored: Scored, parts: list[TermScores], factor: float, *, own: bool) -> None:
     """A word with several stems (several languages): each note counts its best stem."""
-    capacity = len(scores)
+    capacity = scored.capacity
     best = np.zeros(capacity, dtype=np.float64)
     best_shared = np.zeros(capacity, dtype=np.float64)
     for part in parts:
@@ -274,6 +380,5 @@ def _add_best(
             best[part.slots] = np.maximum(best[part.slots], part.contribution)
         if own:
             best_shared[part.head] = np.maximum(best_shared[part.head], part.topic_weight)
-    scores += best if factor == 1.0 else factor * best
-    shared += best_shared
-    np.maximum(strongest, best_shared, out=strongest)
+    scored.ordered.append(best if factor == 1.0 else factor * best)
+    scored.best_shared.append(best_shared)

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate
-from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
+from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -43,6 +43,7 @@ from oharness.recall.score import (
     LIKELY_DUPLICATE,
     ScoringParams,
     Usage,
+    WeightMemo,
     search_weight,
     similarity,
     term_weight,
@@ -61,6 +62,9 @@ FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
 _MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
+_DEFAULT_SETTINGS: Final = RecallSettings()
+#: A ranked note: its score, its key, its slot.
+_Ranked = tuple[float, NoteKey, int]
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -119,14 +123,9 @@ class RecallIndex:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
         self._postings = Postings()
-        self._strongest: FloatArray = np.zeros(0, dtype=np.float64)
-        self._message_weights: dict[str, float] = {}
-        self._recall_table = TermTable(self._postings, params, self._weight)
-        self._search_table = TermTable(
-            self._postings,
-            params,
-            lambda term, frequency: self._weight(term, frequency, recall=False),
-        )
+        self._memo = WeightMemo(params)
+        self._recall_table = TermTable(self._postings, params, self._weights, tagged=False)
+        self._search_table = TermTable(self._postings, params, self._search_weights)
         self._judge = Judge(
             self._postings, self.tokenizer, params, self._recall_table, self._weight
         )
@@ -251,19 +250,23 @@ class RecallIndex:
         Of ``settings`` only ``enabled``, ``per_turn`` and ``min_score`` are read: the
         languages are fixed when the index is made (:meth:`from_settings`).
         """
-        config = settings if settings is not None else RecallSettings()
-        if not config.enabled or config.per_turn <= 0:
+        config = settings if settings is not None else _DEFAULT_SETTINGS
+        if not config.enabled or config.per_turn <= 0 or len(self._postings) == 0:
             return []
         judge = self._judge
         read = judge.message(message)
-        scored = self._score(judge.scored_groups(read))
-        if scored is None:
+        if not read.groups:  # no word that can score (related words come from the words)
             return []
-        scores, shared = scored
-        read.weights, read.strongest = self._message_weights, self._strongest
+        scored = self._accumulate(judge.scored_groups(read))
+        shared = scored.shared
+        read.weights = scored.weights
         if read.related:
             judge.add_related(read, shared)
-        slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
+        slots = np.flatnonzero(shared > 0)
+        if not len(slots):  # no word of the message in any summary or tags: no score needed
+            return []
+        scores = scored.scores
+        slots = slots[scores[slots] >= config.min_score]
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
         slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
@@ -272,29 +275,34 @@ class RecallIndex:
             slots = slots[~np.isin(slots, excluded)]
         if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
             return []
+        read.strongest = scored.strongest()
         chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
         limit = max(gate.GATE_CANDIDATES, config.per_turn)
-        passing = self._hits(scores * (1.0 + gate.TAG_RANK * tags), shared, chosen, limit)
+        ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
+        passing = self._best(ranking, chosen, limit)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
-            boosted = [(hit.score + _boost(usage, hit.key, now), hit) for hit in passing]
-            boosted.sort(key=lambda pair: (-pair[0], pair[1].scope, pair[1].id))
-            passing = [hit for _, hit in boosted]
-        return self._beside_the_best(passing, read.named)[: config.per_turn]
+            boosted = [
+                (score + _boost(usage, key, now), (score, key, slot))
+                for score, key, slot in passing
+            ]
+            boosted.sort(key=lambda pair: (-pair[0], pair[1][1]))
+            passing = [ranked for _, ranked in boosted]
+        kept = self._beside_the_best(passing, read.named)[: config.per_turn]
+        return [Hit(key[0], key[1], score, True) for score, key, _ in kept]  # shared > 0
 
     def _beside_the_best(
-        self, passing: list[Hit], named: npt.NDArray[np.bool_] | None
-    ) -> list[Hit]:
+        self, passing: list[_Ranked], named: npt.NDArray[np.bool_] | None
+    ) -> list[_Ranked]:
         """The passing notes without those far below the best: under
         :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
         message (``named``; two notes on "the kubernetes migration", one long, one short)."""
         if len(passing) < 2:
             return passing
-        floor = gate.RELATIVE_FLOOR * passing[0].score
-        slot_of = self._postings.slot_of
+        floor = gate.RELATIVE_FLOOR * passing[0][0]
         return [
-            hit
-            for hit in passing
-            if hit.score >= floor or (named is not None and named[slot_of[hit.key]])
+            ranked
+            for ranked in passing
+            if ranked[0] >= floor or (named is not None and named[ranked[2]])
         ]
 
     def related(
@@ -359,21 +367,21 @@ class RecallIndex:
         ``recall`` selects the recall weights (prior, cap); otherwise search weights and the
         query-coverage factor apply. A word with several stems counts its best stem once.
         """
-        postings = self._postings
-        if len(postings) == 0:
+        if len(self._postings) == 0:
             return None
-        capacity = postings.norms(self.params).shape[0]
-        table = self._recall_table if recall else self._search_table
-        scored = accumulate(table, groups, capacity, search=not recall)
-        self._strongest = scored.strongest
+        scored = self._accumulate(groups, recall=recall)
         scores = scored.scores
-        if recall:
-            self._message_weights = scored.weights  # the recall weights, for _message_weight
-        elif scored.query_weight > 0:
+        if not recall and scored.query_weight > 0:
             scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
             if scored.tagged.any():
-                scores *= self._tag_facets(groups, capacity)
+                scores *= self._tag_facets(groups, len(scores))
         return scores, scored.shared
+
+    def _accumulate(self, groups: WeightedGroups, *, recall: bool = True) -> Scored:
+        """The sums of :func:`~.accumulate.accumulate` over every slot."""
+        slots = len(self._postings.entries_by_slot())  # every slot a posting may name
+        table = self._recall_table if recall else self._search_table
+        return accumulate(table, groups, slots, search=not recall)
 
     def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
         """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
@@ -440,6 +448,15 @@ class RecallIndex:
             return term_weight(document_frequency, note_count, prior, self.params)
         return search_weight(document_frequency, note_count, self.params)
 
+    def _weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
+        """:meth:`_weight` of many terms (recall weights)."""
+        priors = self.tokenizer.priors(terms)
+        return self._memo.recall(document_frequencies, len(self._postings), priors)
+
+    def _search_weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
+        """:meth:`_weight` of many terms (search weights)."""
+        return self._memo.search(document_frequencies, len(self._postings))
+
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
         if not hits:
@@ -472,16 +489,25 @@ class RecallIndex:
         self, scores: FloatArray, shared: FloatArray, candidates: SlotArray, limit: int
     ) -> list[Hit]:
         """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
+        return [
+            Hit(key[0], key[1], score, bool(shared[slot] > 0))
+            for score, key, slot in self._best(scores[candidates], candidates, limit)
+        ]
+
+    def _best(self, values: FloatArray, candidates: SlotArray, limit: int) -> list[_Ranked]:
+        """The best ``limit`` of the ``candidates`` slots by their ``values``, best first (ties
+        by key), as (score, key, slot)."""
         if len(candidates) > limit:
-            values = scores[candidates]
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
-            candidates = candidates[values >= kth]  # keep ties: the order below is by key
+            kept = values >= kth  # keep ties: the order below is by key
+            values, candidates = values[kept], candidates[kept]
         owners = self._postings.owners
+        slots = candidates.tolist()
         ranked = sorted(
-            ((float(scores[slot]), owners[slot], shared[slot] > 0) for slot in candidates.tolist()),
+            zip(values.tolist(), [owners[slot] for slot in slots], slots, strict=True),
             key=lambda item: (-item[0], item[1]),
         )
-        return [Hit(key[0], key[1], score, bool(head)) for score, key, head in ranked[:limit]]
+        return ranked[:limit]
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:

@@ -31,7 +31,8 @@ import numpy.typing as npt
 
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
-from oharness.recall.postings import IntArray, Postings
+from oharness.recall.held import HeldTable
+from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.tokenize import Tokenizer, unspaced_term
@@ -82,14 +83,17 @@ class Judge:
         self._frame = frozenset(
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)
         )
+        self._held = HeldTable(postings, TAG_MARK, UNUSED_TAG_MARK)
         self.reset()
 
     def reset(self) -> None:
         """Forget what is kept by term id (term ids may have been renumbered)."""
         self._topics.reset()
+        self._held.reset()
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
-        self._said: BoolArray = np.zeros(0, dtype=np.bool_)
+        #: Per slot judged as a short note: its entry and its body-only term ids.
+        self._bodies: dict[int, tuple[NoteEntry | None, frozenset[int], tuple[int, ...]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -129,7 +133,7 @@ class Judge:
         postings = self._postings
         said = self._message_weight(message)
         topic, body = self._topic_of(groups, slots)
-        strongest = message.strongest[slots].copy()
+        strongest = message.strongest[slots]  # a copy (indexed by an array)
         phrase, tag_only = phrase_all[slots], tag_only_all[slots]
         ok = gate.passes_many(shared[slots], topic, said, phrase | tag_only, strongest)
         retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
@@ -237,25 +241,28 @@ class Judge:
         """Per slot, how many of the note's whole tags the message says, and whether one of
         them has a word the note's summary does not use (a synonym, another language, a
         name)."""
-        counts = np.zeros(size, dtype=np.float64)
+        named: list[IntArray] = []
+        unused: list[IntArray] = []
+        for held in self._held.get_many([group[0] for group in groups] + phrases):
+            if held.tag is not None:
+                named.append(held.tag)
+                if held.unused is not None:
+                    unused.append(held.unused)
         tag_only = np.zeros(size, dtype=np.bool_)
-        lookup = self._postings.lookup
-        for term in [group[0] for group in groups] + phrases:
-            found = lookup(TAG_MARK + term)
-            if found is not None:
-                counts[found[0]] += 1.0
-                unused = lookup(UNUSED_TAG_MARK + term)
-                if unused is not None:
-                    tag_only[unused[0]] = True
+        if not named:
+            return np.zeros(size, dtype=np.float64), tag_only
+        # Each tag's notes are distinct, so counting slots counts the tags said per note.
+        counts = np.bincount(np.concatenate(named), minlength=size).astype(np.float64)
+        if unused:
+            tag_only[np.concatenate(unused)] = True
         return counts, tag_only
 
     def phrase_slots(self, phrases: list[str], size: int) -> npt.NDArray[np.bool_]:
         """Per slot, whether the note's summary holds one of the message's phrases."""
         found = np.zeros(size, dtype=np.bool_)
-        for phrase in phrases:
-            looked_up = self._postings.lookup(phrase)
-            if looked_up is not None:
-                found[looked_up[0]] = True
+        held = [held.slots for held in self._held.get_many(phrases) if held.slots is not None]
+        if held:
+            found[np.concatenate(held)] = True
         return found
 
     def _related_of(self, groups: Groups) -> Related:
@@ -335,59 +342,68 @@ class Judge:
 
     def _body_matches(
         self, message: Message, slots: SlotArray
-    ) -> tuple[FloatArray, FloatArray, IntArray]:
+    ) -> tuple[list[float], list[float], list[int]]:
         """Per note of ``slots`` (short notes): the weight of the message words found in its
         body but not its summary or tags, the strongest of them and how many (each word's
-        best stem). The notes' own terms are searched, all at once: a short note has few."""
+        best stem), summed in the order the note holds them."""
         count = len(slots)
-        extra = np.zeros(count, dtype=np.float64)
-        strongest = np.zeros(count, dtype=np.float64)
-        words = np.zeros(count, dtype=np.int32)
-        postings = self._postings
-        vocabulary = postings.vocabulary
-        word_of: dict[int, int] = {}
-        for number, group in enumerate(message.groups):
-            for term in group:
-                term_id = vocabulary.get(term)
-                if term_id is not None:
-                    word_of[term_id] = number
-        if not word_of or not count:
+        extra, strongest, words = [0.0] * count, [0.0] * count, [0] * count
+        terms = [term for group in message.groups for term in group]
+        numbers = [number for number, group in enumerate(message.groups) for _ in group]
+        word_of: dict[int, tuple[int, float]] = {}  # term id -> its word, its weight
+        parts = self._table.get_many(terms)
+        for number, part, known in zip(numbers, parts, self._held.get_many(terms), strict=True):
+            if part is not None and part.weight >= MIN_TERM_WEIGHT:  # else it names nothing
+                assert known.term_id is not None  # a note holds the term
+                word_of[known.term_id] = (number, part.weight)
+        said = set(word_of)
+        if not said:
             return extra, strongest, words
-        by_slot = postings.entries_by_slot()
-        entries = [by_slot[slot] for slot in slots.tolist()]
-        ids = np.concatenate([entry.term_ids for entry in entries])
-        frequencies = np.concatenate([entry.frequencies for entry in entries])
-        owner = np.repeat(np.arange(count), [len(entry.term_ids) for entry in entries])
-        wanted = np.fromiter(word_of, np.int64, len(word_of))
-        said = self._said_scratch(len(postings.terms))
-        said[wanted] = True
-        hit = said[ids] & (frequencies[:, 2] > 0)
-        said[wanted] = False
-        hit &= frequencies[:, 0] + frequencies[:, 1] == 0
-        best: dict[tuple[int, int], float] = {}
-        for term_id, position in zip(ids[hit].tolist(), owner[hit].tolist(), strict=True):
-            weight = self._weight(postings.terms[term_id], postings.document_frequency(term_id))
-            if weight < MIN_TERM_WEIGHT:
-                continue  # a word that scores nothing names nothing
-            key = (position, word_of[term_id])
-            best[key] = max(best.get(key, 0.0), weight)
-        for (position, _), weight in best.items():
-            extra[position] += weight
-            strongest[position] = max(strongest[position], weight)
-            words[position] += 1
+        by_slot = self._postings.entries_by_slot()
+        for position, slot in enumerate(slots.tolist()):
+            body, order = self._body_terms(slot, by_slot[slot])
+            found = said.intersection(body)
+            if not found:
+                continue
+            # Two weights add up the same in any order; more are summed in the note's order.
+            hits = found if len(found) <= 2 else [term_id for term_id in order if term_id in found]
+            best: dict[int, float] = {}  # word -> its best stem's weight
+            for term_id in hits:
+                number, weight = word_of[term_id]
+                best[number] = max(best.get(number, 0.0), weight)
+            for weight in best.values():
+                extra[position] += weight
+                strongest[position] = max(strongest[position], weight)
+                words[position] += 1
         return extra, strongest, words
 
-    def _said_scratch(self, size: int) -> BoolArray:
-        """A boolean array over the term ids, all False, kept between messages."""
-        if len(self._said) < size:
-            self._said = np.zeros(max(size, 2 * len(self._said)), dtype=np.bool_)
-        return self._said
+    def _body_terms(
+        self, slot: int, entry: NoteEntry | None
+    ) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The ids of the terms a note holds in its body but not its summary or tags, as a
+        set and in the order of its entry; remembered per entry (a replaced note has a new
+        one)."""
+        kept = self._bodies.get(slot)
+        if kept is not None and kept[0] is entry:
+            return kept[1], kept[2]
+        ids: tuple[int, ...] = ()
+        if entry is not None:
+            frequencies = entry.frequencies
+            body = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+            ids = tuple(entry.term_ids[body].tolist())
+        held = frozenset(ids)
+        self._bodies[slot] = (entry, held, ids)
+        return held, ids
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
         known = message.weights  # what the scorer found for this message
         total = 0.0
         for group in message.groups:
+            if len(group) == 1:  # most words (a weight is never below 0)
+                weight = known.get(group[0])
+                total += weight if weight is not None else self._weight(group[0], 0)
+                continue
             best = 0.0
             for term in group:
                 weight = known.get(term)

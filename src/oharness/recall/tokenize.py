@@ -248,21 +248,23 @@ class Tokenizer:
 
     def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
         """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass)."""
-        analysed = [self._analyse(chunk) for chunk in _chunks(text)]
+        known = self._cache.get
+        analysed = [known(chunk) or self._analyse(chunk) for chunk in _chunks(text)]
         return _distinct(analysed), self._pairs(analysed)
 
     def _pairs(self, analysed: list[Groups]) -> list[str]:
         previous: str | None = None
         found: dict[str, None] = {}
-        prior = self.prior
+        prior, known = self.prior, self._priors.get
         for groups in analysed:
             for group in groups:
                 term = group[0]
-                if prior(term) >= PRIOR_VERY_COMMON:
+                value = known(term)
+                if (prior(term) if value is None else value) >= PRIOR_VERY_COMMON:
                     previous = None
                     continue
                 if previous is not None and previous != term:
-                    first, second = sorted((previous, term))
+                    first, second = (previous, term) if previous < term else (term, previous)
                     found[f"{PHRASE_MARK}{first} {second}"] = None
                 previous = term
         return list(found)
@@ -408,6 +410,11 @@ def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
     groups: list[tuple[str, ...]] = []
     for chunk_groups in analysed:
         for group in chunk_groups:
+            if len(group) == 1:  # most words: one stem
+                if group[0] not in seen:
+                    seen.add(group[0])
+                    groups.append(group)
+                continue
             fresh = tuple(term for term in group if term not in seen)
             if fresh:
                 seen.update(fresh)

@@ -1,0 +1,89 @@
+"""What the recall gate looks up for each term of a message, kept until the notes change.
+
+For each word and phrase of a message the gate asks the postings a word's id, the notes whose
+summary holds a phrase, the notes holding the word or phrase as a whole tag, and those of them
+whose summary does not use the tag. Most of these terms are held by no
+note, and the vocabulary is large (every term and phrase of every note), so each look-up is a
+walk through memory that no cache keeps warm. Messages repeat words: the answers are kept per
+term (:class:`HeldTable`) until the postings' version moves - a note added, replaced or
+removed - and at most :data:`HELD_KEPT` of them.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple, cast
+
+from oharness.recall.postings import IntArray, Postings
+from oharness.recall.tokenize import PHRASE_MARK
+
+#: Terms whose answers a table keeps at most before it starts afresh.
+HELD_KEPT: Final = 200_000
+
+
+class Held(NamedTuple):
+    """What the postings hold of one term (None: no note)."""
+
+    term_id: int | None  # a word's (None for a phrase)
+    slots: IntArray | None  # a phrase's: the notes whose summary holds it
+    tag: IntArray | None  # the notes holding it as a whole tag
+    unused: IntArray | None  # those of them whose summary does not use the tag
+
+
+_NOTHING: Final = Held(None, None, None, None)
+
+
+class HeldTable:
+    """:class:`Held` per term for one version of the postings.
+
+    ``tag_mark`` and ``unused_mark`` prefix a term to name it as a whole tag and as a whole
+    tag the summary does not use (see :mod:`~oharness.recall.judge`).
+    """
+
+    def __init__(self, postings: Postings, tag_mark: str, unused_mark: str) -> None:
+        self._postings = postings
+        self._tag_mark = tag_mark
+        self._unused_mark = unused_mark
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every answer (term ids may have been renumbered)."""
+        self._version = -1
+        self._terms: dict[str, Held] = {}
+
+    def get_many(self, terms: list[str]) -> list[Held]:
+        """What the postings hold of each of ``terms``."""
+        if self._version != self._postings.version or len(self._terms) > HELD_KEPT:
+            self._terms, self._version = {}, self._postings.version
+        found = list(map(self._terms.get, terms))
+        if None in found:
+            self._fill(terms, found)
+        return cast(list[Held], found)  # no None left
+
+    def _fill(self, terms: list[str], found: list[Held | None]) -> None:
+        known = self._terms
+        for position, term in enumerate(terms):
+            held = found[position]
+            if held is None:
+                held = known.get(term)
+                if held is None:
+                    held = known[term] = self._look_up(term)
+                found[position] = held
+
+    def _look_up(self, term: str) -> Held:
+        postings = self._postings
+        if term[:1] == PHRASE_MARK:  # a phrase: the notes whose summary holds it
+            term_id = None
+            held = postings.lookup(term)
+        else:  # a word: its id (its notes are in the term tables)
+            term_id = postings.vocabulary.get(term)
+            held = None
+        tag = postings.lookup(self._tag_mark + term)
+        unused = postings.lookup(self._unused_mark + term) if tag is not None else None
+        if held is None and tag is None:
+            return Held(term_id, None, None, None) if term_id is not None else _NOTHING
+        return Held(
+            term_id,
+            held[0] if held is not None else None,
+            tag[0] if tag is not None else None,
+            unused[0] if unused is not None else None,
+        )
