@@ -35,8 +35,9 @@ from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
-#: asks something). Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 2
+#: asks something; 3: the inflection keys of its summary and tags words). Tokeniser changes
+#: are covered by its own signature.
+CACHE_FORMAT: Final = 3
 _MAGIC: Final = "oharness-recall-cache"
 _SCOPES: Final = ("project", "user")
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from oharness.notes.format import Note
 from oharness.notes.links import extract_links
-from oharness.recall import gate
+from oharness.recall import gate, surface
 from oharness.recall.accumulate import TermTable, WeightedGroups, accumulate
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
@@ -59,7 +59,7 @@ from oharness.types import Scope
 FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
+_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK, surface.SURFACE_MARK)
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -257,6 +257,10 @@ class RecallIndex:
         read.weights, read.strongest = self._message_weights, self._strongest
         if read.related:
             judge.add_related(read, shared)
+        table, postings = self._recall_table, self._postings
+        surface.weaken_stem_only(
+            self.tokenizer, message, read.groups, postings, table, (shared, read.strongest)
+        )
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
@@ -340,6 +344,7 @@ class RecallIndex:
             *self.tokenizer.phrases(note.summary),
             *(LINK_MARK + t for t in links),
             *self._judge.tag_marks(note.tags, fields[0]),
+            *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
         ]
         if _QUESTION.search(note.summary) or _QUESTION.search(body):
             marks.append(ASKS)
