@@ -86,8 +86,8 @@ _QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
 FEEDBACK_NOTES: Final = 5
-FEEDBACK_TERMS: Final = 20
-FEEDBACK_WEIGHT: Final = 0.5
+FEEDBACK_TERMS: Final = 40
+FEEDBACK_WEIGHT: Final = 0.4
 
 
 @dataclass(frozen=True)
