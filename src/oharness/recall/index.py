@@ -59,7 +59,14 @@ from oharness.types import Scope
 FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK, surface.SURFACE_MARK)
+_MARKS: Final = (
+    PHRASE_MARK,
+    LINK_MARK,
+    TAG_MARK,
+    UNUSED_TAG_MARK,
+    surface.SURFACE_MARK,
+    surface.DERIVED_MARK,
+)
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -257,10 +264,6 @@ class RecallIndex:
         read.weights, read.strongest = self._message_weights, self._strongest
         if read.related:
             judge.add_related(read, shared)
-        table, postings = self._recall_table, self._postings
-        surface.weaken_stem_only(
-            self.tokenizer, message, read.groups, postings, table, (shared, read.strongest)
-        )
         slots = np.flatnonzero((shared > 0) & (scores >= config.min_score))
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
@@ -270,7 +273,16 @@ class RecallIndex:
             slots = slots[~np.isin(slots, excluded)]
         if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
             return []
-        chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
+        candidates = surface.weaken_stem_only(
+            self.tokenizer,
+            message,
+            read.groups,
+            self._postings,
+            self._recall_table,
+            (shared, read.strongest),
+            slots,
+        )
+        chosen, tags = judge.judge(read, candidates, (scores, shared), config.per_turn)
         limit = max(gate.GATE_CANDIDATES, config.per_turn)
         passing = self._hits(scores * (1.0 + gate.TAG_RANK * tags), shared, chosen, limit)
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX

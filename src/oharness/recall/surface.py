@@ -17,21 +17,26 @@ marks (:data:`SURFACE_MARK` + key) beside its terms.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from typing import Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.accumulate import TermTable
-from oharness.recall.postings import Postings
+from oharness.recall.gate import SHARED_GATE, SHORT_BODY
+from oharness.recall.postings import IntArray, Postings
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+SlotArray = npt.NDArray[np.integer[Any]]
 
-#: Marks a word of a note's summary or tags by its inflection key.
+#: Marks a derived word of a note's summary or tags by its inflection key.
 SURFACE_MARK: Final = "\x05"
+#: Marks a stem a note's summary or tags hold only through derived words.
+DERIVED_MARK: Final = "\x06"
 #: Share of its weight a message word matching a note only through the stem counts.
 STEM_ONLY_FACTOR: Final = 0.5
 
@@ -60,20 +65,60 @@ def inflection_key(word: str) -> str:
     return word
 
 
-def _plain_words(tokenizer: Tokenizer, text: str) -> Iterator[tuple[str, str]]:
-    """The plain English words of ``text`` with a single stem: (stem, inflection key)."""
-    for match in _WORD.finditer(text.casefold()):
-        word = match.group()
-        terms = tokenizer.tokens(word)
-        if len(terms) == 1:
-            yield terms[0], inflection_key(word.removesuffix("'s"))
+def _word_of(tokenizer: Tokenizer, word: str) -> tuple[str, str, bool] | None:
+    """A plain word's stem, inflection key and whether it is its stem's base word: the stem
+    takes nothing more from it than its inflection ("express", "expressed", "pricing"; not
+    "expression", "deployment"); None with no single stem."""
+    terms = tokenizer.tokens(word)
+    if len(terms) != 1:
+        return None
+    stem = terms[0]
+    key = _final_y(inflection_key(word.removesuffix("'s")))
+    return stem, key, len(key) <= len(stem) + 1
+
+
+def _final_y(key: str) -> str:
+    # Snowball writes a final y as i ("retry" -> "retri", "city" -> "citi").
+    return key[:-1] + "y" if key.endswith("i") else key
+
+
+#: What :func:`_word_of` found, per tokeniser signature (emptied when it grows too large).
+_READ: Final[dict[str, dict[str, tuple[str, str, bool] | None]]] = {}
+_READ_LIMIT: Final = 100_000
+
+
+def _plain_words(tokenizer: Tokenizer, text: str) -> list[tuple[str, str, bool]]:
+    """The plain English words of ``text`` with a single stem, as :func:`_word_of` reads them."""
+    known = _READ.setdefault(tokenizer.signature, {})
+    if len(known) > _READ_LIMIT:
+        known.clear()
+    found: list[tuple[str, str, bool]] = []
+    for word in _WORD.findall(text.casefold()):
+        if word in known:
+            value = known[word]
+        else:
+            value = known[word] = _word_of(tokenizer, word)
+        if value is not None:
+            found.append(value)
+    return found
 
 
 def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
-    """The marks of the words of a note's summary and tags (see the module docstring)."""
+    """The marks of the words of a note's summary and tags: each derived word by its key
+    (:data:`SURFACE_MARK`), each stem held only through derived words (:data:`DERIVED_MARK`)."""
     if not _english(tokenizer):
         return []
-    return list(dict.fromkeys(SURFACE_MARK + key for _, key in _plain_words(tokenizer, text)))
+    marks: dict[str, None] = {}
+    based: set[str] = set()
+    derived: set[str] = set()
+    for stem, key, base in _plain_words(tokenizer, text):
+        if base:
+            based.add(stem)
+        else:
+            derived.add(stem)
+            marks[SURFACE_MARK + key] = None
+    marks.update(dict.fromkeys(DERIVED_MARK + stem for stem in sorted(derived - based)))
+    return list(marks)
 
 
 def weaken_stem_only(
@@ -83,46 +128,101 @@ def weaken_stem_only(
     postings: Postings,
     table: TermTable,
     scored: tuple[FloatArray, FloatArray],
-) -> None:
-    """Count a message word (of ``groups``, the words the gate reads) matching a note's
-    summary or tags only through its stem at :data:`STEM_ONLY_FACTOR`: lowers ``shared`` and
-    ``strongest`` (both per slot) in place."""
-    if not _english(tokenizer):
-        return
+    slots: SlotArray,
+) -> SlotArray:
+    """The candidate ``slots`` still candidates once a message word (of ``groups``, the words
+    the gate reads) matching a note's summary or tags only through its stem counts
+    :data:`STEM_ONLY_FACTOR` of its weight; ``shared`` and ``strongest`` (per slot) are
+    lowered in place at those slots."""
+    if not len(slots) or not _english(tokenizer):
+        return slots
     read = {group[0] for group in groups if len(group) == 1}
-    keys: dict[str, set[str]] = {}
-    for term, key in _plain_words(tokenizer, message):
-        if term in read:
-            keys.setdefault(term, set()).add(key)
+    vocabulary = postings.vocabulary
+    words: dict[str, tuple[bool, set[str]]] = {}  # stem -> said as its base word, derived keys
+    for stem, key, base in _plain_words(tokenizer, message):
+        if stem in read:
+            said_base, keys = words.setdefault(stem, (False, set()))
+            if base:
+                words[stem] = (True, keys)
+            else:
+                keys.add(key)
+    # A base word meets notes holding the stem only through derived words (few, marked); a
+    # derived word meets every note holding the stem but not that word.
+    words = {
+        stem: value
+        for stem, value in words.items()
+        if value[1] or DERIVED_MARK + stem in vocabulary
+    }
+    if not words:
+        return slots
     shared, strongest = scored
-    weak_of: dict[str, npt.NDArray[np.bool_]] = {}
-    for term, part in zip(keys, table.get_many(list(keys)), strict=True):
+    scratch = np.zeros(len(shared), dtype=np.bool_)
+    weak_of: dict[str, BoolArray] = {}
+    changed: BoolArray | None = None
+    for stem, part in zip(words, table.get_many(list(words)), strict=True):
         if part is None or not len(part.head):
             continue
-        weak = np.zeros(len(shared), dtype=np.bool_)
-        weak[part.head] = True
-        for key in keys[term]:
-            found = postings.lookup(SURFACE_MARK + key)
-            if found is not None:
-                weak[found[0]] = False
+        said_base, keys = words[stem]
+        if said_base:  # only the notes holding the stem through derived words alone
+            derived_only = postings.lookup(DERIVED_MARK + stem)
+            holders = derived_only[0] if derived_only is not None else part.head[:0]
+        else:
+            holders = part.head
+        weak = _among(scratch, holders, slots)
+        full = _holders(postings, [SURFACE_MARK + key for key in keys])
+        if full is not None and weak.any():
+            weak &= ~_among(scratch, full, slots)
         if weak.any():
-            shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
-            weak_of[term] = weak
-    if not weak_of:
-        return
-    # The distinctive word again where a word was weakened, each word at what it now counts.
-    best = np.zeros(len(strongest), dtype=np.float64)
+            shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
+            weak_of[stem] = weak
+            # Where it was the message's strongest word, the strongest is found again below.
+            strongest_here = strongest[slots] <= part.topic_weight
+            changed = weak & strongest_here if changed is None else changed | weak & strongest_here
+    short = postings.body_lengths()[slots] <= SHORT_BODY
+    if changed is not None and changed.any():
+        _strongest_again(groups, table, weak_of, slots, changed, strongest)
+    kept: SlotArray = slots[(shared[slots] >= SHARED_GATE) | short]
+    return kept
+
+
+def _strongest_again(
+    groups: Sequence[tuple[str, ...]],
+    table: TermTable,
+    weak_of: dict[str, BoolArray],
+    slots: SlotArray,
+    changed: BoolArray,
+    strongest: FloatArray,
+) -> None:
+    """The strongest word of the message at the ``changed`` ones of ``slots``, each word at
+    what it now counts (``weak_of``: per weakened stem, where it is weak among ``slots``)."""
+    scratch = np.zeros(len(strongest), dtype=np.bool_)
+    affected = slots[changed]
+    best = np.zeros(len(affected), dtype=np.float64)
     for group in groups:
         for term, part in zip(group, table.get_many(list(group)), strict=True):
             if part is None or not len(part.head):
                 continue
-            value = np.full(len(part.head), part.topic_weight)
+            value = np.where(_among(scratch, part.head, affected), part.topic_weight, 0.0)
             lowered = weak_of.get(term)
             if lowered is not None:
-                value[lowered[part.head]] *= STEM_ONLY_FACTOR
-            best[part.head] = np.maximum(best[part.head], value)
-    changed = np.logical_or.reduce(list(weak_of.values()))
-    strongest[changed] = best[changed]
+                value[lowered[changed]] *= STEM_ONLY_FACTOR
+            np.maximum(best, value, out=best)
+    strongest[affected] = best
+
+
+def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:
+    """The slots holding any of ``terms``, or None when none does."""
+    found = [hit[0] for hit in map(postings.lookup, terms) if hit is not None]
+    return np.concatenate(found) if found else None
+
+
+def _among(scratch: BoolArray, holders: IntArray, slots: SlotArray) -> BoolArray:
+    """Per slot of ``slots``, whether it is one of ``holders`` (``scratch``: all False, and
+    left so)."""
+    scratch[holders] = True
+    found: BoolArray = scratch[slots]
+    scratch[holders] = False
+    return found
 
 
 def _english(tokenizer: Tokenizer) -> bool:
