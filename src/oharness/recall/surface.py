@@ -9,9 +9,16 @@ fully only when the note holds the same word up to its inflection (:func:`inflec
 a match through the stem alone counts :data:`STEM_ONLY_FACTOR` of its weight in ``shared``
 and as the distinctive word. The score itself is unchanged.
 
+A word is its stem's *base* word when the stem takes nothing more from it than the inflection
+(its key at most one letter longer than the stem: "express", "expressed", "pricing"), else it
+is *derived* ("expression", "deployment"). A note keeps, beside its terms, a mark of each
+derived word of its summary and tags (:data:`SURFACE_MARK` + key) and of each stem they hold
+only through derived words (:data:`DERIVED_MARK` + stem). A base word of a message is then
+weak only at the notes of the second mark, and a derived one at the notes holding its stem
+without its mark: a look-up per message word, on the candidates alone.
+
 Only English words of plain letters are compared (an identifier, a word of another script or
-one with several stems is left as it matched). A note's summary and tags words are kept as
-marks (:data:`SURFACE_MARK` + key) beside its terms.
+one with several stems is left as it matched).
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
 FloatArray = npt.NDArray[np.float64]
+#: A word as :func:`_word_of` reads it.
+_Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
 SlotArray = npt.NDArray[np.integer[Any]]
 
@@ -65,16 +74,17 @@ def inflection_key(word: str) -> str:
     return word
 
 
-def _word_of(tokenizer: Tokenizer, word: str) -> tuple[str, str, bool] | None:
-    """A plain word's stem, inflection key and whether it is its stem's base word: the stem
-    takes nothing more from it than its inflection ("express", "expressed", "pricing"; not
-    "expression", "deployment"); None with no single stem."""
+def _word_of(tokenizer: Tokenizer, word: str) -> _Word | None:
+    """A plain word's stem, inflection key, whether it is its stem's base word (the stem takes
+    nothing more from it than its inflection: "express", "expressed", "pricing"; not
+    "expression", "deployment") and the stem's :data:`DERIVED_MARK`; None with no single
+    stem."""
     terms = tokenizer.tokens(word)
     if len(terms) != 1:
         return None
     stem = terms[0]
     key = _final_y(inflection_key(word.removesuffix("'s")))
-    return stem, key, len(key) <= len(stem) + 1
+    return stem, key, len(key) <= len(stem) + 1, DERIVED_MARK + stem
 
 
 def _final_y(key: str) -> str:
@@ -83,16 +93,16 @@ def _final_y(key: str) -> str:
 
 
 #: What :func:`_word_of` found, per tokeniser signature (emptied when it grows too large).
-_READ: Final[dict[str, dict[str, tuple[str, str, bool] | None]]] = {}
+_READ: Final[dict[str, dict[str, _Word | None]]] = {}
 _READ_LIMIT: Final = 100_000
 
 
-def _plain_words(tokenizer: Tokenizer, text: str) -> list[tuple[str, str, bool]]:
+def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     """The plain English words of ``text`` with a single stem, as :func:`_word_of` reads them."""
     known = _READ.setdefault(tokenizer.signature, {})
     if len(known) > _READ_LIMIT:
         known.clear()
-    found: list[tuple[str, str, bool]] = []
+    found: list[_Word] = []
     for word in _WORD.findall(text.casefold()):
         if word in known:
             value = known[word]
@@ -111,7 +121,7 @@ def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
     marks: dict[str, None] = {}
     based: set[str] = set()
     derived: set[str] = set()
-    for stem, key, base in _plain_words(tokenizer, text):
+    for stem, key, base, _ in _plain_words(tokenizer, text):
         if base:
             based.add(stem)
         else:
@@ -138,20 +148,21 @@ def weaken_stem_only(
         return slots
     read = {group[0] for group in groups if len(group) == 1}
     vocabulary = postings.vocabulary
-    words: dict[str, tuple[bool, set[str]]] = {}  # stem -> said as its base word, derived keys
-    for stem, key, base in _plain_words(tokenizer, message):
+    # Per stem: said as its base word, and the keys of its derived words said. A base word
+    # meets only notes holding the stem through derived words alone (few, marked); a derived
+    # word every note holding the stem but not that word.
+    said: dict[str, tuple[bool, set[str], str]] = {}
+    for stem, key, base, derived_mark in _plain_words(tokenizer, message):
         if stem in read:
-            said_base, keys = words.setdefault(stem, (False, set()))
+            said_base, keys, _ = said.setdefault(stem, (False, set(), derived_mark))
             if base:
-                words[stem] = (True, keys)
+                said[stem] = (True, keys, derived_mark)
             else:
                 keys.add(key)
-    # A base word meets notes holding the stem only through derived words (few, marked); a
-    # derived word meets every note holding the stem but not that word.
     words = {
-        stem: value
-        for stem, value in words.items()
-        if value[1] or DERIVED_MARK + stem in vocabulary
+        stem: (said_base, keys)
+        for stem, (said_base, keys, derived_mark) in said.items()
+        if (keys and not said_base) or (said_base and derived_mark in vocabulary)
     }
     if not words:
         return slots

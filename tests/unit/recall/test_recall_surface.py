@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from recall_helpers import realistic_notes
 
 from oharness.notes.format import Note
+from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import RecallIndex
 from oharness.recall.surface import inflection_key
 
@@ -69,3 +72,35 @@ def test_the_words_of_the_session_alone_attach_nothing(filler: int) -> None:
     ):
         assert index.recall(message) == [], message
     assert [hit.id for hit in index.recall("review this pull request for me")][:1] == ["pr-a08"]
+
+
+def test_a_base_word_does_not_name_a_note_holding_only_a_derived_one() -> None:
+    index = _index(50)
+    index.add("project", Note("regex-1", "Regular expressions are compiled once at start", ""))
+    assert "regex-1" not in [hit.id for hit in index.recall("can you express this as a fraction?")]
+    found = [hit.id for hit in index.recall("where are the regular expressions compiled?")]
+    assert found[:1] == ["regex-1"]
+
+
+def test_the_marks_survive_a_cache_round_trip(tmp_path: Path) -> None:
+    notes = [
+        ("project", Note("express-1", "Express sessions are kept in Redis", "x.")),
+        ("project", Note("regex-1", "Regular expressions are compiled once at start", "")),
+        ("project", Note("deploys-9a0", "Deploys happen on Tuesdays", "Release train.")),
+    ]
+    keys = {(scope, note.id): (1, 2, number) for number, (scope, note) in enumerate(notes)}
+    index = RecallIndex()
+    index.add_many(notes, keys)
+    path = tmp_path / "recall.bin"
+    assert write_cache(path, index) == len(notes)
+    restored = RecallIndex()
+    assert read_cache(path, restored, keys) == set()
+    for message in (
+        "explain what this regular expression does",
+        "why does Express drop the sessions?",
+        "can you express this as a fraction?",
+    ):
+        assert restored.recall(message) == index.recall(message), message
+    assert [hit.id for hit in restored.recall("why does Express drop the sessions?")] == [
+        "express-1"
+    ]
