@@ -10,7 +10,9 @@ from recall_helpers import realistic_notes
 from oharness.notes.format import Note
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import RecallIndex
+from oharness.recall.postings import CacheKey, NoteKey
 from oharness.recall.surface import inflection_key
+from oharness.types import Scope
 
 
 def test_inflections_share_a_key_derivations_do_not() -> None:
@@ -83,12 +85,14 @@ def test_a_base_word_does_not_name_a_note_holding_only_a_derived_one() -> None:
 
 
 def test_the_marks_survive_a_cache_round_trip(tmp_path: Path) -> None:
-    notes = [
+    notes: list[tuple[Scope, Note]] = [
         ("project", Note("express-1", "Express sessions are kept in Redis", "x.")),
         ("project", Note("regex-1", "Regular expressions are compiled once at start", "")),
         ("project", Note("deploys-9a0", "Deploys happen on Tuesdays", "Release train.")),
     ]
-    keys = {(scope, note.id): (1, 2, number) for number, (scope, note) in enumerate(notes)}
+    keys: dict[NoteKey, CacheKey] = {
+        (scope, note.id): (1, 2, number) for number, (scope, note) in enumerate(notes)
+    }
     index = RecallIndex()
     index.add_many(notes, keys)
     path = tmp_path / "recall.bin"
