@@ -48,9 +48,9 @@ from oharness.recall.postings import (
 )
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
-#: asks something; 3: notes as columns, postings read as flat arrays). Tokeniser changes are
-#: covered by its own signature.
-CACHE_FORMAT: Final = 3
+#: asks something; 3: notes as columns, postings read as flat arrays; 4: the inflection keys
+#: of its summary and tags words). Tokeniser changes are covered by its own signature.
+CACHE_FORMAT: Final = 4
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")

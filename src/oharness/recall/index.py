@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from oharness.notes.format import Note
 from oharness.notes.links import extract_links
-from oharness.recall import gate
+from oharness.recall import gate, surface
 from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
@@ -61,7 +61,14 @@ from oharness.types import Scope
 FloatArray = npt.NDArray[np.float64]
 SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (PHRASE_MARK, LINK_MARK, TAG_MARK, UNUSED_TAG_MARK)
+_MARKS: Final = (
+    PHRASE_MARK,
+    LINK_MARK,
+    TAG_MARK,
+    UNUSED_TAG_MARK,
+    surface.SURFACE_MARK,
+    surface.DERIVED_MARK,
+)
 _DEFAULT_SETTINGS: Final = RecallSettings()
 #: A ranked note: its score, its key, its slot.
 _Ranked = tuple[float, NoteKey, int]
@@ -91,8 +98,8 @@ _QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
 FEEDBACK_NOTES: Final = 5
-FEEDBACK_TERMS: Final = 20
-FEEDBACK_WEIGHT: Final = 0.5
+FEEDBACK_TERMS: Final = 40
+FEEDBACK_WEIGHT: Final = 0.4
 
 
 @dataclass(frozen=True)
@@ -276,7 +283,16 @@ class RecallIndex:
         if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
             return []
         read.strongest = scored.strongest()
-        chosen, tags = judge.judge(read, slots, (scores, shared), config.per_turn)
+        candidates = surface.weaken_stem_only(
+            self.tokenizer,
+            message,
+            read.groups,
+            self._postings,
+            self._recall_table,
+            (shared, read.strongest),
+            slots,
+        )
+        chosen, tags = judge.judge(read, candidates, (scores, shared), config.per_turn)
         limit = max(gate.GATE_CANDIDATES, config.per_turn)
         ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
         passing = self._best(ranking, chosen, limit)
@@ -354,6 +370,7 @@ class RecallIndex:
             *self.tokenizer.phrases(note.summary),
             *(LINK_MARK + t for t in links),
             *self._judge.tag_marks(note.tags, fields[0]),
+            *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
         ]
         if _QUESTION.search(note.summary) or _QUESTION.search(body):
             marks.append(ASKS)

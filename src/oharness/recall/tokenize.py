@@ -47,6 +47,7 @@ from oharness.recall.words import (
     COMMON_WORDS,
     ENGLISH_STOP,
     IRREGULAR_ENGLISH,
+    SESSION_WORDS,
     STOP_WORDS,
     UNSPACED_COMMON,
     UNSPACED_STOP,
@@ -55,7 +56,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text, or the index keeps other marks: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 5
+TOKENIZER_VERSION: Final = 6
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -299,6 +300,7 @@ class Tokenizer:
             (CODE_WORDS, PRIOR_COMMON),
             (CJK_COMMON, PRIOR_COMMON),
             (VERY_COMMON_WORDS, PRIOR_VERY_COMMON),
+            (SESSION_WORDS, PRIOR_VERY_COMMON),
             (foreign, PRIOR_VERY_COMMON),
             (UNSPACED_COMMON, PRIOR_VERY_COMMON),
         ):

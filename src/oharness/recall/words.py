@@ -173,6 +173,19 @@ VERY_COMMON_WORDS: Final = _words(
     """
 )
 
+#: The words of a coding session about its own work: what a user says of the code at hand in
+#: message after message ("run the tests again", "review the changes in this file", "the
+#: output of line 12", "fix the message"). In messages they are as common as the most common
+#: words, whatever share of the notes holds them, so they weigh as those do (prior share:
+#: high): they complete a topic other words name, never name one in pairs. Words that name a
+#: topic a team writes notes on ("error", "bug", "deploy", "build") are not in the list.
+SESSION_WORDS: Final = _words(
+    """
+    change changes changed changing file files line lines code test tests testing tested
+    run runs running output message messages review reviews reviewed fix fixes fixed
+    """
+)
+
 #: Everyday words, including the everyday vocabulary of software work (prior share: medium).
 COMMON_WORDS: Final = _words(
     """

@@ -7,9 +7,8 @@ nothing; ``chitchat.json`` the ordinary messages of a coding session. Both are c
 calibration notes alone and embedded among realistic filler notes of the same kind of team.
 
 The bars (figures: ``python bench/recall_quality.py``): at every size, up to 10,000 notes,
-every "must attach" message attaches its note and at least 97% of the chit-chat attaches
-nothing. Of the "must attach nothing" messages at least 96% attach nothing: the target is 97%
-and is not met among 50 filler notes (4 of 100 attach; see docs/recall.md).
+every "must attach" message attaches its note, and at least 97% of the chit-chat and of the
+"must attach nothing" messages attach nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from oharness.notes.format import Note
 from oharness.recall.index import RecallIndex
 
 QUIET_SHARE = 0.97
-NOTHING_SHARE = 0.96
+NOTHING_SHARE = 0.97
 
 
 def missed(index: RecallIndex, calibration: Calibration) -> list[str]:

@@ -159,6 +159,7 @@ def test_priors_built_in_bulk_equal_those_of_each_word_analysed(
         (words.CODE_WORDS, 0.08),
         (words.CJK_COMMON, 0.08),
         (words.VERY_COMMON_WORDS, 0.25),
+        (words.SESSION_WORDS, 0.25),
         (foreign, 0.25),
         (words.UNSPACED_COMMON, 0.25),
     ):
