@@ -20,13 +20,17 @@ short, overwritten, a bit flipped) is discarded, and so is one whose arrays disa
 term id must name a term, the order must be a permutation sorting them by term). The file is
 rebuildable and never synced: a missing or corrupt cache only costs time.
 Writes are atomic (unique temp file in the same directory, fsync, ``os.replace``, fsync of the
-directory), so a crash leaves the old cache or the new one.
+directory), so a crash leaves the old cache or the new one. A writer killed before the rename
+leaves its temp file (the size of the cache); the next write removes those of this cache file
+older than :data:`~oharness.notes.tempfiles.STALE_TEMP_AGE_MS` (younger ones may be another
+process's write in progress).
 """
 
 from __future__ import annotations
 
 import marshal
 import os
+import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -136,6 +140,20 @@ def write_atomically(path: Path, data: bytes) -> None:
             path=str(path),
         ) from exc
     atomic_write(path, data)
+    _remove_dead_writes(path)
+
+
+def _remove_dead_writes(path: Path) -> None:
+    """Delete what killed writers of ``path`` left: its own temp files, old enough to be dead."""
+    from glob import escape
+
+    from oharness.notes.tempfiles import remove_stale_temp_files
+
+    try:
+        left = list(path.parent.glob(f".{escape(path.name)}.*.tmp"))
+    except OSError:  # the folder cannot be listed: the next write tries again
+        return
+    remove_stale_temp_files(left, time.time_ns() // 1_000_000)
 
 
 def framed(body: bytes) -> bytes:

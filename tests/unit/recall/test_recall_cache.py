@@ -293,3 +293,24 @@ def test_a_writer_killed_mid_write_leaves_a_cache_that_loads_or_is_rebuilt(
     fresh.add_many(bigger, all_keys)
     assert answers(restored) == answers(fresh)
     del index, keys
+
+
+def test_a_write_removes_the_temp_files_killed_writers_left_and_no_fresh_one(
+    built: Built,
+) -> None:
+    import os
+    import time
+
+    index, path, _ = built
+    dead = path.with_name(f".{path.name}.0123456789ab.tmp")
+    fresh = path.with_name(f".{path.name}.ba9876543210.tmp")
+    other = path.with_name(".another-file.0123456789ab.tmp")
+    for temp in (dead, fresh, other):
+        temp.write_bytes(b"half a cache")
+    an_hour_ago = time.time() - 3600
+    for temp in (dead, other):
+        os.utime(temp, (an_hour_ago, an_hour_ago))
+    write_cache(path, index)
+    assert not dead.exists()  # a dead write of this cache
+    assert fresh.exists()  # may be another process's write in progress
+    assert other.exists()  # not this cache's
