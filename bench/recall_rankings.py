@@ -49,6 +49,9 @@ def forget(index: object) -> None:
         kept = getattr(index, name, None)
         if kept is not None:
             kept.reset()
+    memo = getattr(index, "_memo", None)  # the term weights by document frequency
+    if memo is not None:
+        memo.clear()
 
 
 def _corpus_cases(notes: int, message_count: int) -> dict[str, Any]:

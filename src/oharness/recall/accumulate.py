@@ -229,6 +229,8 @@ class Scored:
         self.heads: list[IntArray] = []
         self.head_weights: list[float] = []
         self.best_shared: list[FloatArray] = []  # several-stem words' shared weight, in order
+        self.own_slots: list[IntArray] = []  # search: the query's one-stem words, their notes
+        self.own_weights: list[float] = []  # ... and their weights
         self._scores: FloatArray | None = None
         self._head_slots: IntArray = _NO_SLOTS  # the heads and their weights, concatenated
         self._head_values: FloatArray = _NO_VALUES
@@ -298,8 +300,6 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
     found = table.get_many(terms)
     scored = Scored(capacity, search)
     weights = scored.weights
-    own_slots: list[IntArray] = []
-    own_weights: list[float] = []
     position = 0
     add_slots, add_values = scored.slots.append, scored.values.append
     add_head, add_head_weight = scored.heads.append, scored.head_weights.append
@@ -320,39 +320,52 @@ def accumulate(table: TermTable, groups: WeightedGroups, capacity: int, *, searc
                 continue
             parts = [part]
         else:
-            parts = []
-            for term in group:
-                part = found[position]
-                position += 1
-                if part is not None:
-                    weights[term] = part.topic_weight
-                    if part.weight >= MIN_TERM_WEIGHT:
-                        parts.append(part)
-            if not parts:
-                continue
-        own = factor == 1.0
+            parts = _found_parts(group, found[position : position + len(group)], weights)
+            position += len(group)
+        if not parts:
+            continue
         if len(parts) > 1:
-            _add_best(scored, parts, factor, own=own)
+            _add_best(scored, parts, factor, own=factor == 1.0)
         else:
-            part = parts[0]
-            if part.dense is not None:
-                scored.ordered.append(part.dense if own else factor * part.dense)
-            else:
-                scored.slots.append(part.slots)
-                scored.values.append(part.contribution if own else factor * part.contribution)
-            if own:
-                scored.heads.append(part.head)
-                scored.head_weights.append(part.topic_weight)
-                if search:
-                    own_slots.append(part.slots)
-                    own_weights.append(part.weight)
-        if search and own:
+            _add_one(scored, parts[0], factor, search=search)
+        if search and factor == 1.0:
             _cover(scored, parts)
     scored.sum_shared()
-    if search and own_slots:
-        weights_repeated = np.repeat(own_weights, [len(slots) for slots in own_slots])
-        scored.covered += np.bincount(np.concatenate(own_slots), weights_repeated, capacity)
+    if search and scored.own_slots:
+        lengths = [len(slots) for slots in scored.own_slots]
+        weights_repeated = np.repeat(scored.own_weights, lengths)
+        scored.covered += np.bincount(np.concatenate(scored.own_slots), weights_repeated, capacity)
     return scored
+
+
+def _found_parts(
+    group: tuple[str, ...], found: list[TermScores | None], weights: dict[str, float]
+) -> list[TermScores]:
+    """The scoring stems of a word with several (``found`` per stem), each stem's topic weight
+    noted in ``weights``."""
+    parts: list[TermScores] = []
+    for term, part in zip(group, found, strict=True):
+        if part is not None:
+            weights[term] = part.topic_weight
+            if part.weight >= MIN_TERM_WEIGHT:
+                parts.append(part)
+    return parts
+
+
+def _add_one(scored: Scored, part: TermScores, factor: float, *, search: bool) -> None:
+    """A word with one scoring stem, of any factor, dense or sparse."""
+    own = factor == 1.0
+    if part.dense is not None:
+        scored.ordered.append(part.dense if own else factor * part.dense)
+    else:
+        scored.slots.append(part.slots)
+        scored.values.append(part.contribution if own else factor * part.contribution)
+    if own:
+        scored.heads.append(part.head)
+        scored.head_weights.append(part.topic_weight)
+        if search:
+            scored.own_slots.append(part.slots)
+            scored.own_weights.append(part.weight)
 
 
 def _cover(scored: Scored, parts: list[TermScores]) -> None:

@@ -293,9 +293,21 @@ class RecallIndex:
             slots,
         )
         chosen, tags = judge.judge(read, candidates, (scores, shared), config.per_turn)
-        limit = max(gate.GATE_CANDIDATES, config.per_turn)
         ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
-        passing = self._best(ranking, chosen, limit)
+        return self._attached(ranking, chosen, read.named, config.per_turn, (usage, now))
+
+    def _attached(
+        self,
+        ranking: FloatArray,
+        chosen: SlotArray,
+        named: npt.NDArray[np.bool_] | None,
+        per_turn: int,
+        used: tuple[Mapping[NoteKey, Usage] | None, int],
+    ) -> list[Hit]:
+        """The passing notes (``chosen``, ranked by ``ranking``) to attach, best first: lifted
+        by their ``used`` (usage, now) within the usage boost, none far below the best."""
+        usage, now = used
+        passing = self._best(ranking, chosen, max(gate.GATE_CANDIDATES, per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [
                 (score + _boost(usage, key, now), (score, key, slot))
@@ -303,7 +315,7 @@ class RecallIndex:
             ]
             boosted.sort(key=lambda pair: (-pair[0], pair[1][1]))
             passing = [ranked for _, ranked in boosted]
-        kept = self._beside_the_best(passing, read.named)[: config.per_turn]
+        kept = self._beside_the_best(passing, named)[:per_turn]
         return [Hit(key[0], key[1], score, True) for score, key, _ in kept]  # shared > 0
 
     def _beside_the_best(

@@ -48,6 +48,8 @@ Related = list[tuple[int, tuple[str, ...]]]
 TAG_MARK: Final = "\x03"
 #: Marks again a whole tag with a word the note's summary does not use.
 UNUSED_TAG_MARK: Final = "\x04"
+#: Short notes whose body-only terms are kept at most (a few kilobytes each).
+BODIES_KEPT: Final = 2_000
 
 
 @dataclass
@@ -93,7 +95,7 @@ class Judge:
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its entry and its body-only term ids.
-        self._bodies: dict[int, tuple[NoteEntry | None, frozenset[int], tuple[int, ...]]] = {}
+        self._bodies: dict[int, tuple[NoteEntry | None, frozenset[int]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -361,12 +363,14 @@ class Judge:
             return extra, strongest, words
         by_slot = self._postings.entries_by_slot()
         for position, slot in enumerate(slots.tolist()):
-            body, order = self._body_terms(slot, by_slot[slot])
-            found = said.intersection(body)
+            entry = by_slot[slot]
+            found = said.intersection(self._body_terms(slot, entry))
             if not found:
                 continue
             # Two weights add up the same in any order; more are summed in the note's order.
-            hits = found if len(found) <= 2 else [term_id for term_id in order if term_id in found]
+            hits: Collection[int] = found
+            if len(found) > 2 and entry is not None:
+                hits = [term_id for term_id in entry.term_ids.tolist() if term_id in found]
             best: dict[int, float] = {}  # word -> its best stem's weight
             for term_id in hits:
                 number, weight = word_of[term_id]
@@ -377,23 +381,21 @@ class Judge:
                 words[position] += 1
         return extra, strongest, words
 
-    def _body_terms(
-        self, slot: int, entry: NoteEntry | None
-    ) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The ids of the terms a note holds in its body but not its summary or tags, as a
-        set and in the order of its entry; remembered per entry (a replaced note has a new
-        one)."""
+    def _body_terms(self, slot: int, entry: NoteEntry | None) -> frozenset[int]:
+        """The ids of the terms a note holds in its body but not its summary or tags,
+        remembered per entry (a replaced note has a new one), for :data:`BODIES_KEPT` notes."""
         kept = self._bodies.get(slot)
         if kept is not None and kept[0] is entry:
-            return kept[1], kept[2]
-        ids: tuple[int, ...] = ()
+            return kept[1]
+        body: frozenset[int] = frozenset()
         if entry is not None:
             frequencies = entry.frequencies
-            body = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
-            ids = tuple(entry.term_ids[body].tolist())
-        held = frozenset(ids)
-        self._bodies[slot] = (entry, held, ids)
-        return held, ids
+            only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+            body = frozenset(entry.term_ids[only].tolist())
+        if len(self._bodies) >= BODIES_KEPT:
+            self._bodies.clear()
+        self._bodies[slot] = (entry, body)
+        return body
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""

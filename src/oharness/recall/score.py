@@ -151,6 +151,10 @@ class WeightMemo:
             weights.append(weight)
         return weights
 
+    def clear(self) -> None:
+        """Forget every weight (they are computed again when next asked for)."""
+        self._reset(-1)
+
     def _reset(self, note_count: int) -> None:
         self._note_count = note_count
         self._recall, self._search = {}, {}

@@ -292,6 +292,23 @@ def test_a_short_note_is_all_topic_but_its_summary_or_tags_must_match() -> None:
     assert ids(index.recall("When did Mel run a charity race?")) == ["short"]
 
 
+def test_an_edited_short_body_shows_in_the_next_recall() -> None:
+    short = Note("short", "Thanks, Mel!", "I ran a charity race for the shelter.", ("Mel",))
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", short),
+            ("project", Note("pad", "Weekly notes", "Nothing to report this week.", ("Mel",))),
+        ]
+    )
+    message = "When did Mel run a charity race?"
+    assert ids(index.recall(message)) == ["short"]  # through its body words, now remembered
+    index.update("project", short.with_changes(body="Nothing new on the garden."))
+    assert index.recall(message) == []
+    index.update("project", short)
+    assert ids(index.recall(message)) == ["short"]
+
+
 def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> None:
     message = "how should I style the pricing cards?"
     assert ids(small.recall(message)) == ["pricing-borderless-3fa"]  # its topic now memoised
