@@ -169,6 +169,9 @@ class Tokenizer:
 
     def tokens(self, text: str) -> list[str]:
         """All terms of ``text`` in order, repeats kept (each alternative stem listed)."""
+        known = self._cache.get(text)  # one chunk already analysed (a word of a message)
+        if known is not None:
+            return [term for group in known for term in group]
         return [term for chunk in _chunks(text) for group in self._analyse(chunk) for term in group]
 
     def counts(self, text: str) -> dict[str, int]:
