@@ -16,7 +16,7 @@ from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.background import DaemonSync
 from oharness.daemon.events import Subscription
 from oharness.daemon.folders import FolderWatch, Signature, folder_signature
-from oharness.daemon.page.watch import IDLE_SECONDS, NOTES_CHANGED, NoteWatcher
+from oharness.daemon.page.watch import NOTES_CHANGED, NoteWatcher
 from oharness.daemon.state import DaemonState
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import WRITE_DEBOUNCE_MS
@@ -134,56 +134,3 @@ def test_a_watcher_that_fails_leaves_the_other_its_look(
     seconds.now += 1.0
     watch.tick()
     assert [event.type for event in listening.events] == [NOTES_CHANGED]
-
-
-def test_while_nobody_listens_the_page_watcher_looks_only_to_keep_its_baseline(
-    state: DaemonState,
-) -> None:
-    seconds, walks = Seconds(), Walks()
-    page = NoteWatcher(state, 1.0, monotonic=seconds)
-    watch = FolderWatch(signature=walks, monotonic=seconds)
-    watch.add(page)
-    assert watch.tick()  # the baseline
-    baseline = sum(walks.counts.values())
-    for _ in range(int(IDLE_SECONDS) - 1):  # nobody listens: no walk for IDLE_SECONDS
-        seconds.now += 1.0
-        assert watch.tick() == {}
-    assert sum(walks.counts.values()) == baseline
-    seconds.now += 1.0
-    assert watch.tick()  # the baseline kept fresh
-    assert sum(walks.counts.values()) == 2 * baseline
-
-
-def test_a_change_made_while_nobody_listened_is_announced_once_someone_does(
-    state: DaemonState,
-) -> None:
-    seconds = Seconds()
-    page = NoteWatcher(state, 1.0, monotonic=seconds)
-    watch = FolderWatch(monotonic=seconds)
-    watch.add(page)
-    watch.tick()
-    hosted = state.registry.default
-    writer = open_workspace(hosted.root, state.options.home, register=False)  # another process
-    try:
-        writer.service.remember("Deploys go out on Tuesdays", "At noon.\n", scope="project")
-    finally:
-        writer.close()
-    seconds.now += 1.0
-    assert watch.tick() == {}  # nobody listens yet: not even looked at
-    loop = asyncio.new_event_loop()
-
-    async def subscribe() -> Subscription:
-        return state.bus.subscribe()
-
-    try:
-        listener = loop.run_until_complete(subscribe())
-        seconds.now += 1.0
-        watch.tick()  # the first look with a listener compares with the baseline
-        announced = [event for event in listener.events if event.type == NOTES_CHANGED]
-        assert [(e.data["scope"], e.workspace) for e in announced] == [
-            ("project", hosted.project_id)
-        ]
-        seconds.now += 1.0
-        assert watch.tick()  # and looks every interval while someone listens
-    finally:
-        loop.close()
