@@ -146,24 +146,7 @@ def weaken_stem_only(
     lowered in place at those slots."""
     if not len(slots) or not _english(tokenizer):
         return slots
-    read = {group[0] for group in groups if len(group) == 1}
-    vocabulary = postings.vocabulary
-    # Per stem: said as its base word, and the keys of its derived words said. A base word
-    # meets only notes holding the stem through derived words alone (few, marked); a derived
-    # word every note holding the stem but not that word.
-    said: dict[str, tuple[bool, set[str], str]] = {}
-    for stem, key, base, derived_mark in _plain_words(tokenizer, message):
-        if stem in read:
-            said_base, keys, _ = said.setdefault(stem, (False, set(), derived_mark))
-            if base:
-                said[stem] = (True, keys, derived_mark)
-            else:
-                keys.add(key)
-    words = {
-        stem: (said_base, keys)
-        for stem, (said_base, keys, derived_mark) in said.items()
-        if (keys and not said_base) or (said_base and derived_mark in vocabulary)
-    }
+    words = _said_stems(tokenizer, message, groups, postings)
     if not words:
         return slots
     shared, strongest = scored
@@ -194,6 +177,30 @@ def weaken_stem_only(
         _strongest_again(groups, table, weak_of, slots, changed, strongest)
     kept: SlotArray = slots[(shared[slots] >= SHARED_GATE) | short]
     return kept
+
+
+def _said_stems(
+    tokenizer: Tokenizer, message: str, groups: Sequence[tuple[str, ...]], postings: Postings
+) -> dict[str, tuple[bool, set[str]]]:
+    """Per stem of the gate's words that may match through the stem only: whether the message
+    says it as its base word, and the inflection keys of its derived words said. A base word
+    meets only notes holding the stem through derived words alone (few, marked); a derived
+    word every note holding the stem but not that word."""
+    read = {group[0] for group in groups if len(group) == 1}
+    said: dict[str, tuple[bool, set[str], str]] = {}
+    for stem, key, base, derived_mark in _plain_words(tokenizer, message):
+        if stem in read:
+            _, keys, _ = said.setdefault(stem, (False, set(), derived_mark))
+            if base:
+                said[stem] = (True, keys, derived_mark)
+            else:
+                keys.add(key)
+    vocabulary = postings.vocabulary
+    return {
+        stem: (said_base, keys)
+        for stem, (said_base, keys, derived_mark) in said.items()
+        if (keys and not said_base) or (said_base and derived_mark in vocabulary)
+    }
 
 
 def _strongest_again(
