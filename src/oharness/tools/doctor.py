@@ -86,7 +86,7 @@ def _invisible_findings(scope: str, stored: StoredNote) -> list[Finding]:
         if problem is not None:
             message = (
                 f"{name} holds {problem}: it can make the text read as something else; models "
-                f"and the Memory page see it escaped (\\uXXXX); edit the note to remove it"
+                "and the Memory page are shown its code point instead; edit the note to remove it"
             )
             findings.append(Finding(scope, "invisible_character", str(stored.path), message))
     return findings
