@@ -30,7 +30,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.postings import FreqArray, IntArray, Postings
+from oharness.recall.postings import Found, IntArray, Postings
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 
 FloatArray = npt.NDArray[np.float64]
@@ -79,7 +79,7 @@ class TermTable:
         self._version = -1
         self._terms: dict[str, TermScores] = {}
         self._values = 0
-        self._norms: tuple[FloatArray, FloatArray, FloatArray] | None = None
+        self._norms: FloatArray | None = None
 
     def get_many(self, terms: list[str]) -> list[TermScores | None]:
         """The contributions of each term (None where no note holds it).
@@ -97,103 +97,86 @@ class TermTable:
 
     def _fill(self, terms: list[str], found: list[TermScores | None]) -> None:
         """Compute and keep the terms of ``found`` not known yet (in place)."""
-        lookup = self._postings.lookup
-        postings: dict[str, tuple[IntArray, FreqArray]] = {}
-        for term, known in zip(terms, found, strict=True):
-            if known is None and term not in postings:
-                looked_up = lookup(term)
-                if looked_up is not None:
-                    postings[term] = looked_up
-        if not postings:
+        new = list(dict.fromkeys(t for t, known in zip(terms, found, strict=True) if known is None))
+        postings = self._postings.lookup_many(new)
+        if not postings.positions:
             return
-        new = list(postings)
-        weights = self._weigh(new, [len(slots) for slots, _ in postings.values()])
-        computed: dict[str, TermScores] = {}
-        batch: list[tuple[str, float]] = []
-        for term, weight in zip(new, weights, strict=True):
-            if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
-                slots = postings[term][0]
-                computed[term] = TermScores(
-                    weight, slots, _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
-                )
-            else:
-                batch.append((term, weight))
-        if batch:
-            computed.update(self._compute(batch, [postings[term] for term, _ in batch]))
-        for term, scored in computed.items():
-            self._keep(term, scored)
+        computed, values = self._compute([new[p] for p in postings.positions], postings)
+        if self._values + values > TABLE_VALUES:
+            self._terms, self._values = {}, 0
+        self._terms.update(computed)
+        self._values += values
         for position, term in enumerate(terms):
             if found[position] is None:
                 found[position] = computed.get(term)
 
-    def _compute(
-        self, batch: list[tuple[str, float]], postings: list[tuple[IntArray, FreqArray]]
-    ) -> dict[str, TermScores]:
-        """The scores of the ``batch`` terms (with their weights), from their postings."""
-        in_summary, in_tag, in_body = self._norm_columns()
-        size = len(self._postings.entries_by_slot())  # the slots in use or free
-        dense_from = len(in_summary) / DENSE_SHARE  # of the rows kept (a stable threshold)
-        k1 = self._params.k1
-        lengths = [len(slots) for slots, _ in postings]
-        if len(postings) == 1:
-            slots, frequencies = postings[0]
-        else:
-            slots = np.concatenate([slots for slots, _ in postings])
-            frequencies = np.concatenate([frequencies for _, frequencies in postings])
-        # The field-weighted frequency, field by field in order (as a float64 dot product).
-        x = frequencies[:, 0] * in_summary[slots] + frequencies[:, 1] * in_tag[slots]
-        x += frequencies[:, 2] * in_body[slots]
-        scaled = np.repeat(np.array([w for _, w in batch], dtype=np.float64) * (k1 + 1.0), lengths)
-        contribution = scaled * x / (x + k1)
+    def _compute(self, terms: list[str], postings: Found) -> tuple[dict[str, TermScores], int]:
+        """The scores of ``terms`` from their postings (each term's a slice of ``postings``):
+        a fixed handful of array operations for all of them, then slices per term. And how
+        many values they hold (postings, or slots of a dense term)."""
+        count = len(terms)
+        bounds, slots, frequencies = postings.bounds, postings.slots, postings.frequencies
+        starts, ends = bounds[:-1], bounds[1:]
+        lengths = [end - start for start, end in zip(starts, ends, strict=True)]
         in_tags = frequencies[:, 1] > 0
         in_head = (frequencies[:, 0] > 0) | in_tags
-        starts = _starts(lengths)
-        heads = _pieces(slots[in_head], np.add.reduceat(in_head, starts).tolist())
+        head_counts = _counts(in_head, bounds)
+        # One call for both weights (a term's depends on its count alone): by the notes holding
+        # it, then by those holding it in their summary or tags.
+        weights = self._weigh(terms + terms, lengths + head_counts)
+        norms = self._norm_rows()
+        # The field-weighted frequency, field by field in order (as a float64 dot product).
+        weighted = frequencies * norms.take(slots, axis=0)
+        x = weighted[:, 0] + weighted[:, 1]
+        x += weighted[:, 2]
+        k1 = self._params.k1
+        scaled = np.repeat(np.array(weights[:count], dtype=np.float64) * (k1 + 1.0), lengths)
+        contribution = scaled * x / (x + k1)
+        heads = _pieces(slots[in_head], head_counts)
         tags = (
-            _pieces(slots[in_tags], np.add.reduceat(in_tags, starts).tolist())
+            _pieces(slots[in_tags], _counts(in_tags, bounds))
             if self._tagged
-            else [_NO_SLOTS] * len(batch)
+            else [_NO_SLOTS] * count
         )
-        topic_weights = self._weigh([term for term, _ in batch], [len(head) for head in heads])
+        dense_from = len(norms) / DENSE_SHARE  # of the rows kept (a stable threshold)
         results: dict[str, TermScores] = {}
-        for number, (term, weight) in enumerate(batch):
-            start = starts[number]
-            end = start + lengths[number]
-            piece, term_slots = contribution[start:end], slots[start:end]
-            dense: FloatArray | None = None
-            if end - start >= dense_from:
-                dense = np.zeros(size, dtype=np.float64)
-                dense[term_slots] = piece
-                piece = _NO_VALUES
-            results[term] = TermScores(
-                weight, term_slots, piece, dense, heads[number], tags[number], topic_weights[number]
-            )
-        return results
+        values = 0
+        for term, weight, topic_weight, start, end, head, tagged in zip(
+            terms, weights[:count], weights[count:], starts, ends, heads, tags, strict=True
+        ):
+            if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
+                scored = TermScores(
+                    weight, slots[start:end], _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
+                )
+            elif end - start < dense_from:
+                piece = contribution[start:end]
+                scored = TermScores(
+                    weight, slots[start:end], piece, None, head, tagged, topic_weight
+                )
+            else:  # most notes hold it: kept over every slot in use or free
+                dense = np.zeros(len(self._postings.entries_by_slot()), dtype=np.float64)
+                dense[slots[start:end]] = contribution[start:end]
+                scored = TermScores(
+                    weight, slots[start:end], _NO_VALUES, dense, head, tagged, topic_weight
+                )
+                values += len(dense) - (end - start)
+            results[term] = scored
+            values += end - start
+        return results, values
 
-    def _norm_columns(self) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """The postings' length norms per field (summary, tags, body), as float64 columns."""
+    def _norm_rows(self) -> FloatArray:
+        """The postings' length norms per slot and field (summary, tags, body), as float64."""
         if self._norms is None:
-            norms = self._postings.norms(self._params)
-            summary, tags, body = (norms[:, field].astype(np.float64) for field in range(3))
-            self._norms = (summary, tags, body)
+            self._norms = self._postings.norms(self._params).astype(np.float64)
         return self._norms
 
-    def _keep(self, term: str, scored: TermScores) -> None:
-        size = len(scored.slots) if scored.dense is None else len(scored.dense)
-        if self._values + size > TABLE_VALUES:
-            self._terms, self._values = {}, 0
-        self._terms[term] = scored
-        self._values += size
 
-
-def _starts(lengths: list[int]) -> list[int]:
-    """Where each of consecutive pieces of ``lengths`` items starts."""
-    starts: list[int] = []
-    total = 0
-    for length in lengths:
-        starts.append(total)
-        total += length
-    return starts
+def _counts(flags: npt.NDArray[np.bool_], bounds: list[int]) -> list[int]:
+    """How many of ``flags`` are set between each two consecutive ``bounds`` (none empty)."""
+    if len(bounds) == 2:
+        return [int(np.count_nonzero(flags))]
+    counted: list[int] = np.add.reduceat(flags, bounds[:-1]).tolist()
+    return counted
 
 
 def _pieces(values: IntArray, counts: list[int]) -> list[IntArray]:

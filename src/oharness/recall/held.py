@@ -60,30 +60,41 @@ class HeldTable:
         return cast(list[Held], found)  # no None left
 
     def _fill(self, terms: list[str], found: list[Held | None]) -> None:
+        """Look up the terms of ``found`` not known yet (in place): one dictionary look-up or
+        two for a term no note holds as a phrase or tag (most), then one gather for the rest.
+        """
         known = self._terms
+        vocabulary = self._postings.vocabulary
+        tag_mark, unused_mark = self._tag_mark, self._unused_mark
+        # A term some note holds as a phrase or tag, with the ids of those terms to read.
+        held: list[tuple[str, int | None, int | None, int | None, int | None]] = []
+        for term in (term for term, answer in zip(terms, found, strict=True) if answer is None):
+            tag_id = vocabulary.get(tag_mark + term)
+            if term[:1] == PHRASE_MARK:  # a phrase: the notes whose summary holds it
+                term_id, phrase_id = None, vocabulary.get(term)
+            else:  # a word: its id (its notes are in the term tables)
+                term_id, phrase_id = vocabulary.get(term), None
+            if phrase_id is None and tag_id is None:
+                known[term] = _NOTHING if term_id is None else Held(term_id, None, None, None)
+            else:
+                unused_id = vocabulary.get(unused_mark + term) if tag_id is not None else None
+                held.append((term, term_id, phrase_id, tag_id, unused_id))
+        if held:
+            self._read(held)
         for position, term in enumerate(terms):
-            held = found[position]
-            if held is None:
-                held = known.get(term)
-                if held is None:
-                    held = known[term] = self._look_up(term)
-                found[position] = held
+            if found[position] is None:
+                found[position] = known[term]
 
-    def _look_up(self, term: str) -> Held:
-        postings = self._postings
-        if term[:1] == PHRASE_MARK:  # a phrase: the notes whose summary holds it
-            term_id = None
-            held = postings.lookup(term)
-        else:  # a word: its id (its notes are in the term tables)
-            term_id = postings.vocabulary.get(term)
-            held = None
-        tag = postings.lookup(self._tag_mark + term)
-        unused = postings.lookup(self._unused_mark + term) if tag is not None else None
-        if held is None and tag is None:
-            return Held(term_id, None, None, None) if term_id is not None else _NOTHING
-        return Held(
-            term_id,
-            held[0] if held is not None else None,
-            tag[0] if tag is not None else None,
-            unused[0] if unused is not None else None,
-        )
+    def _read(self, held: list[tuple[str, int | None, int | None, int | None, int | None]]) -> None:
+        """Keep the :class:`Held` of each (term, its id, phrase, tag and unused tag ids)."""
+        ids = [term_id for _, _, *marks in held for term_id in marks if term_id is not None]
+        slots = iter(self._postings.slots_of_ids(ids))
+        known = self._terms
+        for term, term_id, phrase_id, tag_id, unused_id in held:
+            phrase = next(slots) if phrase_id is not None else None
+            tag = next(slots) if tag_id is not None else None
+            unused = next(slots) if unused_id is not None else None
+            if phrase is None and tag is None:  # the notes holding them are gone
+                known[term] = _NOTHING if term_id is None else Held(term_id, None, None, None)
+            else:
+                known[term] = Held(term_id, phrase, tag, unused if tag is not None else None)

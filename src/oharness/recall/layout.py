@@ -28,6 +28,8 @@ OffsetArray = npt.NDArray[np.int64]
 FIELD_COUNT: Final = 3  # summary, tags, body
 _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
+#: Up to this many terms, :meth:`Base.gather` slices each term's positions (measured faster).
+_FEW_TERMS: Final = 4
 
 
 class NoteEntry(NamedTuple):
@@ -110,14 +112,55 @@ class Base:
         self.held: IntArray = np.bincount(self.ids, minlength=term_count).astype(np.int32)
         self.term_starts: OffsetArray = np.zeros(term_count + 1, dtype=np.int64)
         np.cumsum(self.held, out=self.term_starts[1:])
+        #: Whether every term of the vocabulary then has a posting here.
+        self.gapless = bool(self.held.all())
 
     def term(self, term_id: int) -> tuple[IntArray, FreqArray]:
         """The slots holding a term (ascending) and its frequencies there, gathered when asked
         for (a load never copies every posting into term order)."""
         if term_id >= self.term_count:
             return _EMPTY_SLOTS, _EMPTY_FREQUENCIES
-        positions = self.order[self.term_starts[term_id] : self.term_starts[term_id + 1]]
-        return self.owner[positions], self.frequencies[positions]
+        starts = self.term_starts
+        positions = self.order[starts.item(term_id) : starts.item(term_id + 1)]
+        return self.owner[positions], self.frequencies.take(positions, axis=0)
+
+    def gather(self, term_ids: list[int]) -> tuple[list[int], IntArray, FreqArray]:
+        """The postings of several terms (ids below ``term_count``) together, in their order:
+        where each term's start (and the end: one offset more than terms), the slots and the
+        frequencies. One gather for all of them: a few array operations, not a few per term.
+        """
+        bounds, positions = self._positions(term_ids)
+        # ``take`` rather than indexing: several times faster for rows of a 2-D array.
+        return bounds, self.owner[positions], self.frequencies.take(positions, axis=0)
+
+    def gather_slots(self, term_ids: list[int]) -> tuple[list[int], IntArray]:
+        """:meth:`gather` without the frequencies."""
+        bounds, positions = self._positions(term_ids)
+        return bounds, self.owner[positions]
+
+    def _positions(self, term_ids: list[int]) -> tuple[list[int], npt.NDArray[np.integer]]:
+        """Where each term's postings start in the concatenation (and its end), and their
+        positions in the note-order arrays."""
+        starts = self.term_starts
+        if len(term_ids) <= _FEW_TERMS:  # a slice per term is cheaper than arranging them
+            order = self.order
+            bounds = [0]
+            pieces = []
+            for term_id in term_ids:
+                first, last = starts.item(term_id), starts.item(term_id + 1)
+                pieces.append(order[first:last])
+                bounds.append(bounds[-1] + last - first)
+            if len(pieces) == 1:
+                return bounds, pieces[0]
+            return bounds, np.concatenate(pieces) if pieces else order[:0]
+        ids = np.array(term_ids, dtype=np.intp)
+        begin = starts[ids]
+        lengths = starts[ids + 1] - begin
+        ends = np.cumsum(lengths)
+        # Each posting's place in ``order``: its term's start plus its rank in the term.
+        shift = np.repeat(begin - (ends - lengths), lengths)
+        positions = self.order[np.arange(len(shift), dtype=np.int64) + shift]
+        return [0, *ends.tolist()], positions
 
     def entry(self, slot: int, key: NoteKey, cache_key: CacheKey | None) -> NoteEntry:
         """The entry of the note loaded into ``slot``."""

@@ -13,9 +13,9 @@ never grow past the largest number of notes held at once.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
-from typing import Final, overload
+from typing import Final, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ __all__ = [
     "CacheKey",
     "Columns",
     "EntryView",
+    "Found",
     "FreqArray",
     "IntArray",
     "NoteEntry",
@@ -49,6 +50,55 @@ _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
 #: Every posting of the live notes: slot, term id and frequencies, each note's together.
 Flat = tuple[npt.NDArray[np.intp], IntArray, FreqArray]
+
+
+class Found(NamedTuple):
+    """The postings of several terms, concatenated (:meth:`Postings.lookup_many`).
+
+    ``positions``: which of the terms asked some note holds (their places in the list
+    asked, in the order of their postings here); ``bounds``: where each one's postings start,
+    and the end. A term's slots and frequencies are slices of ``slots`` and ``frequencies``.
+    """
+
+    positions: list[int]
+    bounds: list[int]
+    slots: IntArray
+    frequencies: FreqArray
+
+    @classmethod
+    def of(cls, postings: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
+        """The concatenation of ``postings`` (position, postings), none empty."""
+        if len(postings) == 1:  # no copy
+            position, (slots, frequencies) = postings[0]
+            return cls([position], [0, len(slots)], slots, frequencies)
+        return cls([], [0], _EMPTY_SLOTS, _EMPTY_FREQUENCIES).extended(postings)
+
+    def extended(self, more: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
+        """These postings followed by those of ``more`` (position, postings), none empty."""
+        if not more:
+            return self
+        bounds = list(self.bounds)
+        for _, (slots, _frequencies) in more:
+            bounds.append(bounds[-1] + len(slots))
+        return Found(
+            [*self.positions, *(position for position, _ in more)],
+            bounds,
+            np.concatenate([self.slots, *(slots for _, (slots, _f) in more)]),
+            np.concatenate([self.frequencies, *(frequencies for _, (_s, frequencies) in more)]),
+        )
+
+    def without_empty(self) -> Found:
+        """These postings without the terms that have none."""
+        bounds = self.bounds
+        kept = [n for n in range(len(self.positions)) if bounds[n + 1] > bounds[n]]
+        if len(kept) == len(self.positions):
+            return self
+        return Found(
+            [self.positions[n] for n in kept],
+            [*(bounds[n] for n in kept), bounds[-1]],
+            self.slots,
+            self.frequencies,
+        )
 
 
 class EntryView:
@@ -169,6 +219,62 @@ class Postings:
             return None
         found = self._term(term_id)
         return found if len(found[0]) else None
+
+    def lookup_many(self, terms: Sequence[str]) -> Found:
+        """The postings of the terms of ``terms`` some note holds, concatenated (:class:`Found`).
+
+        A term no note has costs one dictionary look-up; the base's postings of the others are
+        gathered together, in one go, and not kept (the caller keeps what it derives).
+        """
+        vocabulary, own, base = self.vocabulary, self._own, self._base
+        in_base = base.term_count if base is not None else 0
+        positions: list[int] = []  # the terms to gather from the base
+        term_ids: list[int] = []
+        kept: list[tuple[int, tuple[IntArray, FreqArray]]] = []
+        for position, term in enumerate(terms):
+            term_id = vocabulary.get(term)
+            if term_id is None:
+                continue
+            held = own.get(term_id)
+            if held is None:
+                if term_id < in_base:
+                    positions.append(position)
+                    term_ids.append(term_id)
+            elif len(held[0]):
+                kept.append((position, held))
+        if not positions:
+            return Found.of(kept)
+        assert base is not None
+        bounds, slots, frequencies = base.gather(term_ids)
+        found = Found(positions, bounds, slots, frequencies)
+        if not base.gapless:
+            found = found.without_empty()
+        return found.extended(kept)
+
+    def slots_of_ids(self, term_ids: list[int]) -> list[IntArray | None]:
+        """The slots holding each term of ``term_ids`` (None where no note does), gathered
+        together and not kept (the caller keeps what it needs)."""
+        own, base = self._own, self._base
+        in_base = base.term_count if base is not None else 0
+        found: list[IntArray | None] = [None] * len(term_ids)
+        fresh: list[int] = []
+        fresh_ids: list[int] = []
+        for number, term_id in enumerate(term_ids):
+            held = own.get(term_id)
+            if held is not None:
+                if len(held[0]):
+                    found[number] = held[0]
+            elif term_id < in_base:
+                fresh.append(number)
+                fresh_ids.append(term_id)
+        if fresh:
+            assert base is not None
+            bounds, slots = base.gather_slots(fresh_ids)
+            for piece, number in enumerate(fresh):
+                start, end = bounds[piece], bounds[piece + 1]
+                if end > start:
+                    found[number] = slots[start:end]
+        return found
 
     def _term(self, term_id: int) -> tuple[IntArray, FreqArray]:
         own = self._own.get(term_id)
