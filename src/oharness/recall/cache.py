@@ -49,12 +49,14 @@ from oharness.recall.postings import (
     FreqArray,
     IntArray,
     NoteKey,
+    TermOrder,
 )
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
 #: asks something; 3: notes as columns, postings read as flat arrays; 4: the inflection keys
-#: of its summary and tags words). Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 4
+#: of its summary and tags words; 5: the postings in term order too, instead of the order
+#: that sorts them). Tokeniser changes are covered by its own signature.
+CACHE_FORMAT: Final = 5
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
@@ -65,6 +67,10 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     terms, all_entries = index.entries()
     entries = [entry for entry in all_entries if entry.cache_key is not None]
     columns = Columns.of(entries)
+    # Term frequencies fit 16 bits: a body of maxNoteBytes has fewer than 65,536 words.
+    stored = columns.frequencies.clip(0, 65535).astype("<u2")
+    order = np.argsort(columns.ids, kind="stable")
+    owner = np.repeat(np.arange(len(entries), dtype=np.int32), columns.counts)
     payload = {
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
@@ -76,10 +82,10 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         "lengths": columns.lengths.astype("<i4").tobytes(),
         "counts": columns.counts.astype("<i4").tobytes(),
         "terms_of": columns.ids.astype("<i4").tobytes(),
-        # Term frequencies fit 16 bits: a body of maxNoteBytes has fewer than 65,536 words.
-        "frequencies": columns.frequencies.clip(0, 65535).astype("<u2").tobytes(),
-        # Postings in term order, so a load regroups them without sorting.
-        "order": np.argsort(columns.ids, kind="stable").astype("<i4").tobytes(),
+        "frequencies": stored.tobytes(),
+        # The postings in term order too, so a load adopts both orders as they are.
+        "slots_by_term": owner[order].astype("<i4").tobytes(),
+        "frequencies_by_term": stored.take(order, axis=0).tobytes(),
     }
     write_atomically(Path(path), framed(marshal.dumps(payload)))
     return len(entries)
@@ -113,20 +119,26 @@ def read_cache(
 
 
 def _kept(columns: Columns, valid: npt.NDArray[np.bool_]) -> Columns:
-    """The rows of ``columns`` marked ``valid``, their postings' order renumbered."""
+    """The rows of ``columns`` marked ``valid``, their postings in term order renumbered."""
     kept = np.repeat(valid, columns.counts)
-    renumber = np.cumsum(kept, dtype=np.int64) - 1
-    assert columns.order is not None
-    order = renumber[columns.order[kept[columns.order]]]
     rows = np.flatnonzero(valid).tolist()
+    by_term = columns.by_term
+    assert by_term is not None
+    ids = columns.ids[kept]
+    in_kept = valid[by_term.slots]
+    renumber = (np.cumsum(valid) - 1).astype(np.int32)  # the slot each kept row moves to
     return Columns(
         [columns.keys[row] for row in rows],
         [columns.cache_keys[row] for row in rows],
         columns.lengths[valid],
         columns.counts[valid],
-        columns.ids[kept],
+        ids,
         columns.frequencies[kept],
-        order,
+        TermOrder(
+            np.bincount(ids, minlength=len(by_term.held)).astype(np.int32),
+            renumber[by_term.slots[in_kept]],
+            by_term.frequencies[in_kept],
+        ),
     )
 
 
@@ -186,7 +198,15 @@ def _crc(body: memoryview) -> bytes:
     return zlib.crc32(body).to_bytes(4, "little")
 
 
-_BLOBS: Final = ("scopes", "lengths", "counts", "terms_of", "frequencies", "order")
+_BLOBS: Final = (
+    "scopes",
+    "lengths",
+    "counts",
+    "terms_of",
+    "frequencies",
+    "slots_by_term",
+    "frequencies_by_term",
+)
 
 
 def _columns(payload: dict[str, Any]) -> tuple[list[str], Columns] | None:
@@ -197,15 +217,15 @@ def _columns(payload: dict[str, Any]) -> tuple[list[str], Columns] | None:
         return None
     if not all(isinstance(blob, bytes) for blob in blobs):
         return None
-    scopes, lengths, counts, term_ids, frequencies, order = cast(list[bytes], blobs)
+    scopes, lengths, counts, *postings = cast(list[bytes], blobs)
     notes = len(ids)
     if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
         return None
-    if len(counts) != notes * 4 or any(len(blob) % 4 for blob in (term_ids, order)):
+    if len(counts) != notes * 4 or any(len(blob) % 4 for blob in postings[::2]):
         return None
     if not all(isinstance(note_id, str) for note_id in ids) or scopes.strip(b"\x00\x01"):
         return None
-    arrays = _arrays(len(terms), counts, term_ids, frequencies, order)
+    arrays = _arrays(len(terms), np.frombuffer(counts, dtype="<i4").astype(np.int64), *postings)
     if arrays is None:
         return None
     keys: list[NoteKey] = [
@@ -219,27 +239,42 @@ def _columns(payload: dict[str, Any]) -> tuple[list[str], Columns] | None:
 
 
 def _arrays(
-    term_count: int, counts_blob: bytes, ids_blob: bytes, frequencies_blob: bytes, order_blob: bytes
-) -> tuple[npt.NDArray[np.int64], IntArray, FreqArray, IntArray] | None:
-    """The postings' arrays: counts per note, term ids and frequencies in note order, and
-    their order by term; None unless consistent (every id a term, the order a permutation
-    that sorts them)."""
-    counts = np.frombuffer(counts_blob, dtype="<i4").astype(np.int64)
+    term_count: int,
+    counts: npt.NDArray[np.int64],
+    ids_blob: bytes,
+    frequencies_blob: bytes,
+    slots_blob: bytes,
+    by_term_blob: bytes,
+) -> tuple[npt.NDArray[np.int64], IntArray, FreqArray, TermOrder] | None:
+    """The postings' arrays: counts per note, term ids and frequencies in note order, and the
+    same postings in term order; None unless consistent (every id a term, every slot a note,
+    each term's slots ascending, each note holding as many postings both ways)."""
     ids = np.frombuffer(ids_blob, dtype="<i4").astype(np.int32, copy=False)
-    order = np.frombuffer(order_blob, dtype="<i4").astype(np.int32, copy=False)
-    total = len(ids)
-    if len(order) != total or len(frequencies_blob) != total * FIELD_COUNT * 2:
+    slots = np.frombuffer(slots_blob, dtype="<i4").astype(np.int32, copy=False)
+    total, notes = len(ids), len(counts)
+    size = total * FIELD_COUNT * 2
+    if len(slots) != total or len(frequencies_blob) != size or len(by_term_blob) != size:
         return None
-    if len(counts) and (counts.min() < 0 or int(counts.sum()) != total):
+    if notes and (counts.min() < 0 or int(counts.sum()) != total):
         return None
-    if total:
-        if int(ids.min()) < 0 or int(ids.max()) >= term_count:
-            return None
-        if int(order.min()) < 0 or int(order.max()) >= total:
-            return None
-        seen = np.zeros(total, dtype=np.bool_)
-        seen[order] = True
-        if not seen.all() or np.any(np.diff(ids[order]) < 0):
-            return None
+    if total and (int(ids.min()) < 0 or int(ids.max()) >= term_count):
+        return None
+    if total and (int(slots.min()) < 0 or int(slots.max()) >= notes):
+        return None
+    held = np.bincount(ids, minlength=term_count).astype(np.int32)
+    if total and not _ascending_per_term(slots, held):
+        return None
+    if total and not np.array_equal(np.bincount(slots, minlength=notes), counts):
+        return None
     frequencies = np.frombuffer(frequencies_blob, dtype="<u2").astype(np.float32)
-    return counts, ids, frequencies.reshape(-1, FIELD_COUNT), order
+    # In term order the 16-bit counts stay as read: a look-up converts the few it reads.
+    by_term = np.frombuffer(by_term_blob, dtype="<u2").reshape(-1, FIELD_COUNT)
+    return counts, ids, frequencies.reshape(-1, FIELD_COUNT), TermOrder(held, slots, by_term)
+
+
+def _ascending_per_term(slots: IntArray, held: IntArray) -> bool:
+    """Whether the slots of each term (``held`` per term id, term after term) ascend."""
+    steps = np.diff(slots)
+    firsts = np.cumsum(held)[:-1]  # where each term but the first starts
+    steps[firsts[(firsts > 0) & (firsts < len(slots))] - 1] = 1  # a new term may start lower
+    return bool((steps > 0).all())

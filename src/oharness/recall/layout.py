@@ -2,15 +2,18 @@
 
 A first build and a cache load hold most postings in one :class:`Base`: for the notes, one
 array of term ids and one of frequencies in note order with an offset per note; for the terms,
-the same postings sorted by term id with an offset per term (compressed sparse rows, both
-ways). A term's notes or a note's terms are then a slice, made when asked for, and loading
-10,000 notes costs a few array operations instead of a Python object per term and per note.
+the same postings in term order - the slots holding each term (ascending) and its frequencies
+there - with an offset per term (compressed sparse rows, both ways, :class:`TermOrder`). A
+note's terms or a term's notes are then slices, and a first look-up of a term reads two runs
+of memory rather than one scattered read per posting; loading 10,000 notes costs a few array
+operations instead of a Python object per term and per note (the cache stores both orders).
 The arrays are never written to: :class:`~oharness.recall.postings.Postings` keeps what
 changes after the load beside them (copy on write, per touched term and note).
 """
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Final, NamedTuple
 
 import numpy as np
@@ -24,12 +27,14 @@ CacheKey = str | int | tuple[int, ...]
 
 IntArray = npt.NDArray[np.int32]
 FreqArray = npt.NDArray[np.float32]
+#: Frequencies as stored: float32, or the cache's 16-bit counts (converted when read).
+StoredFreqArray = npt.NDArray[np.float32] | npt.NDArray[np.uint16]
 OffsetArray = npt.NDArray[np.int64]
 FIELD_COUNT: Final = 3  # summary, tags, body
 _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
-#: Up to this many terms, :meth:`Base.gather` slices each term's positions (measured faster).
-_FEW_TERMS: Final = 4
+#: Up to this many terms, :meth:`Base.gather` slices each term's run (measured faster).
+_FEW_TERMS: Final = 8
 
 
 class NoteEntry(NamedTuple):
@@ -45,11 +50,20 @@ class NoteEntry(NamedTuple):
     lengths: tuple[int, int, int]  # terms per field, for length normalisation
 
 
+class TermOrder(NamedTuple):
+    """The postings of :class:`Columns` in term order: how many each term id has, then each
+    term's slots (ascending) and frequencies there, term after term."""
+
+    held: IntArray
+    slots: IntArray
+    frequencies: StoredFreqArray
+
+
 class Columns(NamedTuple):
     """Notes in their indexed form as columns (what the cache stores), slot ``n`` for row ``n``.
 
     ``ids`` and ``frequencies`` are the notes' postings concatenated in note order (``counts``
-    per note); ``order`` lists their positions sorted by term id (stable), or is None to sort.
+    per note); ``by_term`` the same postings in term order, or None to sort them.
     """
 
     keys: list[NoteKey]
@@ -58,7 +72,7 @@ class Columns(NamedTuple):
     counts: npt.NDArray[np.int64]
     ids: IntArray
     frequencies: FreqArray
-    order: npt.NDArray[np.integer] | None = None
+    by_term: TermOrder | None = None
 
     @classmethod
     def of(cls, entries: list[NoteEntry]) -> Columns:
@@ -85,6 +99,18 @@ class Columns(NamedTuple):
             )
         ]
 
+    def term_order(
+        self, term_count: int, order: npt.NDArray[np.integer] | None = None
+    ) -> TermOrder:
+        """The postings in term order (``order``: their positions sorted by term id, stable;
+        None to sort them)."""
+        if order is None:
+            order = np.argsort(self.ids, kind="stable")
+        owner = np.repeat(np.arange(len(self.counts), dtype=np.int32), self.counts)
+        held = np.bincount(self.ids, minlength=term_count).astype(np.int32)
+        # ``take`` rather than indexing: several times faster for rows of a 2-D array.
+        return TermOrder(held, owner[order], self.frequencies.take(order, axis=0))
+
 
 class Base:
     """The postings of notes loaded or built together, both ways; see the module docstring.
@@ -101,70 +127,77 @@ class Base:
         self.ids = columns.ids
         self.frequencies = columns.frequencies
         self.lengths = columns.lengths
-        #: The slot of each posting, in note order.
-        self.owner: IntArray = np.repeat(np.arange(self.note_count, dtype=np.int32), counts)
-        order = columns.order
-        if order is None:
-            order = np.argsort(self.ids, kind="stable")
-        #: The positions of the postings sorted by term id (stable: each term's slots ascend).
-        self.order = order
+        self._counts = counts
+        by_term = columns.by_term
+        if by_term is None:
+            by_term = columns.term_order(term_count)
         #: Notes per term id: how many postings each term has.
-        self.held: IntArray = np.bincount(self.ids, minlength=term_count).astype(np.int32)
+        self.held: IntArray = by_term.held
         self.term_starts: OffsetArray = np.zeros(term_count + 1, dtype=np.int64)
         np.cumsum(self.held, out=self.term_starts[1:])
+        #: Each term's slots (ascending) and frequencies, term after term.
+        self.term_slots = by_term.slots
+        self.term_frequencies = by_term.frequencies
         #: Whether every term of the vocabulary then has a posting here.
         self.gapless = bool(self.held.all())
 
+    @cached_property
+    def owner(self) -> IntArray:
+        """The slot of each posting, in note order."""
+        return np.repeat(np.arange(self.note_count, dtype=np.int32), self._counts)
+
     def term(self, term_id: int) -> tuple[IntArray, FreqArray]:
-        """The slots holding a term (ascending) and its frequencies there, gathered when asked
-        for (a load never copies every posting into term order)."""
+        """The slots holding a term (ascending) and its frequencies there."""
         if term_id >= self.term_count:
             return _EMPTY_SLOTS, _EMPTY_FREQUENCIES
-        starts = self.term_starts
-        positions = self.order[starts.item(term_id) : starts.item(term_id + 1)]
-        return self.owner[positions], self.frequencies.take(positions, axis=0)
+        start, end = self.term_starts.item(term_id), self.term_starts.item(term_id + 1)
+        frequencies = self.term_frequencies[start:end].astype(np.float32, copy=False)
+        return self.term_slots[start:end], frequencies
 
     def gather(self, term_ids: list[int]) -> tuple[list[int], IntArray, FreqArray]:
         """The postings of several terms (ids below ``term_count``) together, in their order:
         where each term's start (and the end: one offset more than terms), the slots and the
-        frequencies. One gather for all of them: a few array operations, not a few per term.
-        """
-        bounds, positions = self._positions(term_ids)
-        # ``take`` rather than indexing: several times faster for rows of a 2-D array.
-        return bounds, self.owner[positions], self.frequencies.take(positions, axis=0)
+        frequencies (a run of each array per term, concatenated)."""
+        bounds, runs = self._runs(term_ids)
+        if isinstance(runs, list):
+            slots = np.concatenate([self.term_slots[a:b] for a, b in runs])
+            stored = self.term_frequencies
+            frequencies = np.concatenate([stored[a:b] for a, b in runs], dtype=np.float32)
+            return bounds, slots, frequencies
+        taken = self.term_frequencies.take(runs, axis=0).astype(np.float32, copy=False)
+        return bounds, self.term_slots.take(runs), taken
 
     def gather_slots(self, term_ids: list[int]) -> tuple[list[int], IntArray]:
         """:meth:`gather` without the frequencies."""
-        bounds, positions = self._positions(term_ids)
-        return bounds, self.owner[positions]
+        bounds, runs = self._runs(term_ids)
+        if isinstance(runs, list):
+            return bounds, np.concatenate([self.term_slots[a:b] for a, b in runs])
+        return bounds, self.term_slots.take(runs)
 
-    def _positions(self, term_ids: list[int]) -> tuple[list[int], npt.NDArray[np.integer]]:
-        """Where each term's postings start in the concatenation (and its end), and their
-        positions in the note-order arrays."""
+    def _runs(
+        self, term_ids: list[int]
+    ) -> tuple[list[int], list[tuple[int, int]] | npt.NDArray[np.int64]]:
+        """Where each term's postings start in the concatenation (and its end), and where they
+        are in the term-order arrays: a (start, end) per term, or for many terms the index of
+        each posting (one array operation instead of a slice each)."""
         starts = self.term_starts
-        if len(term_ids) <= _FEW_TERMS:  # a slice per term is cheaper than arranging them
-            order = self.order
+        if len(term_ids) <= _FEW_TERMS:
+            runs = [(starts.item(term_id), starts.item(term_id + 1)) for term_id in term_ids]
             bounds = [0]
-            pieces = []
-            for term_id in term_ids:
-                first, last = starts.item(term_id), starts.item(term_id + 1)
-                pieces.append(order[first:last])
-                bounds.append(bounds[-1] + last - first)
-            if len(pieces) == 1:
-                return bounds, pieces[0]
-            return bounds, np.concatenate(pieces) if pieces else order[:0]
+            for start, end in runs:
+                bounds.append(bounds[-1] + end - start)
+            return bounds, runs if runs else [(0, 0)]
         ids = np.array(term_ids, dtype=np.intp)
         begin = starts[ids]
         lengths = starts[ids + 1] - begin
         ends = np.cumsum(lengths)
-        # Each posting's place in ``order``: its term's start plus its rank in the term.
+        # Each posting's index: its term's start plus its rank in the term.
         shift = np.repeat(begin - (ends - lengths), lengths)
-        positions = self.order[np.arange(len(shift), dtype=np.int64) + shift]
-        return [0, *ends.tolist()], positions
+        return [0, *ends.tolist()], np.arange(len(shift), dtype=np.int64) + shift
 
     def entry(self, slot: int, key: NoteKey, cache_key: CacheKey | None) -> NoteEntry:
         """The entry of the note loaded into ``slot``."""
-        start, end = self.note_starts[slot], self.note_starts[slot + 1]
+        start, end = self.note_starts.item(slot), self.note_starts.item(slot + 1)
         a, b, c = self.lengths[slot].tolist()
         return NoteEntry(
             key, cache_key, self.ids[start:end], self.frequencies[start:end], (a, b, c)

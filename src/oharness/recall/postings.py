@@ -29,6 +29,7 @@ from oharness.recall.layout import (
     IntArray,
     NoteEntry,
     NoteKey,
+    TermOrder,
 )
 from oharness.recall.score import ScoringParams
 from oharness.types import Scope
@@ -44,6 +45,7 @@ __all__ = [
     "NoteEntry",
     "NoteKey",
     "Postings",
+    "TermOrder",
 ]
 
 _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
@@ -413,12 +415,12 @@ class Postings:
         """Fill an empty store from entries whose ids index ``terms``, skipping the sort.
 
         ``order`` lists the positions of the entries' concatenated postings sorted by term id
-        (the cache stores it); ``flat`` may hand over that concatenation when the caller has it.
+        (stable); ``flat`` may hand over that concatenation when the caller has it.
         """
         columns = Columns.of(entries)
         if flat is not None:
             columns = columns._replace(ids=flat[0], frequencies=flat[1])
-        self.adopt(terms, columns._replace(order=order))
+        self.adopt(terms, columns._replace(by_term=columns.term_order(len(terms), order)))
 
     def adopt(self, terms: list[str], columns: Columns) -> None:
         """Add the notes of ``columns``, whose term ids index ``terms``: into an empty store

@@ -160,3 +160,20 @@ def test_scores_computed_together_are_those_computed_alone(
         single = alone.get_many([term])[0]
         assert _same(part, single), term
         assert _same(part, together.get_many([term])[0])  # kept as computed
+
+
+def test_entries_restored_with_their_order_answer_as_the_index_they_came_from() -> None:
+    folder = notes()
+    built = RecallIndex()
+    built.add_many(folder)
+    terms, entries = built.entries()
+    ids = np.concatenate([entry.term_ids for entry in entries])
+    restored = RecallIndex()
+    restored.restore(terms, entries, np.argsort(ids, kind="stable").astype(np.int32))
+    texts = [note.summary for _, note in folder[::4]]
+    for text in texts:
+        assert [(h.key, h.score) for h in restored.recall(text)] == [
+            (h.key, h.score) for h in built.recall(text)
+        ]
+        assert restored.search(text, 5) == built.search(text, 5)
+    assert any(built.recall(text) for text in texts)
