@@ -118,8 +118,8 @@ class TermTable:
         bounds, slots, frequencies = postings.bounds, postings.slots, postings.frequencies
         starts, ends = bounds[:-1], bounds[1:]
         lengths = [end - start for start, end in zip(starts, ends, strict=True)]
-        in_tags = frequencies[:, 1] > 0
-        in_head = (frequencies[:, 0] > 0) | in_tags
+        # Frequencies are counts (never negative): in the summary or tags when their sum is not 0.
+        in_head = (frequencies[:, 0] + frequencies[:, 1]) > 0
         head_counts = _counts(in_head, bounds)
         # One call for both weights (a term's depends on its count alone): by the notes holding
         # it, then by those holding it in their summary or tags.
@@ -133,11 +133,11 @@ class TermTable:
         scaled = np.repeat(np.array(weights[:count], dtype=np.float64) * (k1 + 1.0), lengths)
         contribution = scaled * x / (x + k1)
         heads = _pieces(slots[in_head], head_counts)
-        tags = (
-            _pieces(slots[in_tags], _counts(in_tags, bounds))
-            if self._tagged
-            else [_NO_SLOTS] * count
-        )
+        if self._tagged:
+            in_tags = frequencies[:, 1] > 0
+            tags = _pieces(slots[in_tags], _counts(in_tags, bounds))
+        else:
+            tags = [_NO_SLOTS] * count
         dense_from = len(norms) / DENSE_SHARE  # of the rows kept (a stable threshold)
         results: dict[str, TermScores] = {}
         values = 0

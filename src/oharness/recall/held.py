@@ -64,26 +64,31 @@ class HeldTable:
         two for a term no note holds as a phrase or tag (most), then one gather for the rest.
         """
         known = self._terms
-        vocabulary = self._postings.vocabulary
+        get = self._postings.vocabulary.get
         tag_mark, unused_mark = self._tag_mark, self._unused_mark
         # A term some note holds as a phrase or tag, with the ids of those terms to read.
         held: list[tuple[str, int | None, int | None, int | None, int | None]] = []
-        for term in (term for term, answer in zip(terms, found, strict=True) if answer is None):
-            tag_id = vocabulary.get(tag_mark + term)
+        pending: list[int] = []  # their positions
+        for position, term in enumerate(terms):
+            if found[position] is not None:
+                continue
+            tag_id = get(tag_mark + term)
             if term[:1] == PHRASE_MARK:  # a phrase: the notes whose summary holds it
-                term_id, phrase_id = None, vocabulary.get(term)
+                term_id, phrase_id = None, get(term)
             else:  # a word: its id (its notes are in the term tables)
-                term_id, phrase_id = vocabulary.get(term), None
+                term_id, phrase_id = get(term), None
             if phrase_id is None and tag_id is None:
-                known[term] = _NOTHING if term_id is None else Held(term_id, None, None, None)
+                found[position] = known[term] = (
+                    _NOTHING if term_id is None else Held(term_id, None, None, None)
+                )
             else:
-                unused_id = vocabulary.get(unused_mark + term) if tag_id is not None else None
+                unused_id = get(unused_mark + term) if tag_id is not None else None
                 held.append((term, term_id, phrase_id, tag_id, unused_id))
+                pending.append(position)
         if held:
             self._read(held)
-        for position, term in enumerate(terms):
-            if found[position] is None:
-                found[position] = known[term]
+            for position in pending:
+                found[position] = known[terms[position]]
 
     def _read(self, held: list[tuple[str, int | None, int | None, int | None, int | None]]) -> None:
         """Keep the :class:`Held` of each (term, its id, phrase, tag and unused tag ids)."""
