@@ -140,10 +140,17 @@ class TermTable:
         else:
             tags = [_NO_SLOTS] * count
         dense_from = len(norms) / DENSE_SHARE  # of the rows kept (a stable threshold)
+        own, topic = weights[:count], weights[count:]
+        if min(own) >= MIN_TERM_WEIGHT and max(lengths) < dense_from:  # the usual batch
+            kept = zip(terms, own, topic, starts, ends, heads, tags, strict=True)
+            return {
+                term: TermScores(weight, slots[a:b], contribution[a:b], None, head, tagged, named)
+                for term, weight, named, a, b, head, tagged in kept
+            }, bounds[-1]
         results: dict[str, TermScores] = {}
         values = 0
         for term, weight, topic_weight, start, end, head, tagged in zip(
-            terms, weights[:count], weights[count:], starts, ends, heads, tags, strict=True
+            terms, own, topic, starts, ends, heads, tags, strict=True
         ):
             if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
                 scored = TermScores(
