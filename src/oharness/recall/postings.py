@@ -4,8 +4,9 @@ Each note lives in a *slot* (a row of the per-note arrays); each term has the sl
 (ascending) and a matching ``(n, 3)`` array of its frequencies in summary, tags and body.
 
 A first build into an empty store and a cache load adopt their notes as one
-:class:`~oharness.recall.layout.Base` (flat arrays both ways; a term's postings are a slice of
-them, made when looked up, and a note's entry is made when first read). What changes after
+:class:`~oharness.recall.layout.Base` (flat arrays both ways: a term's postings are slices
+of them, the new terms of a message read together, and a note's entry is made when first
+read). What changes after
 that is kept beside the base, copy on write: a term touched by an added or removed note gets
 arrays of its own, a slot refilled holds its new entry. Freed slots are reused, so arrays
 never grow past the largest number of notes held at once.
