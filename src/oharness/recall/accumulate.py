@@ -124,34 +124,50 @@ class TermTable:
         # One call for both weights (a term's depends on its count alone): by the notes holding
         # it, then by those holding it in their summary or tags.
         weights = self._weigh(terms + terms, lengths + head_counts)
-        norms = self._norm_rows()
-        # The field-weighted frequency, field by field in order (as a float64 dot product; a
-        # reduction over the three columns is several times slower for short rows).
-        weighted = frequencies * norms.take(slots, axis=0)
-        x = weighted[:, 0] + weighted[:, 1]
-        x += weighted[:, 2]
-        k1 = self._params.k1
-        scaled = np.repeat(np.array(weights[:count], dtype=np.float64) * (k1 + 1.0), lengths)
-        contribution = scaled * x / (x + k1)
+        own, topic = weights[:count], weights[count:]
+        contribution = self._contributions(postings, own, lengths)
         heads = _pieces(slots[in_head], head_counts)
         if self._tagged:
             in_tags = frequencies[:, 1] > 0
             tags = _pieces(slots[in_tags], _counts(in_tags, bounds))
         else:
             tags = [_NO_SLOTS] * count
-        dense_from = len(norms) / DENSE_SHARE  # of the rows kept (a stable threshold)
-        own, topic = weights[:count], weights[count:]
+        parts = zip(terms, own, topic, starts, ends, heads, tags, strict=True)
+        dense_from = len(self._norm_rows()) / DENSE_SHARE  # of the rows kept (a stable threshold)
         if min(own) >= MIN_TERM_WEIGHT and max(lengths) < dense_from:  # the usual batch
-            kept = zip(terms, own, topic, starts, ends, heads, tags, strict=True)
             return {
                 term: TermScores(weight, slots[a:b], contribution[a:b], None, head, tagged, named)
-                for term, weight, named, a, b, head, tagged in kept
+                for term, weight, named, a, b, head, tagged in parts
             }, bounds[-1]
+        return self._each(list(parts), slots, contribution, dense_from)
+
+    def _contributions(
+        self, postings: Found, weights: list[float], lengths: list[int]
+    ) -> FloatArray:
+        """Per posting, its term's weight times its saturated field-weighted frequency."""
+        norms = self._norm_rows()
+        # The field-weighted frequency, field by field in order (as a float64 dot product; a
+        # reduction over the three columns is several times slower for short rows).
+        weighted = postings.frequencies * norms.take(postings.slots, axis=0)
+        x = weighted[:, 0] + weighted[:, 1]
+        x += weighted[:, 2]
+        k1 = self._params.k1
+        scaled = np.repeat(np.array(weights, dtype=np.float64) * (k1 + 1.0), lengths)
+        contribution: FloatArray = scaled * x / (x + k1)
+        return contribution
+
+    def _each(
+        self,
+        parts: list[tuple[str, float, float, int, int, IntArray, IntArray]],
+        slots: IntArray,
+        contribution: FloatArray,
+        dense_from: float,
+    ) -> tuple[dict[str, TermScores], int]:
+        """:meth:`_compute`'s terms one by one, some weightless or dense: each (term, weight,
+        topic weight, start, end, head, tagged)."""
         results: dict[str, TermScores] = {}
         values = 0
-        for term, weight, topic_weight, start, end, head, tagged in zip(
-            terms, own, topic, starts, ends, heads, tags, strict=True
-        ):
+        for term, weight, topic_weight, start, end, head, tagged in parts:
             if weight < MIN_TERM_WEIGHT:  # scores nothing, names nothing
                 scored = TermScores(
                     weight, slots[start:end], _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight

@@ -112,6 +112,56 @@ class Columns(NamedTuple):
         return TermOrder(held, owner[order], self.frequencies.take(order, axis=0))
 
 
+class Found(NamedTuple):
+    """The postings of several terms, concatenated (see
+    :meth:`~oharness.recall.postings.Postings.lookup_many`).
+
+    ``positions``: which of the terms asked some note holds (their places in the list
+    asked, in the order of their postings here); ``bounds``: where each one's postings start,
+    and the end. A term's slots and frequencies are slices of ``slots`` and ``frequencies``.
+    """
+
+    positions: list[int]
+    bounds: list[int]
+    slots: IntArray
+    frequencies: FreqArray
+
+    @classmethod
+    def of(cls, postings: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
+        """The concatenation of ``postings`` (position, postings), none empty."""
+        if len(postings) == 1:  # no copy
+            position, (slots, frequencies) = postings[0]
+            return cls([position], [0, len(slots)], slots, frequencies)
+        return cls([], [0], _EMPTY_SLOTS, _EMPTY_FREQUENCIES).extended(postings)
+
+    def extended(self, more: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
+        """These postings followed by those of ``more`` (position, postings), none empty."""
+        if not more:
+            return self
+        bounds = list(self.bounds)
+        for _, (slots, _frequencies) in more:
+            bounds.append(bounds[-1] + len(slots))
+        return Found(
+            [*self.positions, *(position for position, _ in more)],
+            bounds,
+            np.concatenate([self.slots, *(slots for _, (slots, _f) in more)]),
+            np.concatenate([self.frequencies, *(frequencies for _, (_s, frequencies) in more)]),
+        )
+
+    def without_empty(self) -> Found:
+        """These postings without the terms that have none."""
+        bounds = self.bounds
+        kept = [n for n in range(len(self.positions)) if bounds[n + 1] > bounds[n]]
+        if len(kept) == len(self.positions):
+            return self
+        return Found(
+            [self.positions[n] for n in kept],
+            [*(bounds[n] for n in kept), bounds[-1]],
+            self.slots,
+            self.frequencies,
+        )
+
+
 class Base:
     """The postings of notes loaded or built together, both ways; see the module docstring.
 

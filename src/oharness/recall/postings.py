@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
-from typing import Final, NamedTuple, overload
+from typing import Final, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from oharness.recall.layout import (
     Base,
     CacheKey,
     Columns,
+    Found,
     FreqArray,
     IntArray,
     NoteEntry,
@@ -53,55 +54,6 @@ _EMPTY_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _EMPTY_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
 #: Every posting of the live notes: slot, term id and frequencies, each note's together.
 Flat = tuple[npt.NDArray[np.intp], IntArray, FreqArray]
-
-
-class Found(NamedTuple):
-    """The postings of several terms, concatenated (:meth:`Postings.lookup_many`).
-
-    ``positions``: which of the terms asked some note holds (their places in the list
-    asked, in the order of their postings here); ``bounds``: where each one's postings start,
-    and the end. A term's slots and frequencies are slices of ``slots`` and ``frequencies``.
-    """
-
-    positions: list[int]
-    bounds: list[int]
-    slots: IntArray
-    frequencies: FreqArray
-
-    @classmethod
-    def of(cls, postings: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
-        """The concatenation of ``postings`` (position, postings), none empty."""
-        if len(postings) == 1:  # no copy
-            position, (slots, frequencies) = postings[0]
-            return cls([position], [0, len(slots)], slots, frequencies)
-        return cls([], [0], _EMPTY_SLOTS, _EMPTY_FREQUENCIES).extended(postings)
-
-    def extended(self, more: list[tuple[int, tuple[IntArray, FreqArray]]]) -> Found:
-        """These postings followed by those of ``more`` (position, postings), none empty."""
-        if not more:
-            return self
-        bounds = list(self.bounds)
-        for _, (slots, _frequencies) in more:
-            bounds.append(bounds[-1] + len(slots))
-        return Found(
-            [*self.positions, *(position for position, _ in more)],
-            bounds,
-            np.concatenate([self.slots, *(slots for _, (slots, _f) in more)]),
-            np.concatenate([self.frequencies, *(frequencies for _, (_s, frequencies) in more)]),
-        )
-
-    def without_empty(self) -> Found:
-        """These postings without the terms that have none."""
-        bounds = self.bounds
-        kept = [n for n in range(len(self.positions)) if bounds[n + 1] > bounds[n]]
-        if len(kept) == len(self.positions):
-            return self
-        return Found(
-            [self.positions[n] for n in kept],
-            [*(bounds[n] for n in kept), bounds[-1]],
-            self.slots,
-            self.frequencies,
-        )
 
 
 class EntryView:
