@@ -272,14 +272,11 @@ class RecallIndex:
         slots = np.flatnonzero(shared > 0)
         if not len(slots):  # no word of the message in any summary or tags: no score needed
             return []
+        scores = scored.scores
+        slots = slots[scores[slots] >= config.min_score]
         # Only a short note can pass with less shared weight (its body counts beside it).
         short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
         kept = (shared[slots] >= gate.SHARED_GATE) | short
-        slots, short = slots[kept], short[kept]
-        if not len(slots):  # nothing can pass: the scores are not needed
-            return []
-        scores = scored.scores
-        kept = scores[slots] >= config.min_score
         if exclude:
             excluded = self._postings.slots_of(exclude)
             if excluded:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy.typing as npt
 
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
-from oharness.recall.held import HeldTable
+from oharness.recall.held import Held, HeldTable
 from oharness.recall.postings import IntArray, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
@@ -51,6 +52,9 @@ TAG_MARK: Final = "\x03"
 UNUSED_TAG_MARK: Final = "\x04"
 #: Short notes whose body-only terms are kept at most (a few kilobytes each).
 BODIES_KEPT: Final = 2_000
+_TAG: Final = attrgetter("tag")
+_UNUSED: Final = attrgetter("unused")
+_SLOTS: Final = attrgetter("slots")
 
 
 @dataclass
@@ -134,7 +138,8 @@ class Judge:
         if not len(slots):
             return slots, np.zeros(0, dtype=np.float64)
         scores, shared = scored
-        tags, tag_only, phrase = self._named_at(message, slots)
+        held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
+        tags, tag_only, phrase = self._named_at(message, slots, held)
         message.named = frozenset(slots[phrase].tolist())
         said = self._message_weight(message)
         topic, body = self._topic_of(message.groups, slots)
@@ -147,16 +152,15 @@ class Judge:
             if len(retry) > limit:
                 retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
             verdicts = self._judge_short(
-                message,
+                (message, held[: len(message.groups)]),
                 slots[retry],
                 (shared_here[retry], topic[retry] + body[slots[retry]], said),
                 (phrase[retry], tag_only[retry]),
                 strongest[retry],
             )
-            for position, (passed, extra_strongest) in zip(retry.tolist(), verdicts, strict=True):
-                ok[position] = passed
-                if extra_strongest > strongest[position]:
-                    strongest[position] = extra_strongest
+            passed, extra_strongest = zip(*verdicts, strict=True)
+            ok[retry] = passed
+            strongest[retry] = np.maximum(strongest[retry], extra_strongest)
         everyday = ok & ~phrase & ~tag_only & (strongest < gate.DISTINCTIVE)
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
@@ -187,14 +191,15 @@ class Judge:
 
     def _judge_short(
         self,
-        message: Message,
+        said_by: tuple[Message, list[Held]],
         slots: SlotArray,
         weights: tuple[FloatArray, FloatArray, float],
         named: tuple[BoolArray, BoolArray],
         strongest: FloatArray,
     ) -> list[tuple[bool, float]]:
         """Short notes judged with their body words beside their summary and tags: per slot,
-        the verdict and the strongest body word matched. ``weights``: ``shared`` and the topic
+        the verdict and the strongest body word matched. ``said_by``: the message and what the
+        postings hold of each of its words' first term. ``weights``: ``shared`` and the topic
         with the body per note of ``slots``, ``said``; ``named`` as for :meth:`judge` (a
         phrase, a tag the summary does not use) and the ``strongest`` word of the summary and
         tags, per note of ``slots``.
@@ -204,7 +209,7 @@ class Judge:
         names whom or what, the body words what about it).
         """
         shared, topic, said = weights
-        extras, strongests, counts = self._body_matches(message, slots)
+        extras, strongests, counts = self._body_matches(*said_by, slots)
         verdicts: list[tuple[bool, float]] = []
         for extra, extra_strongest, words, *note in zip(
             extras,
@@ -252,19 +257,24 @@ class Judge:
         return marks
 
     def _named_at(
-        self, message: Message, slots: SlotArray
+        self, message: Message, slots: SlotArray, held: list[Held]
     ) -> tuple[FloatArray, BoolArray, BoolArray]:
-        """Per note of ``slots`` (ascending): how many of its whole tags the message says,
-        whether one of them has a word its summary does not use (a synonym, another language,
-        a name), and whether its summary holds one of the message's phrases."""
-        words = len(message.groups)
-        held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
-        tagged = [found.tag for found in held if found.tag is not None]
-        # Each tag's notes are distinct, so counting slots counts the tags said per note.
-        counts = _counts_at(slots, tagged).astype(np.float64)
-        unused = [found.unused for found in held if found.unused is not None]
-        phrases = [found.slots for found in held[words:] if found.slots is not None]
-        return counts, _counts_at(slots, unused) > 0, _counts_at(slots, phrases) > 0
+        """Per note of ``slots``: how many of its whole tags the message says, whether one of
+        them has a word its summary does not use (a synonym, another language, a name), and
+        whether its summary holds one of the message's phrases. ``held``: what the postings
+        hold of the message's words (each one's first term) and phrases."""
+        size = len(self._postings.entries_by_slot())  # every slot a posting may name
+        tagged = [slots for slots in map(_TAG, held) if slots is not None]
+        if not tagged:
+            counts = np.zeros(len(slots), dtype=np.float64)
+            tag_only = np.zeros(len(slots), dtype=np.bool_)
+        else:
+            # Each tag's notes are distinct, so counting slots counts the tags said per note.
+            counts = np.bincount(_joined(tagged), minlength=size)[slots].astype(np.float64)
+            unused = [slots for slots in map(_UNUSED, held) if slots is not None]
+            tag_only = _marked(size, unused)[slots]
+        phrases = [slots for slots in map(_SLOTS, held[len(message.groups) :]) if slots is not None]
+        return counts, tag_only, _marked(size, phrases)[slots]
 
     def _related_of(self, groups: Groups, said: set[str]) -> Related:
         """Per message word with related words (:mod:`~.related`), their terms not ``said``
@@ -342,14 +352,15 @@ class Judge:
         return counts
 
     def _body_matches(
-        self, message: Message, slots: SlotArray
+        self, message: Message, held: list[Held], slots: SlotArray
     ) -> tuple[list[float], list[float], list[int]]:
         """Per note of ``slots`` (short notes): the weight of the message words found in its
         body but not its summary or tags, the strongest of them and how many (each word's
-        best stem), summed in the order the note holds them."""
+        best stem), summed in the order the note holds them. ``held``: what the postings hold
+        of each word's first term."""
         count = len(slots)
         extra, strongest, words = [0.0] * count, [0.0] * count, [0] * count
-        word_of = self._said_terms(message)
+        word_of = self._said_terms(message, held)
         if not word_of:
             return extra, strongest, words
         said = set(word_of)
@@ -373,21 +384,22 @@ class Judge:
                 words[position] += 1
         return extra, strongest, words
 
-    def _said_terms(self, message: Message) -> dict[int, tuple[int, float]]:
+    def _said_terms(self, message: Message, held: list[Held]) -> dict[int, tuple[int, float]]:
         """The ids of the message's terms that can name something (weight at least
-        :data:`~.score.MIN_TERM_WEIGHT`), each with its word's number and its weight."""
+        :data:`~.score.MIN_TERM_WEIGHT`), each with its word's number and its weight.
+        ``held``: what the postings hold of each word's first term."""
         groups = message.groups
         terms = [term for group in groups for term in group]
         numbers: Iterable[int] = range(len(groups))  # one term per word: most messages
         if len(terms) != len(groups):
             numbers = [number for number, group in enumerate(groups) for _ in group]
-        word_of: dict[int, tuple[int, float]] = {}  # term id -> its word, its weight
-        parts = self._table.get_many(terms)
-        for number, part, known in zip(numbers, parts, self._held.get_many(terms), strict=True):
-            if part is not None and part.weight >= MIN_TERM_WEIGHT:  # else it names nothing
-                assert known.term_id is not None  # a note holds the term
-                word_of[known.term_id] = (number, part.weight)
-        return word_of
+            held = self._held.get_many(terms)
+        return {
+            known.term_id: (number, part.weight)
+            for number, part, known in zip(numbers, self._table.get_many(terms), held, strict=True)
+            # A term of weight under MIN_TERM_WEIGHT names nothing; one of a part, a note holds.
+            if part is not None and part.weight >= MIN_TERM_WEIGHT and known.term_id is not None
+        }
 
     def _body_terms(self, slot: int, stamp: int) -> tuple[frozenset[int], tuple[int, ...]]:
         """The ids of the terms a note holds in its body but not its summary or tags, as a set
@@ -427,14 +439,17 @@ class Judge:
         return total
 
 
-def _counts_at(slots: SlotArray, held: list[IntArray]) -> npt.NDArray[np.intp]:
-    """Per slot of ``slots`` (ascending), in how many of the ``held`` arrays (of slots) it is."""
-    if not held or not len(slots):
-        return np.zeros(len(slots), dtype=np.intp)
-    found = np.concatenate(held) if len(held) > 1 else held[0]
-    where = np.minimum(np.searchsorted(slots, found), len(slots) - 1)
-    counts: npt.NDArray[np.intp] = np.bincount(where[slots[where] == found], minlength=len(slots))
-    return counts
+def _joined(arrays: list[IntArray]) -> IntArray:
+    """The arrays one after the other."""
+    return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
+
+
+def _marked(size: int, arrays: list[IntArray]) -> BoolArray:
+    """Per slot of ``size``, whether one of the ``arrays`` (of slots) holds it."""
+    marked = np.zeros(size, dtype=np.bool_)
+    if arrays:
+        marked[_joined(arrays)] = True
+    return marked
 
 
 def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:

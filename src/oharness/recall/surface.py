@@ -56,21 +56,27 @@ _ENDINGS: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("'s", ""), ("ed", "
 _ENDINGS_BY_LAST: Final = {
     last: tuple(pair for pair in _ENDINGS if pair[0].endswith(last)) for last in "sdg"
 }
+#: A British spelling as the American one, then an irregular form as its base: one look-up.
+_RESPELLED: Final = {
+    word: IRREGULAR_ENGLISH.get(BRITISH_SPELLING.get(word, word), BRITISH_SPELLING.get(word, word))
+    for word in (*BRITISH_SPELLING, *IRREGULAR_ENGLISH)
+}
 
 
 def inflection_key(word: str) -> str:
     """``word`` (lower case) without its English inflection: the same key for "change",
     "changes", "changed" and "changing", or "add", "adding"; another for "expression" and
     "express". Only compared between words of the same stem, so it need not be a word."""
-    word = BRITISH_SPELLING.get(word, word)
-    word = IRREGULAR_ENGLISH.get(word, word)
-    for ending, replacement in _ENDINGS_BY_LAST.get(word[-1:], ()):
-        if word.endswith(ending) and len(word) - len(ending) >= 2 and not word.endswith("eed"):
-            word = word[: -len(ending)] + replacement
-            break
-    else:
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-            word = word[:-1]
+    word = _RESPELLED.get(word, word)
+    endings = _ENDINGS_BY_LAST.get(word[-1:])
+    if endings is not None:  # else no ending applies
+        for ending, replacement in endings:
+            if word.endswith(ending) and len(word) - len(ending) >= 2 and not word.endswith("eed"):
+                word = word[: -len(ending)] + replacement
+                break
+        else:
+            if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+                word = word[:-1]
     if len(word) > 2 and word.endswith("e"):
         word = word[:-1]
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
@@ -78,15 +84,13 @@ def inflection_key(word: str) -> str:
     return word
 
 
-def _word_of(tokenizer: Tokenizer, word: str) -> _Word:
-    """A plain word's stem, inflection key, whether it is its stem's base word (the stem takes
-    nothing more from it than its inflection: "express", "expressed", "pricing"; not
-    "expression", "deployment") and the stem's :data:`DERIVED_MARK`; :data:`_NOT_PLAIN` with
-    no single stem."""
-    terms = tokenizer.tokens(word)
-    if len(terms) != 1:
+def _word_of(word: str, stem: str | None) -> _Word:
+    """A plain word's stem (its single term, None with none or several), inflection key,
+    whether it is its stem's base word (the stem takes nothing more from it than its
+    inflection: "express", "expressed", "pricing"; not "expression", "deployment") and the
+    stem's :data:`DERIVED_MARK`; :data:`_NOT_PLAIN` with no single stem."""
+    if stem is None:
         return _NOT_PLAIN
-    stem = terms[0]
     key = _final_y(inflection_key(word.removesuffix("'s")))
     return stem, key, len(key) <= len(stem) + 1, DERIVED_MARK + stem
 
@@ -111,10 +115,14 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
         known = _READ[tokenizer.signature] = {}
     words = dict.fromkeys(_WORD.findall(text.casefold()))
     found = list(map(known.get, words))
-    if None in found:  # words not read before
-        for position, word in enumerate(words):
-            if found[position] is None:
-                found[position] = known[word] = _word_of(tokenizer, word)
+    if None in found:  # words not read before: their stems found together
+        new = [word for word, value in zip(words, found, strict=True) if value is None]
+        read = dict(zip(new, map(_word_of, new, tokenizer.single_terms(new)), strict=True))
+        known.update(read)
+        found = [
+            value if value is not None else read[word]
+            for word, value in zip(words, found, strict=True)
+        ]
     return cast(list[_Word], found)  # no None left
 
 
@@ -171,16 +179,21 @@ def weaken_stem_only(
             holders = derived_only[0] if derived_only is not None else part.head[:0]
         else:
             holders = part.head
+        if not len(holders):
+            continue
         weak = _among(scratch, holders, slots)
+        if not weak.any():
+            continue
         full = _holders(postings, [SURFACE_MARK + key for key in keys])
-        if full is not None and weak.any():
+        if full is not None:
             weak &= ~_among(scratch, full, slots)
-        if weak.any():
-            shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
-            weak_of[stem] = weak
-            # Where it was the message's strongest word, the strongest is found again below.
-            strongest_here = strongest[slots] <= part.topic_weight
-            changed = weak & strongest_here if changed is None else changed | weak & strongest_here
+            if not weak.any():
+                continue
+        shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
+        weak_of[stem] = weak
+        # Where it was the message's strongest word, the strongest is found again below.
+        strongest_here = strongest[slots] <= part.topic_weight
+        changed = weak & strongest_here if changed is None else changed | weak & strongest_here
     if not weak_of:
         return None
     if changed is not None and changed.any():

@@ -223,7 +223,13 @@ class Tokenizer:
         :meth:`_word_groups` gives for each, one call to each stemmer for all."""
         words = [chunk.lower() for chunk in plain]
         stop = self._stop
-        respelled = [word if word in stop else self._respelled(word) for word in words]
+        irregular = self._irregular.get
+        respelled = [word if word in stop else irregular(word, word) for word in words]
+        if self._english:  # _respelled, in bulk: -ise and -yse as -ize and -yze
+            respelled = [
+                _BRITISH_ISE.sub(_as_z, word) if ("is" in word or "ys" in word) else word
+                for word in respelled
+            ]
         if len(self._stemmers) == 1:  # the usual configuration: one stem per word
             stems = self._stemmers[0].stemWords(respelled)
             return [
@@ -250,6 +256,22 @@ class Tokenizer:
         self._cache.clear()
         self._counted.clear()
         self._many.clear()
+
+    def single_terms(self, words: list[str]) -> list[str | None]:
+        """The term of each of ``words`` that has exactly one (:meth:`tokens`), else None; a
+        word already analysed as a chunk is read from the memo."""
+        known = self._cache.get
+        found: list[str | None] = []
+        for word in words:
+            groups = known(word)
+            if groups is not None and (not groups or len(groups) > 1 or len(groups[0]) > 1):
+                found.append(None)
+            elif groups is not None:
+                found.append(groups[0][0])
+            else:
+                terms = self.tokens(word)
+                found.append(terms[0] if len(terms) == 1 else None)
+        return found
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
@@ -280,7 +302,12 @@ class Tokenizer:
         distinct = list(dict.fromkeys(new))
         if len(self._cache) + len(distinct) >= _MAX_CACHED_CHUNKS:
             self._cache.clear()  # bounded memory in long-lived processes; refills quickly
-        plain = [chunk for chunk in distinct if _plain(chunk)]
+        camel = _CAMEL_BOUNDARY.search
+        plain = [  # _plain, inlined: a message's new words are mostly plain
+            chunk
+            for chunk in distinct
+            if chunk.isalpha() and chunk.isascii() and (chunk.islower() or not camel(chunk))
+        ]
         found = dict(zip(plain, self._plain_groups(plain), strict=True))
         for chunk in distinct:
             if chunk not in found:
@@ -409,6 +436,12 @@ class Tokenizer:
             if len(word) > 1 and not word.strip("0"):
                 continue
             word = self._respelled(word)
+            if len(self._stemmers) == 1:  # the usual configuration: one stem
+                stem = self._stemmers[0].stemWord(word)
+                if stem not in seen:
+                    seen.add(stem)
+                    groups.append((stem,))
+                continue
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from recall_helpers import realistic_notes
 
 from oharness.notes.format import Note
@@ -139,16 +136,3 @@ def test_an_index_restored_from_its_entries_judges_alike() -> None:
     restored.restore(terms, entries)
     message = "add some logging to the payment service"
     assert ids(restored, message) == ids(index, message) == ["structlog-1"]
-
-
-@given(
-    st.lists(st.integers(0, 60), unique=True).map(sorted),
-    st.lists(st.lists(st.integers(0, 80), unique=True), max_size=5),
-)
-def test_counting_the_arrays_holding_each_candidate(
-    slots: list[int], held: list[list[int]]
-) -> None:
-    from oharness.recall.judge import _counts_at
-
-    counts = _counts_at(np.array(slots, dtype=np.intp), [np.array(h, dtype=np.int32) for h in held])
-    assert counts.tolist() == [sum(slot in h for h in held) for slot in slots]
