@@ -171,7 +171,11 @@ def test_priors_built_in_bulk_equal_those_of_each_word_analysed(
 
 _MESSAGE_TEXT = st.lists(
     st.sampled_from(
-        [*"abcdefgXYZ ing-_./'", "running ", "pricing ", "the ", "getUser", "数据库", "สวัสดี"]
+        [
+            *"abcdefgXYZ ing-_./'0É\u0301ßǅ",
+            *("running ", "pricing ", "the ", "getUser", "PDFs ", "10:00 ", "colour "),
+            *("数据库", "สวัสดี", "शुभ रात्रि", "ｇｅｎ"),
+        ]
     ),
     max_size=40,
 ).map("".join)
