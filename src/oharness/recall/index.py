@@ -269,21 +269,11 @@ class RecallIndex:
         read.weights = scored.weights
         if read.related:
             judge.add_related(read, shared)
-        slots = np.flatnonzero(shared > 0)
-        if not len(slots):  # no word of the message in any summary or tags: no score needed
+        found = self._candidates(scored, config.min_score, exclude)
+        if found is None:  # no candidate: nothing to judge, no phrase or tag to look up
             return []
+        slots, short = found
         scores = scored.scores
-        slots = slots[scores[slots] >= config.min_score]
-        # Only a short note can pass with less shared weight (its body counts beside it).
-        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-        kept = (shared[slots] >= gate.SHARED_GATE) | short
-        if exclude:
-            excluded = self._postings.slots_of(exclude)
-            if excluded:
-                kept &= ~np.isin(slots, excluded)
-        slots, short = slots[kept], short[kept]
-        if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
-            return []
         read.strongest = scored.strongest()
         stay = surface.weaken_stem_only(
             self.tokenizer,
@@ -299,6 +289,27 @@ class RecallIndex:
         chosen, tags = judge.judge(read, slots, short, (scores, shared), config.per_turn)
         ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags)
         return self._attached(ranking, chosen, read.named, config.per_turn, (usage, now))
+
+    def _candidates(
+        self, scored: Scored, min_score: float, exclude: Collection[NoteKey | str]
+    ) -> tuple[SlotArray, npt.NDArray[np.bool_]] | None:
+        """The slots (ascending) the gate judges - a word of the message in the summary or
+        tags, the score at least ``min_score``, enough shared weight or a short body, not
+        excluded - and per slot whether the note is short; None when there is none."""
+        shared = scored.shared
+        slots = np.flatnonzero(shared > 0)
+        if not len(slots):  # no word of the message in any summary or tags: no score needed
+            return None
+        slots = slots[scored.scores[slots] >= min_score]
+        # Only a short note can pass with less shared weight (its body counts beside it).
+        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
+        kept = (shared[slots] >= gate.SHARED_GATE) | short
+        if exclude:
+            excluded = self._postings.slots_of(exclude)
+            if excluded:
+                kept &= ~np.isin(slots, excluded)
+        slots, short = slots[kept], short[kept]
+        return (slots, short) if len(slots) else None
 
     def _attached(
         self,
