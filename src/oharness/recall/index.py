@@ -269,38 +269,53 @@ class RecallIndex:
         read.weights = scored.weights
         if read.related:
             judge.add_related(read, shared)
-        slots = np.flatnonzero(shared > 0)
-        if not len(slots):  # no word of the message in any summary or tags: no score needed
+        found = self._candidates(scored, config.min_score, exclude)
+        if found is None:  # no candidate: nothing to judge, no phrase or tag to look up
             return []
+        slots, short = found
         scores = scored.scores
-        slots = slots[scores[slots] >= config.min_score]
-        # Only a short note can pass with less shared weight (its body counts beside it).
-        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-        slots = slots[(shared[slots] >= gate.SHARED_GATE) | short]
-        excluded = self._postings.slots_of(exclude)
-        if excluded:
-            slots = slots[~np.isin(slots, excluded)]
-        if not len(slots):  # no candidate: nothing to judge, no phrase or tag to look up
-            return []
         read.strongest = scored.strongest()
-        candidates = surface.weaken_stem_only(
+        stay = surface.weaken_stem_only(
             self.tokenizer,
             message,
             read.groups,
             self._postings,
             self._recall_table,
             (shared, read.strongest),
-            slots,
+            (slots, short),
         )
-        chosen, tags = judge.judge(read, candidates, (scores, shared), config.per_turn)
-        ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags[chosen])
+        if stay is not None:
+            slots, short = slots[stay], short[stay]
+        chosen, tags = judge.judge(read, slots, short, (scores, shared), config.per_turn)
+        ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags)
         return self._attached(ranking, chosen, read.named, config.per_turn, (usage, now))
+
+    def _candidates(
+        self, scored: Scored, min_score: float, exclude: Collection[NoteKey | str]
+    ) -> tuple[SlotArray, npt.NDArray[np.bool_]] | None:
+        """The slots (ascending) the gate judges - a word of the message in the summary or
+        tags, the score at least ``min_score``, enough shared weight or a short body, not
+        excluded - and per slot whether the note is short; None when there is none."""
+        shared = scored.shared
+        slots = np.flatnonzero(shared > 0)
+        if not len(slots):  # no word of the message in any summary or tags: no score needed
+            return None
+        slots = slots[scored.scores[slots] >= min_score]
+        # Only a short note can pass with less shared weight (its body counts beside it).
+        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
+        kept = (shared[slots] >= gate.SHARED_GATE) | short
+        if exclude:
+            excluded = self._postings.slots_of(exclude)
+            if excluded:
+                kept &= ~np.isin(slots, excluded)
+        slots, short = slots[kept], short[kept]
+        return (slots, short) if len(slots) else None
 
     def _attached(
         self,
         ranking: FloatArray,
         chosen: SlotArray,
-        named: npt.NDArray[np.bool_] | None,
+        named: Collection[int],
         per_turn: int,
         used: tuple[Mapping[NoteKey, Usage] | None, int],
     ) -> list[Hit]:
@@ -318,20 +333,14 @@ class RecallIndex:
         kept = self._beside_the_best(passing, named)[:per_turn]
         return [Hit(key[0], key[1], score, True) for score, key, _ in kept]  # shared > 0
 
-    def _beside_the_best(
-        self, passing: list[_Ranked], named: npt.NDArray[np.bool_] | None
-    ) -> list[_Ranked]:
+    def _beside_the_best(self, passing: list[_Ranked], named: Collection[int]) -> list[_Ranked]:
         """The passing notes without those far below the best: under
         :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
         message (``named``; two notes on "the kubernetes migration", one long, one short)."""
         if len(passing) < 2:
             return passing
         floor = gate.RELATIVE_FLOOR * passing[0][0]
-        return [
-            ranked
-            for ranked in passing
-            if ranked[0] >= floor or (named is not None and named[ranked[2]])
-        ]
+        return [ranked for ranked in passing if ranked[0] >= floor or ranked[2] in named]
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -31,8 +33,8 @@ import numpy.typing as npt
 
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
-from oharness.recall.held import HeldTable
-from oharness.recall.postings import IntArray, NoteEntry, Postings
+from oharness.recall.held import Held, HeldTable
+from oharness.recall.postings import IntArray, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.tokenize import Tokenizer, unspaced_term
@@ -50,6 +52,9 @@ TAG_MARK: Final = "\x03"
 UNUSED_TAG_MARK: Final = "\x04"
 #: Short notes whose body-only terms are kept at most (a few kilobytes each).
 BODIES_KEPT: Final = 2_000
+_TAG: Final = attrgetter("tag")
+_UNUSED: Final = attrgetter("unused")
+_SLOTS: Final = attrgetter("slots")
 
 
 @dataclass
@@ -61,7 +66,7 @@ class Message:
     related: Related  # related words of its words, not said
     weights: dict[str, float] = field(default_factory=dict)  # topic weight of terms found
     strongest: FloatArray = field(default_factory=lambda: np.zeros(0))  # per slot
-    named: BoolArray | None = None  # per slot: a phrase of the summary is in the message
+    named: frozenset[int] = frozenset()  # the slots judged whose summary holds a phrase of it
 
 
 class Judge:
@@ -82,6 +87,7 @@ class Judge:
         self._topics = TopicWeights(params, gate.SHORT_BODY, self._unspaced_of)
         english = {"english", "porter"} & set(tokenizer.languages)
         self._related = related_terms(tokenizer.tokens) if english else {}
+        self._related_keys = frozenset(self._related)
         self._frame = frozenset(
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)
         )
@@ -94,15 +100,17 @@ class Judge:
         self._held.reset()
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
-        #: Per slot judged as a short note: its entry and its body-only term ids.
-        self._bodies: dict[int, tuple[NoteEntry | None, frozenset[int]]] = {}
+        #: Per slot judged as a short note: its stamp and its body-only term ids.
+        self._bodies: dict[int, tuple[int, frozenset[int], tuple[int, ...]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
         groups, phrases = self._tokenizer.message_terms(text)
-        if self._frame:
+        said = set(chain.from_iterable(groups))
+        if not self._frame.isdisjoint(said):
             groups = [group for group in groups if not self._frame.issuperset(group)]
-        return Message(groups, phrases, self._related_of(groups))
+            said = set(chain.from_iterable(groups))
+        return Message(groups, phrases, self._related_of(groups, said))
 
     def scored_groups(self, message: Message) -> list[tuple[tuple[str, ...], float]]:
         """The message's words and related words, weighted, for the scorer."""
@@ -114,48 +122,49 @@ class Judge:
         self,
         message: Message,
         slots: SlotArray,
+        short: BoolArray,
         scored: tuple[FloatArray, FloatArray],
         per_turn: int,
     ) -> tuple[SlotArray, FloatArray]:
-        """The ``slots`` whose notes the message names, and per slot how many of a note's
-        whole tags it says (for ranking: :data:`~.gate.TAG_RANK`).
+        """The ``slots`` whose notes the message names, and per note of them how many of its
+        whole tags the message says (for ranking: :data:`~.gate.TAG_RANK`).
 
-        ``scored``: the scores and shared weights per slot. Every candidate is judged on its
+        ``slots`` ascending, ``short`` per slot whether the note's body is short; ``scored``:
+        the scores and shared weights per slot of the index. Every candidate is judged on its
         summary and tags at once; a short note that fails is judged again with its body words
         (:meth:`_judge_short`). Everyday words alone that pass on ``per_turn`` notes or more
         single none of them out.
         """
-        scores, shared = scored
-        size = len(scores)
-        tags, tag_only_all = self._tag_counts(message.groups, message.phrases, size)
         if not len(slots):
-            return slots, tags
-        groups = message.groups
-        phrase_all = message.named = self.phrase_slots(message.phrases, size)
-        postings = self._postings
+            return slots, np.zeros(0, dtype=np.float64)
+        scores, shared = scored
+        held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
+        tags, tag_only, phrase = self._named_at(message, slots, held)
+        message.named = frozenset(slots[phrase].tolist())
         said = self._message_weight(message)
-        topic, body = self._topic_of(groups, slots)
+        topic, body = self._topic_of(message.groups, slots)
+        shared_here = shared[slots]
         strongest = message.strongest[slots]  # a copy (indexed by an array)
-        phrase, tag_only = phrase_all[slots], tag_only_all[slots]
-        ok = gate.passes_many(shared[slots], topic, said, phrase | tag_only, strongest)
-        retry = np.flatnonzero(~ok & (postings.body_lengths()[slots] <= gate.SHORT_BODY))
+        ok = gate.passes_many(shared_here, topic, said, phrase | tag_only, strongest)
+        retry = np.flatnonzero(short & ~ok)
         if len(retry):
             limit = gate.SHORT_CANDIDATES
             if len(retry) > limit:
                 retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
             verdicts = self._judge_short(
-                message,
+                (message, held[: len(message.groups)]),
                 slots[retry],
-                (shared, topic[retry] + body[slots[retry]], said),
+                (shared_here[retry], topic[retry] + body[slots[retry]], said),
                 (phrase[retry], tag_only[retry]),
+                strongest[retry],
             )
-            for position, (passed, extra_strongest) in zip(retry.tolist(), verdicts, strict=True):
-                ok[position] = passed
-                strongest[position] = max(float(strongest[position]), extra_strongest)
+            passed, extra_strongest = zip(*verdicts, strict=True)
+            ok[retry] = passed
+            strongest[retry] = np.maximum(strongest[retry], extra_strongest)
         everyday = ok & ~phrase & ~tag_only & (strongest < gate.DISTINCTIVE)
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
-        return slots[ok], tags
+        return slots[ok], tags[ok]
 
     def _topic_of(self, groups: Groups, slots: SlotArray) -> tuple[FloatArray, FloatArray]:
         """Per note of ``slots``, the weight of its topic in the message's scripts (an English
@@ -170,49 +179,59 @@ class Judge:
             postings.document_frequencies,
             self._topic_frequencies,
         )
-        unspaced = [not group[0].isascii() and unspaced_term(group[0]) for group in groups]
-        topic = np.zeros(len(slots), dtype=np.float64)
-        if not all(unspaced):
-            topic += head[slots]
-        if any(unspaced):
-            topic += pairs[slots]
-        return topic, body
+        firsts = [group[0] for group in groups]
+        if "".join(firsts).isascii():  # no word of a script written without spaces
+            return head[slots], body
+        unspaced = [not term.isascii() and unspaced_term(term) for term in firsts]
+        if not any(unspaced):
+            return head[slots], body
+        if all(unspaced):
+            return pairs[slots], body
+        return head[slots] + pairs[slots], body
 
     def _judge_short(
         self,
-        message: Message,
+        said_by: tuple[Message, list[Held]],
         slots: SlotArray,
         weights: tuple[FloatArray, FloatArray, float],
         named: tuple[BoolArray, BoolArray],
+        strongest: FloatArray,
     ) -> list[tuple[bool, float]]:
         """Short notes judged with their body words beside their summary and tags: per slot,
-        the verdict and the strongest body word matched. ``weights``: ``shared`` per slot,
-        the topic with the body per note of ``slots``, ``said``; ``named`` as for
-        :meth:`judge` (a phrase, a tag the summary does not use), per note of ``slots``.
+        the verdict and the strongest body word matched. ``said_by``: the message and what the
+        postings hold of each of its words' first term. ``weights``: ``shared`` and the topic
+        with the body per note of ``slots``, ``said``; ``named`` as for :meth:`judge` (a
+        phrase, a tag the summary does not use) and the ``strongest`` word of the summary and
+        tags, per note of ``slots``.
 
         A phrase of the summary counts as before; a tag the summary does not use counts as
         one only with :data:`~.gate.NAMED_BODY_WORDS` body words matched beside it (the tag
         names whom or what, the body words what about it).
         """
         shared, topic, said = weights
-        extras, strongests, counts = self._body_matches(message, slots)
+        extras, strongests, counts = self._body_matches(*said_by, slots)
         verdicts: list[tuple[bool, float]] = []
-        for number, slot in enumerate(slots.tolist()):
-            extra, extra_strongest = float(extras[number]), float(strongests[number])
-            words = int(counts[number])
+        for extra, extra_strongest, words, *note in zip(
+            extras,
+            strongests,
+            counts,
+            shared.tolist(),
+            topic.tolist(),
+            named[0].tolist(),
+            named[1].tolist(),
+            strongest.tolist(),
+            strict=True,
+        ):
             if extra <= 0:  # no body word matched: the same words against a larger topic
                 verdicts.append((False, 0.0))
                 continue
-            phrase = bool(named[0][number]) or (
-                bool(named[1][number]) and words >= gate.NAMED_BODY_WORDS
-            )
-            strongest = max(float(message.strongest[slot]), extra_strongest)
+            shared_here, topic_here, phrase, tag_only, strongest_here = note
             passed = gate.passes(
-                float(shared[slot]) + extra,
-                float(topic[number]),
+                shared_here + extra,
+                topic_here,
                 said,
-                phrase=phrase,
-                strongest=strongest,
+                phrase=phrase or (tag_only and words >= gate.NAMED_BODY_WORDS),
+                strongest=max(strongest_here, extra_strongest),
             )
             verdicts.append((passed, extra_strongest))
         return verdicts
@@ -237,40 +256,30 @@ class Judge:
                 marks.append(UNUSED_TAG_MARK + mark)
         return marks
 
-    def _tag_counts(
-        self, groups: Groups, phrases: list[str], size: int
-    ) -> tuple[FloatArray, BoolArray]:
-        """Per slot, how many of the note's whole tags the message says, and whether one of
-        them has a word the note's summary does not use (a synonym, another language, a
-        name)."""
-        named: list[IntArray] = []
-        unused: list[IntArray] = []
-        for held in self._held.get_many([group[0] for group in groups] + phrases):
-            if held.tag is not None:
-                named.append(held.tag)
-                if held.unused is not None:
-                    unused.append(held.unused)
-        tag_only = np.zeros(size, dtype=np.bool_)
-        if not named:
-            return np.zeros(size, dtype=np.float64), tag_only
-        # Each tag's notes are distinct, so counting slots counts the tags said per note.
-        counts = np.bincount(np.concatenate(named), minlength=size).astype(np.float64)
-        if unused:
-            tag_only[np.concatenate(unused)] = True
-        return counts, tag_only
+    def _named_at(
+        self, message: Message, slots: SlotArray, held: list[Held]
+    ) -> tuple[FloatArray, BoolArray, BoolArray]:
+        """Per note of ``slots``: how many of its whole tags the message says, whether one of
+        them has a word its summary does not use (a synonym, another language, a name), and
+        whether its summary holds one of the message's phrases. ``held``: what the postings
+        hold of the message's words (each one's first term) and phrases."""
+        size = len(self._postings.entries_by_slot())  # every slot a posting may name
+        tagged = [slots for slots in map(_TAG, held) if slots is not None]
+        if not tagged:
+            counts = np.zeros(len(slots), dtype=np.float64)
+            tag_only = np.zeros(len(slots), dtype=np.bool_)
+        else:
+            # Each tag's notes are distinct, so counting slots counts the tags said per note.
+            counts = np.bincount(_joined(tagged), minlength=size)[slots].astype(np.float64)
+            unused = [slots for slots in map(_UNUSED, held) if slots is not None]
+            tag_only = _marked(size, unused)[slots]
+        phrases = [slots for slots in map(_SLOTS, held[len(message.groups) :]) if slots is not None]
+        return counts, tag_only, _marked(size, phrases)[slots]
 
-    def phrase_slots(self, phrases: list[str], size: int) -> npt.NDArray[np.bool_]:
-        """Per slot, whether the note's summary holds one of the message's phrases."""
-        found = np.zeros(size, dtype=np.bool_)
-        held = [held.slots for held in self._held.get_many(phrases) if held.slots is not None]
-        if held:
-            found[np.concatenate(held)] = True
-        return found
-
-    def _related_of(self, groups: Groups) -> Related:
-        """Per message word with related words (:mod:`~.related`), their terms not said."""
-        said = {term for group in groups for term in group}
-        if not self._related or said.isdisjoint(self._related):
+    def _related_of(self, groups: Groups, said: set[str]) -> Related:
+        """Per message word with related words (:mod:`~.related`), their terms not ``said``
+        (every term of ``groups``)."""
+        if said.isdisjoint(self._related_keys):
             return []
         found: Related = []
         for number, group in enumerate(groups):
@@ -343,34 +352,28 @@ class Judge:
         return counts
 
     def _body_matches(
-        self, message: Message, slots: SlotArray
+        self, message: Message, held: list[Held], slots: SlotArray
     ) -> tuple[list[float], list[float], list[int]]:
         """Per note of ``slots`` (short notes): the weight of the message words found in its
         body but not its summary or tags, the strongest of them and how many (each word's
-        best stem), summed in the order the note holds them."""
+        best stem), summed in the order the note holds them. ``held``: what the postings hold
+        of each word's first term."""
         count = len(slots)
         extra, strongest, words = [0.0] * count, [0.0] * count, [0] * count
-        terms = [term for group in message.groups for term in group]
-        numbers = [number for number, group in enumerate(message.groups) for _ in group]
-        word_of: dict[int, tuple[int, float]] = {}  # term id -> its word, its weight
-        parts = self._table.get_many(terms)
-        for number, part, known in zip(numbers, parts, self._held.get_many(terms), strict=True):
-            if part is not None and part.weight >= MIN_TERM_WEIGHT:  # else it names nothing
-                assert known.term_id is not None  # a note holds the term
-                word_of[known.term_id] = (number, part.weight)
-        said = set(word_of)
-        if not said:
+        word_of = self._said_terms(message, held)
+        if not word_of:
             return extra, strongest, words
-        by_slot = self._postings.entries_by_slot()
-        for position, slot in enumerate(slots.tolist()):
-            entry = by_slot[slot]
-            found = said.intersection(self._body_terms(slot, entry))
+        said = set(word_of)
+        stamps = self._postings.entries_by_slot().stamps()[slots].tolist()
+        for position, (slot, stamp) in enumerate(zip(slots.tolist(), stamps, strict=True)):
+            body, ordered = self._body_terms(slot, stamp)
+            found = said.intersection(body)
             if not found:
                 continue
             # Two weights add up the same in any order; more are summed in the note's order.
-            hits: Collection[int] = found
-            if len(found) > 2 and entry is not None:
-                hits = [term_id for term_id in entry.term_ids.tolist() if term_id in found]
+            hits: Iterable[int] = found
+            if len(found) > 2:
+                hits = [term_id for term_id in ordered if term_id in found]
             best: dict[int, float] = {}  # word -> its best stem's weight
             for term_id in hits:
                 number, weight = word_of[term_id]
@@ -381,21 +384,41 @@ class Judge:
                 words[position] += 1
         return extra, strongest, words
 
-    def _body_terms(self, slot: int, entry: NoteEntry | None) -> frozenset[int]:
-        """The ids of the terms a note holds in its body but not its summary or tags,
-        remembered per entry (a replaced note has a new one), for :data:`BODIES_KEPT` notes."""
+    def _said_terms(self, message: Message, held: list[Held]) -> dict[int, tuple[int, float]]:
+        """The ids of the message's terms that can name something (weight at least
+        :data:`~.score.MIN_TERM_WEIGHT`), each with its word's number and its weight.
+        ``held``: what the postings hold of each word's first term."""
+        groups = message.groups
+        terms = [term for group in groups for term in group]
+        numbers: Iterable[int] = range(len(groups))  # one term per word: most messages
+        if len(terms) != len(groups):
+            numbers = [number for number, group in enumerate(groups) for _ in group]
+            held = self._held.get_many(terms)
+        return {
+            known.term_id: (number, part.weight)
+            for number, part, known in zip(numbers, self._table.get_many(terms), held, strict=True)
+            # A term of weight under MIN_TERM_WEIGHT names nothing; one of a part, a note holds.
+            if part is not None and part.weight >= MIN_TERM_WEIGHT and known.term_id is not None
+        }
+
+    def _body_terms(self, slot: int, stamp: int) -> tuple[frozenset[int], tuple[int, ...]]:
+        """The ids of the terms a note holds in its body but not its summary or tags, as a set
+        and in the entry's order; remembered per slot while its ``stamp`` (of the entry it
+        holds) stays, for :data:`BODIES_KEPT` notes."""
         kept = self._bodies.get(slot)
-        if kept is not None and kept[0] is entry:
-            return kept[1]
-        body: frozenset[int] = frozenset()
+        if kept is not None and kept[0] == stamp:
+            return kept[1], kept[2]
+        ordered: tuple[int, ...] = ()
+        entry = self._postings.entries_by_slot()[slot]
         if entry is not None:
             frequencies = entry.frequencies
             only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
-            body = frozenset(entry.term_ids[only].tolist())
+            ordered = tuple(entry.term_ids[only].tolist())
+        body = frozenset(ordered)
         if len(self._bodies) >= BODIES_KEPT:
             self._bodies.clear()
-        self._bodies[slot] = (entry, body)
-        return body
+        self._bodies[slot] = (stamp, body, ordered)
+        return body, ordered
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
@@ -414,6 +437,19 @@ class Judge:
                 best = max(best, weight)
             total += best
         return total
+
+
+def _joined(arrays: list[IntArray]) -> IntArray:
+    """The arrays one after the other."""
+    return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
+
+
+def _marked(size: int, arrays: list[IntArray]) -> BoolArray:
+    """Per slot of ``size``, whether one of the ``arrays`` (of slots) holds it."""
+    marked = np.zeros(size, dtype=np.bool_)
+    if arrays:
+        marked[_joined(arrays)] = True
+    return marked
 
 
 def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:

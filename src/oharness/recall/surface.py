@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.accumulate import TermTable
-from oharness.recall.gate import SHARED_GATE, SHORT_BODY
+from oharness.recall.gate import SHARED_GATE
 from oharness.recall.postings import IntArray, Postings
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
@@ -50,23 +50,33 @@ DERIVED_MARK: Final = "\x06"
 STEM_ONLY_FACTOR: Final = 0.5
 
 _WORD: Final = re.compile(r"(?<![\w'.-])[a-z]+(?:'s)?(?![\w-])")
-#: Inflectional endings, longest first, and what replaces them.
+#: Inflectional endings, longest first, and what replaces them, by the last letter of a
+#: word they may end (a word ending otherwise has none).
 _ENDINGS: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("'s", ""), ("ed", ""), ("es", ""))
+_ENDINGS_BY_LAST: Final = {
+    last: tuple(pair for pair in _ENDINGS if pair[0].endswith(last)) for last in "sdg"
+}
+#: A British spelling as the American one, then an irregular form as its base: one look-up.
+_RESPELLED: Final = {
+    word: IRREGULAR_ENGLISH.get(BRITISH_SPELLING.get(word, word), BRITISH_SPELLING.get(word, word))
+    for word in (*BRITISH_SPELLING, *IRREGULAR_ENGLISH)
+}
 
 
 def inflection_key(word: str) -> str:
     """``word`` (lower case) without its English inflection: the same key for "change",
     "changes", "changed" and "changing", or "add", "adding"; another for "expression" and
     "express". Only compared between words of the same stem, so it need not be a word."""
-    word = BRITISH_SPELLING.get(word, word)
-    word = IRREGULAR_ENGLISH.get(word, word)
-    for ending, replacement in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 2 and not word.endswith("eed"):
-            word = word[: -len(ending)] + replacement
-            break
-    else:
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-            word = word[:-1]
+    word = _RESPELLED.get(word, word)
+    endings = _ENDINGS_BY_LAST.get(word[-1:])
+    if endings is not None:  # else no ending applies
+        for ending, replacement in endings:
+            if word.endswith(ending) and len(word) - len(ending) >= 2 and not word.endswith("eed"):
+                word = word[: -len(ending)] + replacement
+                break
+        else:
+            if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+                word = word[:-1]
     if len(word) > 2 and word.endswith("e"):
         word = word[:-1]
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
@@ -74,15 +84,13 @@ def inflection_key(word: str) -> str:
     return word
 
 
-def _word_of(tokenizer: Tokenizer, word: str) -> _Word | None:
-    """A plain word's stem, inflection key, whether it is its stem's base word (the stem takes
-    nothing more from it than its inflection: "express", "expressed", "pricing"; not
-    "expression", "deployment") and the stem's :data:`DERIVED_MARK`; None with no single
-    stem."""
-    terms = tokenizer.tokens(word)
-    if len(terms) != 1:
-        return None
-    stem = terms[0]
+def _word_of(word: str, stem: str | None) -> _Word:
+    """A plain word's stem (its single term, None with none or several), inflection key,
+    whether it is its stem's base word (the stem takes nothing more from it than its
+    inflection: "express", "expressed", "pricing"; not "expression", "deployment") and the
+    stem's :data:`DERIVED_MARK`; :data:`_NOT_PLAIN` with no single stem."""
+    if stem is None:
+        return _NOT_PLAIN
     key = _final_y(inflection_key(word.removesuffix("'s")))
     return stem, key, len(key) <= len(stem) + 1, DERIVED_MARK + stem
 
@@ -93,24 +101,29 @@ def _final_y(key: str) -> str:
 
 
 #: What :func:`_word_of` found, per tokeniser signature (emptied when it grows too large).
-_READ: Final[dict[str, dict[str, _Word | None]]] = {}
+_READ: Final[dict[str, dict[str, _Word]]] = {}
 _READ_LIMIT: Final = 100_000
+#: A word with no single stem (its empty stem is no term: it matches nothing).
+_NOT_PLAIN: Final[_Word] = ("", "", False, "")
 
 
 def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
-    """The plain English words of ``text`` with a single stem, as :func:`_word_of` reads them."""
-    known = _READ.setdefault(tokenizer.signature, {})
-    if len(known) > _READ_LIMIT:
-        known.clear()
-    found: list[_Word] = []
-    for word in _WORD.findall(text.casefold()):
-        if word in known:
-            value = known[word]
-        else:
-            value = known[word] = _word_of(tokenizer, word)
-        if value is not None:
-            found.append(value)
-    return found
+    """The distinct plain English words of ``text`` (in order) as :func:`_word_of` reads
+    them; a word with no single stem as :data:`_NOT_PLAIN`."""
+    known = _READ.get(tokenizer.signature)
+    if known is None or len(known) > _READ_LIMIT:
+        known = _READ[tokenizer.signature] = {}
+    words = dict.fromkeys(_WORD.findall(text.casefold()))
+    found = list(map(known.get, words))
+    if None in found:  # words not read before: their stems found together
+        new = [word for word, value in zip(words, found, strict=True) if value is None]
+        read = dict(zip(new, map(_word_of, new, tokenizer.single_terms(new)), strict=True))
+        known.update(read)
+        found = [
+            value if value is not None else read[word]
+            for word, value in zip(words, found, strict=True)
+        ]
+    return cast(list[_Word], found)  # no None left
 
 
 def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
@@ -122,6 +135,8 @@ def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
     based: set[str] = set()
     derived: set[str] = set()
     for stem, key, base, _ in _plain_words(tokenizer, text):
+        if not stem:
+            continue
         if base:
             based.add(stem)
         else:
@@ -138,17 +153,19 @@ def weaken_stem_only(
     postings: Postings,
     table: TermTable,
     scored: tuple[FloatArray, FloatArray],
-    slots: SlotArray,
-) -> SlotArray:
-    """The candidate ``slots`` still candidates once a message word (of ``groups``, the words
-    the gate reads) matching a note's summary or tags only through its stem counts
-    :data:`STEM_ONLY_FACTOR` of its weight; ``shared`` and ``strongest`` (per slot) are
-    lowered in place at those slots."""
+    candidates: tuple[SlotArray, BoolArray],
+) -> BoolArray | None:
+    """Per slot of the ``candidates`` (slots, and per slot whether the note is short), whether
+    it is still a candidate once a message word (of ``groups``, the words the gate reads)
+    matching a note's summary or tags only through its stem counts :data:`STEM_ONLY_FACTOR`
+    of its weight; None when no word does (all stay). ``shared`` and ``strongest`` (per slot
+    of the index) are lowered in place where it does."""
+    slots, short = candidates
     if not len(slots) or not _english(tokenizer):
-        return slots
+        return None
     words = _said_stems(tokenizer, message, groups, postings)
     if not words:
-        return slots
+        return None
     shared, strongest = scored
     scratch = np.zeros(len(shared), dtype=np.bool_)
     weak_of: dict[str, BoolArray] = {}
@@ -162,21 +179,27 @@ def weaken_stem_only(
             holders = derived_only[0] if derived_only is not None else part.head[:0]
         else:
             holders = part.head
+        if not len(holders):
+            continue
         weak = _among(scratch, holders, slots)
+        if not weak.any():
+            continue
         full = _holders(postings, [SURFACE_MARK + key for key in keys])
-        if full is not None and weak.any():
+        if full is not None:
             weak &= ~_among(scratch, full, slots)
-        if weak.any():
-            shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
-            weak_of[stem] = weak
-            # Where it was the message's strongest word, the strongest is found again below.
-            strongest_here = strongest[slots] <= part.topic_weight
-            changed = weak & strongest_here if changed is None else changed | weak & strongest_here
-    short = postings.body_lengths()[slots] <= SHORT_BODY
+            if not weak.any():
+                continue
+        shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
+        weak_of[stem] = weak
+        # Where it was the message's strongest word, the strongest is found again below.
+        strongest_here = strongest[slots] <= part.topic_weight
+        changed = weak & strongest_here if changed is None else changed | weak & strongest_here
+    if not weak_of:
+        return None
     if changed is not None and changed.any():
         _strongest_again(groups, table, weak_of, slots, changed, strongest)
-    kept: SlotArray = slots[(shared[slots] >= SHARED_GATE) | short]
-    return kept
+    stay: BoolArray = (shared[slots] >= SHARED_GATE) | short
+    return stay
 
 
 def _said_stems(
@@ -187,14 +210,18 @@ def _said_stems(
     meets only notes holding the stem through derived words alone (few, marked); a derived
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
-    said: dict[str, tuple[bool, set[str], str]] = {}
+    said: dict[str, tuple[bool, set[str], str]] = {}  # in the order of first mention
     for stem, key, base, derived_mark in _plain_words(tokenizer, message):
-        if stem in read:
-            _, keys, _ = said.setdefault(stem, (False, set(), derived_mark))
-            if base:
-                said[stem] = (True, keys, derived_mark)
-            else:
-                keys.add(key)
+        if stem not in read:
+            continue
+        known = said.get(stem)
+        if known is None:
+            said[stem] = (base, set() if base else {key}, derived_mark)
+        elif base:
+            if not known[0]:
+                said[stem] = (True, known[1], derived_mark)
+        else:
+            known[1].add(key)
     vocabulary = postings.vocabulary
     return {
         stem: (said_base, keys)
@@ -212,20 +239,37 @@ def _strongest_again(
     strongest: FloatArray,
 ) -> None:
     """The strongest word of the message at the ``changed`` ones of ``slots``, each word at
-    what it now counts (``weak_of``: per weakened stem, where it is weak among ``slots``)."""
-    scratch = np.zeros(len(strongest), dtype=np.bool_)
+    what it now counts (``weak_of``: per weakened stem, where it is weak among ``slots``).
+
+    The few notes changed are found in the summary and tags holders of all the words at
+    once; each (note, word) found then weighs in plain Python."""
+    terms = [term for group in groups for term in group]
+    found = [
+        (term, part)
+        for term, part in zip(terms, table.get_many(terms), strict=True)
+        if part is not None and len(part.head)
+    ]
     affected = slots[changed]
-    best = np.zeros(len(affected), dtype=np.float64)
-    for group in groups:
-        for term, part in zip(group, table.get_many(list(group)), strict=True):
-            if part is None or not len(part.head):
-                continue
-            value = np.where(_among(scratch, part.head, affected), part.topic_weight, 0.0)
-            lowered = weak_of.get(term)
-            if lowered is not None:
-                value[lowered[changed]] *= STEM_ONLY_FACTOR
-            np.maximum(best, value, out=best)
-    strongest[affected] = best
+    best = dict.fromkeys(affected.tolist(), 0.0)
+    if found:
+        heads = [part.head for _, part in found]
+        holders = np.concatenate(heads)
+        word = np.repeat(np.arange(len(found)), [len(head) for head in heads])
+        scratch = np.zeros(len(strongest), dtype=np.bool_)
+        scratch[affected] = True
+        hits = np.flatnonzero(scratch[holders])
+        # Where each changed note is weak, per weakened word: its position among `affected`.
+        position = {slot: number for number, slot in enumerate(best)}
+        weak = {term: lowered[changed].tolist() for term, lowered in weak_of.items()}
+        for slot, number in zip(holders[hits].tolist(), word[hits].tolist(), strict=True):
+            term, part = found[number]
+            value = part.topic_weight
+            lowered = weak.get(term)
+            if lowered is not None and lowered[position[slot]]:
+                value *= STEM_ONLY_FACTOR
+            if value > best[slot]:
+                best[slot] = value
+    strongest[affected] = list(best.values())
 
 
 def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:

@@ -32,7 +32,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
@@ -161,6 +161,11 @@ class Tokenizer:
         self._counted: dict[str, str] = {}
         self._many: dict[str, tuple[str, ...]] = {}
         self._priors = self._build_priors()
+        # A phrase pairs no word whose prior is that of the most common words; no prior
+        # computed later is that high (a number's or a hiragana pair's is lower).
+        self._very_common = frozenset(
+            term for term, prior in self._priors.items() if prior >= PRIOR_VERY_COMMON
+        )
 
     @property
     def signature(self) -> str:
@@ -204,23 +209,38 @@ class Tokenizer:
         for chunk in distinct:
             if chunk in known:
                 continue
-            simple = chunk.islower() or not _CAMEL_BOUNDARY.search(chunk)
-            if chunk.isalpha() and chunk.isascii() and simple:
+            if _plain(chunk):
                 plain.append(chunk)
                 continue
             self._count_as(chunk, tuple(term for group in self._analyse(chunk) for term in group))
-        words = [chunk.lower() for chunk in plain]
-        stop = self._stop
-        respelled = [word if word in stop else self._respelled(word) for word in words]
-        stems = [stemmer.stemWords(respelled) for stemmer in self._stemmers] or [respelled]
-        for chunk, word, *alternatives in zip(plain, words, *stems, strict=True):
-            groups: Groups = ()
-            if word not in stop:
-                fresh = tuple(dict.fromkeys(alternatives))
-                groups = (fresh,) if fresh else ()
+        for chunk, groups in zip(plain, self._plain_groups(plain), strict=True):
             self._cache[chunk] = groups
             self._count_as(chunk, groups[0] if groups else ())
         return forget
+
+    def _plain_groups(self, plain: list[str]) -> list[Groups]:
+        """The groups of plain words (:func:`_plain`), stemmed in bulk: what
+        :meth:`_word_groups` gives for each, one call to each stemmer for all."""
+        words = [chunk.lower() for chunk in plain]
+        stop = self._stop
+        irregular = self._irregular.get
+        respelled = [word if word in stop else irregular(word, word) for word in words]
+        if self._english:  # _respelled, in bulk: -ise and -yse as -ize and -yze
+            respelled = [
+                _BRITISH_ISE.sub(_as_z, word) if ("is" in word or "ys" in word) else word
+                for word in respelled
+            ]
+        if len(self._stemmers) == 1:  # the usual configuration: one stem per word
+            stems = self._stemmers[0].stemWords(respelled)
+            return [
+                () if word in stop else ((stem,),) for word, stem in zip(words, stems, strict=True)
+            ]
+        alternatives = [stemmer.stemWords(respelled) for stemmer in self._stemmers] or [respelled]
+        found: list[Groups] = []
+        for word, *stems in zip(words, *alternatives, strict=True):
+            fresh = () if word in stop else tuple(dict.fromkeys(stems))
+            found.append((fresh,) if fresh else ())
+        return found
 
     def _count_as(self, chunk: str, terms: tuple[str, ...]) -> None:
         """Remember what :meth:`counts` counts for ``chunk``: its term, none, or several."""
@@ -237,6 +257,22 @@ class Tokenizer:
         self._counted.clear()
         self._many.clear()
 
+    def single_terms(self, words: list[str]) -> list[str | None]:
+        """The term of each of ``words`` that has exactly one (:meth:`tokens`), else None; a
+        word already analysed as a chunk is read from the memo."""
+        known = self._cache.get
+        found: list[str | None] = []
+        for word in words:
+            groups = known(word)
+            if groups is not None and (not groups or len(groups) > 1 or len(groups[0]) > 1):
+                found.append(None)
+            elif groups is not None:
+                found.append(groups[0][0])
+            else:
+                terms = self.tokens(word)
+                found.append(terms[0] if len(terms) == 1 else None)
+        return found
+
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
         return _distinct(self._analyse(chunk) for chunk in dict.fromkeys(_chunks(text)))
@@ -248,29 +284,54 @@ class Tokenizer:
         the most common words and repeats pair with nothing. A phrase term starts with
         :data:`PHRASE_MARK`, so it never collides with a word.
         """
-        return self._pairs([self._analyse(chunk) for chunk in _chunks(text)])
+        return self._pairs([group for chunk in _chunks(text) for group in self._analyse(chunk)])
 
     def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
-        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass)."""
-        known = self._cache.get
-        analysed = [known(chunk) or self._analyse(chunk) for chunk in _chunks(text)]
-        return _distinct(analysed), self._pairs(analysed)
+        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass): the chunks
+        seen before are read from the memo, the new ones analysed together."""
+        chunks = _chunks(text)
+        known = list(map(self._cache.get, chunks))
+        analysed = self._with_new(chunks, known) if None in known else cast(list[Groups], known)
+        flat = [group for groups in analysed for group in groups]
+        return _distinct_groups(flat), self._pairs(flat)
 
-    def _pairs(self, analysed: list[Groups]) -> list[str]:
+    def _with_new(self, chunks: list[str], analysed: list[Groups | None]) -> list[Groups]:
+        """``analysed`` (the memo's groups per chunk, None where unknown) completed: the new
+        plain words stemmed in bulk, the other new chunks one by one, all kept in the memo."""
+        new = [chunk for chunk, groups in zip(chunks, analysed, strict=True) if groups is None]
+        distinct = list(dict.fromkeys(new))
+        if len(self._cache) + len(distinct) >= _MAX_CACHED_CHUNKS:
+            self._cache.clear()  # bounded memory in long-lived processes; refills quickly
+        camel = _CAMEL_BOUNDARY.search
+        plain = [  # _plain, inlined: a message's new words are mostly plain
+            chunk
+            for chunk in distinct
+            if chunk.isalpha() and chunk.isascii() and (chunk.islower() or not camel(chunk))
+        ]
+        found = dict(zip(plain, self._plain_groups(plain), strict=True))
+        for chunk in distinct:
+            if chunk not in found:
+                found[chunk] = self._analyse(chunk)
+        self._cache.update(found)
+        return [
+            groups if groups is not None else found[chunk]
+            for chunk, groups in zip(chunks, analysed, strict=True)
+        ]
+
+    def _pairs(self, groups: list[tuple[str, ...]]) -> list[str]:
+        """The phrase terms of a text's word groups in order (see :meth:`phrases`)."""
         previous: str | None = None
         found: dict[str, None] = {}
-        prior, known = self.prior, self._priors.get
-        for groups in analysed:
-            for group in groups:
-                term = group[0]
-                value = known(term)
-                if (prior(term) if value is None else value) >= PRIOR_VERY_COMMON:
-                    previous = None
-                    continue
-                if previous is not None and previous != term:
-                    first, second = (previous, term) if previous < term else (term, previous)
-                    found[f"{PHRASE_MARK}{first} {second}"] = None
-                previous = term
+        very_common = self._very_common
+        for group in groups:
+            term = group[0]
+            if term in very_common:
+                previous = None
+                continue
+            if previous is not None and previous != term:
+                first, second = (previous, term) if previous < term else (term, previous)
+                found[f"{PHRASE_MARK}{first} {second}"] = None
+            previous = term
         return list(found)
 
     def prior(self, term: str) -> float:
@@ -375,6 +436,12 @@ class Tokenizer:
             if len(word) > 1 and not word.strip("0"):
                 continue
             word = self._respelled(word)
+            if len(self._stemmers) == 1:  # the usual configuration: one stem
+                stem = self._stemmers[0].stemWord(word)
+                if stem not in seen:
+                    seen.add(stem)
+                    groups.append((stem,))
+                continue
             stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
             fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
             if fresh:
@@ -411,20 +478,31 @@ def _expanded(counted: dict[str, int], many: dict[str, tuple[str, ...]]) -> dict
 
 def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
     """The groups of analysed chunks in order, each term kept at its first appearance."""
+    return _distinct_groups([group for chunk_groups in analysed for group in chunk_groups])
+
+
+def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """``groups`` in order, each term kept at its first appearance (a group left with no
+    term dropped)."""
+    if sum(map(len, groups)) == len(groups):  # one term each (one stemmer): repeats drop out
+        return list(dict.fromkeys(groups))
     seen: set[str] = set()
-    groups: list[tuple[str, ...]] = []
-    for chunk_groups in analysed:
-        for group in chunk_groups:
-            if len(group) == 1:  # most words: one stem
-                if group[0] not in seen:
-                    seen.add(group[0])
-                    groups.append(group)
-                continue
-            fresh = tuple(term for term in group if term not in seen)
-            if fresh:
-                seen.update(fresh)
-                groups.append(fresh)
-    return groups
+    distinct: list[tuple[str, ...]] = []
+    for group in groups:
+        fresh = tuple(term for term in group if term not in seen)
+        if fresh:
+            seen.update(fresh)
+            distinct.append(fresh)
+    return distinct
+
+
+def _plain(chunk: str) -> bool:
+    """A plain word: ASCII letters, no camelCase (most words; stemmed in bulk)."""
+    return (
+        chunk.isalpha()
+        and chunk.isascii()
+        and (chunk.islower() or not _CAMEL_BOUNDARY.search(chunk))
+    )
 
 
 def _chunks(text: str) -> list[str]:

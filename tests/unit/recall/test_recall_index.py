@@ -309,6 +309,26 @@ def test_an_edited_short_body_shows_in_the_next_recall() -> None:
     assert ids(index.recall(message)) == ["short"]
 
 
+def test_a_short_body_edited_away_is_not_read_from_memory() -> None:
+    # Another note still holds the old body's words: only the note's new body may be read.
+    short = Note("short", "Thanks, Mel!", "I ran a charity race for the shelter.", ("Mel",))
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("project", short),
+            ("project", Note("pad", "Weekly notes", "Nothing to report this week.", ("Mel",))),
+            ("project", Note("race", "Weekly notes", "I ran a charity race for the shelter too.")),
+        ]
+    )
+    message = "When did Mel run a charity race?"
+    assert ids(index.recall(message)) == ["short"]
+    index.update("project", short.with_changes(body="Nothing new on the garden."))
+    assert index.recall(message) == []
+    assert index.remove("project", "short")
+    index.add("project", short.with_changes(id="other", body="Nothing new on the garden."))
+    assert index.recall(message) == []
+
+
 def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> None:
     message = "how should I style the pricing cards?"
     assert ids(small.recall(message)) == ["pricing-borderless-3fa"]  # its topic now memoised

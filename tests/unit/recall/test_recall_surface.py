@@ -108,3 +108,36 @@ def test_the_marks_survive_a_cache_round_trip(tmp_path: Path) -> None:
     assert [hit.id for hit in restored.recall("why does Express drop the sessions?")] == [
         "express-1"
     ]
+
+
+@pytest.mark.parametrize(
+    ("word", "key"),
+    [
+        ("cities", "city"),
+        ("retried", "retry"),
+        ("ties", "ti"),  # too short for "-ies": the "-es" ending
+        ("agreed", "agreed"),  # "-eed" is no "-ed" ending
+        ("needed", "need"),
+        ("boxes", "box"),
+        ("bob's", "bob"),
+        ("stopping", "stop"),
+        ("glass", "glas"),  # "-ss" is no plural; the doubled consonant goes
+        ("analysis", "analysis"),
+        ("bus", "bus"),
+        ("colours", "color"),
+        ("went", "go"),
+        ("sing", "sing"),  # "-ing" needs two letters before it
+    ],
+)
+def test_the_inflection_key_of_each_ending(word: str, key: str) -> None:
+    assert inflection_key(word) == key
+
+
+@pytest.mark.parametrize("filler", [0, 50, 500])
+def test_a_derived_word_beside_the_notes_own_words_leaves_it_found(filler: int) -> None:
+    # The derived word was the message's strongest at the note; the others still name it.
+    index = _index(filler)
+    index.add("project", Note("uploader-1", "The uploader retries large files in chunks", ""))
+    found = [hit.id for hit in index.recall("the regular expression for sessions in redis")]
+    assert found[:1] == ["express-1"]
+    assert [hit.id for hit in index.recall("upload large files")][:1] == ["uploader-1"]

@@ -167,3 +167,42 @@ def test_priors_built_in_bulk_equal_those_of_each_word_analysed(
             for term in (term for group in reference._analyse(word) for term in group):
                 expected[term] = max(share, expected.get(term, 0.0))
     assert tokenizer._priors == expected
+
+
+_MESSAGE_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"abcdefgXYZ ing-_./'0É\u0301ßǅ",
+            *("running ", "pricing ", "the ", "getUser", "PDFs ", "10:00 ", "colour "),
+            *("数据库", "สวัสดี", "शुभ रात्रि", "ｇｅｎ"),
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@pytest.mark.parametrize("languages", [("english",), ("english", "french")])
+@given(text=_MESSAGE_TEXT)
+def test_a_message_read_at_once_equals_its_words_read_one_by_one(
+    languages: tuple[str, ...], text: str
+) -> None:
+    # The message path analyses its new words together; query_terms and phrases one by one.
+    fresh = Tokenizer(languages)
+    reference = Tokenizer(languages)
+    assert fresh.message_terms(text) == (reference.query_terms(text), reference.phrases(text))
+    assert fresh.message_terms(text) == (reference.query_terms(text), reference.phrases(text))
+
+
+def test_the_word_memo_stays_bounded_and_answers_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    from oharness.recall import tokenize
+
+    monkeypatch.setattr(tokenize, "_MAX_CACHED_CHUNKS", 8)
+    tokenizer = Tokenizer()
+    reference = Tokenizer()
+    for number in range(30):
+        text = f"word{number}x pricing cards number{number}y use fills, the deploys_{number}"
+        assert tokenizer.message_terms(text) == (
+            reference.query_terms(text),
+            reference.phrases(text),
+        )
+        assert len(tokenizer._cache) <= 8 + 8
