@@ -249,8 +249,9 @@ class Postings:
     def entry_at(self, slot: int) -> NoteEntry | None:
         """The entry held in ``slot``, None when it is free."""
         entry = self._entries[slot]
-        in_base = slot < len(self._in_base) and self._in_base[slot]
-        if entry is None and in_base and self._base is not None:
+        if entry is not None or self._base is None:
+            return entry
+        if slot < len(self._in_base) and self._in_base[slot]:  # made when first read
             key = self.owners[slot]
             entry = self._entries[slot] = self._base.entry(slot, key, self.cache_keys.get(key))
         return entry
