@@ -192,9 +192,9 @@ class Base:
         self.gapless = bool(self.held.all())
 
     @cached_property
-    def owner(self) -> IntArray:
-        """The slot of each posting, in note order."""
-        return np.repeat(np.arange(self.note_count, dtype=np.int32), self._counts)
+    def owner(self) -> npt.NDArray[np.intp]:
+        """The slot of each posting, in note order (made when first asked for; read only)."""
+        return np.repeat(np.arange(self.note_count, dtype=np.intp), self._counts)
 
     def term(self, term_id: int) -> tuple[IntArray, FreqArray]:
         """The slots holding a term (ascending) and its frequencies there."""

@@ -82,7 +82,7 @@ class EntryView:
 
     def flat(self) -> Flat:
         """Every live note's postings, each note's in its entry's order (notes by slot within
-        the base, then the others by slot)."""
+        the base, then the others by slot); read only (the base's own arrays when it can)."""
         return self._postings.flat()
 
     def body_lengths(self) -> npt.NDArray[np.float64]:
@@ -249,8 +249,9 @@ class Postings:
     def entry_at(self, slot: int) -> NoteEntry | None:
         """The entry held in ``slot``, None when it is free."""
         entry = self._entries[slot]
-        in_base = slot < len(self._in_base) and self._in_base[slot]
-        if entry is None and in_base and self._base is not None:
+        if entry is not None or self._base is None:
+            return entry
+        if slot < len(self._in_base) and self._in_base[slot]:  # made when first read
             key = self.owners[slot]
             entry = self._entries[slot] = self._base.entry(slot, key, self.cache_keys.get(key))
         return entry
@@ -266,12 +267,10 @@ class Postings:
         if base is not None:
             live = self._in_base[: base.note_count]
             if live.all():
-                parts.append((base.owner.astype(np.intp), base.ids, base.frequencies))
+                parts.append((base.owner, base.ids, base.frequencies))
             else:
                 kept = live[base.owner]
-                parts.append(
-                    (base.owner[kept].astype(np.intp), base.ids[kept], base.frequencies[kept])
-                )
+                parts.append((base.owner[kept], base.ids[kept], base.frequencies[kept]))
         added = [(slot, self._entries[slot]) for slot in sorted(self._added)]
         entries = [(slot, entry) for slot, entry in added if entry is not None]
         if entries or not parts:
