@@ -15,6 +15,7 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.folders import FolderWatch
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
+from oharness.daemon.notices import FolderNotices
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
@@ -67,6 +68,8 @@ class DaemonOptions:
     background_sync: bool = True
     #: How often the page's watcher looks for notes written by other processes (0: never).
     watch_seconds: float = 1.0
+    #: Walk a hosted folder only when the OS notifies a change in it (False: every look).
+    folder_notifications: bool = True
     #: How long recall usage counts are collected before they are written (one write each).
     usage_window: float = WINDOW_SECONDS
 
@@ -86,7 +89,9 @@ class DaemonState:
         self.stoppers: list[Callable[[], None]] = []
         self.sync: DaemonSync | None = None
         #: The one thread that looks at the hosted folders (background sync, the page).
-        self.folders = FolderWatch()
+        self.folders = FolderWatch(
+            notices=FolderNotices() if options.folder_notifications else None
+        )
         #: Recall usage counts, written off the request path in batches.
         self.usage = UsageWriter(options.usage_window)
         self.stoppers.append(self.usage.stop)
