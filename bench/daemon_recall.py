@@ -54,8 +54,6 @@ from starlette.routing import Route
 from oharness.bridges.prompt_hook import post_json
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.serve import warm_up
-from oharness.sdk import DaemonClient
-from oharness.sdk.connection import JsonConnection
 from oharness.tools.attach import recall_for_message
 
 
@@ -218,15 +216,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         servers, (recall, messages) = [], [None, []]
-        for number, source in enumerate([None, *args.compare]):
-            server, found = _daemon(root / str(number), count, message_count, source)
-            servers.append(server)
-            if source is None:
-                recall, messages = found
-        bare, bare_port = _start(["--serve-bare", str(root / "bare-port")], root / "bare-port")
-        servers.append(_Server("bare Starlette endpoint", bare, bare_port, "-", "/nothing"))
-        load_before = load_average()
-        try:
+        try:  # every server started is stopped, whatever fails
+            for number, source in enumerate([None, *args.compare]):
+                server, found = _daemon(root / str(number), count, message_count, source)
+                servers.append(server)
+                if source is None:
+                    recall, messages = found
+            bare, port = _start(["--serve-bare", str(root / "bare-port")], root / "bare-port")
+            servers.append(_Server("bare Starlette endpoint", bare, port, "-", "/nothing"))
+            load_before = load_average()
             library, attached = _run(servers, recall, messages)
         finally:
             for server in servers:
@@ -237,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _post_bare(connection: JsonConnection, message: str) -> dict[str, Any]:
+def _post_bare(connection: Any, message: str) -> dict[str, Any]:
     status, data = connection.post("/nothing", json.dumps({"message": message}).encode())
     assert status == 200
     return dict(json.loads(data))
@@ -245,6 +243,10 @@ def _post_bare(connection: JsonConnection, message: str) -> dict[str, Any]:
 
 def _run(servers: list[_Server], recall: Any, messages: list[str]) -> tuple[list[float], int]:
     """Every message to every server in turn, and to the library; (library times, attached)."""
+    # Here, not at the top: a server of another checkout (--compare) runs this script too.
+    from oharness.sdk import DaemonClient
+    from oharness.sdk.connection import JsonConnection
+
     library: list[float] = []
     attached = 0
     closers = []
