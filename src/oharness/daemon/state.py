@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
 from oharness.daemon.background import DaemonSync
@@ -22,6 +22,9 @@ from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
 from oharness.tools.workspace import open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    from oharness.daemon.page.watch import NoteWatcher
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +95,8 @@ class DaemonState:
         self.folders = FolderWatch(
             notices=FolderNotices() if options.folder_notifications else None
         )
+        #: The Memory page's note watcher (None until the daemon serves, or when off).
+        self.note_watcher: NoteWatcher | None = None
         #: Recall usage counts, written off the request path in batches.
         self.usage = UsageWriter(options.usage_window)
         self.stoppers.append(self.usage.stop)

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from daemon_support import LiveDaemon, live_daemon
@@ -44,9 +45,11 @@ def test_the_recall_answers_as_the_general_client_does(daemon: LiveDaemon) -> No
 
 
 def test_an_unreachable_daemon_is_a_daemon_error(daemon: LiveDaemon) -> None:
-    with DaemonClient("http://127.0.0.1:9", daemon.token, timeout=2) as client:
-        with pytest.raises(DaemonError) as failed:
-            client.recall("anything")
+    with (
+        DaemonClient("http://127.0.0.1:9", daemon.token, timeout=2) as client,
+        pytest.raises(DaemonError) as failed,
+    ):
+        client.recall("anything")
     assert (failed.value.status, failed.value.code) == (0, "unreachable")
 
 
@@ -54,8 +57,8 @@ class Closing(BaseHTTPRequestHandler):
     """Answers over HTTP/1.1 without saying it closes, then closes (a daemon's idle timeout)."""
 
     protocol_version = "HTTP/1.1"
-    received: list[bytes] = []
-    peers: set[int] = set()
+    received: ClassVar[list[bytes]] = []
+    peers: ClassVar[set[int]] = set()
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))

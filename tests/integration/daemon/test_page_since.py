@@ -1,0 +1,100 @@
+"""A page between its render and its event stream: a note written by another process after the
+render is announced when the page connects, even if the watcher saw it while nobody listened;
+a note the render already shows is not announced again."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from daemon_support import LiveDaemon, events_until, live_daemon
+
+from oharness.daemon import DaemonOptions
+from oharness.daemon.events import Event
+from oharness.tools.workspace import open_workspace
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
+    project = tmp_path / "project"
+    project.mkdir()
+    # The watcher's own ticks are an hour apart: the test makes each look itself.
+    options = DaemonOptions(
+        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=3600
+    )
+    with live_daemon(options) as running:
+        yield running
+
+
+@pytest.fixture
+def signed_in(daemon: LiveDaemon) -> Iterator[httpx2.Client]:
+    with httpx2.Client(base_url=daemon.url, timeout=30) as client:
+        assert client.get(f"/auth?code={daemon.state.auth.page_code}").status_code == 200
+        yield client
+
+
+def _events_link(page: str) -> str:
+    found = re.search(r'sse-connect="([^"]+)"', page)
+    assert found is not None
+    return html.unescape(found.group(1))
+
+
+def _write_elsewhere(daemon: LiveDaemon, summary: str) -> None:
+    other = open_workspace(daemon.options.start, daemon.options.home, register=False)
+    try:
+        other.service.remember(summary, "Written by another process.\n", scope="project")
+    finally:
+        other.close()
+
+
+def _until_marker(daemon: LiveDaemon, lines: Iterator[str]) -> list[str]:
+    """The types of the events before a marker published now."""
+    daemon.state.bus.publish(Event("marker", {}))
+    return [event["type"] for event in events_until(lines, '"type":"marker"')][:-1]
+
+
+def test_a_note_written_after_the_render_is_announced_at_the_connection(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    link = _events_link(signed_in.get("/memory/notes").text)
+    assert "since=" in link
+    _write_elsewhere(daemon, "Between the render and the stream")
+    watcher = daemon.state.note_watcher
+    assert watcher is not None and watcher.look_once() == []  # nobody listens yet: silent
+    with signed_in.stream("GET", link) as stream:
+        lines = stream.iter_lines()
+        seen = events_until(lines, '"type":"notes_changed"')
+        assert seen[-1]["data"] == {"scope": "project", "source": "files"}
+        assert _until_marker(daemon, lines) == []  # once
+
+
+def test_a_note_the_render_shows_is_not_announced_again(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    _write_elsewhere(daemon, "Before the render")  # the watcher has not looked since
+    page = signed_in.get("/memory/notes").text
+    assert "Before the render" in page
+    with signed_in.stream("GET", _events_link(page)) as stream:
+        lines = stream.iter_lines()
+        watcher = daemon.state.note_watcher
+        assert watcher is not None and watcher.look_once() == []  # taken in by the render
+        assert _until_marker(daemon, lines) == []
+
+
+def test_a_stream_without_since_hears_only_what_comes(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    _write_elsewhere(daemon, "Long before")
+    watcher = daemon.state.note_watcher
+    assert watcher is not None
+    watcher.look_once()
+    with signed_in.stream("GET", "/events") as stream:
+        lines = stream.iter_lines()
+        assert _until_marker(daemon, lines) == []
+        _write_elsewhere(daemon, "While listening")
+        assert [event.type for event in watcher.look_once()] == ["notes_changed"]
+        assert _until_marker(daemon, lines) == ["notes_changed"]
