@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 #: Walk a notified folder at least this often all the same (an event the OS dropped).
 RESCAN_SECONDS: Final = 60.0
 #: How long the notification thread waits for more changes before it passes them on (ms).
-STEP_MS: Final = 100
+STEP_MS: Final = 200
 #: Mounts where a change made elsewhere raises no local notification (polled instead).
 REMOTE_FILE_SYSTEMS: Final = frozenset(
     {
