@@ -99,6 +99,8 @@ class FolderWatch:
         self._watchers: list[FolderWatcher] = []
         self._looked: dict[int, float] = {}
         self._lock = threading.Lock()
+        #: Held by a tick and by :meth:`look_now`: a look never hands on what another replaced.
+        self._looking = threading.RLock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -125,6 +127,27 @@ class FolderWatch:
 
     def tick(self) -> dict[Path, Signature]:
         """One look: each folder a due watcher wants walked once; returns what was walked."""
+        with self._looking:
+            return self._tick()
+
+    def look_now(self, watcher: FolderWatcher) -> None:
+        """A look for ``watcher`` alone, its folders walked now whatever the notices say (a
+        page about to render); what later ticks hand on starts from this walk."""
+        with self._looking:
+            folders = list(watcher.folders())
+            watcher.observe({folder: self.signature_now(folder) for folder in folders})
+
+    def signature_now(self, folder: Path) -> Signature:
+        """The folder walked now (its notice cleared first); later ticks hand this on."""
+        if self.notices is None:
+            return self._signature(folder)
+        with self._looking:
+            self.notices.must_walk(folder)
+            self._wanted_at[folder] = self._monotonic()
+            signature = self._last[folder] = self._signature(folder)
+            return signature
+
+    def _tick(self) -> dict[Path, Signature]:
         now = self._monotonic()
         wanted: list[tuple[FolderWatcher, list[Path]]] = []
         for watcher in self._due(now):

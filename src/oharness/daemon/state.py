@@ -166,7 +166,11 @@ class DaemonState:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
         sync = DaemonSync(
-            default, self.bus, clock=self.options.clock, token=self.options.sync_token
+            default,
+            self.bus,
+            clock=self.options.clock,
+            token=self.options.sync_token,
+            signature=self.folders.signature_now,
         )
         self.sync = sync
         for hosted in self.registry.all():

@@ -98,3 +98,65 @@ def test_a_stream_without_since_hears_only_what_comes(
         _write_elsewhere(daemon, "While listening")
         assert [event.type for event in watcher.look_once()] == ["notes_changed"]
         assert _until_marker(daemon, lines) == ["notes_changed"]
+
+
+def test_a_tick_after_a_render_never_hands_on_an_older_walk(tmp_path: Path) -> None:
+    """The render walks the folders itself; a tick right after (the OS's notice of the same
+    write still on its way) must not announce the folder as changed back and forth."""
+    import asyncio
+    import threading
+
+    from oharness.daemon import create_app
+    from oharness.daemon.folders import FolderWatch
+    from oharness.daemon.notices import FolderNotices
+    from oharness.daemon.page.watch import NoteWatcher
+
+    project = tmp_path / "project"
+    project.mkdir()
+    app = create_app(
+        DaemonOptions(home=tmp_path / "home", start=project, background_sync=False)
+    )  # never served: the test ticks
+    state = app.state.daemon
+    noticed = threading.Event()
+    clock = [100.0]
+
+    def seconds() -> float:
+        return clock[0]
+
+    def tick() -> dict[Path, object]:
+        clock[0] += 1.0
+        return dict(watch.tick())
+
+    state.folders = watch = FolderWatch(
+        monotonic=seconds, notices=FolderNotices(on_notice=lambda _: noticed.set())
+    )
+    page = NoteWatcher(state, 1.0)
+    watch.add(page)
+    loop = asyncio.new_event_loop()
+    try:
+        watch.tick()
+        hosted = state.registry.default
+        other = open_workspace(hosted.root, state.options.home, register=False)
+        try:
+            other.service.remember("Just before the render", "Text.\n", scope="project")
+            version = page.look_now()  # the render's own look (nobody listens: silent)
+
+            async def subscribe() -> object:
+                return page.subscribe(hosted.project_id, version)
+
+            subscription = loop.run_until_complete(subscribe())
+            assert tick() and list(subscription.events) == []  # type: ignore[attr-defined]
+            assert noticed.wait(10)
+            tick()
+            assert list(subscription.events) == []  # type: ignore[attr-defined]
+            noticed.clear()
+            other.service.remember("After the connection", "Text.\n", scope="project")
+            assert noticed.wait(10)
+            tick()
+            assert [e.type for e in subscription.events] == ["notes_changed"]  # type: ignore[attr-defined]
+        finally:
+            other.close()
+    finally:
+        watch.stop()
+        loop.close()
+        asyncio.run(state.registry.close())

@@ -65,9 +65,10 @@ class NoteWatcher:
             return self.observe({folder: folder_signature(folder) for folder in self.folders()})
 
     def look_now(self) -> int:
-        """A look of its own (before a page render reads notes); the version after it."""
+        """A look at every folder walked now, through the daemon's folder watch so its later
+        ticks start from the same walk (before a page render reads notes); the version."""
         with self._lock:
-            self.look_once()
+            self._state.folders.look_now(self)
             return self.version
 
     def observe(self, signatures: Mapping[Path, Signature]) -> list[Event]:
