@@ -160,3 +160,29 @@ def test_a_tick_after_a_render_never_hands_on_an_older_walk(tmp_path: Path) -> N
         watch.stop()
         loop.close()
         asyncio.run(state.registry.close())
+
+
+def test_renders_and_the_watch_thread_look_at_the_same_time(tmp_path: Path) -> None:
+    """Page renders looking while the folder watch ticks as fast as it can: neither waits
+    for the other forever."""
+    import asyncio
+    import threading
+
+    from oharness.daemon import create_app
+    from oharness.daemon.page.watch import NoteWatcher
+
+    project = tmp_path / "project"
+    project.mkdir()
+    app = create_app(DaemonOptions(home=tmp_path / "home", start=project, background_sync=False))
+    state = app.state.daemon
+    page = NoteWatcher(state, 0.001)
+    state.folders.add(page)
+    state.folders.start()
+    try:
+        renders = threading.Thread(target=lambda: [page.look_now() for _ in range(300)])
+        renders.start()
+        renders.join(timeout=60)
+        assert not renders.is_alive(), "a render and a tick wait for each other"
+    finally:
+        state.folders.stop()
+        asyncio.run(state.registry.close())

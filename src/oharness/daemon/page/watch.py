@@ -67,9 +67,9 @@ class NoteWatcher:
     def look_now(self) -> int:
         """A look at every folder walked now, through the daemon's folder watch so its later
         ticks start from the same walk (before a page render reads notes); the version."""
-        with self._lock:
-            self._state.folders.look_now(self)
-            return self.version
+        # Not under this watcher's lock: a tick holds the folder watch's, then takes this one.
+        self._state.folders.look_now(self)
+        return self.version
 
     def observe(self, signatures: Mapping[Path, Signature]) -> list[Event]:
         """Compare every folder with the last look; publish (and return) what changed."""
