@@ -4,15 +4,16 @@ bare Starlette endpoint doing nothing, served by uvicorn the same way and asked 
 client (the floor of any Python HTTP endpoint on this machine).
 
 A real daemon (uvicorn, the full app with auth) runs in its own process over a workspace of
-note files; each message is posted to ``/workspace/recall`` by an ``httpx2`` client with a
-kept-alive connection (as the SDK does) and by the prompt hook's own client (a new connection
-per request, as one hook process per prompt makes), and the same two clients ask the bare
-endpoint.
+note files; each message is posted to ``/workspace/recall`` by the SDK
+(``DaemonClient.recall``, its kept-alive connection) and by the prompt hook's own client (a new
+connection per request, as one hook process per prompt makes), and the same two kinds of
+connection ask the bare endpoint.
 Each message is new to every server that gets it, as a prompt is: the kept-alive client and
 the hook's client take alternate messages (asking both clients the same message would time the
 second one on a server whose caches already hold that message's words), and the in-process
 recall times the kept-alive client's messages.
-The cases take turns message by message, so a change in the machine's load hits them alike;
+The cases take turns message by message (who goes first moving on with each message), so a
+change in the machine's load hits them alike;
 the load average is printed with the figures, and the CPU each server process spent per
 request (every thread's time on a CPU, from ``/proc``) is shown beside the wall-clock
 percentiles.
@@ -43,7 +44,6 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import httpx2
 import uvicorn
 from _support import lay_out_corpus, load_average, load_line
 from recall_corpus import synthetic_messages
@@ -152,18 +152,18 @@ class _Server:
     client: Any = None
     rows: dict[str, list[float]] = field(default_factory=dict)
 
-    def ask(self, body: dict[str, str], raw: bytes) -> bool:
+    def ask(self, kept_message: str, raw: bytes) -> bool:
         """One message with the kept-alive client, then another with the hook's; True if the
         first attached something."""
         before = _cpu_ms(self.process.pid)
         kept = self.rows.setdefault(f"{self.name}, kept-alive client", [])
-        response = _timed(kept, partial(self.client.post, self.path, json=body))
+        answer = _timed(kept, partial(self.client, kept_message))
         self.cpu += _cpu_ms(self.process.pid) - before
         hook = partial(post_json, "127.0.0.1", self.port, self.path, self.token, raw, 10.0)
         before = _cpu_ms(self.process.pid)
         _timed(self.rows.setdefault(f"{self.name}, the hook's client", []), hook)
         self.hook_cpu += _cpu_ms(self.process.pid) - before
-        return self.path != "/nothing" and bool(response.json()["attached"])
+        return self.path != "/nothing" and bool(answer["attached"])
 
 
 def _daemon(root: Path, count: int, messages: int, source: Path | None) -> tuple[Any, list[str]]:
@@ -217,15 +217,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         servers, (recall, messages) = [], [None, []]
-        for number, source in enumerate([None, *args.compare]):
-            server, found = _daemon(root / str(number), count, message_count, source)
-            servers.append(server)
-            if source is None:
-                recall, messages = found
-        bare, bare_port = _start(["--serve-bare", str(root / "bare-port")], root / "bare-port")
-        servers.append(_Server("bare Starlette endpoint", bare, bare_port, "-", "/nothing"))
-        load_before = load_average()
-        try:
+        try:  # every server started is stopped, whatever fails
+            for number, source in enumerate([None, *args.compare]):
+                server, found = _daemon(root / str(number), count, message_count, source)
+                servers.append(server)
+                if source is None:
+                    recall, messages = found
+            bare, port = _start(["--serve-bare", str(root / "bare-port")], root / "bare-port")
+            servers.append(_Server("bare Starlette endpoint", bare, port, "-", "/nothing"))
+            load_before = load_average()
             library, attached = _run(servers, recall, messages)
         finally:
             for server in servers:
@@ -236,27 +236,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _post_bare(connection: Any, message: str) -> dict[str, Any]:
+    status, data = connection.post("/nothing", json.dumps({"message": message}).encode())
+    assert status == 200
+    return dict(json.loads(data))
+
+
 def _run(servers: list[_Server], recall: Any, messages: list[str]) -> tuple[list[float], int]:
     """Every message to every server in turn, and to the library; (library times, attached)."""
+    # Here, not at the top: a server of another checkout (--compare) runs this script too.
+    from oharness.sdk import DaemonClient
+    from oharness.sdk.connection import JsonConnection
+
     library: list[float] = []
     attached = 0
+    closers = []
     for server in servers:
-        headers = {"Authorization": f"Bearer {server.token}"}
-        server.client = httpx2.Client(base_url=f"http://127.0.0.1:{server.port}", headers=headers)
+        url = f"http://127.0.0.1:{server.port}"
+        if server.path == "/nothing":  # the SDK's kind of connection, to the bare endpoint
+            connection = JsonConnection(url, {"Authorization": "Bearer -"}, 10.0)
+            server.client = partial(_post_bare, connection)
+            closers.append(connection.close)
+        else:
+            sdk = DaemonClient(url, server.token, timeout=10.0)
+            server.client = sdk.recall
+            closers.append(sdk.close)
     try:
         for message in messages[:5]:  # warm the connections
             for server in servers:
-                server.client.post(server.path, json={"message": message})
+                server.client(message)
         rest = messages[5:]
-        for kept, hooked in zip(rest[0::2], rest[1::2], strict=False):
-            body = {"message": kept}
+        cases: list[_Server | None] = [None, *servers]  # None: the in-process recall
+        for turn, (kept, hooked) in enumerate(zip(rest[0::2], rest[1::2], strict=False)):
             raw = json.dumps({"message": hooked}).encode()
-            _timed(library, partial(recall_for_message, recall, kept, record=False))
-            for server in servers:
-                attached += server.ask(body, raw) and server is servers[0]
+            # Who goes first moves on each message: the case after the in-process recall
+            # finds the CPU caches full of another index (about 0.3 ms more CPU a request).
+            shift = turn % len(cases)
+            for server in cases[shift:] + cases[:shift]:
+                if server is None:
+                    _timed(library, partial(recall_for_message, recall, kept, record=False))
+                else:
+                    attached += server.ask(kept, raw) and server is servers[0]
     finally:
-        for server in servers:
-            server.client.close()
+        for close in closers:
+            close()
     return library, attached
 
 

@@ -93,7 +93,8 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
         if options.background_sync:
             state.start_sync()
         if options.watch_seconds > 0:
-            state.folders.add(NoteWatcher(state, options.watch_seconds))
+            state.note_watcher = NoteWatcher(state, options.watch_seconds)
+            state.folders.add(state.note_watcher)
         state.folders.start()  # the first look now: folders scheduled, the page's baseline
         state.stoppers.insert(0, state.folders.stop)
         try:

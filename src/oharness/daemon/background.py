@@ -29,7 +29,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx2
@@ -58,8 +58,11 @@ class DaemonSync:
         token: str | None,
         poll_seconds: float = 1.0,
         transport: httpx2.BaseTransport | None = None,
+        signature: Callable[[Path], Signature] = folder_signature,
     ) -> None:
         workspace = hosted.workspace
+        #: A folder walked now (the daemon's folder watch's, so its later ticks agree).
+        self._signature_now = signature
         self._bus = bus
         self._clock = clock
         self._transport = transport
@@ -252,7 +255,7 @@ class DaemonSync:
     def _reported(self, report: PassReport) -> None:
         target = report.target
         key = directory_key(target)
-        self._signatures[key] = folder_signature(target.store.directory)  # its own writes
+        self._signatures[key] = self._signature_now(target.store.directory)  # its own writes
         result = report.result
         data: dict[str, object] = {"scope": target.scope, "key": target.scope_key}
         if report.paused:

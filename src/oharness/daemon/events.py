@@ -91,6 +91,11 @@ class EventBus:
             self._subscribers.append(subscription)
         return subscription
 
+    def offer(self, subscription: Subscription, event: Event) -> None:
+        """Queue ``event`` for one subscriber only (what it missed before it subscribed)."""
+        with self._lock:
+            subscription.offer(event)
+
     def unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
             if subscription in self._subscribers:

@@ -7,6 +7,10 @@ them, and the Memory page's note watcher (:mod:`oharness.daemon.page.watch`), to
 which folders it wants, walks each folder once (one listing, an ``lstat`` per note file) and
 hands every such watcher the signatures of its folders. Each watcher keeps its own interval
 (a tick comes as often as the most frequent one needs) and its own idea of what changed.
+
+With :class:`~oharness.daemon.notices.FolderNotices` (the daemon's default) a folder is walked
+only when the OS notified a change in it since its last walk (or its rescan is due); otherwise
+the tick hands on the signature of its last walk, which is then still the folder's.
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from oharness.daemon.notices import NOTIFICATIONS, FolderNotices
+
 log = logging.getLogger(__name__)
 #: A folder's note files: (name, size, mtime in ns), sorted.
 Signature = tuple[tuple[str, int, int], ...]
+#: A folder no watcher asked for this long is no longer watched.
+_UNWANTED_SECONDS = 120.0
 
 
 def folder_signature(directory: Path) -> Signature:
@@ -80,12 +88,19 @@ class FolderWatch:
         *,
         signature: Callable[[Path], Signature] = folder_signature,
         monotonic: Callable[[], float] = time.monotonic,
+        notices: FolderNotices | None = None,
     ) -> None:
         self._signature = signature
         self._monotonic = monotonic
+        #: None: every folder walked every tick.
+        self.notices = notices
+        self._last: dict[Path, Signature] = {}
+        self._wanted_at: dict[Path, float] = {}
         self._watchers: list[FolderWatcher] = []
         self._looked: dict[int, float] = {}
         self._lock = threading.Lock()
+        #: Held by a tick and by :meth:`look_now`: a look never hands on what another replaced.
+        self._looking = threading.RLock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -112,6 +127,27 @@ class FolderWatch:
 
     def tick(self) -> dict[Path, Signature]:
         """One look: each folder a due watcher wants walked once; returns what was walked."""
+        with self._looking:
+            return self._tick()
+
+    def look_now(self, watcher: FolderWatcher) -> None:
+        """A look for ``watcher`` alone, its folders walked now whatever the notices say (a
+        page about to render); what later ticks hand on starts from this walk."""
+        with self._looking:
+            folders = list(watcher.folders())
+            watcher.observe({folder: self.signature_now(folder) for folder in folders})
+
+    def signature_now(self, folder: Path) -> Signature:
+        """The folder walked now (its notice cleared first); later ticks hand this on."""
+        if self.notices is None:
+            return self._signature(folder)
+        with self._looking:
+            self.notices.must_walk(folder)
+            self._wanted_at[folder] = self._monotonic()
+            signature = self._last[folder] = self._signature(folder)
+            return signature
+
+    def _tick(self) -> dict[Path, Signature]:
         now = self._monotonic()
         wanted: list[tuple[FolderWatcher, list[Path]]] = []
         for watcher in self._due(now):
@@ -124,13 +160,45 @@ class FolderWatch:
         for _watcher, folders in wanted:
             for folder in folders:
                 if folder not in walked:
-                    walked[folder] = self._signature(folder)
+                    walked[folder] = self._look(folder, now)
         for watcher, folders in wanted:
             try:
                 watcher.observe({folder: walked[folder] for folder in folders})
             except Exception:
                 log.exception("folder watch failed")
+        self._forget_unwanted(now)
         return walked
+
+    def _look(self, folder: Path, now: float) -> Signature:
+        """The folder's signature: walked now, or its last walk's when nothing changed since."""
+        notices = self.notices
+        if notices is None:
+            return self._signature(folder)
+        self._wanted_at[folder] = now
+        if notices.must_walk(folder) or folder not in self._last:
+            self._last[folder] = self._signature(folder)
+        return self._last[folder]
+
+    def _forget_unwanted(self, now: float) -> None:
+        """Stop watching the folders nobody asked for a while (a workspace removed)."""
+        if self.notices is None:
+            return
+        stale = [folder for folder, at in self._wanted_at.items() if now - at > _UNWANTED_SECONDS]
+        if stale:
+            for folder in stale:
+                del self._wanted_at[folder]
+                self._last.pop(folder, None)
+            self.notices.retain(self._wanted_at)
+
+    def describe(self) -> str:
+        """How the folders are watched, in one line (``oharness serve`` prints it)."""
+        if self.notices is None:
+            return "notes folders: walked at every look (file notifications off)"
+        modes = self.notices.modes()
+        notified = sum(1 for mode in modes.values() if mode == NOTIFICATIONS)
+        parts = [f"{notified} watched with file notifications"] if notified else []
+        parts += [f"{folder} {mode}" for folder, mode in modes.items() if mode != NOTIFICATIONS]
+        return "notes folders: " + ("; ".join(parts) or "none watched")
 
     def start(self) -> None:
         """The first look now (every watcher's baseline), then the thread."""
@@ -144,6 +212,8 @@ class FolderWatch:
         self._stopping.set()
         if self._thread is not None and self._thread.is_alive():
             self._thread.join(timeout=5.0)
+        if self.notices is not None:
+            self.notices.close()
 
     def _run(self) -> None:
         while not self._stopping.wait(self._period()):

@@ -23,9 +23,14 @@ def api_router() -> APIRouter:
     router = APIRouter()
 
     @router.get("/events")
-    async def events(request: Request, workspace: str | None = None) -> Response:
+    async def events(
+        request: Request, workspace: str | None = None, since: int | None = None
+    ) -> Response:
         state = state_of(request)
-        subscription = state.bus.subscribe(workspace)
+        watcher = state.note_watcher  # a page tells what it showed: it hears what came since
+        subscription = (
+            watcher.subscribe(workspace, since) if watcher else state.bus.subscribe(workspace)
+        )
         return StreamingResponse(
             state.bus.stream(subscription, heartbeat=state.options.heartbeat),
             media_type="text/event-stream",

@@ -104,6 +104,7 @@ class DaemonServer:
         auth = app.state.daemon.auth
         self.announce(f"oharness daemon on {url} (home {self.options.home})")
         self.announce(f"token: {self.options.home / 'daemon-token'}")
+        self.announce(app.state.daemon.folders.describe())
         page = auth.page_url(url)
         if page:
             self.announce(f"open once in a browser to sign it in (the Memory page): {page}")

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
 from oharness.daemon.background import DaemonSync
@@ -15,12 +15,16 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.folders import FolderWatch
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
+from oharness.daemon.notices import FolderNotices
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
 from oharness.tools.workspace import open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
+
+if TYPE_CHECKING:
+    from oharness.daemon.page.watch import NoteWatcher
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,8 @@ class DaemonOptions:
     background_sync: bool = True
     #: How often the page's watcher looks for notes written by other processes (0: never).
     watch_seconds: float = 1.0
+    #: Walk a hosted folder only when the OS notifies a change in it (False: every look).
+    folder_notifications: bool = True
     #: How long recall usage counts are collected before they are written (one write each).
     usage_window: float = WINDOW_SECONDS
 
@@ -86,7 +92,11 @@ class DaemonState:
         self.stoppers: list[Callable[[], None]] = []
         self.sync: DaemonSync | None = None
         #: The one thread that looks at the hosted folders (background sync, the page).
-        self.folders = FolderWatch()
+        self.folders = FolderWatch(
+            notices=FolderNotices() if options.folder_notifications else None
+        )
+        #: The Memory page's note watcher (None until the daemon serves, or when off).
+        self.note_watcher: NoteWatcher | None = None
         #: Recall usage counts, written off the request path in batches.
         self.usage = UsageWriter(options.usage_window)
         self.stoppers.append(self.usage.stop)
@@ -156,7 +166,11 @@ class DaemonState:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
         sync = DaemonSync(
-            default, self.bus, clock=self.options.clock, token=self.options.sync_token
+            default,
+            self.bus,
+            clock=self.options.clock,
+            token=self.options.sync_token,
+            signature=self.folders.signature_now,
         )
         self.sync = sync
         for hosted in self.registry.all():

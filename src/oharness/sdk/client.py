@@ -11,6 +11,7 @@ daemon's stable code and its message. ``wait(task)`` polls to a terminal state w
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
@@ -22,6 +23,7 @@ from typing import Any, Final, Literal
 import httpx2
 
 from oharness.errors import OHarnessError
+from oharness.sdk.connection import JsonConnection
 
 TaskKind = Literal["remember", "forget", "dream"]
 TERMINAL: Final = frozenset({"completed", "failed"})
@@ -127,6 +129,18 @@ def raise_for(response: httpx2.Response) -> Any:
     raise DaemonError(response.status_code, "error", response.text[:200])
 
 
+def json_answer(status: int, data: bytes) -> Any:
+    """:func:`raise_for` over a status and a body."""
+    return raise_for(httpx2.Response(status, content=data))
+
+
+def _recall_connection(address: DaemonAddress, timeout: float) -> JsonConnection | None:
+    try:
+        return JsonConnection(address.url, {"Authorization": f"Bearer {address.token}"}, timeout)
+    except OHarnessError:  # not plain http: the general client serves it
+        return None
+
+
 def task_kind(task: Mapping[str, Any] | str) -> TaskKind:
     task_id = task if isinstance(task, str) else str(task.get("taskId", ""))
     kind = task_id.split("-", 1)[0]
@@ -199,6 +213,8 @@ class DaemonClient:
             transport=transport,
             timeout=timeout,
         )
+        #: The per-prompt recall's own lean connection (the general client when one is injected).
+        self._recall = None if transport is not None else _recall_connection(address, timeout)
 
     def __enter__(self) -> DaemonClient:
         return self
@@ -208,6 +224,8 @@ class DaemonClient:
 
     def close(self) -> None:
         self._http.close()
+        if self._recall is not None:
+            self._recall.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
@@ -316,7 +334,15 @@ class DaemonClient:
     def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
         """The ``<recalled-memory>`` block for a message (``{"block", "attached", ...}``)."""
         body = {"message": message, "exclude": exclude or []}
-        result: dict[str, Any] = self._call("POST", f"{self._paths.prefix}/recall", json=body)
+        path = f"{self._paths.prefix}/recall"
+        if self._recall is None:
+            result: dict[str, Any] = self._call("POST", path, json=body)
+            return result
+        try:
+            status, data = self._recall.post(path, json.dumps(body).encode("utf-8"))
+        except (OSError, http.client.HTTPException) as exc:
+            raise DaemonError(0, "unreachable", f"the daemon at {self.url} is unreachable") from exc
+        result = json_answer(status, data)
         return result
 
     def events(self) -> Iterator[dict[str, Any]]:

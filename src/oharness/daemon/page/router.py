@@ -11,6 +11,7 @@ drift). Adding a section: a module ``page/<name>.py`` defining ``SECTION``, a te
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Final
@@ -85,6 +86,9 @@ def _render_section(request: Request, section: Section, sections: Sequence[Secti
         view = page_view(request)
         for listener in view.state.use_listeners:  # an open page counts as using the project
             listener(view.hosted)
+        watcher = view.state.note_watcher
+        if watcher is not None and not view.is_fragment:  # before any note is read
+            view = dataclasses.replace(view, watch_version=watcher.look_now())
         context = section.context(view)
     except OHarnessError as exc:
         return error_page(request, exc)

@@ -38,6 +38,8 @@ class PageView:
     hosted: DaemonWorkspace
     language: str
     t: Translator
+    #: The note watcher's version this render was made at (``/events?since=``); None: unknown.
+    watch_version: int | None = None
 
     @property
     def workspace_param(self) -> str | None:
@@ -67,8 +69,12 @@ class PageView:
 
     @property
     def events_url(self) -> str:
-        """The event stream of this workspace (its own events and the daemon-wide ones)."""
-        return f"/events?{urlencode({'workspace': self.hosted.project_id})}"
+        """The event stream of this workspace (its own events and the daemon-wide ones), from
+        the note watcher's version this render was made at."""
+        query: dict[str, object] = {"workspace": self.hosted.project_id}
+        if self.watch_version is not None:
+            query["since"] = self.watch_version
+        return f"/events?{urlencode(query)}"
 
     @property
     def csrf_token(self) -> str:
