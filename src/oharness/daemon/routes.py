@@ -37,6 +37,30 @@ def api_router() -> APIRouter:
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
 
+    _workspace_routes(router)
+
+    @router.get("/auth", include_in_schema=False)
+    async def page_sign_in(request: Request, code: str = "") -> Response:
+        state = state_of(request)
+        state.auth.check_host(request)
+        if not state.auth.redeem(code):
+            raise ApiError(401, "token_required", "this sign-in link was already used or is wrong")
+        response = signed_in(request)  # a page that goes on to /memory
+        response.set_cookie(
+            COOKIE_NAME, state.auth.session, httponly=True, samesite="strict", path="/"
+        )
+        return response
+
+    @router.get("/auth/csrf")
+    async def csrf(request: Request) -> Response:
+        return JSONResponse({"csrfToken": state_of(request).auth.csrf_token})
+
+    return router
+
+
+def _workspace_routes(router: APIRouter) -> None:
+    """List, register and remove workspaces (10.2)."""
+
     @router.get("/workspaces")
     async def list_workspaces(request: Request) -> Response:
         state = state_of(request)
@@ -66,21 +90,3 @@ def api_router() -> APIRouter:
         state = state_of(request)
         hosted = await state.registry.remove(project_id)
         return JSONResponse({"removed": hosted.project_id})
-
-    @router.get("/auth", include_in_schema=False)
-    async def page_sign_in(request: Request, code: str = "") -> Response:
-        state = state_of(request)
-        state.auth.check_host(request)
-        if not state.auth.redeem(code):
-            raise ApiError(401, "token_required", "this sign-in link was already used or is wrong")
-        response = signed_in(request)  # a page that goes on to /memory
-        response.set_cookie(
-            COOKIE_NAME, state.auth.session, httponly=True, samesite="strict", path="/"
-        )
-        return response
-
-    @router.get("/auth/csrf")
-    async def csrf(request: Request) -> Response:
-        return JSONResponse({"csrfToken": state_of(request).auth.csrf_token})
-
-    return router
