@@ -101,7 +101,7 @@ class Judge:
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its stamp and its body-only term ids.
-        self._bodies: dict[int, tuple[int, frozenset[int], tuple[int, ...]]] = {}
+        self._bodies: dict[int, tuple[int, tuple[int, ...]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -364,14 +364,14 @@ class Judge:
         if not word_of:
             return extra, strongest, words
         said = set(word_of)
-        for position, (body, ordered) in enumerate(self._bodies_of(slots)):
+        for position, body in enumerate(self._bodies_of(slots)):
             found = said.intersection(body)
             if not found:
                 continue
             # Two weights add up the same in any order; more are summed in the note's order.
             hits: Iterable[int] = found
             if len(found) > 2:
-                hits = [term_id for term_id in ordered if term_id in found]
+                hits = [term_id for term_id in body if term_id in found]
             best: dict[int, float] = {}  # word -> its best stem's weight
             for term_id in hits:
                 number, weight = word_of[term_id]
@@ -412,21 +412,21 @@ class Judge:
             if part is not None and part.weight >= MIN_TERM_WEIGHT
         }
 
-    def _bodies_of(self, slots: SlotArray) -> list[tuple[frozenset[int], tuple[int, ...]]]:
+    def _bodies_of(self, slots: SlotArray) -> list[tuple[int, ...]]:
         """Per note of ``slots``, the ids of the terms it holds in its body but not its summary
-        or tags, as a set and in the entry's order; remembered per slot while its stamp (of
-        the entry it holds) stays, for :data:`BODIES_KEPT` notes. The notes not remembered
-        are read together: one mask over all their terms."""
+        or tags, in the entry's order; remembered per slot while its stamp (of the entry it
+        holds) stays, for :data:`BODIES_KEPT` notes. The notes not remembered are read
+        together: one mask over all their terms."""
         view = self._postings.entries_by_slot()
         numbers = slots.tolist()
         stamps = view.stamps()[slots].tolist()
         bodies = self._bodies
-        found: list[tuple[frozenset[int], tuple[int, ...]] | None] = []
+        found: list[tuple[int, ...] | None] = []
         missing: list[int] = []
         for position, (slot, stamp) in enumerate(zip(numbers, stamps, strict=True)):
             kept = bodies.get(slot)
             if kept is not None and kept[0] == stamp:
-                found.append((kept[1], kept[2]))
+                found.append(kept[1])
             else:
                 found.append(None)
                 missing.append(position)
@@ -434,11 +434,10 @@ class Judge:
             if len(bodies) + len(missing) > BODIES_KEPT:
                 bodies.clear()
             entries = [view[numbers[position]] for position in missing]
-            for position, ordered in zip(missing, _body_only(entries), strict=True):
-                body = frozenset(ordered)
-                bodies[numbers[position]] = (stamps[position], body, ordered)
-                found[position] = (body, ordered)
-        return cast(list[tuple[frozenset[int], tuple[int, ...]]], found)  # no None left
+            for position, body in zip(missing, _body_only(entries), strict=True):
+                bodies[numbers[position]] = (stamps[position], body)
+                found[position] = body
+        return cast(list[tuple[int, ...]], found)  # no None left
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
@@ -472,16 +471,16 @@ def _body_only(entries: list[NoteEntry | None]) -> list[tuple[int, ...]]:
         frequencies = np.concatenate([entry.frequencies for entry in held])
     only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
     kept = term_ids[only].tolist()
-    # Where each entry's kept terms end among ``kept``: the marks counted up to its end.
-    counted = np.zeros(len(only) + 1, dtype=np.int64)
-    np.cumsum(only, out=counted[1:])
-    ends = iter(counted.take(np.cumsum([len(entry.term_ids) for entry in held])).tolist())
+    counted = np.cumsum(only)  # per term, the entries' body-only terms up to it
     result: list[tuple[int, ...]] = []
-    start = 0
+    start = end = 0  # of the entry among the terms, and of its body-only terms among ``kept``
     for entry in entries:
-        end = next(ends) if entry is not None else start
-        result.append(tuple(kept[start:end]))
-        start = end
+        if entry is not None and len(entry.term_ids):
+            start += len(entry.term_ids)
+            begin, end = end, counted.item(start - 1)
+            result.append(tuple(kept[begin:end]))
+        else:
+            result.append(())
     return result
 
 
