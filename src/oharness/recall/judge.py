@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +34,7 @@ import numpy.typing as npt
 from oharness.recall import gate
 from oharness.recall.accumulate import TermTable
 from oharness.recall.held import Held, HeldTable
-from oharness.recall.postings import IntArray, Postings
+from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.tokenize import Tokenizer, unspaced_term
@@ -101,7 +101,7 @@ class Judge:
         self._priors: FloatArray = np.empty(0, dtype=np.float64)  # NaN: unknown
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its stamp and its body-only term ids.
-        self._bodies: dict[int, tuple[int, frozenset[int], tuple[int, ...]]] = {}
+        self._bodies: dict[int, tuple[int, tuple[int, ...]]] = {}
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -364,16 +364,14 @@ class Judge:
         if not word_of:
             return extra, strongest, words
         said = set(word_of)
-        stamps = self._postings.entries_by_slot().stamps()[slots].tolist()
-        for position, (slot, stamp) in enumerate(zip(slots.tolist(), stamps, strict=True)):
-            body, ordered = self._body_terms(slot, stamp)
+        for position, body in enumerate(self._bodies_of(slots)):
             found = said.intersection(body)
             if not found:
                 continue
             # Two weights add up the same in any order; more are summed in the note's order.
             hits: Iterable[int] = found
             if len(found) > 2:
-                hits = [term_id for term_id in ordered if term_id in found]
+                hits = [term_id for term_id in body if term_id in found]
             best: dict[int, float] = {}  # word -> its best stem's weight
             for term_id in hits:
                 number, weight = word_of[term_id]
@@ -389,36 +387,57 @@ class Judge:
         :data:`~.score.MIN_TERM_WEIGHT`), each with its word's number and its weight.
         ``held``: what the postings hold of each word's first term."""
         groups = message.groups
-        terms = [term for group in groups for term in group]
-        numbers: Iterable[int] = range(len(groups))  # one term per word: most messages
-        if len(terms) != len(groups):
+        if sum(map(len, groups)) == len(groups):  # one term per word: most messages
+            numbered = [
+                (number, group[0], known.term_id)
+                for number, (group, known) in enumerate(zip(groups, held, strict=True))
+                if known.term_id is not None
+            ]
+        else:
+            terms = [term for group in groups for term in group]
             numbers = [number for number, group in enumerate(groups) for _ in group]
-            held = self._held.get_many(terms)
+            numbered = [
+                (number, term, known.term_id)
+                for number, term, known in zip(
+                    numbers, terms, self._held.get_many(terms), strict=True
+                )
+                if known.term_id is not None
+            ]
+        # Only terms some note holds are asked of the table: it keeps nothing of the others.
+        parts = self._table.get_many([term for _, term, _ in numbered])
         return {
-            known.term_id: (number, part.weight)
-            for number, part, known in zip(numbers, self._table.get_many(terms), held, strict=True)
-            # A term of weight under MIN_TERM_WEIGHT names nothing; one of a part, a note holds.
-            if part is not None and part.weight >= MIN_TERM_WEIGHT and known.term_id is not None
+            term_id: (number, part.weight)
+            for (number, _, term_id), part in zip(numbered, parts, strict=True)
+            # A term of weight under MIN_TERM_WEIGHT names nothing.
+            if part is not None and part.weight >= MIN_TERM_WEIGHT
         }
 
-    def _body_terms(self, slot: int, stamp: int) -> tuple[frozenset[int], tuple[int, ...]]:
-        """The ids of the terms a note holds in its body but not its summary or tags, as a set
-        and in the entry's order; remembered per slot while its ``stamp`` (of the entry it
-        holds) stays, for :data:`BODIES_KEPT` notes."""
-        kept = self._bodies.get(slot)
-        if kept is not None and kept[0] == stamp:
-            return kept[1], kept[2]
-        ordered: tuple[int, ...] = ()
-        entry = self._postings.entries_by_slot()[slot]
-        if entry is not None:
-            frequencies = entry.frequencies
-            only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
-            ordered = tuple(entry.term_ids[only].tolist())
-        body = frozenset(ordered)
-        if len(self._bodies) >= BODIES_KEPT:
-            self._bodies.clear()
-        self._bodies[slot] = (stamp, body, ordered)
-        return body, ordered
+    def _bodies_of(self, slots: SlotArray) -> list[tuple[int, ...]]:
+        """Per note of ``slots``, the ids of the terms it holds in its body but not its summary
+        or tags, in the entry's order; remembered per slot while its stamp (of the entry it
+        holds) stays, for :data:`BODIES_KEPT` notes. The notes not remembered are read
+        together: one mask over all their terms."""
+        view = self._postings.entries_by_slot()
+        numbers = slots.tolist()
+        stamps = view.stamps()[slots].tolist()
+        bodies = self._bodies
+        found: list[tuple[int, ...] | None] = []
+        missing: list[int] = []
+        for position, (slot, stamp) in enumerate(zip(numbers, stamps, strict=True)):
+            kept = bodies.get(slot)
+            if kept is not None and kept[0] == stamp:
+                found.append(kept[1])
+            else:
+                found.append(None)
+                missing.append(position)
+        if missing:
+            if len(bodies) + len(missing) > BODIES_KEPT:
+                bodies.clear()
+            entries = [view[numbers[position]] for position in missing]
+            for position, body in zip(missing, _body_only(entries), strict=True):
+                bodies[numbers[position]] = (stamps[position], body)
+                found[position] = body
+        return cast(list[tuple[int, ...]], found)  # no None left
 
     def _message_weight(self, message: Message) -> float:
         """The recall weight of a message's words (each word's best stem)."""
@@ -437,6 +456,32 @@ class Judge:
                 best = max(best, weight)
             total += best
         return total
+
+
+def _body_only(entries: list[NoteEntry | None]) -> list[tuple[int, ...]]:
+    """Per entry (None: a free slot, no terms), the ids of the terms it holds in its body but
+    not its summary or tags, in its order: one mask over all the entries' terms."""
+    held = [entry for entry in entries if entry is not None]
+    if not held:
+        return [() for _ in entries]
+    if len(held) == 1:
+        term_ids, frequencies = held[0].term_ids, held[0].frequencies
+    else:
+        term_ids = np.concatenate([entry.term_ids for entry in held])
+        frequencies = np.concatenate([entry.frequencies for entry in held])
+    only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+    kept = term_ids[only].tolist()
+    counted = np.cumsum(only)  # per term, the entries' body-only terms up to it
+    result: list[tuple[int, ...]] = []
+    start = end = 0  # of the entry among the terms, and of its body-only terms among ``kept``
+    for entry in entries:
+        if entry is not None and len(entry.term_ids):
+            start += len(entry.term_ids)
+            begin, end = end, counted.item(start - 1)
+            result.append(tuple(kept[begin:end]))
+        else:
+            result.append(())
+    return result
 
 
 def _joined(arrays: list[IntArray]) -> IntArray:

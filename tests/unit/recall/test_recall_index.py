@@ -362,3 +362,28 @@ def test_everyday_words_together_name_a_topic_one_alone_does_not() -> None:
     assert ids(index.recall("format the numbers with commas")) == ["numbers"]
     assert index.recall("can I add a comment here?") == []
     assert index.recall("what's the number of the ticket?") == []
+
+
+def test_short_notes_judged_together_each_read_with_its_own_body() -> None:
+    # Several short notes fail on their summary and tags at once: each is judged with the body
+    # words of its own note, whatever lies between them (an empty body, a removed note).
+    index = RecallIndex()
+    index.add_many(
+        [
+            (
+                "project",
+                Note("race", "Thanks, Mel!", "I ran a charity race for the shelter.", ("Mel",)),
+            ),
+            ("project", Note("empty", "Thanks, Mel!", "", ("Mel",))),
+            ("project", Note("gone", "Thanks, Mel!", "Nothing to see.", ("Mel",))),
+            (
+                "project",
+                Note("bread", "Thanks, Mel!", "We baked bread at the garden party.", ("Mel",)),
+            ),
+            ("project", Note("pad", "Weekly notes", "Nothing to report this week.", ("Mel",))),
+        ]
+    )
+    assert index.remove("project", "gone")
+    for _ in range(2):  # read anew, then remembered
+        assert ids(index.recall("When did Mel run a charity race?")) == ["race"]
+        assert ids(index.recall("Did Mel bake bread at the garden party?")) == ["bread"]

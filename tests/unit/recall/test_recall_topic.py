@@ -67,3 +67,25 @@ def test_the_gate_remembers_priors_and_scripts_of_the_terms_it_weighed() -> None
     every = np.arange(len(postings.terms), dtype=np.int32)
     assert judge._unspaced_of(every).tolist() == scripts
     assert any(scripts)
+
+
+def test_short_bodies_read_together_equal_each_read_alone() -> None:
+    index = _folder()
+    index.add("project", Note("empty-1", "Pricing cards", "", ("design",)))
+    judge, postings = index._judge, index._postings
+    entries = postings.entries_by_slot()
+    slots = np.arange(len(entries))
+    expected = []
+    for entry in entries:
+        body: tuple[int, ...] = ()
+        if entry is not None:
+            frequencies = entry.frequencies
+            only = (frequencies[:, 2] > 0) & (frequencies[:, 0] + frequencies[:, 1] == 0)
+            body = tuple(entry.term_ids[only].tolist())
+        expected.append(body)
+    assert any(entry is None for entry in entries) and () in expected
+    assert sum(map(bool, expected)) > 1
+    assert judge._bodies_of(slots) == expected  # read together
+    assert judge._bodies_of(slots[::-1]) == expected[::-1]  # remembered
+    judge.reset()
+    assert [judge._bodies_of(slots[n : n + 1])[0] for n in slots] == expected  # one by one
