@@ -130,6 +130,19 @@ def live_daemon(options: DaemonOptions) -> Iterator[LiveDaemon]:
         daemon.stop()
 
 
+@contextlib.contextmanager
+def project_daemon(tmp_path: Path, *, watch_seconds: float = 0) -> Iterator[LiveDaemon]:
+    """A daemon started in a fresh project under ``tmp_path`` (home beside it), background sync
+    off; ``watch_seconds`` the note watcher's interval (0: no note watcher)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    options = DaemonOptions(
+        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=watch_seconds
+    )
+    with live_daemon(options) as running:
+        yield running
+
+
 def wait_terminal(
     client: httpx2.Client,
     kind: str,

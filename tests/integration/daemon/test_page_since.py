@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from daemon_support import LiveDaemon, events_until, live_daemon
+from daemon_support import LiveDaemon, events_until, project_daemon
 
 from oharness.daemon import DaemonOptions
 from oharness.daemon.events import Event
@@ -20,13 +20,8 @@ from oharness.tools.workspace import open_workspace
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
-    project = tmp_path / "project"
-    project.mkdir()
     # The watcher's own ticks are an hour apart: the test makes each look itself.
-    options = DaemonOptions(
-        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=3600
-    )
-    with live_daemon(options) as running:
+    with project_daemon(tmp_path, watch_seconds=3600) as running:
         yield running
 
 

@@ -11,21 +11,15 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from daemon_support import LiveDaemon, live_daemon
+from daemon_support import LiveDaemon, project_daemon
 
-from oharness.daemon import DaemonOptions
 from oharness.sdk import DaemonClient, DaemonError
 from oharness.sdk.connection import JsonConnection
 
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
-    project = tmp_path / "project"
-    project.mkdir()
-    options = DaemonOptions(
-        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=0
-    )
-    with live_daemon(options) as running:
+    with project_daemon(tmp_path) as running:
         yield running
 
 
