@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.postings import Found, IntArray, Postings
+from oharness.recall.prepared import PREPARE_SHARE, BasePriors, Prepared, distinct_weights, prepare
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 
 FloatArray = npt.NDArray[np.float64]
@@ -66,11 +67,20 @@ class TermTable:
     """Per-term contributions for one weighting, valid for one version of the postings.
 
     ``tagged``: whether to keep each term's slots holding it in the tags (search reads them,
-    recall does not).
+    recall does not). ``prepare``: whether to compute every base term at once once a version
+    has served enough (:mod:`~oharness.recall.prepared`); ``priors`` gives the terms' priors
+    when ``weigh`` depends on them (a term's weight depends on its count and prior alone).
     """
 
     def __init__(
-        self, postings: Postings, params: ScoringParams, weigh: Weigh, *, tagged: bool = True
+        self,
+        postings: Postings,
+        params: ScoringParams,
+        weigh: Weigh,
+        *,
+        tagged: bool = True,
+        prepare: bool = False,
+        priors: Callable[[list[str]], list[float]] | None = None,
     ) -> None:
         self._postings = postings
         self._params = params
@@ -80,16 +90,28 @@ class TermTable:
         self._terms: dict[str, TermScores] = {}
         self._values = 0
         self._norms: FloatArray | None = None
+        self._prepare = prepare
+        self._prepared: Prepared | None = None
+        self._lazy = 0  # postings filled lazily at this version
+        self._fills = 0  # and how many times
+        self._priors = BasePriors(priors) if priors is not None else None
+
+    @property
+    def prepared(self) -> Prepared | None:
+        """Every base term's contributions at this version, once prepared."""
+        if self._prepared is not None and self._prepared.version != self._postings.version:
+            return None
+        return self._prepared
 
     def get_many(self, terms: list[str]) -> list[TermScores | None]:
         """The contributions of each term (None where no note holds it).
 
         The terms not known yet are computed together: a handful of array operations for all
-        of them rather than a dozen for each.
+        of them rather than a dozen for each, or slices of the prepared arrays.
         """
         if self._version != self._postings.version:
             self._terms, self._values, self._version = {}, 0, self._postings.version
-            self._norms = None
+            self._norms, self._prepared, self._lazy, self._fills = None, None, 0, 0
         found = list(map(self._terms.get, terms))
         if None in found:
             self._fill(terms, found)
@@ -98,17 +120,29 @@ class TermTable:
     def _fill(self, terms: list[str], found: list[TermScores | None]) -> None:
         """Compute and keep the terms of ``found`` not known yet (in place)."""
         new = list(dict.fromkeys(t for t, known in zip(terms, found, strict=True) if known is None))
-        postings = self._postings.lookup_many(new)
-        if not postings.positions:
-            return
-        computed, values = self._compute([new[p] for p in postings.positions], postings)
+        if self._prepared is not None:
+            sliced, values, new = self._sliced(self._prepared, new)
+            self._keep(sliced, values)
+        else:
+            sliced = {}
+        postings = self._postings.lookup_many(new) if new else None
+        if postings is not None and postings.positions:
+            computed, values = self._compute([new[p] for p in postings.positions], postings)
+            self._keep(computed, values)
+            sliced.update(computed)
+            self._lazy += postings.bounds[-1]
+            self._fills += 1
+            if self._prepare and self._prepared is None:
+                self._prepare_when_due()
+        for position, term in enumerate(terms):
+            if found[position] is None:
+                found[position] = sliced.get(term)
+
+    def _keep(self, computed: dict[str, TermScores], values: int) -> None:
         if self._values + values > TABLE_VALUES:
             self._terms, self._values = {}, 0
         self._terms.update(computed)
         self._values += values
-        for position, term in enumerate(terms):
-            if found[position] is None:
-                found[position] = computed.get(term)
 
     def _compute(self, terms: list[str], postings: Found) -> tuple[dict[str, TermScores], int]:
         """The scores of ``terms`` from their postings (each term's a slice of ``postings``):
@@ -187,6 +221,79 @@ class TermTable:
             results[term] = scored
             values += end - start
         return results, values
+
+    def _sliced(
+        self, prepared: Prepared, terms: list[str]
+    ) -> tuple[dict[str, TermScores], int, list[str]]:
+        """The scores of the ``terms`` the prepared arrays hold, as slices of them, and how
+        many values they hold; and the other terms (changed since the base, or newer)."""
+        vocabulary, changed = self._postings.vocabulary, self._postings.changed
+        slots, contribution, head_slots = prepared.slots, prepared.contribution, prepared.head_slots
+        starts, heads, tag_starts, weights, topic = prepared.views
+        dense_from = len(self._norm_rows()) / DENSE_SHARE
+        results: dict[str, TermScores] = {}
+        values = 0
+        rest: list[str] = []
+        for term in terms:
+            term_id = vocabulary.get(term)
+            if term_id is None:
+                continue
+            if term_id >= prepared.term_count or term_id in changed:
+                rest.append(term)
+                continue
+            start, end = starts[term_id], starts[term_id + 1]
+            if start == end:
+                continue
+            values += end - start
+            weight = weights[term_id]
+            if weight < MIN_TERM_WEIGHT:  # as _each: scores nothing, names nothing
+                results[term] = TermScores(
+                    weight, slots[start:end], _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
+                )
+                continue
+            head = head_slots[heads[term_id] : heads[term_id + 1]]
+            tagged = _NO_SLOTS
+            if self._tagged:
+                tagged = prepared.tag_slots[tag_starts[term_id] : tag_starts[term_id + 1]]
+            named = topic[term_id]
+            if end - start < dense_from:
+                piece = contribution[start:end]
+                results[term] = TermScores(
+                    weight, slots[start:end], piece, None, head, tagged, named
+                )
+                continue
+            dense = np.zeros(len(self._postings.entries_by_slot()), dtype=np.float64)
+            dense[slots[start:end]] = contribution[start:end]
+            results[term] = TermScores(
+                weight, slots[start:end], _NO_VALUES, dense, head, tagged, named
+            )
+            values += len(dense) - (end - start)
+        return results, values, rest
+
+    def _prepare_when_due(self) -> None:
+        """Prepare every base term once the version has filled enough lazily (not in its
+        first fill), unless the base is larger than :data:`TABLE_VALUES` postings."""
+        base = self._postings.base
+        if base is None or self._fills < 2:
+            return
+        total = len(base.term_slots)
+        if not total or self._lazy * PREPARE_SHARE < total or total > TABLE_VALUES:
+            return
+        terms, count = self._postings.terms, base.term_count
+        codes = self._priors.codes(terms, count) if self._priors is not None else None
+        both = None if codes is None else np.concatenate((codes, codes))
+
+        def weigh(items: npt.NDArray[np.intp], counts: list[int]) -> list[float]:
+            return self._weigh([terms[item % count] for item in items.tolist()], counts)
+
+        self._prepared = prepare(
+            self._postings.version,
+            base,
+            self._norm_rows(),
+            self._params.k1,
+            lambda counts: distinct_weights(counts, both, weigh),
+            tagged=self._tagged,
+        )
 
     def _norm_rows(self) -> FloatArray:
         """The postings' length norms per slot and field (summary, tags, body), as float64."""

@@ -217,13 +217,6 @@ class Base:
         taken = self.term_frequencies.take(runs, axis=0).astype(np.float32, copy=False)
         return bounds, self.term_slots.take(runs), taken
 
-    def gather_slots(self, term_ids: list[int]) -> tuple[list[int], IntArray]:
-        """:meth:`gather` without the frequencies."""
-        bounds, runs = self._runs(term_ids)
-        if isinstance(runs, list):
-            return bounds, np.concatenate([self.term_slots[a:b] for a, b in runs])
-        return bounds, self.term_slots.take(runs)
-
     def _runs(
         self, term_ids: list[int]
     ) -> tuple[list[int], list[tuple[int, int]] | npt.NDArray[np.int64]]:

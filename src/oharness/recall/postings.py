@@ -207,29 +207,40 @@ class Postings:
         return found.extended(kept)
 
     def slots_of_ids(self, term_ids: list[int]) -> list[IntArray | None]:
-        """The slots holding each term of ``term_ids`` (None where no note does), gathered
-        together and not kept (the caller keeps what it needs)."""
+        """The slots holding each term of ``term_ids`` (None where no note does), not kept
+        (the caller keeps what it needs): a base term's are a view of the base's slots (no
+        copy; they never change), a changed term's its own array."""
         own, base = self._own, self._base
-        in_base = base.term_count if base is not None else 0
         found: list[IntArray | None] = [None] * len(term_ids)
-        fresh: list[int] = []
-        fresh_ids: list[int] = []
+        if base is None:
+            for number, term_id in enumerate(term_ids):
+                held = own.get(term_id)
+                if held is not None and len(held[0]):
+                    found[number] = held[0]
+            return found
+        in_base, starts, slots = base.term_count, base.term_starts, base.term_slots
         for number, term_id in enumerate(term_ids):
             held = own.get(term_id)
             if held is not None:
                 if len(held[0]):
                     found[number] = held[0]
             elif term_id < in_base:
-                fresh.append(number)
-                fresh_ids.append(term_id)
-        if fresh:
-            assert base is not None
-            bounds, slots = base.gather_slots(fresh_ids)
-            for piece, number in enumerate(fresh):
-                start, end = bounds[piece], bounds[piece + 1]
+                start, end = starts.item(term_id), starts.item(term_id + 1)
                 if end > start:
                     found[number] = slots[start:end]
         return found
+
+    @property
+    def base(self) -> Base | None:
+        """The notes loaded or first built together, as flat arrays (None: none); a term
+        some note changed since has its postings in :attr:`changed` instead."""
+        return self._base
+
+    @property
+    def changed(self) -> Mapping[int, tuple[IntArray, FreqArray]]:
+        """The postings of the terms changed since the base (or read once), by term id; read
+        only. A base term not in it holds the base's postings."""
+        return self._own
 
     def _term(self, term_id: int) -> tuple[IntArray, FreqArray]:
         own = self._own.get(term_id)
