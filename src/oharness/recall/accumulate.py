@@ -272,13 +272,20 @@ class TermTable:
 
     def _prepare_when_due(self) -> None:
         """Prepare every base term once the version has filled enough lazily (not in its
-        first fill), unless the base is larger than :data:`TABLE_VALUES` postings."""
+        first fill)."""
         base = self._postings.base
-        if base is None or self._fills < 2:
+        if base is None or self._fills < 2 or self._lazy * PREPARE_SHARE < len(base.term_slots):
             return
-        total = len(base.term_slots)
-        if not total or self._lazy * PREPARE_SHARE < total or total > TABLE_VALUES:
-            return
+        self.prepare_now()
+
+    def prepare_now(self) -> Prepared | None:
+        """Prepare every base term for this version now, whatever has been asked; None when
+        there is no base or it holds more than :data:`TABLE_VALUES` postings."""
+        if self._version != self._postings.version:
+            self.get_many([])  # start the version afresh
+        base = self._postings.base
+        if base is None or not len(base.term_slots) or len(base.term_slots) > TABLE_VALUES:
+            return None
         terms, count = self._postings.terms, base.term_count
         codes = self._priors.codes(terms, count) if self._priors is not None else None
         both = None if codes is None else np.concatenate((codes, codes))
@@ -294,6 +301,7 @@ class TermTable:
             lambda counts: distinct_weights(counts, both, weigh),
             tagged=self._tagged,
         )
+        return self._prepared
 
     def _norm_rows(self) -> FloatArray:
         """The postings' length norms per slot and field (summary, tags, body), as float64."""
