@@ -338,13 +338,20 @@ class Postings:
         if self._norms is not None and self._norms_params == params:
             return self._norms
         count = max(1, len(self.slot_of))
-        averages = np.array([total / count or 1.0 for total in self._totals])
-        b = np.array(params.length_factors)
-        ratio = self._lengths / averages
-        norms = np.array(params.boosts) / (1.0 - b + b * ratio)
-        self._norms = norms.astype(np.float32)
+        norms = np.empty(self._lengths.shape, dtype=np.float32)
+        # Field by field with scalars (several times faster than broadcasting over rows of
+        # three): boost / ((1 - b) + b * (length / average)), in float64, then float32.
+        for field, (total, boost, b) in enumerate(
+            zip(self._totals, params.boosts, params.length_factors, strict=True)
+        ):
+            column = self._lengths[:, field] / (total / count or 1.0)
+            column *= b
+            column += 1.0 - b
+            np.divide(boost, column, out=column)
+            norms[:, field] = column
+        self._norms = norms
         self._norms_params = params
-        return self._norms
+        return norms
 
     def insert(self, entries: list[NoteEntry]) -> None:
         """Add or replace notes."""
