@@ -13,7 +13,9 @@ slots. The values are the same ones the sparse form holds, so scores do not depe
 
 The tables are exact: they are dropped whenever a note is added, replaced or removed (the
 number of notes and the average field lengths move every weight), and rebuilt lazily, term by
-term, as messages need them. Their size is bounded (:data:`TABLE_VALUES`).
+term, as messages need them - or, once a version has served enough, every term of the base at
+once (:mod:`~oharness.recall.prepared`), a term's values then slices of flat arrays. Their
+size is bounded (:data:`TABLE_VALUES`).
 
 Speed: a message costs a handful of array operations whatever its length - the words' slots
 and values are gathered in Python lists and summed in one scatter each (scores, shared

@@ -6,7 +6,8 @@ whose summary does not use the tag. Most of these terms are held by no
 note, and the vocabulary is large (every term and phrase of every note), so each look-up is a
 walk through memory that no cache keeps warm. Messages repeat words: the answers are kept per
 term (:class:`HeldTable`) until the postings' version moves - a note added, replaced or
-removed - and at most :data:`HELD_KEPT` of them.
+removed - and at most :data:`HELD_KEPT` of them. The slots of a term the base holds unchanged
+are views of the base's term-order slots (no gather, no copy).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class HeldTable:
 
     def _fill(self, terms: list[str], found: list[Held | None]) -> None:
         """Look up the terms of ``found`` not known yet (in place): one dictionary look-up or
-        two for a term no note holds as a phrase or tag (most), then one gather for the rest.
+        two for a term no note holds as a phrase or tag (most), then the slots of the rest.
         """
         known = self._terms
         get = self._postings.vocabulary.get
