@@ -27,13 +27,22 @@ note's score does not depend on which other words were cached.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, NamedTuple
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.postings import Found, IntArray, Postings
-from oharness.recall.prepared import PREPARE_SHARE, BasePriors, Prepared, distinct_weights, prepare
+from oharness.recall.prepared import (
+    NO_SLOTS,
+    NO_VALUES,
+    PREPARE_SHARE,
+    BasePriors,
+    Prepared,
+    distinct_weights,
+    prepare,
+)
+from oharness.recall.prepared import TermScores as TermScores  # defined beside the arrays
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 
 FloatArray = npt.NDArray[np.float64]
@@ -46,23 +55,9 @@ Weigh = Callable[[list[str], list[int]], list[float]]
 DENSE_SHARE: Final = 4
 #: Values (postings or dense slots) a table holds at most before it starts afresh.
 TABLE_VALUES: Final = 4_000_000
-_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
-_NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
+_NO_SLOTS: Final = NO_SLOTS
+_NO_VALUES: Final = NO_VALUES
 _NO_FLAGS: Final[npt.NDArray[np.bool_]] = np.empty(0, dtype=np.bool_)
-
-
-class TermScores(NamedTuple):
-    """What one term adds to the notes holding it (for one weighting: recall or search)."""
-
-    weight: float
-    slots: IntArray
-    contribution: FloatArray  # weight * saturation per slot of ``slots`` (empty when dense)
-    dense: FloatArray | None  # the same over every slot, for a term most notes hold
-    head: IntArray  # slots holding the term in the summary or tags
-    tagged: IntArray  # slots holding the term in the tags (empty when the table keeps none)
-    #: The weight by the notes holding the term in their summary or tags: how rare it is as
-    #: a topic, what the recall gate weighs (a word many bodies use can still name a topic).
-    topic_weight: float
 
 
 class TermTable:
@@ -123,16 +118,22 @@ class TermTable:
         """Compute and keep the terms of ``found`` not known yet (in place)."""
         new = list(dict.fromkeys(t for t, known in zip(terms, found, strict=True) if known is None))
         if self._prepared is not None:
-            sliced, values, new = self._sliced(self._prepared, new)
+            postings = self._postings
+            sliced, values, new = self._prepared.scores(
+                new,
+                (postings.vocabulary, postings.changed),
+                len(self._norm_rows()) / DENSE_SHARE,
+                len(postings.entries_by_slot()),
+            )
             self._keep(sliced, values)
         else:
             sliced = {}
-        postings = self._postings.lookup_many(new) if new else None
-        if postings is not None and postings.positions:
-            computed, values = self._compute([new[p] for p in postings.positions], postings)
+        read = self._postings.lookup_many(new) if new else None
+        if read is not None and read.positions:
+            computed, values = self._compute([new[p] for p in read.positions], read)
             self._keep(computed, values)
             sliced.update(computed)
-            self._lazy += postings.bounds[-1]
+            self._lazy += read.bounds[-1]
             self._fills += 1
             if self._prepare and self._prepared is None:
                 self._prepare_when_due()
@@ -223,54 +224,6 @@ class TermTable:
             results[term] = scored
             values += end - start
         return results, values
-
-    def _sliced(
-        self, prepared: Prepared, terms: list[str]
-    ) -> tuple[dict[str, TermScores], int, list[str]]:
-        """The scores of the ``terms`` the prepared arrays hold, as slices of them, and how
-        many values they hold; and the other terms (changed since the base, or newer)."""
-        vocabulary, changed = self._postings.vocabulary, self._postings.changed
-        slots, contribution, head_slots = prepared.slots, prepared.contribution, prepared.head_slots
-        starts, heads, tag_starts, weights, topic = prepared.views
-        dense_from = len(self._norm_rows()) / DENSE_SHARE
-        results: dict[str, TermScores] = {}
-        values = 0
-        rest: list[str] = []
-        for term in terms:
-            term_id = vocabulary.get(term)
-            if term_id is None:
-                continue
-            if term_id >= prepared.term_count or term_id in changed:
-                rest.append(term)
-                continue
-            start, end = starts[term_id], starts[term_id + 1]
-            if start == end:
-                continue
-            values += end - start
-            weight = weights[term_id]
-            if weight < MIN_TERM_WEIGHT:  # as _each: scores nothing, names nothing
-                results[term] = TermScores(
-                    weight, slots[start:end], _NO_VALUES, None, _NO_SLOTS, _NO_SLOTS, weight
-                )
-                continue
-            head = head_slots[heads[term_id] : heads[term_id + 1]]
-            tagged = _NO_SLOTS
-            if self._tagged:
-                tagged = prepared.tag_slots[tag_starts[term_id] : tag_starts[term_id + 1]]
-            named = topic[term_id]
-            if end - start < dense_from:
-                piece = contribution[start:end]
-                results[term] = TermScores(
-                    weight, slots[start:end], piece, None, head, tagged, named
-                )
-                continue
-            dense = np.zeros(len(self._postings.entries_by_slot()), dtype=np.float64)
-            dense[slots[start:end]] = contribution[start:end]
-            results[term] = TermScores(
-                weight, slots[start:end], _NO_VALUES, dense, head, tagged, named
-            )
-            values += len(dense) - (end - start)
-        return results, values, rest
 
     def _prepare_when_due(self) -> None:
         """Prepare every base term once the version has filled enough lazily (not in its

@@ -6,7 +6,8 @@ each message, about 0.2 microseconds per posting. Once a version of the postings
 enough messages, the same values for every term of the
 :class:`~oharness.recall.layout.Base` are cheaper computed together, column by column over
 all its postings at once (about 0.03 microseconds per posting: some 40 ms at 10,000 notes);
-a term's contributions are then slices of flat arrays in term order.
+a term's contributions (:class:`TermScores`, what both paths give) are then slices of flat
+arrays in term order.
 
 When: once the postings filled lazily at one version reach :data:`PREPARE_SHARE` of the
 base's (the table has spent on single terms about what preparing costs: never more than
@@ -21,14 +22,15 @@ the same function, once per distinct (count, prior).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Final, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.layout import Base, IntArray, OffsetArray
+from oharness.recall.layout import Base, FreqArray, IntArray, OffsetArray
+from oharness.recall.score import MIN_TERM_WEIGHT
 
 FloatArray = npt.NDArray[np.float64]
 #: (one term id per distinct pair, their counts) -> the weights, in order.
@@ -36,6 +38,24 @@ WeighIds = Callable[[npt.NDArray[np.intp], list[int]], list[float]]
 
 #: A version prepares once its lazily filled postings reach 1/8 of the base's.
 PREPARE_SHARE: Final = 8
+NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
+NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
+#: A vocabulary (term -> id) and the postings of the terms changed since the base, by id.
+Lookup = tuple[Mapping[str, int], Mapping[int, tuple[IntArray, FreqArray]]]
+
+
+class TermScores(NamedTuple):
+    """What one term adds to the notes holding it (for one weighting: recall or search)."""
+
+    weight: float
+    slots: IntArray
+    contribution: FloatArray  # weight * saturation per slot of ``slots`` (empty when dense)
+    dense: FloatArray | None  # the same over every slot, for a term most notes hold
+    head: IntArray  # slots holding the term in the summary or tags
+    tagged: IntArray  # slots holding the term in the tags (empty when the table keeps none)
+    #: The weight by the notes holding the term in their summary or tags: how rare it is as
+    #: a topic, what the recall gate weighs (a word many bodies use can still name a topic).
+    topic_weight: float
 
 
 class Views(NamedTuple):
@@ -85,6 +105,54 @@ class Prepared:
             cast("memoryview[float]", self.weights.data),
             cast("memoryview[float]", self.topic_weights.data),
         )
+
+    def scores(
+        self, terms: list[str], lookup: Lookup, dense_from: float, slot_count: int
+    ) -> tuple[dict[str, TermScores], int, list[str]]:
+        """The scores of the ``terms`` these arrays hold, as slices of them (dense over
+        ``slot_count`` slots when held by ``dense_from`` notes or more), and how many values
+        they hold; and the other terms of ``lookup``'s vocabulary (changed since the base, or
+        newer), to compute lazily. A term no note holds is in neither."""
+        vocabulary, changed = lookup
+        slots, contribution, head_slots = self.slots, self.contribution, self.head_slots
+        starts, heads, tag_starts, weights, topic = self.views
+        results: dict[str, TermScores] = {}
+        values = 0
+        rest: list[str] = []
+        for term in terms:
+            term_id = vocabulary.get(term)
+            if term_id is None:
+                continue
+            if term_id >= self.term_count or term_id in changed:
+                rest.append(term)
+                continue
+            start, end = starts[term_id], starts[term_id + 1]
+            if start == end:
+                continue
+            values += end - start
+            weight = weights[term_id]
+            if weight < MIN_TERM_WEIGHT:  # as the lazy path: scores nothing, names nothing
+                results[term] = TermScores(
+                    weight, slots[start:end], NO_VALUES, None, NO_SLOTS, NO_SLOTS, weight
+                )
+                continue
+            head = head_slots[heads[term_id] : heads[term_id + 1]]
+            tagged = self.tag_slots[tag_starts[term_id] : tag_starts[term_id + 1]]
+            if not len(tagged):
+                tagged = NO_SLOTS
+            if end - start < dense_from:
+                piece = contribution[start:end]
+                results[term] = TermScores(
+                    weight, slots[start:end], piece, None, head, tagged, topic[term_id]
+                )
+                continue
+            dense = np.zeros(slot_count, dtype=np.float64)
+            dense[slots[start:end]] = contribution[start:end]
+            results[term] = TermScores(
+                weight, slots[start:end], NO_VALUES, dense, head, tagged, topic[term_id]
+            )
+            values += slot_count - (end - start)
+        return results, values, rest
 
     @property
     def size(self) -> int:
