@@ -91,6 +91,7 @@ class TermTable:
         self._prepared: Prepared | None = None
         self._lazy = 0  # postings filled lazily at this version
         self._fills = 0  # and how many times
+        self._decided = False  # whether to prepare at this version
         self._priors = BasePriors(priors) if priors is not None else None
 
     @property
@@ -109,6 +110,7 @@ class TermTable:
         if self._version != self._postings.version:
             self._terms, self._values, self._version = {}, 0, self._postings.version
             self._norms, self._prepared, self._lazy, self._fills = None, None, 0, 0
+            self._decided = False  # whether to prepare at this version
         found = list(map(self._terms.get, terms))
         if None in found:
             self._fill(terms, found)
@@ -135,7 +137,7 @@ class TermTable:
             sliced.update(computed)
             self._lazy += read.bounds[-1]
             self._fills += 1
-            if self._prepare and self._prepared is None:
+            if self._prepare and not self._decided:
                 self._prepare_when_due()
         for position, term in enumerate(terms):
             if found[position] is None:
@@ -227,11 +229,16 @@ class TermTable:
 
     def _prepare_when_due(self) -> None:
         """Prepare every base term once the version has filled enough lazily (not in its
-        first fill)."""
+        first fill), unless the terms changed since the base hold most of its postings (the
+        arrays would serve few of the values they cost): decided once per version."""
         base = self._postings.base
         if base is None or self._fills < 2 or self._lazy * PREPARE_SHARE < len(base.term_slots):
             return
-        self.prepare_now()
+        self._decided = True
+        changed = np.fromiter(self._postings.changed, np.intp, len(self._postings.changed))
+        stale = int(base.held[changed[changed < base.term_count]].sum())
+        if 2 * stale <= len(base.term_slots):
+            self.prepare_now()
 
     def prepare_now(self) -> Prepared | None:
         """Prepare every base term for this version now, whatever has been asked; None when

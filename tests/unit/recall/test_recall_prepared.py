@@ -205,3 +205,20 @@ def test_a_base_larger_than_the_table_bound_is_never_prepared(
     for message in messages(notes):
         index.recall(message)
     assert table(index).prepared is None
+
+
+def test_a_base_mostly_changed_since_is_not_prepared_and_answers_alike() -> None:
+    notes = folder()
+    said = messages(notes)
+    index, twin = RecallIndex(), RecallIndex()
+    for each in (index, twin):
+        each.add_many(notes)
+        for scope, note in notes:  # every note replaced: its terms now have arrays of their own
+            each.update(scope, note.with_changes(body=note.body + " revised"))
+    table(twin)._prepare = False
+    for message in said * 2:
+        index.recall(message)
+    recalled = table(index)
+    assert recalled._lazy * PREPARE_SHARE >= len(index._postings.base.term_slots)  # type: ignore[union-attr]
+    assert recalled.prepared is None  # the arrays would serve almost nothing
+    assert hits(index, said) == hits(twin, said)
