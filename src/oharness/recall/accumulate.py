@@ -92,6 +92,7 @@ class TermTable:
         self._lazy = 0  # postings filled lazily at this version
         self._fills = 0  # and how many times
         self._decided = False  # whether to prepare at this version
+        self._work = -1  # the postings preparing would compute (-1: not counted yet)
         self._priors = BasePriors(priors) if priors is not None else None
 
     @property
@@ -110,7 +111,7 @@ class TermTable:
         if self._version != self._postings.version:
             self._terms, self._values, self._version = {}, 0, self._postings.version
             self._norms, self._prepared, self._lazy, self._fills = None, None, 0, 0
-            self._decided = False  # whether to prepare at this version
+            self._decided, self._work = False, -1
         found = list(map(self._terms.get, terms))
         if None in found:
             self._fill(terms, found)
@@ -123,7 +124,7 @@ class TermTable:
             postings = self._postings
             sliced, values, new = self._prepared.scores(
                 new,
-                (postings.vocabulary, postings.changed),
+                postings.vocabulary,
                 len(self._norm_rows()) / DENSE_SHARE,
                 len(postings.entries_by_slot()),
             )
@@ -228,27 +229,37 @@ class TermTable:
         return results, values
 
     def _prepare_when_due(self) -> None:
-        """Prepare every base term once the version has filled enough lazily (not in its
-        first fill), unless the terms changed since the base hold most of its postings (the
-        arrays would serve few of the values they cost): decided once per version."""
+        """Prepare every term once the version has filled lazily an eighth of the postings
+        preparing computes (not in its first fill): decided once per version."""
         base = self._postings.base
-        if base is None or self._fills < 2 or self._lazy * PREPARE_SHARE < len(base.term_slots):
+        least = len(base.term_slots) if base is not None else 0
+        if self._fills < 2 or self._lazy * PREPARE_SHARE < least:
             return
-        self._decided = True
-        changed = np.fromiter(self._postings.changed, np.intp, len(self._postings.changed))
-        stale = int(base.held[changed[changed < base.term_count]].sum())
-        if 2 * stale <= len(base.term_slots):
+        if self._work < 0:
+            self._work = self._postings_to_prepare()
+        if self._lazy * PREPARE_SHARE >= self._work:
+            self._decided = True
             self.prepare_now()
 
+    def _postings_to_prepare(self) -> int:
+        """The base's postings and those of the terms changed since (their own arrays)."""
+        postings = self._postings
+        base, changed = postings.base, postings.changed
+        ids = np.fromiter(changed, np.int32, len(changed))
+        own = int(postings.document_frequencies(ids).sum(dtype=np.int64)) if len(ids) else 0
+        return own + (len(base.term_slots) if base is not None else 0)
+
     def prepare_now(self) -> Prepared | None:
-        """Prepare every base term for this version now, whatever has been asked; None when
-        there is no base or it holds more than :data:`TABLE_VALUES` postings."""
-        if self._version != self._postings.version:
+        """Prepare every term for this version now, whatever has been asked; None when there
+        are no postings or more than :data:`TABLE_VALUES` to compute."""
+        postings = self._postings
+        if self._version != postings.version:
             self.get_many([])  # start the version afresh
-        base = self._postings.base
-        if base is None or not len(base.term_slots) or len(base.term_slots) > TABLE_VALUES:
+        work = self._postings_to_prepare()
+        if not work or work > TABLE_VALUES:
             return None
-        terms, count = self._postings.terms, base.term_count
+        base, changed = postings.base, postings.changed
+        terms, count = postings.terms, len(postings.terms)
         codes = self._priors.codes(terms, count) if self._priors is not None else None
         both = None if codes is None else np.concatenate((codes, codes))
 
@@ -256,8 +267,8 @@ class TermTable:
             return self._weigh([terms[item % count] for item in items.tolist()], counts)
 
         self._prepared = prepare(
-            self._postings.version,
-            base,
+            postings.version,
+            (base, changed, count),
             self._norm_rows(),
             self._params.k1,
             lambda counts: distinct_weights(counts, both, weigh),

@@ -1,18 +1,19 @@
-"""Every base term's contributions at once, for one version of the postings.
+"""Every term's contributions at once, for one version of the postings.
 
 :class:`~oharness.recall.accumulate.TermTable` computes a term's contributions when a message
 first asks for it: a gather of its postings and a dozen array operations for the new terms of
 each message, about 0.2 microseconds per posting. Once a version of the postings has served
-enough messages, the same values for every term of the
-:class:`~oharness.recall.layout.Base` are cheaper computed together, column by column over
-all its postings at once (about 0.03 microseconds per posting: some 40 ms at 10,000 notes);
-a term's contributions (:class:`TermScores`, what both paths give) are then slices of flat
-arrays in term order.
+enough messages, the same values for every term are cheaper computed together, column by
+column over all the postings at once (about 0.04 microseconds per posting: some 50 ms at
+10,000 notes): the :class:`~oharness.recall.layout.Base`'s term-order arrays, then the own
+arrays of the terms changed since the base (or added after it), joined; a changed term's run
+in the base is computed too but never read. A term's contributions (:class:`TermScores`,
+what both paths give) are then slices of these flat arrays.
 
-When: once the postings filled lazily at one version reach :data:`PREPARE_SHARE` of the
-base's (the table has spent on single terms about what preparing costs: never more than
-about twice the cheaper of the two). A first recall of a new process or the first after an
-edit never prepares; a version that serves few messages never does.
+When: once the postings filled lazily at one version reach :data:`PREPARE_SHARE` of those
+preparing computes (the table has spent on single terms about what preparing costs: never
+more than about twice the cheaper of the two). A first recall of a new process or the first
+after an edit never prepares; a version that serves few messages never does.
 
 The values are those of the lazy path to the last bit: the same float64 operations in the
 same order (the field-weighted frequency ``(f0 n0 + f1 n1) + f2 n2`` from float32
@@ -24,12 +25,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Final, NamedTuple, cast
+from typing import Final, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.layout import Base, FreqArray, IntArray, OffsetArray
+from oharness.recall.layout import (
+    FIELD_COUNT,
+    Base,
+    FreqArray,
+    IntArray,
+    OffsetArray,
+    StoredFreqArray,
+)
 from oharness.recall.score import MIN_TERM_WEIGHT
 
 FloatArray = npt.NDArray[np.float64]
@@ -40,8 +48,8 @@ WeighIds = Callable[[npt.NDArray[np.intp], list[int]], list[float]]
 PREPARE_SHARE: Final = 8
 NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
-#: A vocabulary (term -> id) and the postings of the terms changed since the base, by id.
-Lookup = tuple[Mapping[str, int], Mapping[int, tuple[IntArray, FreqArray]]]
+_NO_FREQUENCIES: Final[FreqArray] = np.empty((0, FIELD_COUNT), dtype=np.float32)
+_Item = TypeVar("_Item", bound=np.generic)
 
 
 class TermScores(NamedTuple):
@@ -59,63 +67,77 @@ class TermScores(NamedTuple):
 
 
 class Views(NamedTuple):
-    """Per term id of a :class:`Prepared`, its numbers read one at a time as Python numbers
-    (a memory view reads an item at half the cost of ``ndarray.item``)."""
+    """Per term id of a :class:`Prepared`, where its runs begin and end and its weights, read
+    one at a time as Python numbers (a memory view reads an item at half the cost of
+    ``ndarray.item``)."""
 
-    starts: memoryview[int]
-    head_starts: memoryview[int]
-    tag_starts: memoryview[int]
+    begins: memoryview[int]
+    ends: memoryview[int]
+    head_begins: memoryview[int]
+    head_ends: memoryview[int]
+    tag_begins: memoryview[int]
+    tag_ends: memoryview[int]
     weights: memoryview[float]
     topic_weights: memoryview[float]
 
 
-class Prepared:
-    """The contributions of every term of a base at one version of the postings.
+#: Where each term's run begins and ends (per term id), and the runs (slots).
+Runs = tuple[OffsetArray, OffsetArray, IntArray]
+#: The postings of the terms changed since the base (or of every term, with no base), by id.
+Changed = Mapping[int, tuple[IntArray, FreqArray]]
 
-    A term's postings are ``starts[id]:starts[id + 1]`` of the base's slots and of
-    ``contribution``; its summary-or-tags slots ``head_starts[id]:head_starts[id + 1]`` of
-    ``head_slots``, its tags slots likewise (empty when the table keeps none).
+
+class Prepared:
+    """The contributions of every term at one version of the postings.
+
+    A term's postings are ``begins[id]:ends[id]`` of ``slots`` and ``contribution`` (the
+    base's run, or the run of its own arrays for a term changed since); its summary-or-tags
+    slots and its tags slots runs of ``head`` and ``tags`` likewise (``tags`` None when the
+    table keeps none).
     """
 
     def __init__(
         self,
         version: int,
-        base: Base,
+        postings: Runs,
         contribution: FloatArray,
         weights: tuple[FloatArray, FloatArray],
-        head: tuple[OffsetArray, IntArray],
-        tags: tuple[OffsetArray, IntArray],
+        head: Runs,
+        tags: Runs | None,
     ) -> None:
         self.version = version
-        self.term_count = base.term_count
-        self.starts, self.slots = base.term_starts, base.term_slots
+        self.begins, self.ends, self.slots = postings
+        self.term_count = len(self.begins)
         self.contribution = contribution
         #: Per term id, by the notes holding it, and by those holding it in summary or tags.
         self.weights, self.topic_weights = weights
-        self.head_starts, self.head_slots = head
-        self.tag_starts, self.tag_slots = tags
+        self.head, self.tags = head, tags
+        #: Whether ``slots`` is a copy (the base's and the changed terms' joined).
+        self.joined = False
 
     @cached_property
     def views(self) -> Views:
         """The per-term arrays as memory views."""
         return Views(
-            self.starts.data,
-            self.head_starts.data,
-            self.tag_starts.data,
+            self.begins.data,
+            self.ends.data,
+            self.head[0].data,
+            self.head[1].data,
+            *(self.tags[0].data, self.tags[1].data) if self.tags else (self.begins.data,) * 2,
             cast("memoryview[float]", self.weights.data),
             cast("memoryview[float]", self.topic_weights.data),
         )
 
     def scores(
-        self, terms: list[str], lookup: Lookup, dense_from: float, slot_count: int
+        self, terms: list[str], vocabulary: Mapping[str, int], dense_from: float, slot_count: int
     ) -> tuple[dict[str, TermScores], int, list[str]]:
         """The scores of the ``terms`` these arrays hold, as slices of them (dense over
         ``slot_count`` slots when held by ``dense_from`` notes or more), and how many values
-        they hold; and the other terms of ``lookup``'s vocabulary (changed since the base, or
-        newer), to compute lazily. A term no note holds is in neither."""
-        vocabulary, changed = lookup
-        slots, contribution, head_slots = self.slots, self.contribution, self.head_slots
-        starts, heads, tag_starts, weights, topic = self.views
+        they hold; and the terms of ``vocabulary`` made since, to compute lazily. A term no
+        note holds is in neither."""
+        slots, contribution = self.slots, self.contribution
+        head_slots, tag_slots = self.head[2], self.tags[2] if self.tags else None
+        begins, ends, head_begins, head_ends, tag_begins, tag_ends, weights, topic = self.views
         results: dict[str, TermScores] = {}
         values = 0
         rest: list[str] = []
@@ -123,10 +145,10 @@ class Prepared:
             term_id = vocabulary.get(term)
             if term_id is None:
                 continue
-            if term_id >= self.term_count or term_id in changed:
+            if term_id >= self.term_count:
                 rest.append(term)
                 continue
-            start, end = starts[term_id], starts[term_id + 1]
+            start, end = begins[term_id], ends[term_id]
             if start == end:
                 continue
             values += end - start
@@ -136,10 +158,10 @@ class Prepared:
                     weight, slots[start:end], NO_VALUES, None, NO_SLOTS, NO_SLOTS, weight
                 )
                 continue
-            head = head_slots[heads[term_id] : heads[term_id + 1]]
-            tagged = self.tag_slots[tag_starts[term_id] : tag_starts[term_id + 1]]
-            if not len(tagged):
-                tagged = NO_SLOTS
+            head = head_slots[head_begins[term_id] : head_ends[term_id]]
+            tagged = NO_SLOTS
+            if tag_slots is not None and tag_ends[term_id] > tag_begins[term_id]:
+                tagged = tag_slots[tag_begins[term_id] : tag_ends[term_id]]
             if end - start < dense_from:
                 piece = contribution[start:end]
                 results[term] = TermScores(
@@ -156,29 +178,80 @@ class Prepared:
 
     @property
     def size(self) -> int:
-        """Bytes held beside the base's own arrays."""
-        arrays = (self.contribution, self.weights, self.topic_weights, self.head_starts)
-        extra = (self.head_slots, self.tag_starts, self.tag_slots)
-        return sum(array.nbytes for array in (*arrays, *extra))
+        """Bytes held beside the postings' own arrays (the slots counted when copied)."""
+        arrays: list[npt.NDArray[np.generic]] = [
+            self.contribution,
+            self.weights,
+            self.topic_weights,
+        ]
+        arrays += [self.begins, self.ends, *self.head, *(self.tags or ())]
+        if self.joined:
+            arrays.append(self.slots)
+        return sum(array.nbytes for array in arrays)
 
 
 def prepare(
     version: int,
-    base: Base,
+    postings: tuple[Base | None, Changed, int],
     norms: FloatArray,
     k1: float,
     weights: Callable[[npt.NDArray[np.int64]], FloatArray],
     *,
     tagged: bool,
 ) -> Prepared:
-    """Every term of ``base`` at once: ``norms`` per slot and field (float64), ``weights``
-    of the terms by their counts (the notes holding each term id, then those holding it in
-    their summary or tags: twice as many counts as terms)."""
-    frequencies, slots, starts = base.term_frequencies, base.term_slots, base.term_starts
-    # As the lazy path: (f0 n0 + f1 n1) + f2 n2, each product in float64 (a float32 or 16-bit
-    # count times a float64 is the float64 product). Indexing rather than ``take``: ``take``
-    # first copies the int32 slots to a full-size array of intp.
+    """Every term at once: ``postings`` (the base, the terms changed since, how many terms),
+    ``norms`` per slot and field (float64), ``weights`` of the terms by their counts (the
+    notes holding each term id, then those holding it in their summary or tags: twice as
+    many counts as terms). A changed term's run in the base is computed but never read."""
+    base, changed, count = postings
+    parts = _parts(base, changed)
     columns = [np.ascontiguousarray(norms[:, field]) for field in range(3)]
+    x = _joined([_field_weighted(columns, slots, frequencies) for slots, frequencies in parts])
+    slots = _joined([slots for slots, _ in parts])
+    in_head = _joined([(f[:, 0] > 0) | (f[:, 1] > 0) for _, f in parts])  # counts: never < 0
+    begins, ends = _bounds(base, changed, count)
+    head = _flagged(in_head, begins, ends, slots)
+    both = weights(np.concatenate((ends - begins, head[1] - head[0])))
+    own, topic = both[:count], both[count:]
+    scaled = own * (k1 + 1.0)
+    pieces: list[FloatArray] = []
+    if base is not None:
+        pieces.append(np.repeat(scaled[: base.term_count], base.held))
+    if changed:
+        ids = np.fromiter(changed, np.intp, len(changed))
+        lengths = np.fromiter((len(run[0]) for run in changed.values()), np.int64, len(ids))
+        pieces.append(np.repeat(scaled[ids], lengths))
+    contribution = _joined(pieces)
+    contribution *= x
+    x += k1
+    contribution /= x
+    tags: Runs | None = None
+    if tagged:
+        tags = _flagged(_joined([f[:, 1] > 0 for _, f in parts]), begins, ends, slots)
+    prepared = Prepared(version, (begins, ends, slots), contribution, (own, topic), head, tags)
+    prepared.joined = len(parts) > 1
+    return prepared
+
+
+def _parts(base: Base | None, changed: Changed) -> list[tuple[IntArray, StoredFreqArray]]:
+    """The postings to compute: the base's, then every changed term's, concatenated."""
+    parts: list[tuple[IntArray, StoredFreqArray]] = []
+    if base is not None:
+        parts.append((base.term_slots, base.term_frequencies))
+    if changed or not parts:
+        runs = list(changed.values())
+        slots = np.concatenate([NO_SLOTS, *(run[0] for run in runs)])
+        frequencies = np.concatenate([_NO_FREQUENCIES, *(run[1] for run in runs)])
+        parts.append((slots, frequencies))
+    return parts
+
+
+def _field_weighted(
+    columns: list[FloatArray], slots: IntArray, frequencies: StoredFreqArray
+) -> FloatArray:
+    """As the lazy path: (f0 n0 + f1 n1) + f2 n2, each product in float64 (a float32 or 16-bit
+    count times a float64 is the float64 product). Indexing rather than ``take``: ``take``
+    first copies the int32 slots to a full-size array of intp."""
     x = columns[0][slots]
     x *= frequencies[:, 0]
     scratch = columns[1][slots]
@@ -187,31 +260,39 @@ def prepare(
     scratch = columns[2][slots]
     scratch *= frequencies[:, 2]
     x += scratch
-    del scratch
-    in_head = (frequencies[:, 0] > 0) | (frequencies[:, 1] > 0)
-    head_starts = _starts(in_head, starts)
-    held = np.diff(starts)
-    both = weights(np.concatenate((held, np.diff(head_starts))))
-    own, topic = both[: base.term_count], both[base.term_count :]
-    contribution = np.repeat(own * (k1 + 1.0), held)
-    contribution *= x
-    x += k1
-    contribution /= x
-    tags_at = (np.zeros(base.term_count + 1, dtype=np.int64), slots[:0])
-    if tagged:
-        in_tags = frequencies[:, 1] > 0
-        tags_at = (_starts(in_tags, starts), slots[in_tags])
-    return Prepared(
-        version, base, contribution, (own, topic), (head_starts, slots[in_head]), tags_at
-    )
+    return x
 
 
-def _starts(flags: npt.NDArray[np.bool_], starts: OffsetArray) -> OffsetArray:
-    """Where each term's flagged postings start among all flagged ones (and the end)."""
+def _joined(arrays: list[npt.NDArray[_Item]]) -> npt.NDArray[_Item]:
+    """The arrays one after the other (the only one as it is)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _bounds(base: Base | None, changed: Changed, count: int) -> tuple[OffsetArray, OffsetArray]:
+    """Per term id, where its run begins and ends among the postings of :func:`_parts`."""
+    begins = np.zeros(count, dtype=np.int64)
+    ends = np.zeros(count, dtype=np.int64)
+    done = 0
+    if base is not None:
+        begins[: base.term_count] = base.term_starts[:-1]
+        ends[: base.term_count] = base.term_starts[1:]
+        done = int(base.term_starts[-1])
+    if changed:
+        ids = np.fromiter(changed, np.intp, len(changed))
+        lengths = np.fromiter((len(run[0]) for run in changed.values()), np.int64, len(ids))
+        ends[ids] = done + np.cumsum(lengths)
+        begins[ids] = ends[ids] - lengths
+    return begins, ends
+
+
+def _flagged(
+    flags: npt.NDArray[np.bool_], begins: OffsetArray, ends: OffsetArray, slots: IntArray
+) -> Runs:
+    """Where each term's flagged postings begin and end among all flagged ones, and their
+    slots."""
     counted = np.zeros(len(flags) + 1, dtype=np.int32)
     np.cumsum(flags, out=counted[1:])
-    found: OffsetArray = counted[starts].astype(np.int64)
-    return found
+    return counted[begins].astype(np.int64), counted[ends].astype(np.int64), slots[flags]
 
 
 def distinct_weights(

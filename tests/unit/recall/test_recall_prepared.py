@@ -1,11 +1,11 @@
-"""Every base term prepared at once answers exactly as the terms computed lazily.
+"""Every term prepared at once answers exactly as the terms computed lazily.
 
 Once a version of the postings has served enough messages, the recall table computes every
-term of the base together (:mod:`oharness.recall.prepared`); a term changed since the base, or
-added after it, keeps the lazy path. Whatever the history - a first build, a cache load, edits
-before or after preparing, a removed note, a note with new words - each term's scores and every
-recall must be those of the lazy path, to the bit, and a version that has served one message
-never prepares.
+term together (:mod:`oharness.recall.prepared`): a term the base holds unchanged from the
+base's arrays, a term changed since the base, or added after it, from its own. Whatever the
+history - a first build, a cache load, edits before or after preparing, a removed note, a note
+with new words, no base at all - each term's scores and every recall must be those of the lazy
+path, to the bit, and a version that has served one message never prepares.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def test_prepared_recall_answers_as_lazy(history: str, tmp_path: Path) -> None:
     assert_terms_as_lazy(index)
 
 
-def test_terms_changed_or_added_after_the_base_keep_the_lazy_path() -> None:
+def test_terms_changed_or_added_after_the_base_are_prepared_from_their_own_arrays() -> None:
     notes = folder()
     said = messages(notes)
     index = RecallIndex()
@@ -184,7 +184,7 @@ def test_a_version_prepares_after_a_share_of_the_base_never_on_its_first_recall(
     assert table(index).prepared is None  # the first recall of a new index
     assert prepare(index, said) > 1
     recalled = table(index)
-    assert recalled._lazy * PREPARE_SHARE >= len(index._postings.base.term_slots)  # type: ignore[union-attr]
+    assert recalled._lazy * PREPARE_SHARE >= recalled._postings_to_prepare()
     before = hits(index, said[:20])
     scope, note = notes[0]
     index.update(scope, note.with_changes(summary=note.summary + " zzedit"))
@@ -207,7 +207,7 @@ def test_a_base_larger_than_the_table_bound_is_never_prepared(
     assert table(index).prepared is None
 
 
-def test_a_base_mostly_changed_since_is_not_prepared_and_answers_alike() -> None:
+def test_a_base_mostly_changed_since_is_prepared_from_the_terms_own_arrays() -> None:
     notes = folder()
     said = messages(notes)
     index, twin = RecallIndex(), RecallIndex()
@@ -216,9 +216,20 @@ def test_a_base_mostly_changed_since_is_not_prepared_and_answers_alike() -> None
         for scope, note in notes:  # every note replaced: its terms now have arrays of their own
             each.update(scope, note.with_changes(body=note.body + " revised"))
     table(twin)._prepare = False
-    for message in said * 2:
-        index.recall(message)
-    recalled = table(index)
-    assert recalled._lazy * PREPARE_SHARE >= len(index._postings.base.term_slots)  # type: ignore[union-attr]
-    assert recalled.prepared is None  # the arrays would serve almost nothing
+    prepare(index, said)
     assert hits(index, said) == hits(twin, said)
+    assert_terms_as_lazy(index)
+
+
+def test_an_index_built_note_by_note_prepares_too() -> None:
+    notes = folder()
+    said = messages(notes)
+    index, twin = RecallIndex(), RecallIndex()
+    for scope, note in notes:
+        index.add(scope, note)
+        twin.add(scope, note)
+    assert index._postings.base is None
+    table(twin)._prepare = False
+    prepare(index, said)
+    assert hits(index, said) == hits(twin, said)
+    assert_terms_as_lazy(index)
