@@ -28,6 +28,7 @@ from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall import gate, surface
 from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
+from oharness.recall.build import Batch
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -173,9 +174,16 @@ class RecallIndex:
     ) -> None:
         """Index many notes at once (much faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
-        self._postings.insert(
-            [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
-        )
+        batch = Batch()
+        chunks = self.tokenizer.chunks
+        for scope, note in notes:
+            body, links = _without_links(note.body)
+            tags = "\n".join(note.tags)
+            summary = chunks(note.summary)
+            marks = self._marks(note, body, links, self.tokenizer.counts(note.summary))
+            key = (scope, note.id)
+            batch.add(key, keys.get(key), (summary, chunks(tags), chunks(body)), marks)
+        self._postings.insert_columns(batch.columns(self.tokenizer, self._postings))
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
@@ -382,20 +390,24 @@ class RecallIndex:
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
         count = self.tokenizer.counts
-        body = note.body
-        links = extract_links(body)
-        for target in links:  # a link names another note's topic, not this one's
-            body = body.replace(f"[[{target}]]", " ")
+        body, links = _without_links(note.body)
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
+        marks = self._marks(note, body, links, fields[0])
+        return self._postings.entry(scope, note.id, cache_key, fields, marks)
+
+    def _marks(
+        self, note: Note, body: str, links: tuple[str, ...], summary: Collection[str]
+    ) -> list[str]:
+        """The marks of a note (``body``: without its ``links``; ``summary``: its terms)."""
         marks = [
             *self.tokenizer.phrases(note.summary),
             *(LINK_MARK + t for t in links),
-            *self._judge.tag_marks(note.tags, fields[0]),
+            *self._judge.tag_marks(note.tags, summary),
             *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
         ]
         if _QUESTION.search(note.summary) or _QUESTION.search(body):
             marks.append(ASKS)
-        return self._postings.entry(scope, note.id, cache_key, fields, marks)
+        return marks
 
     def _score(
         self, groups: WeightedGroups, *, recall: bool = True
@@ -546,6 +558,15 @@ class RecallIndex:
             key=lambda item: (-item[0], item[1]),
         )
         return ranked[:limit]
+
+
+def _without_links(body: str) -> tuple[str, tuple[str, ...]]:
+    """``body`` with its links blanked out (a link names another note's topic, not this
+    one's), and the links."""
+    links = extract_links(body)
+    for target in links:
+        body = body.replace(f"[[{target}]]", " ")
+    return body, links
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:

@@ -357,6 +357,16 @@ class Postings:
             return
         self._group(batch, slots)
 
+    def insert_columns(self, columns: Columns) -> None:
+        """Add or replace the notes of ``columns``, whose term ids are this vocabulary's (a
+        bulk build): into an empty store as its base, as made; else as :meth:`insert` does."""
+        keys = columns.keys
+        fresh = not self._entries and self._base is None
+        if fresh and len(keys) > 1 and len(set(keys)) == len(keys) and columns.by_term:
+            self._adopt(columns, None)
+        else:
+            self.insert(columns.entries())
+
     def load(
         self,
         terms: list[str],
