@@ -82,6 +82,14 @@ class _Block(NamedTuple):
     term_frequencies: FreqArray
 
 
+class _Places(dict[str, int]):
+    """Each key's place in the order keys were first asked for (a new key gets the next)."""
+
+    def __missing__(self, key: str) -> int:
+        place = self[key] = len(self)
+        return place
+
+
 class Batch:
     """The chunks of many notes, field by field, and their marks, gathered for one build.
 
@@ -92,7 +100,7 @@ class Batch:
     def __init__(self) -> None:
         self.keys: list[NoteKey] = []
         self.cache_keys: list[CacheKey | None] = []
-        self._place: dict[str, int] = {}  # each distinct chunk or mark, in order of appearance
+        self._place = _Places()  # each distinct chunk or mark, in order of first appearance
         self._items = array("q")  # per note: its body chunks, tag chunks, summary chunks, marks
         self._sizes: list[int] = []  # per note, how many of each
 
@@ -110,12 +118,10 @@ class Batch:
         summary, tags, body = fields
         self.keys.append(key)
         self.cache_keys.append(cache_key)
-        items = [*body, *tags, *summary, *marks]
-        place = self._place
-        new = [item for item in dict.fromkeys(items) if item not in place]
-        if new:
-            place.update(zip(new, range(len(place), len(place) + len(new)), strict=True))
-        self._items.extend(map(place.__getitem__, items))
+        place = self._place.__getitem__  # a new chunk gets the next place (one look-up)
+        extend = self._items.extend
+        for part in (body, tags, summary, marks):
+            extend(map(place, part))
         self._sizes += (len(body), len(tags), len(summary), len(marks))
 
     def columns(self, tokenizer: Tokenizer, postings: Postings) -> Columns:

@@ -175,15 +175,18 @@ class RecallIndex:
         """Index many notes at once (much faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
         batch = Batch()
-        chunks = self.tokenizer.chunks
+        tokenizer = self.tokenizer
+        chunks = tokenizer.chunks
         for scope, note in notes:
             body, links = _without_links(note.body)
-            tags = "\n".join(note.tags)
-            summary = chunks(note.summary)
-            marks = self._marks(note, body, links, self.tokenizer.counts(note.summary))
+            # The summary read once, for its terms and its phrases.
+            words, phrases = tokenizer.message_terms(note.summary)
+            summary = {term for group in words for term in group}
+            marks = self._marks(note, body, links, (summary, phrases))
             key = (scope, note.id)
-            batch.add(key, keys.get(key), (summary, chunks(tags), chunks(body)), marks)
-        self._postings.insert_columns(batch.columns(self.tokenizer, self._postings))
+            fields = (chunks(note.summary), chunks("\n".join(note.tags)), chunks(body))
+            batch.add(key, keys.get(key), fields, marks)
+        self._postings.insert_columns(batch.columns(tokenizer, self._postings))
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
@@ -392,17 +395,22 @@ class RecallIndex:
         count = self.tokenizer.counts
         body, links = _without_links(note.body)
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
-        marks = self._marks(note, body, links, fields[0])
+        marks = self._marks(note, body, links, (fields[0], self.tokenizer.phrases(note.summary)))
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _marks(
-        self, note: Note, body: str, links: tuple[str, ...], summary: Collection[str]
+        self,
+        note: Note,
+        body: str,
+        links: tuple[str, ...],
+        summary: tuple[Collection[str], list[str]],
     ) -> list[str]:
-        """The marks of a note (``body``: without its ``links``; ``summary``: its terms)."""
+        """The marks of a note (``body``: without its ``links``; ``summary``: the terms and
+        the phrases of its summary)."""
         marks = [
-            *self.tokenizer.phrases(note.summary),
+            *summary[1],
             *(LINK_MARK + t for t in links),
-            *self._judge.tag_marks(note.tags, summary),
+            *self._judge.tag_marks(note.tags, summary[0]),
             *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
         ]
         if _QUESTION.search(note.summary) or _QUESTION.search(body):
