@@ -1,9 +1,10 @@
 """The bulk build of the recall index: many notes' postings made together (spec 03.3).
 
-:meth:`~oharness.recall.index.RecallIndex.add_many` hands every note's chunks (body, tags,
-summary) and marks to a :class:`Batch`, which makes the notes' :class:`~.layout.Columns` -
-both the note order and the term order - in a few array operations over many notes at once,
-rather than a dictionary of counts per field and note and a sort of every posting afterwards:
+:meth:`~oharness.recall.index.RecallIndex.add_many` hands every note to a :class:`Batch`,
+which reads its chunks (body, tags, summary) and its marks (:func:`note_marks`, as for a note
+added alone), then makes the notes' :class:`~.layout.Columns` - the note order and the term
+order - in a few array operations over many notes at once, rather than a dictionary of counts
+per field and note and a sort of every posting afterwards:
 
 1. the distinct chunks, in order of first appearance, are analysed together (the tokeniser's
    memo, new plain words stemmed in bulk) and their terms given ids in that order, so a new
@@ -25,13 +26,17 @@ than the work itself. The result is the entries
 
 from __future__ import annotations
 
+import re
 from array import array
+from collections.abc import Callable, Collection, Iterable
 from itertools import accumulate
 from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from oharness.notes.format import Note
+from oharness.notes.links import extract_links
 from oharness.recall.layout import (
     FIELD_COUNT,
     CacheKey,
@@ -41,9 +46,18 @@ from oharness.recall.layout import (
     TermOrder,
 )
 from oharness.recall.postings import Postings
-from oharness.recall.tokenize import Tokenizer
+from oharness.recall.surface import surface_marks
+from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, Tokenizer
+from oharness.types import Scope
 
 Int64Array = npt.NDArray[np.int64]
+#: The whole-tag marks of a note's tags, given its summary's terms (``Judge.tag_marks``).
+TagMarks = Callable[[Iterable[str], Collection[str]], list[str]]
+
+#: The mark term of a note that asks something: a question mark ending a sentence (not the
+#: one of a URL), or a full-width one anywhere.
+ASKS: Final = PHRASE_MARK + "?"
+_QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Marks (phrase, link, tag and surface terms) start with a character below this one; a chunk
 #: never does (it starts with a word character), so a mark is its own single term.
@@ -97,9 +111,11 @@ class Batch:
     to the collector as soon as a note is added, but for the first of each).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: Tokenizer, tag_marks: TagMarks) -> None:
         self.keys: list[NoteKey] = []
         self.cache_keys: list[CacheKey | None] = []
+        self._tokenizer = tokenizer
+        self._tag_marks = tag_marks
         self._place = _Places()  # each distinct chunk or mark, in order of first appearance
         self._items = array("q")  # per note: its body chunks, tag chunks, summary chunks, marks
         self._sizes: list[int] = []  # per note, how many of each
@@ -107,27 +123,27 @@ class Batch:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def add(
-        self,
-        key: NoteKey,
-        cache_key: CacheKey | None,
-        fields: tuple[list[str], list[str], list[str]],
-        marks: list[str],
-    ) -> None:
-        """Add a note: its key, the chunks of its summary, tags and body, and its marks."""
-        summary, tags, body = fields
-        self.keys.append(key)
+    def add(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> None:
+        """Add a note (its chunks and marks, as :meth:`RecallIndex.add` reads them)."""
+        tokenizer = self._tokenizer
+        body, links = without_links(note.body)
+        words, phrases = tokenizer.message_terms(note.summary)  # its terms and phrases at once
+        summary = {term for group in words for term in group}
+        marks = note_marks(tokenizer, self._tag_marks, note, (body, links), (summary, phrases))
+        self.keys.append((scope, note.id))
         self.cache_keys.append(cache_key)
+        chunks = tokenizer.chunks
+        parts = (chunks(body), chunks("\n".join(note.tags)), chunks(note.summary), marks)
         place = self._place.__getitem__  # a new chunk gets the next place (one look-up)
         extend = self._items.extend
-        for part in (body, tags, summary, marks):
+        for part in parts:
             extend(map(place, part))
-        self._sizes += (len(body), len(tags), len(summary), len(marks))
+        self._sizes += map(len, parts)
 
-    def columns(self, tokenizer: Tokenizer, postings: Postings) -> Columns:
+    def columns(self, postings: Postings) -> Columns:
         """The notes' columns (both orders); their new terms are added to ``postings``'
         vocabulary in the order a build note by note adds them."""
-        terms_of = _terms_of(tokenizer, list(self._place))
+        terms_of = _terms_of(self._tokenizer, list(self._place))
         sizes = np.fromiter(map(len, terms_of), np.int64, len(terms_of))
         chunks = _Chunks(
             _term_ids(postings, [term for terms in terms_of for term in terms]),
@@ -142,6 +158,37 @@ class Batch:
             for first, last in _spans(per_note)
         ]
         return _joined(self, blocks, len(postings.terms))
+
+
+def without_links(body: str) -> tuple[str, tuple[str, ...]]:
+    """``body`` with its links blanked out (a link names another note's topic, not this
+    one's), and the links."""
+    links = extract_links(body)
+    for target in links:
+        body = body.replace(f"[[{target}]]", " ")
+    return body, links
+
+
+def note_marks(
+    tokenizer: Tokenizer,
+    tag_marks: TagMarks,
+    note: Note,
+    body: tuple[str, tuple[str, ...]],
+    summary: tuple[Collection[str], list[str]],
+) -> list[str]:
+    """The marks of a note: its summary's phrases, links, whole tags, derived summary and
+    tags words, and whether it asks something. ``body``: the body without its links, and the
+    links; ``summary``: the summary's terms and phrases."""
+    text, links = body
+    marks = [
+        *summary[1],
+        *(LINK_MARK + target for target in links),
+        *tag_marks(note.tags, summary[0]),
+        *surface_marks(tokenizer, note.summary + "\n" + "\n".join(note.tags)),
+    ]
+    if _QUESTION.search(note.summary) or _QUESTION.search(text):
+        marks.append(ASKS)
+    return marks
 
 
 def _terms_of(tokenizer: Tokenizer, distinct: list[str]) -> list[tuple[str, ...]]:

@@ -16,7 +16,6 @@ lock).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,10 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
-from oharness.notes.links import extract_links
 from oharness.recall import gate, surface
 from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
-from oharness.recall.build import Batch
+from oharness.recall.build import ASKS, Batch, note_marks, without_links
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -91,10 +89,6 @@ LINK_SHARE: Final = 0.2
 ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
 LINK_HOPS: Final = 2
-#: The mark term of a note that asks something: a question mark ending a sentence (not the
-#: one of a URL), or a full-width one anywhere.
-ASKS: Final = PHRASE_MARK + "?"
-_QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -174,19 +168,10 @@ class RecallIndex:
     ) -> None:
         """Index many notes at once (much faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
-        batch = Batch()
-        tokenizer = self.tokenizer
-        chunks = tokenizer.chunks
+        batch = Batch(self.tokenizer, self._judge.tag_marks)
         for scope, note in notes:
-            body, links = _without_links(note.body)
-            # The summary read once, for its terms and its phrases.
-            words, phrases = tokenizer.message_terms(note.summary)
-            summary = {term for group in words for term in group}
-            marks = self._marks(note, body, links, (summary, phrases))
-            key = (scope, note.id)
-            fields = (chunks(note.summary), chunks("\n".join(note.tags)), chunks(body))
-            batch.add(key, keys.get(key), fields, marks)
-        self._postings.insert_columns(batch.columns(tokenizer, self._postings))
+            batch.add(scope, note, keys.get((scope, note.id)))
+        self._postings.insert_columns(batch.columns(self._postings))
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
@@ -392,30 +377,13 @@ class RecallIndex:
     # -- internals -------------------------------------------------------------------------
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
-        count = self.tokenizer.counts
-        body, links = _without_links(note.body)
+        tokenizer = self.tokenizer
+        body, links = without_links(note.body)
+        count = tokenizer.counts
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
-        marks = self._marks(note, body, links, (fields[0], self.tokenizer.phrases(note.summary)))
+        summary = (fields[0], tokenizer.phrases(note.summary))
+        marks = note_marks(tokenizer, self._judge.tag_marks, note, (body, links), summary)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
-
-    def _marks(
-        self,
-        note: Note,
-        body: str,
-        links: tuple[str, ...],
-        summary: tuple[Collection[str], list[str]],
-    ) -> list[str]:
-        """The marks of a note (``body``: without its ``links``; ``summary``: the terms and
-        the phrases of its summary)."""
-        marks = [
-            *summary[1],
-            *(LINK_MARK + t for t in links),
-            *self._judge.tag_marks(note.tags, summary[0]),
-            *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
-        ]
-        if _QUESTION.search(note.summary) or _QUESTION.search(body):
-            marks.append(ASKS)
-        return marks
 
     def _score(
         self, groups: WeightedGroups, *, recall: bool = True
@@ -566,15 +534,6 @@ class RecallIndex:
             key=lambda item: (-item[0], item[1]),
         )
         return ranked[:limit]
-
-
-def _without_links(body: str) -> tuple[str, tuple[str, ...]]:
-    """``body`` with its links blanked out (a link names another note's topic, not this
-    one's), and the links."""
-    links = extract_links(body)
-    for target in links:
-        body = body.replace(f"[[{target}]]", " ")
-    return body, links
 
 
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
