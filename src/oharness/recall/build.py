@@ -42,6 +42,7 @@ from oharness.recall.layout import (
     CacheKey,
     Columns,
     FreqArray,
+    IntArray,
     NoteKey,
     TermOrder,
 )
@@ -84,16 +85,15 @@ class _Chunks(NamedTuple):
 
 
 class _Block(NamedTuple):
-    """The postings of a run of notes: in note order (each note's terms where they first
-    appear), with each note's counts and lengths; and in term order (by term, then slot)."""
+    """The postings of a run of notes in note order (each note's terms where they first
+    appear), with each note's counts and lengths, and where each posting of the term order
+    (by term, then note) is in that order."""
 
-    ids: Int64Array
+    ids: IntArray
     frequencies: FreqArray
     counts: Int64Array
     lengths: Int64Array
-    term_ids: Int64Array
-    slots: Int64Array
-    term_frequencies: FreqArray
+    by_term: IntArray
 
 
 class _Places(dict[str, int]):
@@ -142,7 +142,7 @@ class Batch:
 
     def columns(self, postings: Postings) -> Columns:
         """The notes' columns (both orders); their new terms are added to ``postings``'
-        vocabulary in the order a build note by note adds them."""
+        vocabulary in the order a build note by note adds them. Once: the batch is spent."""
         terms_of = _terms_of(self._tokenizer, list(self._place))
         sizes = np.fromiter(map(len, terms_of), np.int64, len(terms_of))
         chunks = _Chunks(
@@ -157,6 +157,8 @@ class Batch:
             _block(chunks, items[ends[first] : ends[last]], self._sizes, (first, last))
             for first, last in _spans(per_note)
         ]
+        del items  # the batch is spent: its chunks are let go before the columns are made
+        self._place, self._items = _Places(), array("q")
         return _joined(self, blocks, len(postings.terms))
 
 
@@ -270,13 +272,11 @@ def _block(chunks: _Chunks, place: Int64Array, sizes: list[int], span: tuple[int
     in_note_order = np.empty(distinct, dtype=np.int64)
     in_note_order[rank[firsts]] = np.arange(distinct, dtype=np.int64)
     return _Block(
-        term_of[in_note_order],
+        term_of[in_note_order].astype(np.int32),
         frequencies.take(in_note_order, axis=0),
         np.bincount(note_of, minlength=note_count),
         lengths.reshape(note_count, FIELD_COUNT + 1)[:, :FIELD_COUNT],
-        term_of,
-        note_of + first,
-        frequencies,
+        rank[firsts].astype(np.int32),
     )
 
 
@@ -314,15 +314,19 @@ def _sorted_pairs(
 def _joined(batch: Batch, blocks: list[_Block], term_count: int) -> Columns:
     """The columns of the batch from its blocks: their note orders joined, their term orders
     placed term by term (a term's slots from the earlier blocks first)."""
-    ids = np.concatenate([block.ids for block in blocks]).astype(np.int32)
+    ids = np.concatenate([block.ids for block in blocks])
     held = np.bincount(ids, minlength=term_count)
     filled = np.zeros(term_count, dtype=np.int64)
     np.cumsum(held[:-1], out=filled[1:])
     slots = np.empty(len(ids), dtype=np.int32)
     frequencies = np.empty((len(ids), FIELD_COUNT), dtype=np.float32)
     rows = _rows(frequencies)
+    first = 0
     for block in blocks:
-        terms = block.term_ids
+        order = block.by_term
+        terms = block.ids[order]
+        notes = np.repeat(np.arange(first, first + len(block.counts), dtype=np.int32), block.counts)
+        first += len(block.counts)
         if not len(terms):
             continue
         run_starts = np.flatnonzero(np.diff(terms, prepend=-1))
@@ -331,8 +335,8 @@ def _joined(batch: Batch, blocks: list[_Block], term_count: int) -> Columns:
         place = np.repeat(filled[run_terms] - run_starts, run_lengths)
         place += np.arange(len(terms), dtype=np.int64)
         filled[run_terms] += run_lengths
-        slots[place] = block.slots
-        rows[place] = _rows(block.term_frequencies)
+        slots[place] = notes[order]
+        rows[place] = _rows(block.frequencies)[order]
     return Columns(
         list(batch.keys),
         list(batch.cache_keys),
