@@ -12,7 +12,7 @@ import pytest
 from recall_helpers import load_calibration, realistic_notes, synthetic_notes
 
 from oharness.notes.format import Note
-from oharness.recall import build
+from oharness.recall import build, tokenize
 from oharness.recall.index import RecallIndex
 from oharness.recall.tokenize import Tokenizer
 from oharness.types import Scope
@@ -180,7 +180,8 @@ def test_a_bulk_built_index_takes_edits_as_one_built_by_adds() -> None:
     for index in (single, bulk):
         scope, note = notes[7]
         index.update(scope, note.with_changes(summary="Edited: rollback of the payments queue"))
-        index.remove(*notes[11][0:1], notes[11][1].id)
+        removed_scope, removed = notes[11]
+        index.remove(removed_scope, removed.id)
         index.add("user", Note("fresh", "Fresh note on the payments queue", "queue depth"))
     assert entries(bulk) == entries(single)
     asked = ["payments queue rollback", "pricing cards"]
@@ -195,3 +196,23 @@ def test_the_term_order_lists_each_terms_notes_ascending() -> None:
         assert found is not None
         slots = found[0]
         assert np.all(np.diff(slots) > 0)
+
+
+def test_the_tokeniser_memo_emptied_during_a_build_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    notes = folder()
+    expected = entries(one_by_one(notes, ("english", "french")))
+    monkeypatch.setattr(tokenize, "_MAX_CACHED_CHUNKS", 25)  # emptied again and again
+    assert entries(in_bulk(notes, ("english", "french"))) == expected
+
+
+def test_notes_may_come_from_a_generator_and_keep_their_cache_keys() -> None:
+    notes = folder()[:30]
+    keyed, other = (notes[2][0], notes[2][1].id), (notes[3][0], notes[3][1].id)
+    index = RecallIndex()
+    index.add_many(((scope, note) for scope, note in notes), {keyed: (7, 8, 9)})
+    assert len(index) == 30
+    assert index.cache_key(keyed) == (7, 8, 9)
+    assert index.cache_key(other) is None
+    assert entries(index) == entries(one_by_one(notes))
