@@ -207,10 +207,18 @@ class Tokenizer:
         compound or a word of several stems. The new ones are analysed together."""
         known = list(map(self._cache.get, chunks))
         analysed = self._with_new(chunks, known) if None in known else cast(list[Groups], known)
-        return [
+        terms = [
             groups[0] if len(groups) == 1 else tuple(t for group in groups for t in group)
             for groups in analysed
         ]
+        counted = self._counted
+        if len(counted) + len(chunks) < _MAX_CACHED_CHUNKS:  # a later edit counts them in C
+            for chunk, found in zip(chunks, terms, strict=True):
+                if len(found) == 1:
+                    counted[chunk] = found[0]
+                else:
+                    self._count_as(chunk, found)
+        return terms
 
     def _learn(self, chunks: list[str], *, may_forget: bool = True) -> bool:
         """Analyse the chunks not seen yet; a plain word (ASCII letters, no camelCase: most

@@ -216,3 +216,12 @@ def test_notes_may_come_from_a_generator_and_keep_their_cache_keys() -> None:
     assert index.cache_key(keyed) == (7, 8, 9)
     assert index.cache_key(other) is None
     assert entries(index) == entries(one_by_one(notes))
+
+
+def test_what_a_bulk_build_leaves_in_the_tokeniser_counts_as_a_fresh_one() -> None:
+    notes = folder()
+    bulk = in_bulk(notes, ("english", "french"))
+    fresh = Tokenizer(("english", "french"))
+    for _, note in notes:
+        for text in (note.summary, "\n".join(note.tags), note.body):
+            assert bulk.tokenizer.counts(text) == fresh.counts(text)
