@@ -225,3 +225,31 @@ def test_what_a_bulk_build_leaves_in_the_tokeniser_counts_as_a_fresh_one() -> No
     for _, note in notes:
         for text in (note.summary, "\n".join(note.tags), note.body):
             assert bulk.tokenizer.counts(text) == fresh.counts(text)
+
+
+def test_a_bulk_build_over_notes_already_held_replaces_them_as_adds_do() -> None:
+    notes = folder()
+    edited = [
+        (scope, note.with_changes(summary=f"{note.summary} revised", tags=("revised",)))
+        for scope, note in notes[10:40]
+    ]
+    single, bulk = one_by_one(notes), in_bulk(notes)
+    for scope, note in edited:
+        single.add(scope, note)
+    bulk.add_many(edited)
+    assert entries(bulk) == entries(single)
+    assert answers(bulk, messages(notes)) == answers(single, messages(notes))
+
+
+def test_a_bulk_build_into_an_index_emptied_by_removals_matches_adds() -> None:
+    notes = folder()[:60]
+    single, bulk = one_by_one(notes), in_bulk(notes)
+    for index in (single, bulk):
+        for scope, note in notes:
+            index.remove(scope, note.id)
+        assert len(index) == 0
+    for scope, note in notes[::-1]:
+        single.add(scope, note)
+    bulk.add_many(notes[::-1])
+    assert entries(bulk) == entries(single)
+    assert answers(bulk, messages(notes)) == answers(single, messages(notes))
