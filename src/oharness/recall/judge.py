@@ -262,8 +262,8 @@ class Judge:
         return marks
 
     def _read_tag(self, tag: str) -> _ReadTag | None:
-        """A tag's two marks and the last term of each of its words; None for a tag of no
-        word or of more than two."""
+        """A tag's two marks and the last term of each of its words; None for a tag that
+        marks nothing (no word, more than two, or two that pair into no phrase)."""
         words = self._tokenizer.query_terms(tag)
         if len(words) == 1:
             mark = words[0][0]

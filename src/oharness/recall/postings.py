@@ -362,7 +362,8 @@ class Postings:
         bulk build): into an empty store as its base, as made; else as :meth:`insert` does."""
         keys = columns.keys
         fresh = not self._entries and self._base is None
-        if fresh and len(keys) > 1 and len(set(keys)) == len(keys) and columns.by_term:
+        distinct = len(set(keys)) == len(keys)
+        if fresh and len(keys) > 1 and distinct and columns.by_term is not None:
             self._adopt(columns, None)
         else:
             self.insert(columns.entries())
