@@ -16,7 +16,6 @@ lock).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
-from oharness.notes.links import extract_links
 from oharness.recall import gate, surface
 from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
+from oharness.recall.build import ASKS, Batch, note_marks, without_links
 from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -90,10 +89,6 @@ LINK_SHARE: Final = 0.2
 ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
 LINK_HOPS: Final = 2
-#: The mark term of a note that asks something: a question mark ending a sentence (not the
-#: one of a URL), or a full-width one anywhere.
-ASKS: Final = PHRASE_MARK + "?"
-_QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
 #: the weight of the strongest added word relative to a query word.
@@ -180,9 +175,10 @@ class RecallIndex:
     ) -> None:
         """Index many notes at once (much faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
-        self._postings.insert(
-            [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
-        )
+        batch = Batch(self.tokenizer, self._judge.tag_marks)
+        for scope, note in notes:
+            batch.add(scope, note, keys.get((scope, note.id)))
+        self._postings.insert_columns(batch.columns(self._postings))
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
@@ -388,20 +384,12 @@ class RecallIndex:
     # -- internals -------------------------------------------------------------------------
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
-        count = self.tokenizer.counts
-        body = note.body
-        links = extract_links(body)
-        for target in links:  # a link names another note's topic, not this one's
-            body = body.replace(f"[[{target}]]", " ")
+        tokenizer = self.tokenizer
+        body, links = without_links(note.body)
+        count = tokenizer.counts
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
-        marks = [
-            *self.tokenizer.phrases(note.summary),
-            *(LINK_MARK + t for t in links),
-            *self._judge.tag_marks(note.tags, fields[0]),
-            *surface.surface_marks(self.tokenizer, note.summary + "\n" + "\n".join(note.tags)),
-        ]
-        if _QUESTION.search(note.summary) or _QUESTION.search(body):
-            marks.append(ASKS)
+        summary = (fields[0], tokenizer.phrases(note.summary))
+        marks = note_marks(tokenizer, self._judge.tag_marks, note, (body, links), summary)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(

@@ -375,6 +375,17 @@ class Postings:
             return
         self._group(batch, slots)
 
+    def insert_columns(self, columns: Columns) -> None:
+        """Add or replace the notes of ``columns``, whose term ids are this vocabulary's (a
+        bulk build): into an empty store as its base, as made; else as :meth:`insert` does."""
+        keys = columns.keys
+        fresh = not self._entries and self._base is None
+        distinct = len(set(keys)) == len(keys)
+        if fresh and len(keys) > 1 and distinct and columns.by_term is not None:
+            self._adopt(columns, None)
+        else:
+            self.insert(columns.entries())
+
     def load(
         self,
         terms: list[str],

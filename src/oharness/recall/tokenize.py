@@ -196,6 +196,30 @@ class Tokenizer:
             return _expanded(counted, many)
         return counted
 
+    def chunks(self, text: str) -> list[str]:
+        """The chunks of ``text`` in order, repeats kept (rule 1): what :meth:`chunk_terms`
+        reads."""
+        return _chunks(text)
+
+    def chunk_terms(self, chunks: list[str]) -> list[tuple[str, ...]]:
+        """The terms of each of ``chunks`` (distinct ones: a repeat is analysed again), as
+        :meth:`counts` counts them: none for a stop word, one for most, several for a
+        compound or a word of several stems. The new ones are analysed together."""
+        known = list(map(self._cache.get, chunks))
+        analysed = self._with_new(chunks, known) if None in known else cast(list[Groups], known)
+        terms = [
+            groups[0] if len(groups) == 1 else tuple(t for group in groups for t in group)
+            for groups in analysed
+        ]
+        counted = self._counted
+        if len(counted) + len(chunks) < _MAX_CACHED_CHUNKS:  # a later edit counts them in C
+            for chunk, found in zip(chunks, terms, strict=True):
+                if len(found) == 1:
+                    counted[chunk] = found[0]
+                else:
+                    self._count_as(chunk, found)
+        return terms
+
     def _learn(self, chunks: list[str], *, may_forget: bool = True) -> bool:
         """Analyse the chunks not seen yet; a plain word (ASCII letters, no camelCase: most
         of them) is stemmed in bulk, as :meth:`_word_groups` would one at a time. True when
