@@ -30,6 +30,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from oharness.recall.candidates import SlotArray
 from oharness.recall.postings import Found, IntArray, Postings
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 
@@ -218,7 +219,7 @@ class Scored:
     weight of each message term found in the index; for search, the query's coverage.
 
     The scores are summed when first read (a recall with no candidate never needs them);
-    :meth:`strongest` gives the strongest word matching each note's summary or tags.
+    :meth:`strongest_at` gives the strongest word matching each note's summary or tags.
     """
 
     def __init__(self, capacity: int, search: bool) -> None:
@@ -249,13 +250,17 @@ class Scored:
             self._scores = _summed(self.ordered, self.slots, self.values, self.capacity)
         return self._scores
 
-    def strongest(self) -> FloatArray:
-        """Per slot, the strongest topic weight of the message words in its summary or tags."""
-        strongest = np.zeros(self.capacity, dtype=np.float64)
+    def strongest_at(self, slots: SlotArray, where: IntArray) -> FloatArray:
+        """Per slot of ``slots``, the strongest topic weight of the message words in its
+        summary or tags; ``where``: per slot of the index, its position among ``slots`` (-1
+        for the others), so only the words' notes among them are read."""
+        strongest = np.zeros(len(slots), dtype=np.float64)
         for best in self.best_shared:
-            np.maximum(strongest, best, out=strongest)
+            np.maximum(strongest, best[slots], out=strongest)
         if len(self._head_slots):
-            np.maximum.at(strongest, self._head_slots, self._head_values)
+            found = where[self._head_slots]
+            held = found >= 0
+            np.maximum.at(strongest, found[held], self._head_values[held])
         return strongest
 
     def sum_shared(self) -> None:

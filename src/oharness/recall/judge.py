@@ -32,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.recall import gate
-from oharness.recall.accumulate import TermTable
+from oharness.recall.accumulate import Scored, TermTable
+from oharness.recall.candidates import Candidates, positions
 from oharness.recall.held import Held, HeldTable
 from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
@@ -52,6 +53,9 @@ TAG_MARK: Final = "\x03"
 UNUSED_TAG_MARK: Final = "\x04"
 #: Short notes whose body-only terms are kept at most (a few kilobytes each).
 BODIES_KEPT: Final = 2_000
+#: Relative slack of a bound computed in another order than the sum it bounds.
+_ROUNDING: Final = 1e-9
+_TINY: Final = 1e-300
 _TAG: Final = attrgetter("tag")
 _UNUSED: Final = attrgetter("unused")
 _SLOTS: Final = attrgetter("slots")
@@ -65,7 +69,6 @@ class Message:
     phrases: list[str]  # its phrase terms
     related: Related  # related words of its words, not said
     weights: dict[str, float] = field(default_factory=dict)  # topic weight of terms found
-    strongest: FloatArray = field(default_factory=lambda: np.zeros(0))  # per slot
     named: frozenset[int] = frozenset()  # the slots judged whose summary holds a phrase of it
 
 
@@ -84,6 +87,7 @@ class Judge:
         self._tokenizer = tokenizer
         self._table = table
         self._weight = weigh
+        self._params = params
         self._topics = TopicWeights(params, gate.SHORT_BODY, self._unspaced_of)
         english = {"english", "porter"} & set(tokenizer.languages)
         self._related = related_terms(tokenizer.tokens) if english else {}
@@ -102,6 +106,7 @@ class Judge:
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its stamp and its body-only term ids.
         self._bodies: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._bounds: tuple[int, FloatArray] = (-1, np.empty(0))  # see _body_bounds
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -118,43 +123,83 @@ class Judge:
             ((term,), RELATED_FACTOR) for _, terms in message.related for term in terms
         ]
 
-    def judge(
-        self,
-        message: Message,
-        slots: SlotArray,
-        short: BoolArray,
-        scored: tuple[FloatArray, FloatArray],
-        per_turn: int,
-    ) -> tuple[SlotArray, FloatArray]:
-        """The ``slots`` whose notes the message names, and per note of them how many of its
-        whole tags the message says (for ranking: :data:`~.gate.TAG_RANK`).
+    def candidates(
+        self, message: Message, scored: Scored, slots: SlotArray, short: BoolArray
+    ) -> Candidates | None:
+        """The notes of ``slots`` (ascending; ``short``: per slot whether the note's body is
+        short) the gate must judge, with what it knows of each before reading their tags,
+        phrases and bodies (:mod:`~oharness.recall.candidates`); None when none may pass.
 
-        ``slots`` ascending, ``short`` per slot whether the note's body is short; ``scored``:
-        the scores and shared weights per slot of the index. Every candidate is judged on its
-        summary and tags at once; a short note that fails is judged again with its body words
+        A note with a long body that cannot pass whatever its phrases and strongest word is
+        left out (:func:`~.gate.may_pass_many`).
+        """
+        said = self._message_weight(message)
+        topic, body_of = self._topic_of(message.groups, slots)
+        shared = scored.shared[slots]
+        may = gate.may_pass_many(shared, topic, said)
+        body = body_of[slots]
+        if short.any():
+            # A short note's body words add at most this to its shared weight.
+            at_most = shared + scored.scores[slots] * self._body_bounds()[slots]
+            hopeful = short & gate.may_pass_many(at_most, topic + body, said)
+            if not (may | hopeful).any():  # none can pass: nothing is attached
+                return None
+            keep = short | may
+        else:
+            if not may.any():
+                return None
+            hopeful, keep = short, may  # no short note
+        if not keep.all():
+            slots, short, shared = slots[keep], short[keep], shared[keep]
+            topic, body, hopeful = topic[keep], body[keep], hopeful[keep]
+        where = positions(slots, scored.capacity)
+        strongest = scored.strongest_at(slots, where)
+        return Candidates(slots, short, shared, strongest, (topic, body), hopeful, said, where)
+
+    def _body_bounds(self) -> FloatArray:
+        """Per slot, what times a note's score its body words never exceed for the gate
+        (:meth:`_body_matches`), kept per version of the postings: a body word held once adds
+        to the score its weight times the saturation of the body's length norm, or more, and
+        the score is the sum of such parts (and of others, never negative)."""
+        postings = self._postings
+        if self._bounds[0] != postings.version:
+            params = self._params
+            norm = postings.norms(params)[:, 2].astype(np.float64)
+            least = norm * (params.k1 + 1.0) / (norm + params.k1)
+            self._bounds = (postings.version, (1.0 + _ROUNDING) / np.maximum(least, _TINY))
+        return self._bounds[1]
+
+    def judge(
+        self, message: Message, candidates: Candidates, scores: FloatArray, per_turn: int
+    ) -> tuple[SlotArray, FloatArray]:
+        """The slots of the ``candidates`` whose notes the message names, and per note of them
+        how many of its whole tags the message says (for ranking: :data:`~.gate.TAG_RANK`).
+
+        ``scores``: per slot of the index. Every candidate is judged on its summary and tags
+        at once; a short note that fails is judged again with its body words
         (:meth:`_judge_short`). Everyday words alone that pass on ``per_turn`` notes or more
         single none of them out.
         """
+        slots, short, said = candidates.slots, candidates.short, candidates.said
         if not len(slots):
             return slots, np.zeros(0, dtype=np.float64)
-        scores, shared = scored
         held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
-        tags, tag_only, phrase = self._named_at(message, slots, held)
+        tags, tag_only, phrase = self._named_at(message, candidates, held)
         message.named = frozenset(slots[phrase].tolist())
-        said = self._message_weight(message)
-        topic, body = self._topic_of(message.groups, slots)
-        shared_here = shared[slots]
-        strongest = message.strongest[slots]  # a copy (indexed by an array)
-        ok = gate.passes_many(shared_here, topic, said, phrase | tag_only, strongest)
+        shared, topic = candidates.shared, candidates.topic
+        strongest = candidates.strongest.copy()
+        ok = gate.passes_many(shared, topic, said, phrase | tag_only, strongest)
         retry = np.flatnonzero(short & ~ok)
         if len(retry):
             limit = gate.SHORT_CANDIDATES
             if len(retry) > limit:
                 retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
+            retry = retry[candidates.hopeful[retry]]  # the others fail with any body words
+        if len(retry):
             verdicts = self._judge_short(
                 (message, held[: len(message.groups)]),
                 slots[retry],
-                (shared_here[retry], topic[retry] + body[slots[retry]], said),
+                (shared[retry], topic[retry] + candidates.body[retry], said),
                 (phrase[retry], tag_only[retry]),
                 strongest[retry],
             )
@@ -257,24 +302,25 @@ class Judge:
         return marks
 
     def _named_at(
-        self, message: Message, slots: SlotArray, held: list[Held]
+        self, message: Message, candidates: Candidates, held: list[Held]
     ) -> tuple[FloatArray, BoolArray, BoolArray]:
-        """Per note of ``slots``: how many of its whole tags the message says, whether one of
-        them has a word its summary does not use (a synonym, another language, a name), and
+        """Per candidate: how many of its whole tags the message says, whether one of them
+        has a word its summary does not use (a synonym, another language, a name), and
         whether its summary holds one of the message's phrases. ``held``: what the postings
         hold of the message's words (each one's first term) and phrases."""
-        size = len(self._postings.entries_by_slot())  # every slot a posting may name
+        count = len(candidates)
         tagged = [slots for slots in map(_TAG, held) if slots is not None]
         if not tagged:
-            counts = np.zeros(len(slots), dtype=np.float64)
-            tag_only = np.zeros(len(slots), dtype=np.bool_)
+            counts = np.zeros(count, dtype=np.float64)
+            tag_only = np.zeros(count, dtype=np.bool_)
         else:
             # Each tag's notes are distinct, so counting slots counts the tags said per note.
-            counts = np.bincount(_joined(tagged), minlength=size)[slots].astype(np.float64)
+            found = candidates.among(_joined(tagged))
+            counts = np.bincount(found, minlength=count).astype(np.float64)
             unused = [slots for slots in map(_UNUSED, held) if slots is not None]
-            tag_only = _marked(size, unused)[slots]
+            tag_only = _marked(candidates, unused)
         phrases = [slots for slots in map(_SLOTS, held[len(message.groups) :]) if slots is not None]
-        return counts, tag_only, _marked(size, phrases)[slots]
+        return counts, tag_only, _marked(candidates, phrases)
 
     def _related_of(self, groups: Groups, said: set[str]) -> Related:
         """Per message word with related words (:mod:`~.related`), their terms not ``said``
@@ -489,12 +535,11 @@ def _joined(arrays: list[IntArray]) -> IntArray:
     return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
 
 
-def _marked(size: int, arrays: list[IntArray]) -> BoolArray:
-    """Per slot of ``size``, whether one of the ``arrays`` (of slots) holds it."""
-    marked = np.zeros(size, dtype=np.bool_)
-    if arrays:
-        marked[_joined(arrays)] = True
-    return marked
+def _marked(candidates: Candidates, arrays: list[IntArray]) -> BoolArray:
+    """Per candidate, whether one of the ``arrays`` (of slots) holds it."""
+    if not arrays:
+        return np.zeros(len(candidates), dtype=np.bool_)
+    return candidates.flags(_joined(arrays))
 
 
 def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:
