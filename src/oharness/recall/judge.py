@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
 from typing import Any, Final, cast
 
 import numpy as np
@@ -44,6 +43,7 @@ from oharness.recall.topic import TopicWeights
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 SlotArray = npt.NDArray[np.integer[Any]]
+Positions = npt.NDArray[np.intp]  # of candidates
 Groups = list[tuple[str, ...]]
 #: Per message word with related words (by its position), their terms.
 Related = list[tuple[int, tuple[str, ...]]]
@@ -56,9 +56,7 @@ BODIES_KEPT: Final = 2_000
 #: Relative slack of a bound computed in another order than the sum it bounds.
 _ROUNDING: Final = 1e-9
 _TINY: Final = 1e-300
-_TAG: Final = attrgetter("tag")
-_UNUSED: Final = attrgetter("unused")
-_SLOTS: Final = attrgetter("slots")
+_NO_POSITIONS: Final[Positions] = np.empty(0, dtype=np.intp)
 
 
 @dataclass
@@ -180,7 +178,7 @@ class Judge:
         (:meth:`_judge_short`). Everyday words alone that pass on ``per_turn`` notes or more
         single none of them out.
         """
-        slots, short, said = candidates.slots, candidates.short, candidates.said
+        slots, said = candidates.slots, candidates.said
         if not len(slots):
             return slots, np.zeros(0, dtype=np.float64)
         held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
@@ -189,12 +187,7 @@ class Judge:
         shared, topic = candidates.shared, candidates.topic
         strongest = candidates.strongest.copy()
         ok = gate.passes_many(shared, topic, said, phrase | tag_only, strongest)
-        retry = np.flatnonzero(short & ~ok)
-        if len(retry):
-            limit = gate.SHORT_CANDIDATES
-            if len(retry) > limit:
-                retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
-            retry = retry[candidates.hopeful[retry]]  # the others fail with any body words
+        retry = self._retried(candidates, ok, scores)
         if len(retry):
             verdicts = self._judge_short(
                 (message, held[: len(message.groups)]),
@@ -210,6 +203,19 @@ class Judge:
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
         return slots[ok], tags[ok]
+
+    def _retried(self, candidates: Candidates, ok: BoolArray, scores: FloatArray) -> Positions:
+        """The positions of the candidates judged again with their body words: of the short
+        notes failing on their summary and tags, the :data:`~.gate.SHORT_CANDIDATES` best by
+        score (``scores``, per slot), and of those the ones that may pass with their body."""
+        if not (candidates.hopeful & ~ok).any():  # none of them may pass, whichever
+            return _NO_POSITIONS
+        retry = np.flatnonzero(candidates.short & ~ok)
+        limit = gate.SHORT_CANDIDATES
+        if len(retry) > limit:
+            chosen = np.argpartition(-scores[candidates.slots[retry]], limit - 1)[:limit]
+            retry = retry[chosen]
+        return retry[candidates.hopeful[retry]]  # the others fail with any body words
 
     def _topic_of(self, groups: Groups, slots: SlotArray) -> tuple[FloatArray, FloatArray]:
         """Per note of ``slots``, the weight of its topic in the message's scripts (an English
@@ -307,20 +313,33 @@ class Judge:
         """Per candidate: how many of its whole tags the message says, whether one of them
         has a word its summary does not use (a synonym, another language, a name), and
         whether its summary holds one of the message's phrases. ``held``: what the postings
-        hold of the message's words (each one's first term) and phrases."""
+        hold of the message's words (each one's first term) and phrases.
+
+        The notes of all of them are found among the candidates at once, each counted in its
+        own row: tags, unused tags, phrases."""
         count = len(candidates)
-        tagged = [slots for slots in map(_TAG, held) if slots is not None]
-        if not tagged:
-            counts = np.zeros(count, dtype=np.float64)
-            tag_only = np.zeros(count, dtype=np.bool_)
-        else:
-            # Each tag's notes are distinct, so counting slots counts the tags said per note.
-            found = candidates.among(_joined(tagged))
-            counts = np.bincount(found, minlength=count).astype(np.float64)
-            unused = [slots for slots in map(_UNUSED, held) if slots is not None]
-            tag_only = _marked(candidates, unused)
-        phrases = [slots for slots in map(_SLOTS, held[len(message.groups) :]) if slots is not None]
-        return counts, tag_only, _marked(candidates, phrases)
+        arrays: list[IntArray] = []
+        rows: list[int] = []
+        for tag, other in [(known.tag, known.unused) for known in held if known.tag is not None]:
+            assert tag is not None  # (filtered)
+            arrays.append(tag)
+            rows.append(0)
+            if other is not None:  # the tag has a word the summary does not use
+                arrays.append(other)
+                rows.append(count)
+        phrases = [known.slots for known in held[len(message.groups) :] if known.slots is not None]
+        arrays += phrases
+        rows += [2 * count] * len(phrases)
+        if not arrays:
+            nothing = np.zeros(count, dtype=np.bool_)
+            return np.zeros(count, dtype=np.float64), nothing, nothing.copy()
+        found = candidates.where[_joined(arrays)]
+        among = found >= 0
+        found += np.repeat(np.array(rows, dtype=np.int32), [len(array) for array in arrays])
+        counted = np.bincount(found[among], minlength=3 * count)
+        tags, unused, named = counted[:count], counted[count : 2 * count], counted[2 * count :]
+        # Each tag's notes are distinct, so counting slots counts the tags said per note.
+        return tags.astype(np.float64), unused > 0, named > 0
 
     def _related_of(self, groups: Groups, said: set[str]) -> Related:
         """Per message word with related words (:mod:`~.related`), their terms not ``said``
@@ -533,13 +552,6 @@ def _body_only(entries: list[NoteEntry | None]) -> list[tuple[int, ...]]:
 def _joined(arrays: list[IntArray]) -> IntArray:
     """The arrays one after the other."""
     return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
-
-
-def _marked(candidates: Candidates, arrays: list[IntArray]) -> BoolArray:
-    """Per candidate, whether one of the ``arrays`` (of slots) holds it."""
-    if not arrays:
-        return np.zeros(len(candidates), dtype=np.bool_)
-    return candidates.flags(_joined(arrays))
 
 
 def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:
