@@ -164,32 +164,33 @@ def weaken_stem_only(
     words = _said_stems(tokenizer, message, groups, postings)
     if not words:
         return None
+    held = _stem_holders(words, table, postings)
+    if not held:
+        return None
+    # The candidates among every stem's holders at once: (stem, candidate) in stem order.
+    arrays = [holders for _, _, _, holders in held]
+    at = candidates.where[np.concatenate(arrays) if len(arrays) > 1 else arrays[0]]
+    among = at >= 0
+    if not among.any():
+        return None
+    stem_of = np.repeat(np.arange(len(held)), [len(holders) for holders in arrays])[among]
+    at = at[among]
     shared, strongest = candidates.shared, candidates.strongest
     weak_of: dict[str, BoolArray] = {}
     changed: BoolArray | None = None
-    for stem, part in zip(words, table.get_many(list(words)), strict=True):
-        if part is None or not len(part.head):
-            continue
-        said_base, keys = words[stem]
-        if said_base:  # only the notes holding the stem through derived words alone
-            derived_only = postings.lookup(DERIVED_MARK + stem)
-            holders = derived_only[0] if derived_only is not None else part.head[:0]
-        else:
-            holders = part.head
-        if not len(holders):
-            continue
-        weak = candidates.flags(holders)
-        if not weak.any():
-            continue
+    for number in dict.fromkeys(stem_of.tolist()):  # the stems meeting a candidate, in order
+        stem, weight, keys, _ = held[number]
+        weak = np.zeros(len(candidates), dtype=np.bool_)
+        weak[at[stem_of == number]] = True
         full = _holders(postings, [SURFACE_MARK + key for key in keys])
         if full is not None:
             weak &= ~candidates.flags(full)
             if not weak.any():
                 continue
-        shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
+        shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * weight
         weak_of[stem] = weak
         # Where it was the message's strongest word, the strongest is found again below.
-        strongest_here = strongest <= part.topic_weight
+        strongest_here = strongest <= weight
         changed = weak & strongest_here if changed is None else changed | weak & strongest_here
     if not weak_of:
         return None
@@ -197,6 +198,28 @@ def weaken_stem_only(
         _strongest_again(groups, table, weak_of, candidates, changed)
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
+
+
+def _stem_holders(
+    words: dict[str, tuple[bool, set[str]]], table: TermTable, postings: Postings
+) -> list[tuple[str, float, set[str], IntArray]]:
+    """Per stem of :func:`_said_stems` (in order) that some note may match through the stem
+    only: the stem, its topic weight, the keys of its derived words said, and the notes
+    where it may (a base word: those holding the stem through derived words alone)."""
+    held: list[tuple[str, float, set[str], IntArray]] = []
+    for stem, part in zip(words, table.get_many(list(words)), strict=True):
+        if part is None or not len(part.head):
+            continue
+        said_base, keys = words[stem]
+        holders = part.head
+        if said_base:  # only the notes holding the stem through derived words alone
+            derived_only = postings.lookup(DERIVED_MARK + stem)
+            if derived_only is None:
+                continue
+            holders = derived_only[0]
+        if len(holders):
+            held.append((stem, part.topic_weight, keys, holders))
+    return held
 
 
 def _said_stems(
@@ -207,24 +230,22 @@ def _said_stems(
     meets only notes holding the stem through derived words alone (few, marked); a derived
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
-    said: dict[str, tuple[bool, set[str], str]] = {}  # in the order of first mention
-    for stem, key, base, derived_mark in _plain_words(tokenizer, message):
-        if stem not in read:
-            continue
-        known = said.get(stem)
-        if known is None:
-            said[stem] = (base, set() if base else {key}, derived_mark)
-        elif base:
-            if not known[0]:
-                said[stem] = (True, known[1], derived_mark)
-        else:
-            known[1].add(key)
+    words = [word for word in _plain_words(tokenizer, message) if word[0] in read]
+    if not words:
+        return {}
+    based = {word[0] for word in words if word[2]}
+    derived: dict[str, set[str]] = {}
+    for stem, key in [(word[0], word[1]) for word in words if not word[2]]:
+        derived.setdefault(stem, set()).add(key)
     vocabulary = postings.vocabulary
-    return {
-        stem: (said_base, keys)
-        for stem, (said_base, keys, derived_mark) in said.items()
-        if (keys and not said_base) or (said_base and derived_mark in vocabulary)
-    }
+    found: dict[str, tuple[bool, set[str]]] = {}
+    for stem in dict.fromkeys(word[0] for word in words):  # in the order of first mention
+        if stem in based:
+            if DERIVED_MARK + stem in vocabulary:
+                found[stem] = (True, derived.get(stem, set()))
+        else:  # said only as derived words
+            found[stem] = (False, derived[stem])
+    return found
 
 
 def _strongest_again(
