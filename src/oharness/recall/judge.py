@@ -56,6 +56,9 @@ BODIES_KEPT: Final = 2_000
 #: Relative slack of a bound computed in another order than the sum it bounds.
 _ROUNDING: Final = 1e-9
 _TINY: Final = 1e-300
+#: The strongest word matters to the gate only from this weight on (a distinctive or rare
+#: word; see :func:`~.gate.passes`), and to the stem-only rule, which finds it again.
+_STRONG: Final = min(gate.DISTINCTIVE, gate.RARE)
 _NO_POSITIONS: Final[Positions] = np.empty(0, dtype=np.intp)
 
 
@@ -151,7 +154,7 @@ class Judge:
             slots, short, shared = slots[keep], short[keep], shared[keep]
             topic, body, hopeful = topic[keep], body[keep], hopeful[keep]
         where = positions(slots, scored.capacity)
-        strongest = scored.strongest_at(slots, where)
+        strongest = scored.strongest_at(slots, where, _STRONG)
         return Candidates(slots, short, shared, strongest, (topic, body), hopeful, said, where)
 
     def _body_bounds(self) -> FloatArray:

@@ -25,7 +25,7 @@ from recall_helpers import (
 )
 
 from oharness.notes.format import Note
-from oharness.recall import gate
+from oharness.recall import gate, judge, surface
 from oharness.recall.candidates import Candidates, positions
 from oharness.recall.index import RecallIndex
 from oharness.recall.judge import Judge
@@ -108,9 +108,30 @@ def test_the_bound_holds_at_the_edges_of_every_gate() -> None:
                 assert not (passed & ~may).any()
 
 
+#: Notes whose summary words a message may meet through their stem only (spec 03.2), and
+#: messages that do, beside their own words or not.
+_STEMS = [
+    Note("express-1", "Express sessions are kept in Redis", "x.", ("express", "sessions")),
+    Note("regex-1", "Regular expressions are compiled once at start", ""),
+    Note("deploys-1", "Deploys happen on Tuesdays", "Release train.", ("release",)),
+    Note("uploader-1", "The uploader retries large files in chunks", ""),
+    Note("config-1", "Configuration of the importer lives in one file", "", ("importer",)),
+]
+_STEM_MESSAGES = [
+    "which expression matches the sessions in Redis",
+    "the deployment on Tuesday was late",
+    "deployments and the release train",
+    "is the express regular expression compiled once",
+    "uploads of large files retry in chunks",
+    "configure the importer configuration file",
+    "express the configuration once at start",
+]
+
+
 def _folder() -> list[tuple[Scope, Note]]:
     # Short notes a team would write, beside long ones of many everyday words.
-    return realistic_notes(600, seed=11) + synthetic_notes(400, seed=12)
+    stems: list[tuple[Scope, Note]] = [("project", note) for note in _STEMS]
+    return realistic_notes(600, seed=11) + synthetic_notes(400, seed=12) + stems
 
 
 def _messages(
@@ -119,6 +140,7 @@ def _messages(
     """Messages of every kind the gate meets: the calibration set's, chit-chat, and
     messages made of a note's summary words and body words, alone or with other words."""
     rng = random.Random(13)
+    yield from _STEM_MESSAGES
     yield from (message for message, _ in calibration.attach)
     yield from calibration.nothing
     yield from load_chitchat()
@@ -162,6 +184,7 @@ def _same_as_unbounded(
     with monkeypatch.context() as patch:
         patch.setattr(gate, "may_pass_many", _everything)
         patch.setattr(Judge, "_body_bounds", _unbounded)
+        patch.setattr(judge, "_STRONG", 0.0)  # every note's strongest word read
         full = _answers(index, messages)
     assert bounded == full
     return full
@@ -175,22 +198,30 @@ def test_the_bounded_gate_answers_as_the_gate_reading_every_candidate(
     index.add_many(notes)
     messages = list(_messages(notes, calibration, 1200))
     kept: list[int] = []
-    judged = Judge.candidates
+    weakened: list[bool] = []
+    judged, weaken = Judge.candidates, surface.weaken_stem_only
 
     def counted(self: Judge, *arguments: object) -> Candidates | None:
         found = judged(self, *arguments)  # type: ignore[arg-type]
         kept.append(len(found) if found is not None else 0)
         return found
 
+    def noted(*arguments: object) -> npt.NDArray[np.bool_] | None:
+        stay = weaken(*arguments)  # type: ignore[arg-type]
+        weakened.append(stay is not None)
+        return stay
+
     with monkeypatch.context() as patch:
         patch.setattr(Judge, "candidates", counted)
+        patch.setattr(surface, "weaken_stem_only", noted)
         full = _same_as_unbounded(index, messages, monkeypatch)
-    # The messages exercise the gate: many attach a note, many do not, and the bound
-    # leaves every candidate out of many of them.
+    # The messages exercise the gate: many attach a note, many do not, the bound leaves
+    # every candidate out of many of them, and some meet notes through a stem only.
     attached = sum(1 for found in full if found)
     assert attached > len(messages) // 4
     assert len(messages) - attached > len(messages) // 10
     assert kept.count(0) > 50
+    assert weakened.count(True) >= 5
     # After edits (bodies made long or short, notes removed) the bounds follow the notes.
     rng = random.Random(17)
     for scope, note in rng.sample(notes, 150):
