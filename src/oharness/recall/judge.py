@@ -187,11 +187,12 @@ class Judge:
         held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
         tags, tag_only, phrase = self._named_at(message, candidates, held)
         message.named = frozenset(slots[phrase].tolist())
-        shared, topic = candidates.shared, candidates.topic
-        strongest = candidates.strongest.copy()
-        ok = gate.passes_many(shared, topic, said, phrase | tag_only, strongest)
+        shared, topic, strongest = candidates.shared, candidates.topic, candidates.strongest
+        named = phrase | tag_only
+        ok = gate.passes_many(shared, topic, said, named, strongest)
         retry = self._retried(candidates, ok, scores)
         if len(retry):
+            strongest = strongest.copy()
             verdicts = self._judge_short(
                 (message, held[: len(message.groups)]),
                 slots[retry],
@@ -202,7 +203,7 @@ class Judge:
             passed, extra_strongest = zip(*verdicts, strict=True)
             ok[retry] = passed
             strongest[retry] = np.maximum(strongest[retry], extra_strongest)
-        everyday = ok & ~phrase & ~tag_only & (strongest < gate.DISTINCTIVE)
+        everyday = ok & ~named & (strongest < gate.DISTINCTIVE)
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
         return slots[ok], tags[ok]
