@@ -49,7 +49,6 @@ class Candidates:
     #: The weight of its summary and tags in the message's scripts, and of a short note's
     #: other body words (else 0).
     weights: tuple[FloatArray, FloatArray]
-    hopeful: BoolArray  # a short note that may pass with its body words
     said: float  # the weight of the message's words
     where: IntArray  # per slot of the index, its position among ``slots`` (-1: none)
 
@@ -79,7 +78,6 @@ class Candidates:
             self.shared[keep],
             self.strongest[keep],
             (self.topic[keep], self.body[keep]),
-            self.hopeful[keep],
             self.said,
             where,
         )

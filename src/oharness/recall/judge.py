@@ -17,6 +17,10 @@ of one message:
   a large folder a couple of everyday words ("review the changes in this file") meet many
   summaries, and attaching three of them is noise.
 
+Before any tag, phrase or body is read, the notes that cannot pass are left out
+(:meth:`Judge.candidates`, :mod:`~oharness.recall.candidates`), and a short note's body is
+read only when its score allows its body words to make up what it lacks.
+
 Not thread-safe, as the index that owns it.
 """
 
@@ -139,23 +143,29 @@ class Judge:
         shared = scored.shared[slots]
         may = gate.may_pass_many(shared, topic, said)
         body = body_of[slots]
-        if short.any():
-            # A short note's body words add at most this to its shared weight.
-            at_most = shared + scored.scores[slots] * self._body_bounds()[slots]
-            hopeful = short & gate.may_pass_many(at_most, topic + body, said)
-            if not (may | hopeful).any():  # none can pass: nothing is attached
+        if not may.any():  # only a short note may pass, with its body words
+            if not short.any():
                 return None
-            keep = short | may
-        else:
-            if not may.any():
-                return None
-            hopeful, keep = short, may  # no short note
+            weights = (shared[short], topic[short] + body[short], said)
+            if not self._hopeful(slots[short], weights, scored.scores).any():
+                return None  # none can pass: nothing is attached
+        keep = short | may
         if not keep.all():
             slots, short, shared = slots[keep], short[keep], shared[keep]
-            topic, body, hopeful = topic[keep], body[keep], hopeful[keep]
+            topic, body = topic[keep], body[keep]
         where = positions(slots, scored.capacity)
         strongest = scored.strongest_at(slots, where, _STRONG)
-        return Candidates(slots, short, shared, strongest, (topic, body), hopeful, said, where)
+        return Candidates(slots, short, shared, strongest, (topic, body), said, where)
+
+    def _hopeful(
+        self, slots: SlotArray, weights: tuple[FloatArray, FloatArray, float], scores: FloatArray
+    ) -> BoolArray:
+        """Per short note of ``slots``, False when it cannot pass even with its body words:
+        ``weights`` are its shared weight, its topic with its body words and the message's
+        weight; ``scores`` per slot of the index bound what the body words may add."""
+        shared, topic, said = weights
+        at_most = shared + scores[slots] * self._body_bounds()[slots]
+        return gate.may_pass_many(at_most, topic, said)
 
     def _body_bounds(self) -> FloatArray:
         """Per slot, what times a note's score its body words never exceed for the gate
@@ -212,14 +222,19 @@ class Judge:
         """The positions of the candidates judged again with their body words: of the short
         notes failing on their summary and tags, the :data:`~.gate.SHORT_CANDIDATES` best by
         score (``scores``, per slot), and of those the ones that may pass with their body."""
-        if not (candidates.hopeful & ~ok).any():  # none of them may pass, whichever
-            return _NO_POSITIONS
         retry = np.flatnonzero(candidates.short & ~ok)
+        if not len(retry):
+            return _NO_POSITIONS
         limit = gate.SHORT_CANDIDATES
         if len(retry) > limit:
             chosen = np.argpartition(-scores[candidates.slots[retry]], limit - 1)[:limit]
             retry = retry[chosen]
-        return retry[candidates.hopeful[retry]]  # the others fail with any body words
+        weights = (
+            candidates.shared[retry],
+            candidates.topic[retry] + candidates.body[retry],
+            candidates.said,
+        )
+        return retry[self._hopeful(candidates.slots[retry], weights, scores)]
 
     def _topic_of(self, groups: Groups, slots: SlotArray) -> tuple[FloatArray, FloatArray]:
         """Per note of ``slots``, the weight of its topic in the message's scripts (an English

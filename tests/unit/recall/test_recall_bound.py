@@ -237,7 +237,7 @@ def test_candidate_positions_follow_a_selection() -> None:
     where = positions(slots, 20)
     one = np.ones(4)
     candidates = Candidates(
-        slots, np.array([True, False, True, False]), one, one, (one, one), one > 0, 1.0, where
+        slots, np.array([True, False, True, False]), one, one, (one, one), 1.0, where
     )
     holders = np.array([0, 5, 14, 14, 19], dtype=np.int32)
     assert candidates.among(holders).tolist() == [1, 3, 3]
