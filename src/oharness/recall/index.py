@@ -291,7 +291,7 @@ class RecallIndex:
         tags, the score at least ``min_score``, not excluded - and per slot whether the note
         is short; None when there is none."""
         shared = scored.shared
-        slots = np.flatnonzero(shared)  # a sum of weights: never below 0
+        slots = np.flatnonzero(shared > 0)
         if not len(slots):  # no word of the message in any summary or tags: no score needed
             return None
         slots = slots[scored.scores[slots] >= min_score]
