@@ -32,6 +32,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from oharness.recall.candidates import SlotArray
 from oharness.recall.postings import Found, IntArray, Postings
 from oharness.recall.prepared import (
     NO_SLOTS,
@@ -306,7 +307,7 @@ class Scored:
     weight of each message term found in the index; for search, the query's coverage.
 
     The scores are summed when first read (a recall with no candidate never needs them);
-    :meth:`strongest` gives the strongest word matching each note's summary or tags.
+    :meth:`strongest_at` gives the strongest word matching each note's summary or tags.
     """
 
     def __init__(self, capacity: int, search: bool) -> None:
@@ -327,8 +328,6 @@ class Scored:
         self.own_slots: list[IntArray] = []  # search: the query's one-stem words, their notes
         self.own_weights: list[float] = []  # ... and their weights
         self._scores: FloatArray | None = None
-        self._head_slots: IntArray = _NO_SLOTS  # the heads and their weights, concatenated
-        self._head_values: FloatArray = _NO_VALUES
 
     @property
     def scores(self) -> FloatArray:
@@ -337,13 +336,26 @@ class Scored:
             self._scores = _summed(self.ordered, self.slots, self.values, self.capacity)
         return self._scores
 
-    def strongest(self) -> FloatArray:
-        """Per slot, the strongest topic weight of the message words in its summary or tags."""
-        strongest = np.zeros(self.capacity, dtype=np.float64)
+    def strongest_at(self, slots: SlotArray, where: IntArray, floor: float) -> FloatArray:
+        """Per slot of ``slots``, the strongest topic weight of the message words in its
+        summary or tags where it reaches ``floor``, else a weight under ``floor`` and no more
+        than the strongest (only the words of weight ``floor`` or more are read, and few
+        notes hold each of those). ``where``: per slot of the index, its position among
+        ``slots`` (-1 for the others)."""
+        strongest = np.zeros(len(slots), dtype=np.float64)
         for best in self.best_shared:
-            np.maximum(strongest, best, out=strongest)
-        if len(self._head_slots):
-            np.maximum.at(strongest, self._head_slots, self._head_values)
+            np.maximum(strongest, best[slots], out=strongest)
+        strong = [
+            (head, weight)
+            for head, weight in zip(self.heads, self.head_weights, strict=True)
+            if weight >= floor and len(head)
+        ]
+        if strong:
+            heads = [head for head, _ in strong]
+            found = where[np.concatenate(heads) if len(heads) > 1 else heads[0]]
+            held = found >= 0
+            weights = np.repeat(np.array([weight for _, weight in strong]), list(map(len, heads)))
+            np.maximum.at(strongest, found[held], weights[held])
         return strongest
 
     def sum_shared(self) -> None:
@@ -352,11 +364,11 @@ class Scored:
         for best in self.best_shared:
             shared = best.copy() if shared is None else _added(shared, best)
         if self.heads:
-            self._head_slots = np.concatenate(self.heads)
-            if len(self._head_slots):
+            head_slots = np.concatenate(self.heads)
+            if len(head_slots):
                 lengths = [len(head) for head in self.heads]
-                self._head_values = np.repeat(self.head_weights, lengths)
-                counted = _scatter(self._head_slots, self._head_values, self.capacity)
+                values = np.repeat(np.array(self.head_weights, dtype=np.float64), lengths)
+                counted = _scatter(head_slots, values, self.capacity)
                 shared = counted if shared is None else _added(shared, counted)
         self.shared = shared if shared is not None else np.zeros(self.capacity, dtype=np.float64)
 

@@ -152,3 +152,19 @@ def passes_many(
         rare | (overlap_many(shared, topic, said) >= needed)
     )
     return result
+
+
+#: The least overlap any note needs (a phrase, a distinctive or an everyday word), less a
+#: share far above the rounding of :func:`overlap_many`, which divides where this multiplies.
+LEAST_OVERLAP: Final = min(PHRASE_OVERLAP_GATE, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE) * (1 - 1e-9)
+
+
+def may_pass_many(shared: FloatArray, topic: FloatArray, said: float) -> BoolArray:
+    """Per note, False when :func:`passes_many` is False for it whatever its phrases and its
+    strongest word (and whatever lowers its ``shared`` weight: the stem-only rule); True
+    when it may pass: ``shared`` reaches :data:`SHARED_GATE` and either the least overlap or
+    :data:`MESSAGE_SHARE` of the message (a rare word)."""
+    capped = min(said, MESSAGE_MASS_CAP)
+    needed = np.minimum((LEAST_OVERLAP / 2.0) * (topic + capped), MESSAGE_SHARE * capped)
+    result: BoolArray = shared >= np.maximum(needed, SHARED_GATE)
+    return result

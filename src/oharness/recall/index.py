@@ -273,23 +273,17 @@ class RecallIndex:
         if read.related:
             judge.add_related(read, shared)
         found = self._candidates(scored, config.min_score, exclude)
-        if found is None:  # no candidate: nothing to judge, no phrase or tag to look up
+        # No candidate that may pass: nothing to judge, no phrase or tag to look up.
+        candidates = judge.candidates(read, scored, *found) if found is not None else None
+        if candidates is None:
             return []
-        slots, short = found
-        scores = scored.scores
-        read.strongest = scored.strongest()
         stay = surface.weaken_stem_only(
-            self.tokenizer,
-            message,
-            read.groups,
-            self._postings,
-            self._recall_table,
-            (shared, read.strongest),
-            (slots, short),
+            self.tokenizer, message, read.groups, self._postings, self._recall_table, candidates
         )
         if stay is not None:
-            slots, short = slots[stay], short[stay]
-        chosen, tags = judge.judge(read, slots, short, (scores, shared), config.per_turn)
+            candidates = candidates.select(stay)
+        scores = scored.scores
+        chosen, tags = judge.judge(read, candidates, scores, config.per_turn)
         ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags)
         return self._attached(ranking, chosen, read.named, config.per_turn, (usage, now))
 
@@ -297,22 +291,20 @@ class RecallIndex:
         self, scored: Scored, min_score: float, exclude: Collection[NoteKey | str]
     ) -> tuple[SlotArray, npt.NDArray[np.bool_]] | None:
         """The slots (ascending) the gate judges - a word of the message in the summary or
-        tags, the score at least ``min_score``, enough shared weight or a short body, not
-        excluded - and per slot whether the note is short; None when there is none."""
+        tags, the score at least ``min_score``, not excluded - and per slot whether the note
+        is short; None when there is none."""
         shared = scored.shared
         slots = np.flatnonzero(shared > 0)
         if not len(slots):  # no word of the message in any summary or tags: no score needed
             return None
         slots = slots[scored.scores[slots] >= min_score]
-        # Only a short note can pass with less shared weight (its body counts beside it).
-        short = self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-        kept = (shared[slots] >= gate.SHARED_GATE) | short
         if exclude:
             excluded = self._postings.slots_of(exclude)
             if excluded:
-                kept &= ~np.isin(slots, excluded)
-        slots, short = slots[kept], short[kept]
-        return (slots, short) if len(slots) else None
+                slots = slots[~np.isin(slots, excluded)]
+        if not len(slots):
+            return None
+        return slots, self._postings.body_lengths()[slots] <= gate.SHORT_BODY
 
     def _attached(
         self,

@@ -17,6 +17,10 @@ of one message:
   a large folder a couple of everyday words ("review the changes in this file") meet many
   summaries, and attaching three of them is noise.
 
+Before any tag, phrase or body is read, the notes that cannot pass are left out
+(:meth:`Judge.candidates`, :mod:`~oharness.recall.candidates`), and a short note's body is
+read only when its score allows its body words to make up what it lacks.
+
 Not thread-safe, as the index that owns it.
 """
 
@@ -25,14 +29,14 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
 from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall import gate
-from oharness.recall.accumulate import TermTable
+from oharness.recall.accumulate import Scored, TermTable
+from oharness.recall.candidates import Candidates, positions
 from oharness.recall.held import Held, HeldTable
 from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
@@ -43,6 +47,7 @@ from oharness.recall.topic import TopicWeights
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 SlotArray = npt.NDArray[np.integer[Any]]
+Positions = npt.NDArray[np.intp]  # of candidates
 Groups = list[tuple[str, ...]]
 #: Per message word with related words (by its position), their terms.
 Related = list[tuple[int, tuple[str, ...]]]
@@ -57,9 +62,13 @@ _UNREAD: Final[_ReadTag] = ("", "", ())
 _TAGS_KEPT: Final = 20_000
 #: Short notes whose body-only terms are kept at most (a few kilobytes each).
 BODIES_KEPT: Final = 2_000
-_TAG: Final = attrgetter("tag")
-_UNUSED: Final = attrgetter("unused")
-_SLOTS: Final = attrgetter("slots")
+#: Relative slack of a bound computed in another order than the sum it bounds.
+_ROUNDING: Final = 1e-9
+_TINY: Final = 1e-300
+#: The strongest word matters to the gate only from this weight on (a distinctive or rare
+#: word; see :func:`~.gate.passes`), and to the stem-only rule, which finds it again.
+_STRONG: Final = min(gate.DISTINCTIVE, gate.RARE)
+_NO_POSITIONS: Final[Positions] = np.empty(0, dtype=np.intp)
 
 
 @dataclass
@@ -70,7 +79,6 @@ class Message:
     phrases: list[str]  # its phrase terms
     related: Related  # related words of its words, not said
     weights: dict[str, float] = field(default_factory=dict)  # topic weight of terms found
-    strongest: FloatArray = field(default_factory=lambda: np.zeros(0))  # per slot
     named: frozenset[int] = frozenset()  # the slots judged whose summary holds a phrase of it
 
 
@@ -89,6 +97,7 @@ class Judge:
         self._tokenizer = tokenizer
         self._table = table
         self._weight = weigh
+        self._params = params
         self._topics = TopicWeights(params, gate.SHORT_BODY, self._unspaced_of)
         english = {"english", "porter"} & set(tokenizer.languages)
         self._related = related_terms(tokenizer.tokens) if english else {}
@@ -108,6 +117,7 @@ class Judge:
         self._unspaced: npt.NDArray[np.int8] = np.empty(0, dtype=np.int8)  # -1: unknown
         #: Per slot judged as a short note: its stamp and its body-only term ids.
         self._bodies: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._bounds: tuple[int, FloatArray] = (-1, np.empty(0))  # see _body_bounds
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -124,53 +134,113 @@ class Judge:
             ((term,), RELATED_FACTOR) for _, terms in message.related for term in terms
         ]
 
-    def judge(
-        self,
-        message: Message,
-        slots: SlotArray,
-        short: BoolArray,
-        scored: tuple[FloatArray, FloatArray],
-        per_turn: int,
-    ) -> tuple[SlotArray, FloatArray]:
-        """The ``slots`` whose notes the message names, and per note of them how many of its
-        whole tags the message says (for ranking: :data:`~.gate.TAG_RANK`).
+    def candidates(
+        self, message: Message, scored: Scored, slots: SlotArray, short: BoolArray
+    ) -> Candidates | None:
+        """The notes of ``slots`` (ascending; ``short``: per slot whether the note's body is
+        short) the gate must judge, with what it knows of each before reading their tags,
+        phrases and bodies (:mod:`~oharness.recall.candidates`); None when none may pass.
 
-        ``slots`` ascending, ``short`` per slot whether the note's body is short; ``scored``:
-        the scores and shared weights per slot of the index. Every candidate is judged on its
-        summary and tags at once; a short note that fails is judged again with its body words
+        A note with a long body that cannot pass whatever its phrases and strongest word is
+        left out (:func:`~.gate.may_pass_many`).
+        """
+        said = self._message_weight(message)
+        topic, body_of = self._topic_of(message.groups, slots)
+        shared = scored.shared[slots]
+        may = gate.may_pass_many(shared, topic, said)
+        body = body_of[slots]
+        if not may.any():  # only a short note may pass, with its body words
+            if not short.any():
+                return None
+            weights = (shared[short], topic[short] + body[short], said)
+            if not self._hopeful(slots[short], weights, scored.scores).any():
+                return None  # none can pass: nothing is attached
+        keep = short | may
+        if not keep.all():
+            slots, short, shared = slots[keep], short[keep], shared[keep]
+            topic, body = topic[keep], body[keep]
+        where = positions(slots, scored.capacity)
+        strongest = scored.strongest_at(slots, where, _STRONG)
+        return Candidates(slots, short, shared, strongest, (topic, body), said, where)
+
+    def _hopeful(
+        self, slots: SlotArray, weights: tuple[FloatArray, FloatArray, float], scores: FloatArray
+    ) -> BoolArray:
+        """Per short note of ``slots``, False when it cannot pass even with its body words:
+        ``weights`` are its shared weight, its topic with its body words and the message's
+        weight; ``scores`` per slot of the index bound what the body words may add."""
+        shared, topic, said = weights
+        at_most = shared + scores[slots] * self._body_bounds()[slots]
+        return gate.may_pass_many(at_most, topic, said)
+
+    def _body_bounds(self) -> FloatArray:
+        """Per slot, what times a note's score its body words never exceed for the gate
+        (:meth:`_body_matches`), kept per version of the postings: a body word held once adds
+        to the score its weight times the saturation of the body's length norm, or more, and
+        the score is the sum of such parts (and of others, never negative)."""
+        postings = self._postings
+        if self._bounds[0] != postings.version:
+            params = self._params
+            norm = postings.norms(params)[:, 2].astype(np.float64)
+            least = norm * (params.k1 + 1.0) / (norm + params.k1)
+            self._bounds = (postings.version, (1.0 + _ROUNDING) / np.maximum(least, _TINY))
+        return self._bounds[1]
+
+    def judge(
+        self, message: Message, candidates: Candidates, scores: FloatArray, per_turn: int
+    ) -> tuple[SlotArray, FloatArray]:
+        """The slots of the ``candidates`` whose notes the message names, and per note of them
+        how many of its whole tags the message says (for ranking: :data:`~.gate.TAG_RANK`).
+
+        ``scores``: per slot of the index. Every candidate is judged on its summary and tags
+        at once; a short note that fails is judged again with its body words
         (:meth:`_judge_short`). Everyday words alone that pass on ``per_turn`` notes or more
         single none of them out.
         """
+        slots, said = candidates.slots, candidates.said
         if not len(slots):
             return slots, np.zeros(0, dtype=np.float64)
-        scores, shared = scored
         held = self._held.get_many([group[0] for group in message.groups] + message.phrases)
-        tags, tag_only, phrase = self._named_at(message, slots, held)
+        tags, tag_only, phrase = self._named_at(message, candidates, held)
         message.named = frozenset(slots[phrase].tolist())
-        said = self._message_weight(message)
-        topic, body = self._topic_of(message.groups, slots)
-        shared_here = shared[slots]
-        strongest = message.strongest[slots]  # a copy (indexed by an array)
-        ok = gate.passes_many(shared_here, topic, said, phrase | tag_only, strongest)
-        retry = np.flatnonzero(short & ~ok)
+        shared, topic, strongest = candidates.shared, candidates.topic, candidates.strongest
+        named = phrase | tag_only
+        ok = gate.passes_many(shared, topic, said, named, strongest)
+        retry = self._retried(candidates, ok, scores)
         if len(retry):
-            limit = gate.SHORT_CANDIDATES
-            if len(retry) > limit:
-                retry = retry[np.argpartition(-scores[slots[retry]], limit - 1)[:limit]]
+            strongest = strongest.copy()
             verdicts = self._judge_short(
                 (message, held[: len(message.groups)]),
                 slots[retry],
-                (shared_here[retry], topic[retry] + body[slots[retry]], said),
+                (shared[retry], topic[retry] + candidates.body[retry], said),
                 (phrase[retry], tag_only[retry]),
                 strongest[retry],
             )
             passed, extra_strongest = zip(*verdicts, strict=True)
             ok[retry] = passed
             strongest[retry] = np.maximum(strongest[retry], extra_strongest)
-        everyday = ok & ~phrase & ~tag_only & (strongest < gate.DISTINCTIVE)
+        everyday = ok & ~named & (strongest < gate.DISTINCTIVE)
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
         return slots[ok], tags[ok]
+
+    def _retried(self, candidates: Candidates, ok: BoolArray, scores: FloatArray) -> Positions:
+        """The positions of the candidates judged again with their body words: of the short
+        notes failing on their summary and tags, the :data:`~.gate.SHORT_CANDIDATES` best by
+        score (``scores``, per slot), and of those the ones that may pass with their body."""
+        retry = np.flatnonzero(candidates.short & ~ok)
+        if not len(retry):
+            return _NO_POSITIONS
+        limit = gate.SHORT_CANDIDATES
+        if len(retry) > limit:
+            chosen = np.argpartition(-scores[candidates.slots[retry]], limit - 1)[:limit]
+            retry = retry[chosen]
+        weights = (
+            candidates.shared[retry],
+            candidates.topic[retry] + candidates.body[retry],
+            candidates.said,
+        )
+        return retry[self._hopeful(candidates.slots[retry], weights, scores)]
 
     def _topic_of(self, groups: Groups, slots: SlotArray) -> tuple[FloatArray, FloatArray]:
         """Per note of ``slots``, the weight of its topic in the message's scripts (an English
@@ -277,24 +347,38 @@ class Judge:
         return TAG_MARK + mark, UNUSED_TAG_MARK + mark, tuple(group[-1] for group in words)
 
     def _named_at(
-        self, message: Message, slots: SlotArray, held: list[Held]
+        self, message: Message, candidates: Candidates, held: list[Held]
     ) -> tuple[FloatArray, BoolArray, BoolArray]:
-        """Per note of ``slots``: how many of its whole tags the message says, whether one of
-        them has a word its summary does not use (a synonym, another language, a name), and
+        """Per candidate: how many of its whole tags the message says, whether one of them
+        has a word its summary does not use (a synonym, another language, a name), and
         whether its summary holds one of the message's phrases. ``held``: what the postings
-        hold of the message's words (each one's first term) and phrases."""
-        size = len(self._postings.entries_by_slot())  # every slot a posting may name
-        tagged = [slots for slots in map(_TAG, held) if slots is not None]
-        if not tagged:
-            counts = np.zeros(len(slots), dtype=np.float64)
-            tag_only = np.zeros(len(slots), dtype=np.bool_)
-        else:
-            # Each tag's notes are distinct, so counting slots counts the tags said per note.
-            counts = np.bincount(_joined(tagged), minlength=size)[slots].astype(np.float64)
-            unused = [slots for slots in map(_UNUSED, held) if slots is not None]
-            tag_only = _marked(size, unused)[slots]
-        phrases = [slots for slots in map(_SLOTS, held[len(message.groups) :]) if slots is not None]
-        return counts, tag_only, _marked(size, phrases)[slots]
+        hold of the message's words (each one's first term) and phrases.
+
+        The notes of all of them are found among the candidates at once, each counted in its
+        own row: tags, unused tags, phrases."""
+        count = len(candidates)
+        arrays: list[IntArray] = []
+        rows: list[int] = []
+        for tag, other in [(known.tag, known.unused) for known in held if known.tag is not None]:
+            assert tag is not None  # (filtered)
+            arrays.append(tag)
+            rows.append(0)
+            if other is not None:  # the tag has a word the summary does not use
+                arrays.append(other)
+                rows.append(count)
+        phrases = [known.slots for known in held[len(message.groups) :] if known.slots is not None]
+        arrays += phrases
+        rows += [2 * count] * len(phrases)
+        if not arrays:
+            nothing = np.zeros(count, dtype=np.bool_)
+            return np.zeros(count, dtype=np.float64), nothing, nothing.copy()
+        found = candidates.where[_joined(arrays)]
+        among = found >= 0
+        found += np.repeat(np.array(rows, dtype=np.int32), [len(array) for array in arrays])
+        counted = np.bincount(found[among], minlength=3 * count)
+        tags, unused, named = counted[:count], counted[count : 2 * count], counted[2 * count :]
+        # Each tag's notes are distinct, so counting slots counts the tags said per note.
+        return tags.astype(np.float64), unused > 0, named > 0
 
     def _related_of(self, groups: Groups, said: set[str]) -> Related:
         """Per message word with related words (:mod:`~.related`), their terms not ``said``
@@ -507,14 +591,6 @@ def _body_only(entries: list[NoteEntry | None]) -> list[tuple[int, ...]]:
 def _joined(arrays: list[IntArray]) -> IntArray:
     """The arrays one after the other."""
     return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
-
-
-def _marked(size: int, arrays: list[IntArray]) -> BoolArray:
-    """Per slot of ``size``, whether one of the ``arrays`` (of slots) holds it."""
-    marked = np.zeros(size, dtype=np.bool_)
-    if arrays:
-        marked[_joined(arrays)] = True
-    return marked
 
 
 def _distinct_ids(term_ids: IntArray, size: int) -> IntArray:

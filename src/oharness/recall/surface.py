@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.accumulate import TermTable
+from oharness.recall.candidates import Candidates
 from oharness.recall.gate import SHARED_GATE
 from oharness.recall.postings import IntArray, Postings
 from oharness.recall.tokenize import Tokenizer
@@ -152,54 +153,73 @@ def weaken_stem_only(
     groups: Sequence[tuple[str, ...]],
     postings: Postings,
     table: TermTable,
-    scored: tuple[FloatArray, FloatArray],
-    candidates: tuple[SlotArray, BoolArray],
+    candidates: Candidates,
 ) -> BoolArray | None:
-    """Per slot of the ``candidates`` (slots, and per slot whether the note is short), whether
-    it is still a candidate once a message word (of ``groups``, the words the gate reads)
-    matching a note's summary or tags only through its stem counts :data:`STEM_ONLY_FACTOR`
-    of its weight; None when no word does (all stay). ``shared`` and ``strongest`` (per slot
-    of the index) are lowered in place where it does."""
-    slots, short = candidates
-    if not len(slots) or not _english(tokenizer):
+    """Per candidate, whether it is still one once a message word (of ``groups``, the words
+    the gate reads) matching a note's summary or tags only through its stem counts
+    :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). The
+    candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
+    if not len(candidates) or not _english(tokenizer):
         return None
     words = _said_stems(tokenizer, message, groups, postings)
     if not words:
         return None
-    shared, strongest = scored
-    scratch = np.zeros(len(shared), dtype=np.bool_)
+    held = _stem_holders(words, table, postings)
+    if not held:
+        return None
+    # The candidates among every stem's holders at once: (stem, candidate) in stem order.
+    arrays = [holders for _, _, _, holders in held]
+    at = candidates.where[np.concatenate(arrays) if len(arrays) > 1 else arrays[0]]
+    among = at >= 0
+    if not among.any():
+        return None
+    stem_of = np.repeat(np.arange(len(held)), [len(holders) for holders in arrays])[among]
+    at = at[among]
+    shared, strongest = candidates.shared, candidates.strongest
     weak_of: dict[str, BoolArray] = {}
     changed: BoolArray | None = None
-    for stem, part in zip(words, table.get_many(list(words)), strict=True):
-        if part is None or not len(part.head):
-            continue
-        said_base, keys = words[stem]
-        if said_base:  # only the notes holding the stem through derived words alone
-            derived_only = postings.lookup(DERIVED_MARK + stem)
-            holders = derived_only[0] if derived_only is not None else part.head[:0]
-        else:
-            holders = part.head
-        if not len(holders):
-            continue
-        weak = _among(scratch, holders, slots)
-        if not weak.any():
-            continue
+    for number in dict.fromkeys(stem_of.tolist()):  # the stems meeting a candidate, in order
+        stem, weight, keys, _ = held[number]
+        weak = np.zeros(len(candidates), dtype=np.bool_)
+        weak[at[stem_of == number]] = True
         full = _holders(postings, [SURFACE_MARK + key for key in keys])
         if full is not None:
-            weak &= ~_among(scratch, full, slots)
+            weak &= ~candidates.flags(full)
             if not weak.any():
                 continue
-        shared[slots[weak]] -= (1.0 - STEM_ONLY_FACTOR) * part.topic_weight
+        shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * weight
         weak_of[stem] = weak
         # Where it was the message's strongest word, the strongest is found again below.
-        strongest_here = strongest[slots] <= part.topic_weight
+        strongest_here = strongest <= weight
         changed = weak & strongest_here if changed is None else changed | weak & strongest_here
     if not weak_of:
         return None
     if changed is not None and changed.any():
-        _strongest_again(groups, table, weak_of, slots, changed, strongest)
-    stay: BoolArray = (shared[slots] >= SHARED_GATE) | short
+        _strongest_again(groups, table, weak_of, candidates, changed)
+    stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
+
+
+def _stem_holders(
+    words: dict[str, tuple[bool, set[str]]], table: TermTable, postings: Postings
+) -> list[tuple[str, float, set[str], IntArray]]:
+    """Per stem of :func:`_said_stems` (in order) that some note may match through the stem
+    only: the stem, its topic weight, the keys of its derived words said, and the notes
+    where it may (a base word: those holding the stem through derived words alone)."""
+    held: list[tuple[str, float, set[str], IntArray]] = []
+    for stem, part in zip(words, table.get_many(list(words)), strict=True):
+        if part is None or not len(part.head):
+            continue
+        said_base, keys = words[stem]
+        holders = part.head
+        if said_base:  # only the notes holding the stem through derived words alone
+            derived_only = postings.lookup(DERIVED_MARK + stem)
+            if derived_only is None:
+                continue
+            holders = derived_only[0]
+        if len(holders):
+            held.append((stem, part.topic_weight, keys, holders))
+    return held
 
 
 def _said_stems(
@@ -210,36 +230,33 @@ def _said_stems(
     meets only notes holding the stem through derived words alone (few, marked); a derived
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
-    said: dict[str, tuple[bool, set[str], str]] = {}  # in the order of first mention
-    for stem, key, base, derived_mark in _plain_words(tokenizer, message):
-        if stem not in read:
-            continue
-        known = said.get(stem)
-        if known is None:
-            said[stem] = (base, set() if base else {key}, derived_mark)
-        elif base:
-            if not known[0]:
-                said[stem] = (True, known[1], derived_mark)
-        else:
-            known[1].add(key)
+    words = [word for word in _plain_words(tokenizer, message) if word[0] in read]
+    if not words:
+        return {}
+    based = {word[0] for word in words if word[2]}
+    derived: dict[str, set[str]] = {}
+    for stem, key in [(word[0], word[1]) for word in words if not word[2]]:
+        derived.setdefault(stem, set()).add(key)
     vocabulary = postings.vocabulary
-    return {
-        stem: (said_base, keys)
-        for stem, (said_base, keys, derived_mark) in said.items()
-        if (keys and not said_base) or (said_base and derived_mark in vocabulary)
-    }
+    found: dict[str, tuple[bool, set[str]]] = {}
+    for stem in dict.fromkeys(word[0] for word in words):  # in the order of first mention
+        if stem in based:
+            if DERIVED_MARK + stem in vocabulary:
+                found[stem] = (True, derived.get(stem, set()))
+        else:  # said only as derived words
+            found[stem] = (False, derived[stem])
+    return found
 
 
 def _strongest_again(
     groups: Sequence[tuple[str, ...]],
     table: TermTable,
     weak_of: dict[str, BoolArray],
-    slots: SlotArray,
+    candidates: Candidates,
     changed: BoolArray,
-    strongest: FloatArray,
 ) -> None:
-    """The strongest word of the message at the ``changed`` ones of ``slots``, each word at
-    what it now counts (``weak_of``: per weakened stem, where it is weak among ``slots``).
+    """The strongest word of the message at the ``changed`` candidates, each word at what it
+    now counts (``weak_of``: per weakened stem, the candidates where it is weak).
 
     The few notes changed are found in the summary and tags holders of all the words at
     once; each (note, word) found then weighs in plain Python."""
@@ -249,42 +266,31 @@ def _strongest_again(
         for term, part in zip(terms, table.get_many(terms), strict=True)
         if part is not None and len(part.head)
     ]
-    affected = slots[changed]
-    best = dict.fromkeys(affected.tolist(), 0.0)
+    affected = np.flatnonzero(changed)
+    best = dict.fromkeys(affected.tolist(), 0.0)  # per changed candidate (its position)
     if found:
         heads = [part.head for _, part in found]
-        holders = np.concatenate(heads)
+        at = candidates.where[np.concatenate(heads)]
         word = np.repeat(np.arange(len(found)), [len(head) for head in heads])
-        scratch = np.zeros(len(strongest), dtype=np.bool_)
-        scratch[affected] = True
-        hits = np.flatnonzero(scratch[holders])
-        # Where each changed note is weak, per weakened word: its position among `affected`.
-        position = {slot: number for number, slot in enumerate(best)}
-        weak = {term: lowered[changed].tolist() for term, lowered in weak_of.items()}
-        for slot, number in zip(holders[hits].tolist(), word[hits].tolist(), strict=True):
+        held = at >= 0
+        at, word = at[held], word[held]
+        hits = changed[at]
+        weak = {term: lowered.tolist() for term, lowered in weak_of.items()}
+        for position, number in zip(at[hits].tolist(), word[hits].tolist(), strict=True):
             term, part = found[number]
             value = part.topic_weight
             lowered = weak.get(term)
-            if lowered is not None and lowered[position[slot]]:
+            if lowered is not None and lowered[position]:
                 value *= STEM_ONLY_FACTOR
-            if value > best[slot]:
-                best[slot] = value
-    strongest[affected] = list(best.values())
+            if value > best[position]:
+                best[position] = value
+    candidates.strongest[affected] = list(best.values())
 
 
 def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:
     """The slots holding any of ``terms``, or None when none does."""
     found = [hit[0] for hit in map(postings.lookup, terms) if hit is not None]
     return np.concatenate(found) if found else None
-
-
-def _among(scratch: BoolArray, holders: IntArray, slots: SlotArray) -> BoolArray:
-    """Per slot of ``slots``, whether it is one of ``holders`` (``scratch``: all False, and
-    left so)."""
-    scratch[holders] = True
-    found: BoolArray = scratch[slots]
-    scratch[holders] = False
-    return found
 
 
 def _english(tokenizer: Tokenizer) -> bool:
