@@ -52,7 +52,7 @@ from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, Tokenizer
 from oharness.types import Scope
 
 Int64Array = npt.NDArray[np.int64]
-#: The whole-tag marks of a note's tags, given its summary's terms (``Judge.tag_marks``).
+#: The whole-tag marks of a note's tags, given its summary's terms (:class:`~.tags.TagMarks`).
 TagMarks = Callable[[Iterable[str], Collection[str]], list[str]]
 
 #: The mark term of a note that asks something: a question mark ending a sentence (not the

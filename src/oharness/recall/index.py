@@ -27,7 +27,7 @@ from oharness.notes.format import Note
 from oharness.recall import gate, surface
 from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
 from oharness.recall.build import ASKS, Batch, note_marks, without_links
-from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK, Judge
+from oharness.recall.judge import Judge
 from oharness.recall.postings import (
     CacheKey,
     Columns,
@@ -48,6 +48,7 @@ from oharness.recall.score import (
     term_weight,
     usage_boost,
 )
+from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK, TagMarks
 from oharness.recall.tokenize import (
     LINK_MARK,
     PHRASE_MARK,
@@ -138,6 +139,7 @@ class RecallIndex:
         self._judge = Judge(
             self._postings, self.tokenizer, params, self._recall_table, self._weight
         )
+        self._tag_marks = TagMarks(self.tokenizer)
 
     @classmethod
     def from_settings(cls, settings: RecallSettings) -> RecallIndex:
@@ -175,7 +177,7 @@ class RecallIndex:
     ) -> None:
         """Index many notes at once (much faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
-        batch = Batch(self.tokenizer, self._judge.tag_marks)
+        batch = Batch(self.tokenizer, self._tag_marks)
         for scope, note in notes:
             batch.add(scope, note, keys.get((scope, note.id)))
         self._postings.insert_columns(batch.columns(self._postings))
@@ -381,7 +383,7 @@ class RecallIndex:
         count = tokenizer.counts
         fields = (count(note.summary), count("\n".join(note.tags)), count(body))
         summary = (fields[0], tokenizer.phrases(note.summary))
-        marks = note_marks(tokenizer, self._judge.tag_marks, note, (body, links), summary)
+        marks = note_marks(tokenizer, self._tag_marks, note, (body, links), summary)
         return self._postings.entry(scope, note.id, cache_key, fields, marks)
 
     def _score(

@@ -26,7 +26,7 @@ Not thread-safe, as the index that owns it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, Final, cast
@@ -41,6 +41,7 @@ from oharness.recall.held import Held, HeldTable
 from oharness.recall.postings import IntArray, NoteEntry, Postings
 from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
+from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.tokenize import Tokenizer, unspaced_term
 from oharness.recall.topic import TopicWeights
 
@@ -51,15 +52,6 @@ Positions = npt.NDArray[np.intp]  # of candidates
 Groups = list[tuple[str, ...]]
 #: Per message word with related words (by its position), their terms.
 Related = list[tuple[int, tuple[str, ...]]]
-#: Marks a whole tag of a note: one word, or two as a phrase term (``on-call``).
-TAG_MARK: Final = "\x03"
-#: Marks again a whole tag with a word the note's summary does not use.
-UNUSED_TAG_MARK: Final = "\x04"
-#: A whole tag's marks (:data:`TAG_MARK`, :data:`UNUSED_TAG_MARK`) and its words' last terms.
-_ReadTag = tuple[str, str, tuple[str, ...]]
-_UNREAD: Final[_ReadTag] = ("", "", ())
-#: Distinct tags whose marks are kept at most.
-_TAGS_KEPT: Final = 20_000
 #: Short notes whose body-only terms are kept at most (a few kilobytes each).
 BODIES_KEPT: Final = 2_000
 #: Relative slack of a bound computed in another order than the sum it bounds.
@@ -106,7 +98,6 @@ class Judge:
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)
         )
         self._held = HeldTable(postings, TAG_MARK, UNUSED_TAG_MARK)
-        self._tags: dict[str, _ReadTag | None] = {}  # what tag_marks found per tag
         self.reset()
 
     def reset(self) -> None:
@@ -311,40 +302,6 @@ class Judge:
             )
             verdicts.append((passed, extra_strongest))
         return verdicts
-
-    def tag_marks(self, tags: Iterable[str], summary: Collection[str]) -> list[str]:
-        """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`), and again
-        (:data:`UNUSED_TAG_MARK`) of those with a word the ``summary`` terms do not hold."""
-        marks: list[str] = []
-        known = self._tags
-        for tag in tags:
-            read = known.get(tag, _UNREAD)
-            if read is _UNREAD:  # tags recur across notes: each is read once
-                if len(known) >= _TAGS_KEPT:
-                    known.clear()
-                read = known[tag] = self._read_tag(tag)
-            if read is None:
-                continue
-            mark, unused, last_terms = read
-            marks.append(mark)
-            if any(term not in summary for term in last_terms):
-                marks.append(unused)
-        return marks
-
-    def _read_tag(self, tag: str) -> _ReadTag | None:
-        """A tag's two marks and the last term of each of its words; None for a tag that
-        marks nothing (no word, more than two, or two that pair into no phrase)."""
-        words = self._tokenizer.query_terms(tag)
-        if len(words) == 1:
-            mark = words[0][0]
-        elif len(words) <= 3:  # two words (or a compound kept whole, then its two)
-            phrases = self._tokenizer.phrases(tag)
-            if not phrases:
-                return None
-            mark = phrases[-1]
-        else:
-            return None
-        return TAG_MARK + mark, UNUSED_TAG_MARK + mark, tuple(group[-1] for group in words)
 
     def _named_at(
         self, message: Message, candidates: Candidates, held: list[Held]

@@ -20,8 +20,8 @@ from oharness.recall.accumulate import TermScores, TermTable
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.held import Held, HeldTable
 from oharness.recall.index import RecallIndex
-from oharness.recall.judge import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.postings import Postings
+from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.tokenize import PHRASE_MARK
 from oharness.types import Scope
 
