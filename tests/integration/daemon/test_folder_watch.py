@@ -11,36 +11,18 @@ from pathlib import Path
 
 import pytest
 from sync_server_support import token_for
+from watch_support import Seconds, Walks
 
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.background import DaemonSync
 from oharness.daemon.events import Subscription
-from oharness.daemon.folders import FolderWatch, Signature, folder_signature
+from oharness.daemon.folders import FolderWatch
 from oharness.daemon.page.watch import NOTES_CHANGED, NoteWatcher
 from oharness.daemon.state import DaemonState
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import WRITE_DEBOUNCE_MS
 from oharness.sync.settings_file import SyncSettingsFile
 from oharness.tools.workspace import open_workspace, wall_clock_ms
-
-
-class Walks:
-    """:func:`folder_signature`, counting the walks of each folder."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[Path] = Counter()
-
-    def __call__(self, folder: Path) -> Signature:
-        self.counts[folder] += 1
-        return folder_signature(folder)
-
-
-class Seconds:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

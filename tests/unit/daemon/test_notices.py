@@ -6,33 +6,16 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from watch_support import Seconds, Walks
 
 from oharness.daemon.folders import FolderWatch, Signature, folder_signature
 from oharness.daemon.notices import NOTIFICATIONS, FolderNotices, remote_file_system
 
 WAIT = 10.0  # seconds at most for the OS to report a change (it takes about 0.1 s)
-
-
-class Walks:
-    def __init__(self) -> None:
-        self.counts: Counter[Path] = Counter()
-
-    def __call__(self, folder: Path) -> Signature:
-        self.counts[folder] += 1
-        return folder_signature(folder)
-
-
-class Seconds:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Watcher:
