@@ -212,22 +212,17 @@ class Postings:
         copy; they never change), a changed term's its own array."""
         own, base = self._own, self._base
         found: list[IntArray | None] = [None] * len(term_ids)
-        if base is None:
-            for number, term_id in enumerate(term_ids):
-                held = own.get(term_id)
-                if held is not None and len(held[0]):
-                    found[number] = held[0]
-            return found
-        in_base, starts, slots = base.term_count, base.term_starts, base.term_slots
+        in_base = base.term_count if base is not None else 0
         for number, term_id in enumerate(term_ids):
             held = own.get(term_id)
             if held is not None:
                 if len(held[0]):
                     found[number] = held[0]
             elif term_id < in_base:
-                start, end = starts.item(term_id), starts.item(term_id + 1)
+                assert base is not None
+                start, end = base.term_starts.item(term_id), base.term_starts.item(term_id + 1)
                 if end > start:
-                    found[number] = slots[start:end]
+                    found[number] = base.term_slots[start:end]
         return found
 
     @property
