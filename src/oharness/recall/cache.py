@@ -55,8 +55,9 @@ from oharness.recall.postings import (
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
 #: asks something; 3: notes as columns, postings read as flat arrays; 4: the inflection keys
 #: of its summary and tags words; 5: the postings in term order too, instead of the order
-#: that sorts them). Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 5
+#: that sorts them; 6: a body indexed up to ``INDEXED_BODY_CHARS``). Tokeniser changes are
+#: covered by its own signature.
+CACHE_FORMAT: Final = 6
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
@@ -151,8 +152,10 @@ def write_atomically(path: Path, data: bytes) -> None:
             f"could not create the recall cache folder {path.parent}: {exc.strerror or exc}",
             path=str(path),
         ) from exc
-    atomic_write(path, data)
+    # Before the write, not after: a writer killed every time (a caller's timeout shorter
+    # than a first build) still clears the dead writes of earlier attempts.
     _remove_dead_writes(path)
+    atomic_write(path, data)
 
 
 def _remove_dead_writes(path: Path) -> None:

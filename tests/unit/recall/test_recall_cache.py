@@ -329,3 +329,45 @@ def test_a_write_removes_the_temp_files_killed_writers_left_and_no_fresh_one(
     assert not dead.exists()  # a dead write of this cache
     assert fresh.exists()  # may be another process's write in progress
     assert other.exists()  # not this cache's
+
+
+class _Killed(BaseException):
+    """A writer killed between writing its temp file and renaming it (as by kill -9)."""
+
+
+def test_writers_killed_every_time_leave_only_their_recent_temp_files(built: Built) -> None:
+    """A process killed mid-write each time (a hook's timeout shorter than a first build)
+    never completes a write; each attempt still removes the dead writes older than the stale
+    age, so the folder holds only the last few minutes' worth, not one cache per attempt."""
+    import os
+    import time
+
+    from oharness import fsio
+
+    index, path, _ = built
+    path.unlink(missing_ok=True)
+
+    def killed(stage: str, target: Path) -> None:
+        if stage == "before-replace" and target == path:
+            raise _Killed
+
+    def temps() -> set[Path]:
+        return set(path.parent.glob(f".{path.name}.*.tmp"))
+
+    previous = fsio.set_fault_hook(killed)
+    try:
+        for _ in range(3):
+            with pytest.raises(_Killed):
+                write_cache(path, index)
+        left = temps()
+        assert len(left) == 3  # each attempt's temp file (too young to be known dead)
+        an_hour_ago = time.time() - 3600
+        for temp in left:
+            os.utime(temp, (an_hour_ago, an_hour_ago))
+        with pytest.raises(_Killed):
+            write_cache(path, index)
+        assert len(temps()) == 1  # only this attempt's: the dead ones are gone
+        assert not temps() & left
+    finally:
+        fsio.set_fault_hook(previous)
+    assert not path.exists()  # no write ever completed
