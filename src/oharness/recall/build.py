@@ -58,6 +58,11 @@ TagMarks = Callable[[Iterable[str], Collection[str]], list[str]]
 #: The mark term of a note that asks something: a question mark ending a sentence (not the
 #: one of a URL), or a full-width one anywhere.
 ASKS: Final = PHRASE_MARK + "?"
+#: A body is indexed up to this many characters: every body within the spec's
+#: ``memory.maxNoteBytes`` (131,072 bytes) whole. A file written by hand past it is read, kept
+#: and shown as it is, but only its beginning is indexed, so one such file does not cost every
+#: new process the time of tokenising it (the cache keeps only what is indexed).
+INDEXED_BODY_CHARS: Final = 131_072
 _QUESTION: Final = re.compile(r"？|\?(?=\s|$|[\"'”’)\]!.…])")
 
 #: Marks (phrase, link, tag and surface terms) start with a character below this one; a chunk
@@ -163,8 +168,9 @@ class Batch:
 
 
 def without_links(body: str) -> tuple[str, tuple[str, ...]]:
-    """``body`` with its links blanked out (a link names another note's topic, not this
-    one's), and the links."""
+    """The indexed part of ``body`` (its first :data:`INDEXED_BODY_CHARS`) with its links
+    blanked out (a link names another note's topic, not this one's), and those links."""
+    body = body[:INDEXED_BODY_CHARS]
     links = extract_links(body)
     for target in links:
         body = body.replace(f"[[{target}]]", " ")
