@@ -109,6 +109,8 @@ _KNOWN: Final[dict[tuple[str, ...], tuple[tuple[type, ...], str]]] = {
     ("memory", "consolidate", "maxMerges"): _INT,
     ("models", "main"): _STR_OR_NULL,
     ("models", "small"): _STR_OR_NULL,
+    # Read by project discovery from the user's own config only (oharness.project.discovery).
+    ("projects", "safeDirectories"): _STR_LIST,
 }
 # Objects we know (their own unknown children are warned about).
 _KNOWN_OBJECTS: Final[frozenset[tuple[str, ...]]] = frozenset(
@@ -118,6 +120,7 @@ _KNOWN_OBJECTS: Final[frozenset[tuple[str, ...]]] = frozenset(
         ("memory", "autoExtract"),
         ("memory", "consolidate"),
         ("models",),
+        ("projects",),
     }
 )
 # Top-level keys owned by other components; kept without warnings.
@@ -216,6 +219,12 @@ def _strip_switch_ons(
                 f"{layer.source}: memory.consolidate.auto ignored: a project config may lower "
                 "background merges, never raise them (set it in your own config.json)"
             )
+    if _get(data, "projects", "safeDirectories") is not None:
+        del data["projects"]["safeDirectories"]
+        warnings.append(
+            f"{layer.source}: projects.safeDirectories ignored: only your own config.json may "
+            "name folders to trust (a repository cannot vouch for itself)"
+        )
     return data
 
 

@@ -3,7 +3,8 @@
 Claude Code (and Codex) start one process per prompt and wait for it, so this module imports
 only what the daemon path needs from the standard library — ``os``, ``json``, ``hashlib`` and
 ``socket``; no ``pathlib``, ``typing``, ``urllib`` or ``http.client`` (whose ``email`` imports
-cost more than the request) and nothing else of oharness. The daemon's address is read from
+cost more than the request) and of oharness only the discovery rule (``project.discovery``,
+itself standard library only). The daemon's address is read from
 ``$OHARNESS_HOME`` (``daemon.json`` and ``daemon-token``, as :func:`oharness.sdk.find_daemon`
 reads them). Only when no daemon answers is the memory engine imported
 (:func:`oharness.bridges.claude_hook.library_recall`).
@@ -109,25 +110,15 @@ class DaemonRefused(ValueError):
 
 
 def find_project(start: str, home: str) -> tuple[str, str] | None:
-    """``(root, project id)`` of the registered project at or above ``start``, if any (the
-    folder holding ``.oharness/project.json``, as the library finds it; never the home's)."""
-    home_real = os.path.realpath(home)
-    directory = start
-    while True:
-        state_dir = os.path.join(directory, ".oharness")
-        candidate = os.path.join(state_dir, "project.json")
-        if os.path.isfile(candidate) and os.path.realpath(state_dir) != home_real:
-            try:
-                with open(candidate, encoding="utf-8") as handle:
-                    data = json.load(handle)
-            except (OSError, ValueError):
-                return None
-            value = data.get("id") if isinstance(data, dict) else None
-            return (directory, value) if isinstance(value, str) and value else None
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    """``(root, project id)`` of the registered project of ``start``, if any and usable, by
+    the library's one rule (:func:`oharness.project.discovery.discover`)."""
+    from oharness.project.discovery import discover, read_project_id
+
+    found = discover(start, home)
+    if found is None or not found.registered:
+        return None
+    project_id = read_project_id(found.root)
+    return (found.root, project_id) if project_id else None
 
 
 def daemon_address(home: str) -> tuple[str, int, str]:

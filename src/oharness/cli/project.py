@@ -27,6 +27,7 @@ def _describe(workspace: Workspace) -> dict[str, object]:
         "registered": bool(info and info.registered),
         "id": info.identity.id if info and info.identity else None,
         "memoryDir": str(info.memory_dir) if info else None,
+        "refused": info.refused if info else None,
         "home": str(workspace.home.home),
         "userMemoryDir": str(workspace.home.user_memory_dir) if workspace.user_available else None,
         "notes": counts,
@@ -54,10 +55,13 @@ def init(project_path: Path | None, as_json: bool, debug: bool) -> None:
     was_registered = location is not None and location.registered
     workspace = open_for(project_path, register=True, explicit=True)
     warn(workspace, as_json)
-    if workspace.project is None or not workspace.project.registered:
+    info = workspace.project
+    if info is not None and info.refused is not None:
+        raise ProjectError(f"cannot register {info.root}: {info.refused}")
+    if info is None or not info.registered:
         raise ProjectError(
-            "this folder cannot be registered as a project (it is inside OHARNESS_HOME); "
-            "run 'oharness project init' in the project's own folder"
+            "this folder is inside OHARNESS_HOME, which is never a project; run 'oharness "
+            "project init' in the project's own folder"
         )
     data = _describe(workspace)
     if as_json:

@@ -24,7 +24,8 @@ def _small_model(home: Path, start: Path) -> ChatModel | None:
     from oharness.project.paths import HomeLayout
 
     location = find_project(start, home)
-    settings = load_settings(HomeLayout(home).config_file, location.root if location else None)
+    trusted = location.root if location and location.refused is None else None
+    settings = load_settings(HomeLayout(home).config_file, trusted)
     if not settings.models.small:
         return None
     from oharness.cli.chat_run import provider_environment
@@ -32,6 +33,18 @@ def _small_model(home: Path, start: Path) -> ChatModel | None:
 
     spec = parse_model_spec(settings.models.small, source="models.small")
     return create_model(spec, provider_environment())
+
+
+def _registers(start: Path, home: Path, *, chosen: bool) -> bool:
+    """Whether the daemon registers its start folder's project: when the person named it
+    (``--project``) or it is a git repository, as a command that writes would; never a
+    plain folder it merely started in (spec 01.8)."""
+    from oharness.project.identity import find_project
+
+    location = find_project(start, home)
+    if location is None or location.refused is not None:
+        return False
+    return chosen or location.registered or (location.root / ".git").exists()
 
 
 @click.command()
@@ -92,6 +105,7 @@ def serve(
     options = DaemonOptions(
         home=home,
         start=start,
+        register_start=_registers(start, home, chosen=project_path is not None),
         bind_host=host,
         sync_token=token,
         small_model=_small_model(home, start),

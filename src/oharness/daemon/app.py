@@ -110,7 +110,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
         lifespan=lifespan,
     )
     app.state.daemon = state
-    state.registry.open_default(options.start)
+    state.open_default()
     app.include_router(memory_router())
     app.include_router(api_router())
     app.include_router(sync_router())

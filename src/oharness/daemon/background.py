@@ -114,20 +114,20 @@ class DaemonSync:
 
     def add(self, hosted: DaemonWorkspace) -> None:
         with self._lock:
-            self._workspaces[hosted.project_id] = hosted
+            self._workspaces[hosted.key] = hosted
             targets = sync_targets(hosted.workspace)
-            self._targets[hosted.project_id] = targets
+            self._targets[hosted.key] = targets
             if self._signed_in:
-                self._register(hosted.project_id)
+                self._register(hosted.key)
 
     def remove(self, hosted: DaemonWorkspace) -> None:
         with self._lock:
             if self._signed_in:
-                for target in self._targets.get(hosted.project_id, []):
+                for target in self._targets.get(hosted.key, []):
                     self.coordinator.unregister(target)
-            self._workspaces.pop(hosted.project_id, None)
-            self._targets.pop(hosted.project_id, None)
-            self._used_at.pop(hosted.project_id, None)
+            self._workspaces.pop(hosted.key, None)
+            self._targets.pop(hosted.key, None)
+            self._used_at.pop(hosted.key, None)
 
     def _register(self, project_id: str) -> None:
         registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]
@@ -140,7 +140,7 @@ class DaemonSync:
 
     def targets(self, hosted: DaemonWorkspace) -> list[SyncTarget]:
         with self._lock:
-            known = self._targets.get(hosted.project_id)
+            known = self._targets.get(hosted.key)
             return list(known) if known is not None else sync_targets(hosted.workspace)
 
     def wrote(self, hosted: DaemonWorkspace, scope: Scope) -> None:
@@ -162,7 +162,7 @@ class DaemonSync:
     def used(self, hosted: DaemonWorkspace) -> None:
         """The project is in use: its notes are checked (now, or once they are scheduled)."""
         with self._lock:
-            self._used_at[hosted.project_id] = self._clock()
+            self._used_at[hosted.key] = self._clock()
         for target in self.targets(hosted):
             if target.scope == "project":
                 self.coordinator.touch(target)

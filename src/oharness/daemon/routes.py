@@ -82,7 +82,7 @@ def _workspace_routes(router: APIRouter) -> None:
         create = data.get("create", False)
         if not isinstance(create, bool):
             raise ApiError(400, "invalid_path", "create must be true or false")
-        hosted, added = state.registry.register(Path(path), create=create)
+        hosted, added = state.registry.register(Path(path), home=state.options.home, create=create)
         return JSONResponse(hosted.describe(), status_code=201 if added else 200)
 
     @router.delete("/workspaces/{project_id}")

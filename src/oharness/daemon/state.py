@@ -20,7 +20,7 @@ from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskW
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
-from oharness.tools.workspace import open_workspace, wall_clock_ms
+from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:
@@ -51,6 +51,10 @@ class DaemonOptions:
 
     home: Path
     start: Path
+    #: Register ``start``'s project when it is not one yet (the caller chose the folder);
+    #: ``oharness serve`` sets it only for ``--project``, a registered project or a git
+    #: repository. Without a project, the default workspace serves the user scope alone.
+    register_start: bool = True
     clock: Clock = wall_clock_ms
     limits: LaneLimits = field(default_factory=LaneLimits)
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -102,16 +106,35 @@ class DaemonState:
         self.stoppers.append(self.usage.stop)
 
     def _open(self, path: Path) -> DaemonWorkspace:
-        options = self.options
-        workspace = open_workspace(path, options.home, register=True, clock=options.clock)
+        """Host the project at ``path`` (registered now if it is not yet)."""
+        workspace = open_workspace(path, self.options.home, register=True, clock=self.options.clock)
         project = workspace.project
         if project is None or project.identity is None:
             workspace.close()
+            reason = project.refused if project is not None and project.refused else None
             raise ApiError(
                 400,
                 "invalid_path",
-                f"{path} cannot be a workspace (it is inside OHARNESS_HOME or not a project)",
+                f"{path} cannot be a workspace: "
+                + (reason or "it is inside OHARNESS_HOME or not a project"),
             )
+        return self._host(workspace)
+
+    def open_default(self) -> DaemonWorkspace:
+        """The default workspace: ``start``'s project, else the user scope alone."""
+        options = self.options
+        workspace = open_workspace(
+            options.start, options.home, register=options.register_start, clock=options.clock
+        )
+        for warning in workspace.warnings:
+            log.warning("%s", warning)
+        return self.registry.add_default(self._host(workspace))
+
+    def _host(self, workspace: Workspace) -> DaemonWorkspace:
+        options = self.options
+        project = workspace.project
+        project_id = project.identity.id if project and project.identity else None
+        root = project.root if project is not None else options.start
         holder: list[DaemonWorkspace] = []
 
         def wrote(scope: Scope) -> None:
@@ -130,18 +153,18 @@ class DaemonState:
         lane = TaskLane(
             work,
             clock=options.clock,
-            publish=self._publisher(project.identity.id),
+            publish=self._publisher(project_id),
             limits=options.limits,
             timeouts=options.timeouts,
             new_uuid=options.new_uuid,
         )
-        hosted = DaemonWorkspace(project.identity.id, project.root, workspace, lane, tasks)
+        hosted = DaemonWorkspace(project_id, root, workspace, lane, tasks)
         holder.append(hosted)
         if options.wrap_work is not None:
             lane.work = options.wrap_work(work, hosted)
         return hosted
 
-    def _publisher(self, project_id: str) -> Callable[[Task, TaskOutcome], None]:
+    def _publisher(self, project_id: str | None) -> Callable[[Task, TaskOutcome], None]:
         def publish(task: Task, outcome: TaskOutcome) -> None:
             self.bus.publish(
                 Event(

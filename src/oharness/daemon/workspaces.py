@@ -1,10 +1,11 @@
 """The projects a daemon hosts (spec 10): the default one and any other registered project.
 
-The project the daemon was started in is the default (plain ``/workspace/...`` paths); it is
-registered (``.oharness/project.json``, ``MEMORY/``) at start like any command that writes.
-Other projects are added with ``POST /workspaces {"path": "/abs/path"}`` — a folder that is
-already a project, or any other folder with ``"create": true`` (never a filesystem root or the
-home folder) — and then reached as
+The project the daemon was started in is the default (plain ``/workspace/...`` paths);
+without one (``oharness serve`` in a folder that is not a project) the default serves the
+user scope alone. Other projects are added with ``POST /workspaces {"path": "/abs/path"}`` —
+the project of that folder by the one discovery rule (spec 01.8), registered with
+``"create": true`` when it is not one yet (never a folder that can never be a project, nor
+another user's) — and then reached as
 ``/workspaces/{projectId}/...``. ``DELETE /workspaces/{projectId}`` drains a workspace: new
 tasks are refused (503 ``workspace_draining``), queued and running tasks end
 ``workspace_removed``, then it is gone. The default workspace is removed only at shutdown.
@@ -24,7 +25,7 @@ from oharness.daemon.memory_tasks import MemoryTasks
 from oharness.daemon.tasks import TaskLane
 from oharness.errors import OHarnessError
 from oharness.harness.plugin_config import read_plugins_file
-from oharness.project.identity import PROJECT_FILE, STATE_DIR
+from oharness.project.identity import find_project
 from oharness.tools.workspace import Workspace
 
 MEMORY_PLUGIN: str = "memory"
@@ -42,9 +43,13 @@ def file_stamp(path: Path) -> FileStamp:
 
 @dataclass
 class DaemonWorkspace:
-    """One hosted project: its memory, its task lane and its task work."""
+    """One hosted project: its memory, its task lane and its task work.
 
-    project_id: str
+    ``project_id`` is None for a default workspace without a project (``oharness serve``
+    started in a folder that is not one): it serves the user scope alone.
+    """
+
+    project_id: str | None
     root: Path
     workspace: Workspace
     lane: TaskLane
@@ -52,6 +57,11 @@ class DaemonWorkspace:
     default: bool = False
     #: The last answer of the probe and the plugins.json it was read from.
     _switch: tuple[FileStamp, bool] | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> str:
+        """The registry's key: the project id, or ``""`` for a default without a project."""
+        return self.project_id or ""
 
     def memory_enabled(self) -> bool:
         """The availability probe: False when the memory plugin is switched off.
@@ -93,11 +103,11 @@ class WorkspaceRegistry:
         self.on_added: list[Listener] = []
         self.on_removed: list[Listener] = []
 
-    def open_default(self, start: Path) -> DaemonWorkspace:
-        hosted = self._factory(start)
+    def add_default(self, hosted: DaemonWorkspace) -> DaemonWorkspace:
+        """Host the default workspace (opened by the daemon's state)."""
         hosted.default = True
         self._default = hosted
-        self._workspaces[hosted.project_id] = hosted
+        self._workspaces[hosted.key] = hosted
         self._notify(self.on_added, hosted)
         return hosted
 
@@ -121,37 +131,43 @@ class WorkspaceRegistry:
             )
         return hosted
 
-    def register(self, path: Path, *, create: bool = False) -> tuple[DaemonWorkspace, bool]:
-        """Host the project at ``path`` (True when newly added); ``create`` registers a folder
-        that is not a project yet (never a filesystem root or the user's home folder)."""
+    def register(
+        self, path: Path, *, home: Path, create: bool = False
+    ) -> tuple[DaemonWorkspace, bool]:
+        """Host the project of ``path`` (True when newly added), found by the one discovery
+        rule (spec 01.8); ``create`` registers a folder that is not a project yet — never
+        one that can never be a project (home, ``OHARNESS_HOME``, roots, temp, system
+        folders) nor one another user owns."""
         if not path.is_absolute() or not path.is_dir():
             raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
-        is_project = (path / STATE_DIR / PROJECT_FILE).is_file()
-        if not is_project and not create:
+        location = find_project(path, home)
+        if location is None:
+            raise ApiError(
+                400, "invalid_path", f"{path} is inside OHARNESS_HOME, which is never a project"
+            )
+        if location.refused is not None:
+            raise ApiError(400, "invalid_path", f"{path} cannot be a project: {location.refused}")
+        if not location.registered and not create:
             raise ApiError(
                 400,
                 "not_a_project",
-                f'{path} is not an oharness project yet: send "create": true to register it '
-                "(or run 'oharness project init' there)",
+                f'{location.root} is not an oharness project yet: send "create": true to '
+                "register it (or run 'oharness project init' there)",
             )
-        resolved = path.resolve()
-        if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
-            raise ApiError(
-                400, "invalid_path", f"{path} cannot be a project (a filesystem root or home)"
-            )
-        hosted = self._factory(path)
-        known = self._workspaces.get(hosted.project_id)
+        hosted = self._factory(location.root)
+        known = self._workspaces.get(hosted.key)
         if known is not None:
             hosted.workspace.close()
             if known.root.resolve() != hosted.root.resolve():
                 raise ApiError(
                     409,
                     "workspace_conflict",
-                    f"project id {hosted.project_id} is already hosted from {known.root}; a "
-                    "copied folder needs its own id ('oharness project reset-id')",
+                    f"project {hosted.project_id} is already hosted from {known.root}; this "
+                    "daemon hosts one folder of a project (a second clone syncs through "
+                    "'oharness sync now' in it)",
                 )
             return known, False
-        self._workspaces[hosted.project_id] = hosted
+        self._workspaces[hosted.key] = hosted
         self._notify(self.on_added, hosted)
         return hosted, True
 
@@ -163,7 +179,7 @@ class WorkspaceRegistry:
                 409, "workspace_default", "the default workspace is removed only at shutdown"
             )
         await hosted.lane.drain()
-        self._workspaces.pop(project_id, None)
+        self._workspaces.pop(hosted.key, None)
         self._notify(self.on_removed, hosted)
         with contextlib.suppress(OHarnessError):
             hosted.workspace.close()

@@ -1,7 +1,7 @@
 """Finding and registering projects (spec 01.4, 01.8).
 
-A project is found by walking up from the current directory to the nearest
-``.oharness/project.json``, else the git top level, else the current directory. Registering
+A project is found by :mod:`oharness.project.discovery` (the nearest marker, with a git
+repository's top level as a boundary and a linked worktree read as its main one). Registering
 creates ``.oharness/project.json`` (id ``git-<root commit>`` in a git repository with at least
 one commit, ``p-<32 hex>`` elsewhere), ``MEMORY/`` and ``ARTIFACTS/``. The id is written once
 (an exclusive create, so two processes registering at once agree) and never recomputed.
@@ -18,6 +18,7 @@ from typing import Final
 
 from oharness.errors import ProjectError
 from oharness.fsio import fsync_directory, temp_path_for
+from oharness.project.discovery import discover, never_project, refusal
 from oharness.types import Clock, HexSource
 
 STATE_DIR: Final = ".oharness"
@@ -28,10 +29,17 @@ DEFAULT_MEMORY_DIR: Final = "MEMORY"
 
 @dataclass(frozen=True)
 class ProjectLocation:
-    """Where a command's project is, and whether it is registered yet."""
+    """Where a command's project is, whether it is registered, and why it may not be used.
+
+    ``refused`` is the one-line reason the project at ``root`` may neither be used nor
+    registered (another user's marker, a world-writable folder, the home folder, …);
+    ``worktree`` is the linked git worktree the command ran in, when it did.
+    """
 
     root: Path
     registered: bool
+    refused: str | None = None
+    worktree: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -51,19 +59,19 @@ def _is_inside(path: Path, parent: Path) -> bool:
 
 
 def find_project(start: Path, home: Path) -> ProjectLocation | None:
-    """The project a command run in ``start`` works on; ``None`` inside ``OHARNESS_HOME``."""
-    start = start.resolve()
-    if _is_inside(start, home):
+    """The project a command run in ``start`` works on; ``None`` inside ``OHARNESS_HOME``.
+
+    The rule is :func:`oharness.project.discovery.discover`'s (spec 01.8).
+    """
+    found = discover(str(start), str(home))
+    if found is None:
         return None
-    home_resolved = home.resolve()
-    for directory in (start, *start.parents):
-        state = directory / STATE_DIR
-        if (state / PROJECT_FILE).is_file() and state.resolve() != home_resolved:
-            return ProjectLocation(directory, True)
-    for directory in (start, *start.parents):
-        if (directory / ".git").exists():
-            return ProjectLocation(directory, False)
-    return ProjectLocation(start, False)
+    return ProjectLocation(
+        Path(found.root),
+        found.registered,
+        found.refused,
+        Path(found.worktree) if found.worktree else None,
+    )
 
 
 def git_root_commit(root: Path) -> str | None:
@@ -145,13 +153,22 @@ def register_project(
     memory_dir: Path | None = None,
     root_commit: Callable[[Path], str | None] = git_root_commit,
 ) -> ProjectIdentity:
-    """Make ``root`` a project (idempotent) and return its identity."""
-    if _is_inside(root, home) or (_is_inside(home, root) and root.resolve() == home.resolve()):
+    """Make ``root`` a project (idempotent) and return its identity.
+
+    Refused, with the reason and the fix, where spec 01.8 forbids a project: the home
+    folder, ``OHARNESS_HOME``, file-system and mount roots, the system temp root, system
+    folders, and folders of another user or writable by every user.
+    """
+    real, home_real = os.path.realpath(root), os.path.realpath(home)
+    reason = never_project(real, home_real)
+    if reason is not None:
         raise ProjectError(
-            f"{root} is inside OHARNESS_HOME ({home}), which is never a project; "
-            "run the command in your project folder",
+            f"{reason}, which is never a project; run the command in your project folder",
             path=str(root),
         )
+    problem = refusal(real, home_real, marker=(root / STATE_DIR / PROJECT_FILE).exists())
+    if problem is not None:
+        raise ProjectError(problem, path=str(root))
     state = root / STATE_DIR
     try:
         state.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from oharness.notes.backups import BackupStore
 from oharness.notes.ids import random_hex
 from oharness.notes.store import NoteStore
 from oharness.project.config import load_settings
+from oharness.project.discovery import refusal
 from oharness.project.identity import (
     STATE_DIR,
     ProjectIdentity,
@@ -42,6 +43,8 @@ class ProjectInfo:
     root: Path
     identity: ProjectIdentity | None
     memory_dir: Path
+    #: Why this project may not be used here (another user's marker, the home folder, …).
+    refused: str | None = None
 
     @property
     def registered(self) -> bool:
@@ -111,7 +114,7 @@ def open_workspace(
     # An unusable home has no config to read; the warning below names the real cause.
     settings = load_settings(
         layout.config_file if home_problem is None else None,
-        location.root if location else None,
+        location.root if location and location.refused is None else None,
         overrides=overrides,
     )
     warnings = list(settings.warnings)
@@ -146,8 +149,13 @@ def _project_info(
     """The project found at the start folder (registered now when asked), if any."""
     if location is None:
         return None
+    if location.refused is not None:
+        return ProjectInfo(location.root, None, location.root / "MEMORY", location.refused)
     source = str(location.root / STATE_DIR / "config.json")
     memory_dir = resolve_memory_dir(location.root, settings.memory.dir, source)
+    refused = memory_dir_problem(memory_dir, home)
+    if refused is not None:
+        return ProjectInfo(location.root, None, memory_dir, refused)
     identity: ProjectIdentity | None = None
     if location.registered:
         identity = read_identity(location.root)
@@ -156,6 +164,14 @@ def _project_info(
             location.root, home, clock=clock, hex_source=hex_source, memory_dir=memory_dir
         )
     return ProjectInfo(location.root, identity, memory_dir)
+
+
+def memory_dir_problem(memory_dir: Path, home: Path) -> str | None:
+    """Why a project's notes folder may not be used (another user's, world-writable), if it
+    exists; the user's ``projects.safeDirectories`` can vouch for it."""
+    if not memory_dir.exists() and not memory_dir.is_symlink():
+        return None
+    return refusal(os.path.realpath(memory_dir), os.path.realpath(home), marker=False)
 
 
 @dataclass
@@ -189,6 +205,10 @@ class _Opening:
                 f"{self.start} is inside OHARNESS_HOME ({home}), which is never a project; "
                 "project notes are not available here"
             )
+        elif project.refused is not None:
+            reason = f"project notes are not available here: {project.refused}"
+            self.unavailable["project"] = reason
+            self.warnings.append(reason)
         elif project.identity is None:
             self.unavailable["project"] = (
                 f"no registered project at {project.root}: run 'oharness project init' there "

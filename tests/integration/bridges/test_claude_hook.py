@@ -242,6 +242,8 @@ def test_daemon_path_imports_almost_nothing(
         "oharness.cli.hook",
         "oharness.bridges",
         "oharness.bridges.prompt_hook",
+        "oharness.project",
+        "oharness.project.discovery",
     }
     assert not {"numpy", "Stemmer", "click", "httpx2", "email", "http.client"} & modules
     if "coverage" not in modules:  # a measured run loads coverage's own imports too

@@ -67,11 +67,11 @@ def _context(view: PageView) -> Mapping[str, Any]:
         usage_stamp(workspace),
         today,
     )
-    cached = _CACHE.get(view.hosted.project_id)
+    cached = _CACHE.get(view.hosted.key)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     context = _compute(workspace, today)
-    _CACHE[view.hosted.project_id] = (stamp, context)
+    _CACHE[view.hosted.key] = (stamp, context)
     return context
 
 
