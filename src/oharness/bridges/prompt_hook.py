@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 MAX_SESSIONS: Final = 200
 MAX_IDS_PER_SESSION: Final = 500
 MAX_PROMPT_CHARS: Final = 20_000
-DAEMON_TIMEOUT_S: Final = 2.0
+DAEMON_TIMEOUT_S: Final = 1.0
+#: After a daemon that did not answer in time, prompts skip it for this long (the library
+#: answers): a hung daemon costs one short wait, not one on every prompt.
+DAEMON_COOLDOWN_S: Final = 60.0
 MAX_ANSWER_BYTES: Final = 8 * 1024 * 1024
 STALE_TEMP_S: Final = 3600.0
 
@@ -265,6 +268,30 @@ def daemon_recall(
     return result
 
 
+def _cooldown_path(home: str) -> str:
+    return os.path.join(home, "hooks", "daemon-unresponsive")
+
+
+def cooling_down(home: str) -> bool:
+    """True while a daemon that did not answer in time is being skipped."""
+    try:
+        since = os.stat(_cooldown_path(home)).st_mtime
+    except OSError:
+        return False
+    return 0 <= time.time() - since < DAEMON_COOLDOWN_S
+
+
+def start_cooldown(home: str) -> None:
+    """Skip the daemon for :data:`DAEMON_COOLDOWN_S` (its time is the file's mtime)."""
+    path = _cooldown_path(home)
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("the daemon did not answer in time; prompts use the library a while\n")
+    except OSError:
+        pass  # then the next prompt waits once more
+
+
 def hook_output(event: str, context: str) -> str:
     """The hook's stdout: ``hookSpecificOutput.additionalContext`` (nothing when empty)."""
     if not context.strip():
@@ -308,13 +335,15 @@ def handle_prompt(
     message = prompt[:MAX_PROMPT_CHARS]
     result: dict[str, Any] | None = None
     via = "daemon"
-    project = find_project(start, home) if use_daemon else None
+    project = find_project(start, home) if use_daemon and not cooling_down(home) else None
     if project is not None:  # the daemon hosts projects; the library serves any other folder
         try:
             result = daemon_recall(home, project, message, already)
         except FileNotFoundError:
             result = None  # no daemon runs for this home: the library answers
         except (OSError, ValueError) as exc:
+            if isinstance(exc, TimeoutError):
+                start_cooldown(home)
             if log is not None:
                 log(f"the daemon did not answer, the library did: {exc}")
             result = None

@@ -294,3 +294,55 @@ def test_odd_unicode_through_the_daemon_never_breaks_the_prompt(
     assert result.stderr == ""
     if result.stdout:  # the library may still answer; whatever it prints is the documented shape
         _context(result, "UserPromptSubmit")
+
+
+def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
+    home: Path, project: Path
+) -> None:
+    """A daemon that accepts and never answers: the first prompt waits once, then prompts
+    skip it for the cool-down and the library answers at once."""
+    import socket
+    import threading
+    import time
+
+    from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_hang() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_hang, daemon=True)
+    thread.start()
+    port = listener.getsockname()[1]
+    (home / "daemon.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}"}))
+    (home / "daemon-token").write_text("token-of-a-hung-daemon\n")
+    try:
+        timings = []
+        for number in range(3):
+            began = time.monotonic()
+            result = _hook(
+                home,
+                "user-prompt-submit",
+                _prompt(project, "when do we deploy a release?", f"sess-hung-{number}"),
+            )
+            timings.append(time.monotonic() - began)
+            assert "Deploys happen on Tuesdays" in _context(result, "UserPromptSubmit")
+        assert len(held) == 1  # only the first prompt asked the daemon
+        assert timings[0] >= DAEMON_TIMEOUT_S
+        assert (home / "hooks" / "daemon-unresponsive").is_file()
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in held:
+            connection.close()
+        listener.close()
