@@ -145,6 +145,8 @@ def test_errors_are_one_line_without_traceback(cli: Cli) -> None:
     assert "invalid note id" in cli.fails("memory", "show", "../../etc/passwd")
     assert "no backup" in cli.fails("memory", "restore", "../x")
     assert cli.run("memory", "show", "nope-1", "--debug").returncode == 1
+    before = cli.run("--debug", "memory", "show", "nope-1")  # a global option, before too
+    assert before.returncode == 1 and "Traceback" in before.stderr
 
 
 def test_edit_uses_editor_and_validates(cli: Cli, tmp_path: Path) -> None:

@@ -24,7 +24,12 @@ from oharness.cli.transfer import export_memories, import_memories
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="oharness")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show tracebacks on errors (also accepted after the command).",
+)
+def cli(debug: bool) -> None:
     """oharness: durable memory for AI agents."""
 
 

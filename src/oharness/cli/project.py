@@ -38,6 +38,8 @@ def _print(data: dict[str, object]) -> None:
     notes = data["notes"]
     assert isinstance(notes, dict)
     click.echo(f"project:   {data['root'] or '(none)'}")
+    if data["refused"]:
+        click.echo(f"refused:   {data['refused']}")
     click.echo(f"id:        {data['id'] or '(not registered)'}")
     click.echo(f"notes dir: {data['memoryDir'] or '-'} ({notes.get('project', 0)} notes)")
     click.echo(
