@@ -136,9 +136,13 @@ def plan_claude_mcp(path: Path, text: str | None, command: str, install: bool) -
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ValidationError(f"{path}: 'mcpServers' is not an object; fix it first")
-    servers.pop(SERVER_NAME, None)
+    known = servers.pop(SERVER_NAME, None)
     if install:
-        servers[SERVER_NAME] = {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
+        entry: dict[str, Any] = {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
+        if isinstance(known, dict):  # a customised entry keeps its arguments and environment
+            entry = {**known, **{"type": "stdio", "command": command}}
+            entry["args"] = kept_arguments(known.get("args"))
+        servers[SERVER_NAME] = entry
     if servers or "mcpServers" in data:
         data["mcpServers"] = servers
     return _change(path, text, data)
@@ -160,16 +164,26 @@ def plan_codex_config(path: Path, text: str | None, command: str, install: bool)
     servers = document.get("mcp_servers")
     if servers is not None and not isinstance(servers, dict):
         raise ValidationError(f"{path}: mcp_servers is not a table; fix it first")
-    if servers is not None and SERVER_NAME in servers:
-        del servers[SERVER_NAME]
+    known = servers.get(SERVER_NAME) if servers is not None else None
     if install:
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             document["mcp_servers"] = servers
-        entry = tomlkit.table()
+        inline = isinstance(servers, tomlkit.items.InlineTable) or isinstance(
+            known, tomlkit.items.InlineTable
+        )
+        entry = tomlkit.inline_table() if inline else tomlkit.table()
+        if isinstance(known, dict):  # a customised entry keeps its other keys and arguments
+            for key, value in known.items():
+                if key not in ("command", "args"):
+                    entry[key] = value
         entry["command"] = command
-        entry["args"] = ["mcp"]
+        entry["args"] = kept_arguments(known.get("args") if isinstance(known, dict) else None)
+        if known is not None:
+            del servers[SERVER_NAME]
         servers[SERVER_NAME] = entry
+    elif servers is not None and SERVER_NAME in servers:
+        del servers[SERVER_NAME]
     elif servers is not None and len(servers) == 0:
         del document["mcp_servers"]
     new = tomlkit.dumps(document)
@@ -177,6 +191,15 @@ def plan_codex_config(path: Path, text: str | None, command: str, install: bool)
         trailing = len(text) - len(text.rstrip("\n"))
         new = new.rstrip("\n") + "\n" * trailing
     return FileChange(path, text, new if (text is not None or new.strip()) else "")
+
+
+def kept_arguments(known: Any) -> list[str]:
+    """The arguments of our MCP entry: ``mcp`` and whatever options the person added to it
+    (``--allow-forget``, ``--project PATH``), kept across a re-run."""
+    if not isinstance(known, list) or not all(isinstance(item, str) for item in known):
+        return ["mcp"]
+    extra = [str(item) for item in known if item != "mcp"]
+    return ["mcp", *extra]
 
 
 def _read(path: Path) -> str | None:

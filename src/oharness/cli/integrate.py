@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import click
 
 from oharness.bridges.integrate import AGENTS, apply, plan
+from oharness.errors import UnavailableError
 
 
 def oharness_command() -> str:
@@ -17,6 +19,17 @@ def oharness_command() -> str:
         return str(sibling)
     launched = Path(sys.argv[0])
     return str(launched.resolve()) if launched.name == "oharness" else "oharness"
+
+
+def missing_mcp_extra() -> str | None:
+    """Why the ``oharness mcp`` entry would not start here, or None when it would."""
+    if importlib.util.find_spec("mcp") is not None:
+        return None
+    return (
+        "the MCP server needs the mcp extra, which is not installed here, so an 'oharness mcp' "
+        "entry could not start; install it first: pip install 'oharness[mcp]' (nothing was "
+        "written)"
+    )
 
 
 @click.command("integrate")
@@ -35,6 +48,9 @@ def integrate(
 ) -> None:
     """Add the oharness MCP server and prompt hooks to AGENT's user configuration."""
     home = user_home if user_home is not None else Path.home()
+    missing = None if uninstall else missing_mcp_extra()
+    if missing is not None and not dry_run:
+        raise UnavailableError(missing)
     changes = plan(agent, home, oharness_command(), install=not uninstall)
     changed = [change for change in changes if change.changed]
     if not changed:
@@ -46,6 +62,8 @@ def integrate(
         click.echo(change.diff(), nl=False)
     if dry_run:
         click.echo("dry run: nothing written")
+        if missing is not None:
+            click.echo(f"warning: {missing}", err=True)
         return
     backups = apply(changes)
     for change in changed:

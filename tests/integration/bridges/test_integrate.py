@@ -129,3 +129,68 @@ def test_codex_hook_alias_runs(home: Path, project_dir: Path) -> None:
     assert result.returncode == 0
     data = json.loads(result.stdout)
     assert data["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_a_customised_entry_keeps_its_arguments_and_a_rerun_changes_nothing(
+    home: Path, tmp_path: Path
+) -> None:
+    user = _claude_home(tmp_path)
+    state = json.loads((user / ".claude.json").read_text())
+    state["mcpServers"]["oharness"] = {
+        "type": "stdio",
+        "command": "/old/bin/oharness",
+        "args": ["mcp", "--allow-forget"],
+        "env": {"OHARNESS_HOME": "/srv/notes"},
+    }
+    (user / ".claude.json").write_text(json.dumps(state))
+    _integrate(user, tmp_path, "claude-code")
+    entry = json.loads((user / ".claude.json").read_text())["mcpServers"]["oharness"]
+    assert entry["args"] == ["mcp", "--allow-forget"]
+    assert entry["env"] == {"OHARNESS_HOME": "/srv/notes"}
+    assert entry["command"] != "/old/bin/oharness"
+    again = _integrate(user, tmp_path, "claude-code")
+    assert "nothing to change" in again
+
+
+def test_codex_inline_tables_and_a_customised_entry(home: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    (user / ".codex").mkdir(parents=True)
+    config = user / ".codex" / "config.toml"
+    config.write_text(
+        'mcp_servers = { docs = { command = "docs-mcp" }, '
+        'oharness = { command = "/old/oharness", args = ["mcp", "--allow-forget"], '
+        "startup_timeout_sec = 20 } }\n"
+    )
+    _integrate(user, tmp_path, "codex")
+    parsed = tomlkit.parse(config.read_text())
+    assert parsed["mcp_servers"]["docs"]["command"] == "docs-mcp"
+    assert parsed["mcp_servers"]["oharness"]["args"] == ["mcp", "--allow-forget"]
+    assert parsed["mcp_servers"]["oharness"]["startup_timeout_sec"] == 20
+    assert "nothing to change" in _integrate(user, tmp_path, "codex")
+
+
+def test_no_entry_that_cannot_start_is_written(
+    tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    """Without the mcp extra, integrate refuses with the install command and writes nothing
+    (a dry run shows the diff and the same warning)."""
+    import importlib.util
+
+    from oharness.cli import integrate as command
+    from oharness.cli.main import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        command.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "mcp" else real(name, *a),
+    )
+    user = tmp_path / "empty-user"
+    user.mkdir()
+    code = main(["integrate", "claude-code", "--user-home", str(user)])
+    captured = capsys.readouterr()
+    assert code == 1 and "pip install 'oharness[mcp]'" in captured.err
+    assert list(user.iterdir()) == []
+    code = main(["integrate", "claude-code", "--user-home", str(user), "--dry-run"])
+    captured = capsys.readouterr()
+    assert code == 0 and "oharness[mcp]" in captured.err and list(user.iterdir()) == []
