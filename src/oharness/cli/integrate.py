@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import click
@@ -23,7 +23,7 @@ def oharness_command() -> str:
 
 def missing_mcp_extra() -> str | None:
     """Why the ``oharness mcp`` entry would not start here, or None when it would."""
-    if importlib.util.find_spec("mcp") is not None:
+    if find_spec("mcp") is not None:
         return None
     return (
         "the MCP server needs the mcp extra, which is not installed here, so an 'oharness mcp' "

@@ -181,9 +181,7 @@ def test_no_entry_that_cannot_start_is_written(
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        command.importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "mcp" else real(name, *a),
+        command, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
     )
     user = tmp_path / "empty-user"
     user.mkdir()

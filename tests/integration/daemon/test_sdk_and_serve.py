@@ -182,7 +182,7 @@ def test_serve_single_instance_and_clean_shutdown(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
     port = free_port()
-    first = _serve(home, project, port)
+    first = _serve(home, project, port, "--project", str(project))  # a folder named registers
     try:
         info = _wait_for_info(home, first)
         assert info["url"] == f"http://127.0.0.1:{port}"
