@@ -9,6 +9,7 @@ import click
 from oharness import __version__
 from oharness.cli.chat import chat
 from oharness.cli.demo import demo, demo_sync_server
+from oharness.cli.doctor import doctor
 from oharness.cli.extract import extract
 from oharness.cli.integrate import integrate
 from oharness.cli.mcp import mcp
@@ -50,6 +51,7 @@ cli.add_command(demo)
 cli.add_command(demo_sync_server)
 cli.add_command(mcp)
 cli.add_command(integrate)
+cli.add_command(doctor)
 
 
 @cli.command(

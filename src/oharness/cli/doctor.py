@@ -1,0 +1,211 @@
+"""``oharness doctor``: is memory set up and working on this machine? Each problem with its fix.
+
+It looks, and changes nothing: the installed extras, the daemon (does it answer?), the sign-in
+and the sync switch, each agent integration (are our entries there, and could the MCP entry
+start?), and the project of the current folder by the one discovery rule. It exits 0 when
+nothing needs fixing and 3 when something does (``EXIT_PROBLEMS``), like ``memory doctor``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import click
+
+from oharness.cli.context import EXIT_PROBLEMS, emit_json, home_from_environment, say
+
+#: The extras and the modules that tell whether each is installed.
+EXTRAS = {
+    "server": ("fastapi", "uvicorn", "jwt"),
+    "mcp": ("mcp", "tomlkit"),
+    "s3": ("boto3",),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the report: what was looked at, what was seen, and the fix if any."""
+
+    area: str
+    seen: str
+    fix: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.fix is None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"area": self.area, "ok": self.ok, "seen": self.seen, "fix": self.fix}
+
+
+def installed_extras() -> dict[str, bool]:
+    """Each extra: are all its modules importable here?"""
+    return {
+        name: all(find_spec(module) is not None for module in modules)
+        for name, modules in EXTRAS.items()
+    }
+
+
+def check_extras(extras: dict[str, bool]) -> Finding:
+    have = [name for name, present in extras.items() if present]
+    missing = [name for name, present in extras.items() if not present]
+    seen = f"installed: {', '.join(have) or 'none'}; not installed: {', '.join(missing) or 'none'}"
+    return Finding("extras", seen)
+
+
+def check_daemon(home: Path, extras: dict[str, bool]) -> Finding:
+    """Does a daemon for this home answer?"""
+    import httpx2
+
+    try:
+        info = json.loads((home / "daemon.json").read_text("utf-8"))
+        token = (home / "daemon-token").read_text("utf-8").strip()
+        url = str(info["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        fix = "start it: oharness serve (at login: oharness serve --print-service systemd)"
+        if not extras["server"]:
+            fix = "install the server extra, then start it: pip install 'oharness[server]'"
+        return Finding("daemon", "not running (background sync and the Memory page are off)", fix)
+    try:
+        answer = httpx2.get(
+            f"{url}/workspaces", headers={"Authorization": f"Bearer {token}"}, timeout=2.0
+        )
+    except httpx2.HTTPError as exc:
+        return Finding(
+            "daemon",
+            f"{url} does not answer ({type(exc).__name__})",
+            "restart it: stop the old process, then oharness serve",
+        )
+    if answer.status_code != 200:
+        return Finding("daemon", f"{url} answered {answer.status_code}", "restart oharness serve")
+    hosted = answer.json().get("workspaces", [])
+    return Finding("daemon", f"answering at {url}, hosting {len(hosted)} workspace(s)")
+
+
+def check_sign_in(home: Path) -> list[Finding]:
+    """Signed in to a sync server, and the switch on?"""
+    from oharness.errors import OHarnessError
+    from oharness.project.paths import HomeLayout
+    from oharness.sync.settings_file import SyncSettingsFile
+
+    settings = SyncSettingsFile(HomeLayout(home))
+    try:
+        origin, token, enabled = settings.origin(), settings.token(), settings.enabled()
+    except OHarnessError as exc:
+        return [Finding("sign-in", f"cannot be read: {exc.message}", "fix or remove the file")]
+    if not origin or not token:
+        return [
+            Finding(
+                "sign-in",
+                "not signed in: notes stay on this machine",
+                "oharness login --origin URL --token TOKEN (docs/sync-client.md)",
+            )
+        ]
+    found = [Finding("sign-in", f"signed in to {origin}")]
+    if not enabled:
+        found.append(Finding("sync", "switched off", "oharness sync on"))
+    return found
+
+
+def _our_mcp_command(agent: str, user_home: Path) -> str | None:
+    """The command of our MCP entry in ``agent``'s configuration, if there is one."""
+    try:
+        if agent == "claude-code":
+            data = json.loads((user_home / ".claude.json").read_text("utf-8"))
+            entry = data.get("mcpServers", {}).get("oharness")
+            return str(entry["command"]) if isinstance(entry, dict) else None
+        import tomllib
+
+        data = tomllib.loads((user_home / ".codex" / "config.toml").read_text("utf-8"))
+        entry = data.get("mcp_servers", {}).get("oharness")
+        return str(entry["command"]) if isinstance(entry, dict) else None
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+
+
+def _our_hooks(agent: str, user_home: Path) -> bool:
+    path = user_home / (".claude/settings.json" if agent == "claude-code" else ".codex/hooks.json")
+    try:
+        groups = json.loads(path.read_text("utf-8")).get("hooks", {}).get("UserPromptSubmit", [])
+    except (OSError, ValueError, AttributeError):
+        return False
+    for group in groups if isinstance(groups, list) else []:
+        for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+            command = hook.get("command") if isinstance(hook, dict) else None
+            if isinstance(command, str) and " hook " in f" {' '.join(shlex.split(command))} ":
+                return True
+    return False
+
+
+def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> Finding:
+    """Our entries in ``agent``'s configuration, and whether they can start."""
+    command, hooks = _our_mcp_command(agent, user_home), _our_hooks(agent, user_home)
+    if command is None and not hooks:
+        return Finding(agent, f"not set up (oharness integrate {agent} adds it)")
+    problems = []
+    if command is None or not hooks:
+        problems.append("the MCP server" if command is None else "the prompt hooks")
+    elif not Path(command).is_file():
+        problems.append(f"the MCP entry's command {command} (no such file)")
+    if command is not None and not extras["mcp"]:
+        problems.append("the mcp extra (the MCP server cannot start without it)")
+    if problems:
+        fix = f"oharness integrate {agent}"
+        if not extras["mcp"]:
+            fix = f"pip install 'oharness[mcp]', then {fix}"
+        return Finding(agent, f"missing or broken: {'; '.join(problems)}", fix)
+    return Finding(agent, f"MCP server and prompt hooks set up ({command})")
+
+
+def check_project(start: Path, home: Path) -> Finding:
+    """The project of the current folder, by the one discovery rule."""
+    from oharness.project.discovery import discover, read_project_id
+
+    found = discover(str(start), str(home))
+    if found is None:
+        return Finding("project", f"{start} is inside OHARNESS_HOME: user notes only")
+    if found.refused is not None:
+        return Finding("project", f"refused: {found.refused}", "see docs/memory.md")
+    where = f" (from the worktree {found.worktree})" if found.worktree else ""
+    if not found.registered:
+        return Finding("project", f"{found.root}{where}: not registered yet (a write registers it)")
+    return Finding("project", f"{read_project_id(found.root)} at {found.root}{where}")
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@click.option(
+    "--user-home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The home folder holding the agents' configuration (default: ~).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def doctor(as_json: bool, user_home: Path | None, debug: bool) -> None:
+    """Check the daemon, sign-in, integrations, extras and this folder's project."""
+    home = home_from_environment()
+    extras = installed_extras()
+    people_home = user_home if user_home is not None else Path.home()
+    findings = [
+        check_extras(extras),
+        check_daemon(home, extras),
+        *check_sign_in(home),
+        *(check_integration(agent, people_home, extras) for agent in ("claude-code", "codex")),
+        check_project(Path.cwd(), home),
+    ]
+    problems = [finding for finding in findings if not finding.ok]
+    if as_json:
+        emit_json({"ok": not problems, "checks": [f.to_json() for f in findings]})
+    else:
+        for finding in findings:
+            say(f"{'ok ' if finding.ok else 'FIX'}  {finding.area}: {finding.seen}")
+            if finding.fix:
+                say(f"     fix: {finding.fix}")
+        say("nothing to fix" if not problems else f"{len(problems)} thing(s) to fix")
+    if problems:
+        raise click.exceptions.Exit(EXIT_PROBLEMS)

@@ -1,0 +1,68 @@
+"""``oharness doctor``: the daemon, sign-in, integrations, extras and the project, each problem
+with its fix, on a fresh home and after setting things up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.integration.bridges.runner import ok, run
+from tests.integration.sync.cliworld import free_port
+
+
+def _doctor(home: Path, cwd: Path, user: Path) -> tuple[int, dict[str, dict[str, object]]]:
+    result = run(home, cwd, "doctor", "--json", "--user-home", str(user))
+    checks = {check["area"]: check for check in json.loads(result.stdout)["checks"]}
+    return result.returncode, checks
+
+
+def test_a_fresh_machine_is_told_what_to_fix(tmp_path: Path) -> None:
+    home, user, project = tmp_path / "home", tmp_path / "user", tmp_path / "project"
+    user.mkdir()
+    project.mkdir()
+    code, checks = _doctor(home, project, user)
+    assert code == 3
+    assert checks["daemon"]["fix"] and "oharness serve" in str(checks["daemon"]["fix"])
+    assert checks["sign-in"]["fix"] and "oharness login" in str(checks["sign-in"]["fix"])
+    assert checks["claude-code"]["ok"] and "not set up" in str(checks["claude-code"]["seen"])
+    assert "not registered" in str(checks["project"]["seen"])
+    text = run(home, project, "doctor", "--user-home", str(user))
+    assert text.returncode == 3 and "fix: oharness login" in text.stdout
+    assert not home.exists() or not (home / "daemon.json").exists()  # it only looked
+
+
+def test_a_set_up_machine_and_a_broken_integration(tmp_path: Path) -> None:
+    home, user, project = tmp_path / "home", tmp_path / "user", tmp_path / "project"
+    user.mkdir()
+    project.mkdir()
+    ok(home, project, "project", "init")
+    ok(home, project, "integrate", "claude-code", "--user-home", str(user))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "oharness.cli.main", "serve", "--port", str(free_port())],
+        cwd=project,
+        env={**os.environ, "OHARNESS_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (home / "daemon.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        _, checks = _doctor(home, project, user)
+        assert checks["daemon"]["ok"] and "answering" in str(checks["daemon"]["seen"])
+        assert checks["claude-code"]["ok"] and "set up" in str(checks["claude-code"]["seen"])
+        assert str(project.resolve()) in str(checks["project"]["seen"])
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    state = user / ".claude.json"
+    data = json.loads(state.read_text())
+    data["mcpServers"]["oharness"]["command"] = str(tmp_path / "gone" / "oharness")
+    state.write_text(json.dumps(data))
+    code, checks = _doctor(home, project, user)
+    assert code == 3 and "no such file" in str(checks["claude-code"]["seen"])
+    assert checks["claude-code"]["fix"] == "oharness integrate claude-code"
