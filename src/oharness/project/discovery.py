@@ -143,8 +143,11 @@ def never_project(folder: str, home: str) -> str | None:
         return f"{folder} is your home folder"
     if _inside(folder, home):
         return f"{folder} is inside OHARNESS_HOME ({home})"
-    if folder == os.path.dirname(folder) or os.path.ismount(folder):
-        return f"{folder} is a file-system or mount root"
+    if folder == os.path.dirname(folder):
+        return f"{folder} is the file-system root"
+    if os.path.ismount(folder) and not os.path.lexists(os.path.join(folder, ".git")):
+        # A repository mounted into a container (``/workspaces/app``) stays a project.
+        return f"{folder} is a mount root"
     if folder in temp_roots():
         return f"{folder} is the system temp folder"
     if folder in _NEVER_EXACT:
