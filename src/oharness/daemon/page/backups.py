@@ -17,6 +17,8 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from oharness.daemon.page.messages import error_text
+from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
@@ -58,7 +60,7 @@ async def _restore(request: Request) -> Response:
         if exc.details.get("reason") == "replaces_newer":
             build = lambda: _context(view, confirm=backup_id)  # noqa: E731
             return await fragment(view, LIST_TEMPLATE, build, status=422)
-        outcome = {"kind": "error", "text": exc.message}
+        outcome = {"kind": "error", "text": error_text(view.t, exc)}
         return await fragment(
             view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
         )
@@ -67,7 +69,7 @@ async def _restore(request: Request) -> Response:
         key = "backups.restored_replaced" if result.replaced_backup_id else "backups.restored"
     else:
         key = "backups.already_current"
-    text = view.t(key, id=result.id, backup=result.replaced_backup_id or "")
+    text = marked(view.t, key, id=result.id, backup=result.replaced_backup_id or "")
     return await fragment(
         view, LIST_TEMPLATE, lambda: _context(view, outcome={"kind": "done", "text": text})
     )

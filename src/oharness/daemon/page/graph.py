@@ -34,17 +34,16 @@ TOP: Final = 15
 
 
 def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[GraphNote]:
-    """Every note with its links resolved as recall resolves them (project first)."""
+    """Every note with its links resolved as everywhere (notes/links.py: project first)."""
     notes = service.all_notes()
-    present = {(s.scope, s.id) for s in notes}
+    index = service.link_index()
     found = []
     for stored in notes:
         links: list[NodeKey | str] = []
         for target in stored.links:
-            if ("project", target) in present:
-                links.append(("project", target))
-            elif ("user", target) in present:
-                links.append(("user", target))
+            resolved = index.resolve(target)
+            if resolved.scope is not None and resolved.id is not None:
+                links.append((resolved.scope, resolved.id))
             else:
                 links.append(target)
         key = (stored.scope, stored.id)

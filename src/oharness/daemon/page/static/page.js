@@ -21,11 +21,21 @@
     if (badge) { badge.dataset.state = state; badge.textContent = text; }
   }
 
+  // The page's own refusals come worded in the page's language ("page": true); anything else
+  // (the daemon's sign-in and request checks answer in English) is said by its status.
   body.addEventListener("htmx:responseError", function (event) {
     var xhr = event.detail.xhr;
-    var message = String(xhr.status);
-    try { message = JSON.parse(xhr.responseText).error || message; } catch (ignored) { /* HTML */ }
-    say(body.dataset.textError + " " + message);
+    var reply = null;
+    try { reply = JSON.parse(xhr.responseText); } catch (ignored) { /* not JSON */ }
+    if (reply && reply.page && reply.error) {
+      say(body.dataset.textError + " " + reply.error);
+    } else if (xhr.status === 401) {
+      say(body.dataset.textSignedOut);
+    } else if (xhr.status === 403) {
+      say(body.dataset.textForbidden);
+    } else {
+      say(body.dataset.textHttp.replace("{status}", String(xhr.status)));
+    }
   });
   body.addEventListener("htmx:sendError", function () { say(body.dataset.textOffline); });
   body.addEventListener("htmx:afterRequest", function (event) {
