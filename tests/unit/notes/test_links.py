@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from oharness.notes.links import LinkIndex, ResolvedLink, extract_links, id_stem
+from oharness.types import Scope
 
-NOTES = [
+NOTES: list[tuple[Scope, str, str]] = [
     ("project", "payments-go-through-the-adapter-3fa", "Payments go through the adapter"),
     ("project", "deploys-on-tuesday-a1b", "Deploys happen on Tuesday"),
     ("project", "deploys-on-tuesday-c2d", "Deploys happen on Tuesday"),
