@@ -43,6 +43,7 @@ STATIC_FILES: Final = {
     "page.js": "text/javascript",
     "page.css": "text/css",
     "sections.css": "text/css",
+    "favicon.svg": "image/svg+xml",
 }
 
 
