@@ -17,6 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from oharness.daemon.page.backup_preview import backup_preview
 from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
@@ -31,11 +32,15 @@ LIST_TEMPLATE: Final = "backups/list.html"
 def _context(
     view: PageView,
     *,
-    outcome: dict[str, str] | None = None,
+    outcome: dict[str, Any] | None = None,
     confirm: str | None = None,
+    preview: str | None = None,
 ) -> dict[str, Any]:
-    entries = backup_listing(view.hosted.workspace.service, PAGE_LIMIT)
+    service = view.hosted.workspace.service
+    entries = backup_listing(service, PAGE_LIMIT)
+    shown = preview or confirm  # a confirmation shows what restoring brings back
     return {
+        "preview": backup_preview(service, shown) if shown else None,
         "entries": entries,
         "limit": PAGE_LIMIT,
         "known_reasons": frozenset(BACKUP_REASONS),
@@ -80,6 +85,18 @@ def _routes(router: APIRouter) -> None:
     async def listing(request: Request) -> Response:
         view = page_view(request)
         return await fragment(view, LIST_TEMPLATE, lambda: _context(view))
+
+    @router.get("/backups/preview")
+    async def preview(request: Request) -> Response:
+        view = page_view(request)
+        backup_id = request.query_params.get("backup", "")
+        try:
+            return await fragment(view, LIST_TEMPLATE, lambda: _context(view, preview=backup_id))
+        except OHarnessError as exc:
+            outcome = {"kind": "error", "text": error_text(view.t, exc)}
+            return await fragment(
+                view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
+            )
 
     router.add_api_route("/backups/restore", _restore, methods=["POST"], name="page-restore")
 

@@ -21,7 +21,7 @@ from typing import Any, Final
 from fastapi import APIRouter
 from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
@@ -252,7 +252,41 @@ def _delete_or_explain(request: Request, form: Mapping[str, str]) -> Response:
         )
 
 
+#: How many notes the editor suggests after ``[[``.
+SUGGESTIONS: Final = 8
+
+
+def link_suggestions(service: MemoryService, typed: str) -> list[dict[str, str]]:
+    """Notes to link for what follows ``[[``: ids starting with it first, then ids or
+    summaries containing it (case-insensitive), project first, at most :data:`SUGGESTIONS`."""
+    needle = typed.strip().casefold()
+    ranked: list[tuple[int, int, str, StoredNote]] = []
+    for order, stored in enumerate(service.all_notes()):
+        note_id, summary = stored.id.casefold(), stored.note.summary.casefold()
+        if note_id.startswith(needle):
+            rank = 0
+        elif summary.startswith(needle):
+            rank = 1
+        elif needle in note_id or needle in summary:
+            rank = 2
+        else:
+            continue
+        ranked.append((rank, order, stored.id, stored))
+    ranked.sort(key=lambda item: item[:3])
+    return [
+        {"id": stored.id, "summary": stored.note.summary, "scope": stored.scope}
+        for *_, stored in ranked[:SUGGESTIONS]
+    ]
+
+
 def _routes(router: APIRouter) -> None:
+    @router.get("/notes/link-suggestions")
+    async def suggestions(request: Request) -> Response:
+        view = page_view(request)
+        typed = request.query_params.get("q", "")[:200]
+        found = await asyncio.to_thread(link_suggestions, view.hosted.workspace.service, typed)
+        return JSONResponse(found, headers={"Cache-Control": "no-store"})
+
     # The work runs in a worker thread: it reads and writes files, and at thousands of notes
     # a list takes long enough to hold up the event streams on the daemon's loop.
     @router.get("/notes/list")
