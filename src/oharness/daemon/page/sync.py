@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -105,7 +106,12 @@ async def _now(request: Request) -> Response:
     panel = current_panel(view, cloud)
     refusal = panel.sync_now_refusal
     if refusal is not None:
-        text = view.t(f"sync.refused.{refusal}", time=view.t.moment(panel.retry_at))
+        text = marked(
+            view.t,
+            f"sync.refused.{refusal}",
+            time=Markup(escape(view.t.moment(panel.retry_at))),
+            command="oharness login --origin URL",
+        )
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
         context = {"panel": panel, "said": _said(view, panel), "outcome": outcome}
         return await fragment(view, STATUS_TEMPLATE, lambda: context, status=422)
