@@ -15,7 +15,7 @@ from typing import Any, Final
 import markupsafe
 
 from oharness.daemon.page.i18n import Translator
-from oharness.daemon.page.render import marked
+from oharness.daemon.page.render import command, marked
 from oharness.errors import OHarnessError
 from oharness.review.findings import TOO_LONG_CHARS
 
@@ -82,8 +82,8 @@ def error_text(t: Translator, error: OHarnessError) -> markupsafe.Markup:
     return text
 
 
-def _command(key: str) -> dict[str, str]:
-    return {"command": _COMMANDS[key]} if key in _COMMANDS else {}
+def _command(key: str) -> dict[str, markupsafe.Markup]:
+    return {"command": command(_COMMANDS[key])} if key in _COMMANDS else {}
 
 
 def pause_text(t: Translator, reason: str) -> markupsafe.Markup:

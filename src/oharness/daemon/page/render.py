@@ -54,6 +54,7 @@ def environment() -> jinja2.Environment:
     env.filters["invisible_codes"] = invisible_codes
     env.globals["NOTE_TYPES"] = NOTE_TYPES
     env.globals["user_types"] = _user_types
+    env.globals["command"] = command
     return env
 
 
@@ -78,6 +79,11 @@ def _user_types(context: jinja2.runtime.Context) -> str:
     translator: Translator = context["t"]
     kinds = [kind for kind in NOTE_TYPES if default_scope_for(kind) == "user"]
     return ", ".join(translator(f"type.{kind}") for kind in kinds)
+
+
+def command(text: str) -> markupsafe.Markup:
+    """A command a person types, as code inside a message (never translated)."""
+    return markupsafe.Markup('<code translate="no">{}</code>').format(text)
 
 
 def marked(t: Translator, key: str, **values: object) -> markupsafe.Markup:

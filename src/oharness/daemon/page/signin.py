@@ -7,7 +7,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import HTMLResponse
 
 from oharness.daemon.page.i18n import Translator, choose_language
-from oharness.daemon.page.render import environment, marked
+from oharness.daemon.page.render import command, environment, marked
 from oharness.daemon.page.view import PAGE_PREFIX
 
 
@@ -23,7 +23,7 @@ def _render(t: Translator, *, signed_in: bool) -> str:
         return marked(t, key, **values)
 
     template = environment().get_template("signin.html")
-    return template.render(t=t, tm=tm, lang=t.language, signed_in=signed_in)
+    return template.render(t=t, tm=tm, command=command, lang=t.language, signed_in=signed_in)
 
 
 def wants_page(connection: HTTPConnection, method: str) -> bool:

@@ -23,7 +23,7 @@ from starlette.responses import Response
 from oharness.daemon.events import Event
 from oharness.daemon.page.cloud import Cloud, cloud_of
 from oharness.daemon.page.messages import note_error_text, pause_text, sync_error_text
-from oharness.daemon.page.render import marked
+from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.sync.panel import SyncPanel, sync_panel
@@ -110,7 +110,7 @@ async def _now(request: Request) -> Response:
             view.t,
             f"sync.refused.{refusal}",
             time=Markup(escape(view.t.moment(panel.retry_at))),
-            command="oharness login --origin URL",
+            command=command("oharness login --origin URL"),
         )
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
         context = {"panel": panel, "said": _said(view, panel), "outcome": outcome}
