@@ -119,7 +119,7 @@ def test_other_workspaces_and_unknown_ones(
     assert f"/memory/graph?workspace={project_id}" in page.text  # links keep the workspace
     assert "Only in the other project" not in signed_in.get("/memory/notes").text
     missing = signed_in.get("/memory/notes?workspace=p-nope")
-    assert missing.status_code == 404 and "no workspace &#39;p-nope&#39;" in missing.text
+    assert missing.status_code == 404 and "does not host that project" in missing.text
     assert missing.headers["content-type"].startswith("text/html")
 
 
