@@ -54,10 +54,10 @@ def test_create_edit_and_delete_a_note(ui: Page, page_daemon: PageDaemon, screen
         form.page,
         "Staging database is reset on Mondays",
         "Reset at 06:00 UTC.\n",
-        type_label="Project",
+        type_label="Project work",
         tags="staging, db",
     )
-    form.get_by_label("Scope").select_option(label="Project")
+    form.get_by_label("Scope").select_option(label="This project")
     form.get_by_role("button", name="Save").click()
     expect(ui.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     expect(ui.locator("#note-title")).to_have_text("Staging database is reset on Mondays")
@@ -117,7 +117,7 @@ def test_refusals_are_shown_next_to_their_field_and_write_nothing(
     ui.get_by_label("Body").fill("Nothing secret here.\n")
     ui.get_by_label("Summary").fill("   ")
     ui.get_by_role("button", name="Save").click()
-    expect(ui.locator("#note-summary-error")).to_contain_text("summary is empty")
+    expect(ui.locator("#note-summary-error")).to_contain_text("The summary must be one line")
     expect(ui.locator("#note-body-error")).to_have_count(0)
     ui.get_by_label("Summary").fill(f"Token {GITHUB_TOKEN}")
     ui.get_by_role("button", name="Save").click()

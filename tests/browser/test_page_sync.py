@@ -4,6 +4,7 @@ a reload, accessible and readable at 360 px (spec 11, 07.6–07.7)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,9 @@ def test_switching_off_refuses_sync_now_and_switching_on_syncs(
     expect(state).to_contain_text("Cloud sync is on")
     expect(page.locator("#sync-switch-notes")).to_contain_text("deletes no copies in the cloud")
     expect(page.locator("#sync-switch-notes")).to_contain_text("not end-to-end encrypted")
-    expect(page.locator("#sync-status")).to_contain_text("Last synced: 20")
+    expect(page.locator("#sync-status")).to_contain_text(
+        re.compile(r"Last synced: [A-Z][a-z]{2} \d+, 20\d\d")
+    )
     page.get_by_role("button", name="Turn off cloud sync").click()
     expect(state).to_contain_text("Cloud sync is off")
     assert SyncSettingsFile(HomeLayout(world.home)).enabled() is False

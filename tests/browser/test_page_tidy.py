@@ -105,7 +105,7 @@ def test_a_stale_plan_is_refused_with_an_explanation(ui: Page, page_daemon: Page
     ui.wait_for_timeout(600)  # the watcher's event arrives; the open editor is not replaced
     expect(editor.get_by_label("Body")).to_contain_text("In the big room.")
     editor.get_by_role("button", name="Save the merged note").click()
-    expect(ui.locator("#tidy-outcome")).to_contain_text("planned on other versions")
+    expect(ui.locator("#tidy-outcome")).to_contain_text("changed since this merge was planned")
     expect(ui.locator("#merge-editor")).to_contain_text("Plan the merge again")
     assert _note(page_daemon, first.id) is not None and _note(page_daemon, second.id) is not None
     ui.get_by_role("button", name="Plan the merge again").click()

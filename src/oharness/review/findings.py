@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from oharness.notes.format import Note
-from oharness.notes.links import extract_links
+from oharness.notes.links import LinkIndex, extract_links
 from oharness.review.paths import missing_paths
 from oharness.review.topics import SAME_TOPIC, same_topic_groups
 from oharness.types import Scope
@@ -93,6 +93,14 @@ class ScopeNotes:
     threshold: float = SAME_TOPIC
     #: The content hash of a note, when the caller keeps them (else computed).
     hash_lookup: Callable[[Note], str] | None = None
+    #: What links name in both scopes (ids, stems, summaries); None: ids alone (``known_ids``).
+    link_index: LinkIndex | None = None
+
+    def names_a_note(self, target: str) -> bool:
+        """Whether a ``[[target]]`` names a note (notes/links.py's rule when an index is given)."""
+        if target in self.known_ids:
+            return True
+        return self.link_index is not None and self.link_index.resolve(target).id is not None
 
     def hash_of(self, note: Note) -> str:
         """The note's content hash."""
@@ -148,7 +156,7 @@ def same_topic_findings(data: ScopeNotes) -> list[Finding]:
 def _per_note(data: ScopeNotes, note: Note) -> list[Finding]:
     found = []
     for target in extract_links(note.body):
-        if target not in data.known_ids:
+        if not data.names_a_note(target):
             found.append(
                 _finding(
                     data,

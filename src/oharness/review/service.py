@@ -162,6 +162,7 @@ class ReviewService:
             unused_days=self.settings.memory.consolidate.unused_days,
             path_exists=exists,
             hash_lookup=lambda note: self._hash(by_id[note.id]),
+            link_index=self.memory.link_index(),
         )
 
     def _scope_findings(self, scope: Scope) -> list[Finding]:

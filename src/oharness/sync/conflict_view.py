@@ -277,5 +277,6 @@ def hand_merged_text(
             "the body still holds conflict markers (<<<<<<< / ======= / >>>>>>>): choose between "
             "the two versions and remove the marker lines",
             field="body",
+            reason="conflict_markers",
         )
     return serialise_note_bytes(note).decode("utf-8")

@@ -67,12 +67,23 @@ class ScopePanel:
     retry_at: int | None
     last_synced_at: int | None
     last_pull: PullCounts
+    #: When the last pull that brought something ran (None: before this was recorded).
+    last_pull_at: int | None
     plan: str | None
     max_notes: int | None
     max_body_bytes: int | None
     conflicts: tuple[str, ...]
     note_errors: tuple[NoteIssue, ...]
     unsyncable: tuple[str, ...]
+
+    @property
+    def nothing_new(self) -> bool:
+        """The latest pass pulled nothing (an earlier one may have)."""
+        if self.last_synced_at is None:
+            return False
+        if self.last_pull_at is not None:
+            return self.last_synced_at > self.last_pull_at
+        return not self.last_pull.any
 
     @property
     def free_plan(self) -> bool:
@@ -183,6 +194,7 @@ def scope_panel(status: Mapping[str, Any], now: int) -> ScopePanel:
             _int(pull.get("modified")) or 0,
             _int(pull.get("removed")) or 0,
         ),
+        last_pull_at=_int(status.get("lastPullAt")),
         plan=_text(status.get("plan")),
         max_notes=_int(limits.get("maxNotes")),
         max_body_bytes=_int(limits.get("maxBodyBytes")),

@@ -328,6 +328,7 @@ class SyncService:
             status["lastPass"] = result.to_json()
             if result.added or result.modified or result.removed:
                 status["lastPull"] = result.to_json()["lastPull"]
+                status["lastPullAt"] = now
             if result.rejected:
                 status["lastError"] = {
                     "code": result.rejected[0]["reason"],
@@ -354,6 +355,7 @@ class SyncService:
             "lastSyncedAt": saved.get("lastSyncedAt"),
             "lastError": saved.get("lastError"),
             "lastPull": saved.get("lastPull", {"added": 0, "modified": 0, "removed": 0}),
+            "lastPullAt": saved.get("lastPullAt"),
             "pushed": last_pass.get("pushed", []),
             "pulled": last_pass.get("pulled", []),
             "merged": last_pass.get("merged", []),

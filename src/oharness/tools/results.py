@@ -39,9 +39,15 @@ class RememberResult:
 
 @dataclass(frozen=True)
 class LinkView:
+    """A link of a note: the note it names (``id``; the text as written when it names none)."""
+
     id: str
     scope: Scope | None
     summary: str | None
+    #: The link as written (``[[target]]``): an id, an id without its hash suffix, a summary.
+    target: str | None = None
+    #: It matched several notes by stem or summary, so it names none (notes/links.py).
+    ambiguous: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         if self.scope is None:

@@ -28,7 +28,7 @@ from oharness.notes.ids import (
     random_hex,
     split_tags,
 )
-from oharness.notes.links import extract_links, resolve_link
+from oharness.notes.links import LinkIndex
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.tools.attach import RecallOutcome, recall_for_message
@@ -172,16 +172,13 @@ class MemoryService:
                 hint = f"did you mean {near.id!r}? ids are case-sensitive"
         return f"no note {note_id!r} in {where}; {hint}"
 
-    def _exists(self, scope: Scope, note_id: str) -> bool:
-        return scope in self._scopes and self.store(scope).get(note_id) is not None
+    def link_index(self) -> LinkIndex:
+        """What ``[[links]]`` can name in both scopes (ids, stems, summaries: notes/links.py)."""
+        return LinkIndex((s.scope, s.id, s.note.summary) for s in self.all_notes())
 
     def dangling_links(self, body: str) -> tuple[str, ...]:
-        """The ``[[id]]`` targets of a body that resolve in neither scope."""
-        return tuple(
-            target
-            for target in extract_links(body)
-            if resolve_link(target, self._exists).scope is None
-        )
+        """The ``[[…]]`` targets of a body that name no note in either scope."""
+        return tuple(link.target for link in self.link_index().targets(body) if link.id is None)
 
     # ---- remember ------------------------------------------------------------------------
 
@@ -323,17 +320,30 @@ class MemoryService:
         """The full note with its outgoing and incoming links."""
         stored = self.find(note_id, scope)
         note = stored.note
+        index = self.link_index()
         outgoing = []
         for target in stored.links:
-            resolved = resolve_link(target, self._exists)
-            found = self.store(resolved.scope).get(target) if resolved.scope else None
-            outgoing.append(LinkView(target, resolved.scope, found.note.summary if found else None))
-        # Links to this id reach this note only if it is where the id resolves (project first).
-        reached = resolve_link(note.id, self._exists).scope == stored.scope
+            resolved = index.resolve(target)
+            found = (
+                self.store(resolved.scope).get(resolved.id)
+                if resolved.scope and resolved.id
+                else None
+            )
+            outgoing.append(
+                LinkView(
+                    resolved.id or target,
+                    resolved.scope,
+                    found.note.summary if found else None,
+                    target=target,
+                    ambiguous=resolved.ambiguous,
+                )
+            )
+        me = (stored.scope, note.id)
         incoming = [
             LinkView(other.id, other.scope, other.note.summary)
-            for other in (self.all_notes() if reached else [])
-            if note.id in other.links and not (other.id == note.id and other.scope == stored.scope)
+            for other in self.all_notes()
+            if (other.scope, other.id) != me
+            and any((link.scope, link.id) == me for link in map(index.resolve, other.links))
         ]
         return NoteView(
             id=note.id,

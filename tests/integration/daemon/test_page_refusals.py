@@ -87,9 +87,9 @@ def test_a_damaged_merge_plan_and_an_unknown_backup_are_refused(
         )
         assert damaged.status_code == 422 and "plan the merge again" in damaged.text
         unknown = http.post("/memory/backups/restore", data={"backup": "../daemon-token"})
-        assert unknown.status_code == 422 and "no backup" in unknown.text
+        assert unknown.status_code == 422 and "no longer exists" in unknown.text
         finding = http.post("/memory/tidy/dismiss", data={"finding": "same-topic-nothing"})
-        assert finding.status_code == 422 and "no finding" in finding.text
+        assert finding.status_code == 422 and "no longer exists" in finding.text
 
 
 def test_the_tidy_list_draws_at_most_two_hundred_findings(daemon: tuple[LiveDaemon, str]) -> None:

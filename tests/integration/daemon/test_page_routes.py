@@ -119,7 +119,7 @@ def test_other_workspaces_and_unknown_ones(
     assert f"/memory/graph?workspace={project_id}" in page.text  # links keep the workspace
     assert "Only in the other project" not in signed_in.get("/memory/notes").text
     missing = signed_in.get("/memory/notes?workspace=p-nope")
-    assert missing.status_code == 404 and "no workspace &#39;p-nope&#39;" in missing.text
+    assert missing.status_code == 404 and "does not host that project" in missing.text
     assert missing.headers["content-type"].startswith("text/html")
 
 
@@ -192,7 +192,7 @@ def test_the_graph_follows_new_notes_and_new_recalls(
 ) -> None:
     service = daemon.state.registry.default.workspace.service
     first = service.remember("First note of the graph", "Links to [[nowhere-yet]].\n")
-    assert "1 notes ·" in signed_in.get("/memory/graph").text
+    assert "1 note ·" in signed_in.get("/memory/graph").text
     second = service.remember("Second note of the graph", f"See [[{first.id}]].\n")
     page = signed_in.get("/memory/graph").text
     assert f'data-note="project:{second.id}"' in page and "2 notes ·" in page
@@ -201,7 +201,7 @@ def test_the_graph_follows_new_notes_and_new_recalls(
     assert recall is not None
     recall.record_usage([("project", first.id)])
     page = signed_in.get("/memory/graph").text
-    assert "No note has been recalled" not in page and "1 recalls in the last 30 days" in page
+    assert "No note has been recalled" not in page and "1 recall in the last 30 days" in page
 
 
 def test_a_save_names_a_likely_duplicate_like_remember_does(

@@ -75,7 +75,7 @@ def test_a_free_plan_shows_its_limits(daemon: LiveDaemon) -> None:
             http.post("/sync/now")
             time.sleep(0.2)
     assert "at most 200 notes;" in page
-    assert "each note&#39;s body at most 8192 bytes." in page
+    assert "each note&#39;s body at most 8,192 bytes." in page
 
 
 def test_notes_that_did_not_sync_are_listed_with_their_reason(tmp_path: Path) -> None:
@@ -90,4 +90,4 @@ def test_notes_that_did_not_sync_are_listed_with_their_reason(tmp_path: Path) ->
                 time.sleep(0.2)
     section = page.split('id="sync-scope-project"', 1)[1].split('id="sync-scope-user"', 1)[0]
     assert "Notes that did not sync" in section and "broken.md" in section
-    assert "does not start with a &#39;---&#39; line" in section
+    assert "the file cannot be read as a note" in section and "no_frontmatter" in section

@@ -153,3 +153,12 @@ def test_a_chain_of_lookalikes_stays_within_six(workspace: Workspace, clock: Fak
         s.remember(f"Retry policy for the billing webhook, variant {n}", "Body.", tags="billing")
     groups = _kinds(workspace, clock)["same-topic"]
     assert all(2 <= len(g["notes"]) <= 6 for g in groups)
+
+
+def test_a_link_by_stem_or_summary_is_not_broken(workspace: Workspace, clock: FakeClock) -> None:
+    s = workspace.service
+    target = s.remember("Deploys happen on Tuesday", "Always.")
+    s.remember(
+        "Release", f"See [[{target.id.rsplit('-', 1)[0]}]] and [[Deploys happen on Tuesday]]."
+    )
+    assert "broken-link" not in _kinds(workspace, clock)

@@ -301,3 +301,19 @@ def test_an_id_in_both_scopes_is_updated_in_the_scope_named(workspace: Workspace
     assert service.read(user_copy.id, "project").body == "project version\n"
     with pytest.raises(ConflictError, match="both the project and the user scope"):
         service.remember("Shared name", "ambiguous", id=user_copy.id)
+
+
+def test_links_by_stem_and_by_summary_resolve_both_ways(workspace: Workspace) -> None:
+    """The three link forms of notes/links.py, through the service the CLI and tools use."""
+    service = workspace.service
+    target = service.remember("Payments go through the adapter", "All of them.")
+    stem = target.id.rsplit("-", 1)[0]
+    by_stem = service.remember("Checkout", f"See [[{stem}]].")
+    by_summary = service.remember("Refunds", "See [[Payments go through the adapter]].")
+    assert by_stem.dangling_links == () and by_summary.dangling_links == ()
+    (link,) = service.read(by_stem.id).links
+    assert (link.id, link.target, link.scope) == (target.id, stem, "project")
+    (link,) = service.read(by_summary.id).links
+    assert link.id == target.id and link.summary == "Payments go through the adapter"
+    incoming = {item.id for item in service.read(target.id).incoming}
+    assert incoming == {by_stem.id, by_summary.id}

@@ -17,6 +17,9 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from oharness.daemon.page.backup_preview import backup_preview
+from oharness.daemon.page.messages import error_text
+from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
@@ -29,11 +32,15 @@ LIST_TEMPLATE: Final = "backups/list.html"
 def _context(
     view: PageView,
     *,
-    outcome: dict[str, str] | None = None,
+    outcome: dict[str, Any] | None = None,
     confirm: str | None = None,
+    preview: str | None = None,
 ) -> dict[str, Any]:
-    entries = backup_listing(view.hosted.workspace.service, PAGE_LIMIT)
+    service = view.hosted.workspace.service
+    entries = backup_listing(service, PAGE_LIMIT)
+    shown = preview or confirm  # a confirmation shows what restoring brings back
     return {
+        "preview": backup_preview(service, shown) if shown else None,
         "entries": entries,
         "limit": PAGE_LIMIT,
         "known_reasons": frozenset(BACKUP_REASONS),
@@ -58,7 +65,7 @@ async def _restore(request: Request) -> Response:
         if exc.details.get("reason") == "replaces_newer":
             build = lambda: _context(view, confirm=backup_id)  # noqa: E731
             return await fragment(view, LIST_TEMPLATE, build, status=422)
-        outcome = {"kind": "error", "text": exc.message}
+        outcome = {"kind": "error", "text": error_text(view.t, exc)}
         return await fragment(
             view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
         )
@@ -67,7 +74,7 @@ async def _restore(request: Request) -> Response:
         key = "backups.restored_replaced" if result.replaced_backup_id else "backups.restored"
     else:
         key = "backups.already_current"
-    text = view.t(key, id=result.id, backup=result.replaced_backup_id or "")
+    text = marked(view.t, key, id=result.id, backup=result.replaced_backup_id or "")
     return await fragment(
         view, LIST_TEMPLATE, lambda: _context(view, outcome={"kind": "done", "text": text})
     )
@@ -78,6 +85,18 @@ def _routes(router: APIRouter) -> None:
     async def listing(request: Request) -> Response:
         view = page_view(request)
         return await fragment(view, LIST_TEMPLATE, lambda: _context(view))
+
+    @router.get("/backups/preview")
+    async def preview(request: Request) -> Response:
+        view = page_view(request)
+        backup_id = request.query_params.get("backup", "")
+        try:
+            return await fragment(view, LIST_TEMPLATE, lambda: _context(view, preview=backup_id))
+        except OHarnessError as exc:
+            outcome = {"kind": "error", "text": error_text(view.t, exc)}
+            return await fragment(
+                view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
+            )
 
     router.add_api_route("/backups/restore", _restore, methods=["POST"], name="page-restore")
 

@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.daemon.page.cloud import Cloud, cloud_of
+from oharness.daemon.page.messages import error_text
+from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
@@ -71,7 +73,8 @@ def _section_context(view: PageView) -> dict[str, Any]:
 def _resolved(view: PageView, resolution: Resolution) -> dict[str, str]:
     keep = "local" if resolution.keep == "both" and not resolution.new_id else resolution.keep
     key = f"conflicts.resolved.{keep}"  # keep both with nothing live in the cloud kept this one
-    return {"kind": "done", "text": view.t(key, id=resolution.id, new_id=resolution.new_id or "")}
+    text = marked(view.t, key, id=resolution.id, new_id=resolution.new_id or "")
+    return {"kind": "done", "text": text}
 
 
 async def _apply(
@@ -95,7 +98,7 @@ async def _apply(
 
 
 async def _refused(view: PageView, error: OHarnessError, **extra: Any) -> Response:
-    outcome = {"kind": "error", "text": error.message}
+    outcome = {"kind": "error", "text": error_text(view.t, error)}
     return await fragment(
         view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome, **extra), status=422
     )
@@ -136,7 +139,7 @@ async def _merge(request: Request) -> Response:
     editing = {"key": f"{scope}:{note_id}", "values": values, "errors": {}}
     conflict = _find(view, scope, note_id)
     if conflict is None:
-        outcome = {"kind": "error", "text": view.t("conflicts.gone", id=note_id)}
+        outcome = {"kind": "error", "text": marked(view.t, "conflicts.gone", id=note_id)}
         return await fragment(
             view, LIST_TEMPLATE, lambda: _context(view, outcome=outcome), status=422
         )
@@ -153,7 +156,7 @@ async def _merge(request: Request) -> Response:
     except OHarnessError as exc:
         field = exc.details.get("field")
         if field in values:
-            editing["errors"] = {field: exc.message}
+            editing["errors"] = {field: error_text(view.t, exc)}
             build = lambda: _context(view, editing=editing)  # noqa: E731
             return await fragment(view, LIST_TEMPLATE, build, status=422)
         return await _refused(view, exc, editing=editing)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from oharness.daemon.page.graph_labels import place_labels
 from oharness.daemon.page.graph_layout import GraphNote, NodeKey, layout_graph
 from oharness.daemon.page.usage import (
     DAY_MS,
@@ -34,17 +35,16 @@ TOP: Final = 15
 
 
 def graph_notes(service: MemoryService, recalls: Mapping[NodeKey, int]) -> list[GraphNote]:
-    """Every note with its links resolved as recall resolves them (project first)."""
+    """Every note with its links resolved as everywhere (notes/links.py: project first)."""
     notes = service.all_notes()
-    present = {(s.scope, s.id) for s in notes}
+    index = service.link_index()
     found = []
     for stored in notes:
         links: list[NodeKey | str] = []
         for target in stored.links:
-            if ("project", target) in present:
-                links.append(("project", target))
-            elif ("user", target) in present:
-                links.append(("user", target))
+            resolved = index.resolve(target)
+            if resolved.scope is not None and resolved.id is not None:
+                links.append((resolved.scope, resolved.id))
             else:
                 links.append(target)
         key = (stored.scope, stored.id)
@@ -81,6 +81,12 @@ def _compute(workspace: Workspace, today: int) -> Mapping[str, Any]:
     recalls: dict[NodeKey, int] = {key: usage.count for key, usage in counts.items()}
     notes = graph_notes(service, recalls)
     layout = layout_graph(notes, limit=DRAWN)
+    degree: dict[NodeKey, int] = {note.key: len(note.links) for note in notes}
+    for note in notes:
+        for target in note.links:
+            if isinstance(target, tuple):
+                degree[target] = degree.get(target, 0) + 1
+    labels = {label.key: label for label in place_labels(layout, degree)}
     dangling_links = sum(1 for note in notes for t in note.links if isinstance(t, str))
     history = usage_history(workspace)
     overall: dict[int, int] = {}
@@ -94,6 +100,7 @@ def _compute(workspace: Workspace, today: int) -> Mapping[str, Any]:
     )[:TOP]
     return {
         "layout": layout,
+        "labels": labels,
         "dangling_links": dangling_links,
         "overall": day_series(overall, today),
         "top": [

@@ -24,7 +24,9 @@ WIDTH = 1200.0
 RING = 70.0
 SPACING = 34.0
 MARGIN = 30.0
-ORPHAN_STEP = 44.0
+#: Orphans sit in a grid of columns wide enough for a circle and its label.
+ORPHAN_COLUMN = 200.0
+ORPHAN_ROW = 46.0
 
 
 class GraphNote(NamedTuple):
@@ -188,27 +190,29 @@ def layout_graph(notes: Iterable[GraphNote], *, limit: int = 400) -> Layout:
     _place_dangling(result, by_key, positions)
     if orphans:
         result.orphans_top = y + 10
-        per_row = max(1, int(WIDTH // ORPHAN_STEP))
+        per_row = max(1, int((WIDTH - MARGIN) // ORPHAN_COLUMN))
         for index, key in enumerate(orphans):
             row, column = divmod(index, per_row)
             note = by_key[key]
             result.nodes.append(
                 PlacedNode(
                     key,
-                    MARGIN + column * ORPHAN_STEP,
-                    y + 50 + row * ORPHAN_STEP,
+                    MARGIN + column * ORPHAN_COLUMN,
+                    y + 50 + row * ORPHAN_ROW,
                     node_radius(note.recalls),
                     note.summary,
                     note.recalls,
                     orphan=True,
                 )
             )
-        y += 50 + (len(orphans) - 1) // per_row * ORPHAN_STEP + ORPHAN_STEP
+        y += 50 + (len(orphans) - 1) // per_row * ORPHAN_ROW + ORPHAN_ROW
     result.drawn = len(positions) + len(orphans)
     result.height = max(y, 120.0)
     # As wide as what is drawn: a small graph is not lost in a corner, a component wider
     # than the shelves widens the picture (the page scales it down to the screen).
     result.width = max(240.0, *(node.x + node.radius + MARGIN for node in result.nodes))
+    if orphans:  # room for the last column's labels
+        result.width = max(result.width, MARGIN + per_row * ORPHAN_COLUMN)
     return result
 
 

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from fastapi import APIRouter
+from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
+from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
-from oharness.daemon.page.render import render_fragment
+from oharness.daemon.page.render import marked, render_fragment
 from oharness.daemon.page.usage import usage_counts
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError, SecretError, ValidationError
@@ -151,12 +153,12 @@ def _similar(view: PageView) -> dict[str, str] | None:
     return {"ref": f"{stored.scope}:{stored.id}", "summary": stored.note.summary}
 
 
-def _notice(view: PageView) -> str:
+def _notice(view: PageView) -> str | Markup:
     params = view.request.query_params
     if params.get("saved"):
         return view.t("notes.saved")
     if params.get("deleted"):
-        return view.t("notes.deleted", backup=params.get("deleted", ""))
+        return marked(view.t, "notes.deleted", backup=params.get("deleted", ""))
     return ""
 
 
@@ -168,7 +170,7 @@ def _refusal(view: PageView, form: Mapping[str, str], error: OHarnessError) -> R
     field = str(error.details.get("field") or "")
     if isinstance(error, SecretError) and field not in FORM_FIELDS:
         field = "body"
-    errors = {field if field in FORM_FIELDS else "form": error.message}
+    errors = {field if field in FORM_FIELDS else "form": error_text(view.t, error)}
     context = {
         "form": dict(form),
         "errors": errors,
@@ -194,7 +196,9 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
         if note_id:
             current = service.find(note_id, scope)
             if form.get("hash") and current.note.content_hash != form["hash"]:
-                raise ValidationError(view.t("notes.changed_meanwhile"), field="form")
+                raise ValidationError(
+                    "changed since opened", field="form", message_key="notes.changed_meanwhile"
+                )
         result = service.remember(
             form.get("summary", ""),
             form.get("body", ""),
@@ -216,7 +220,7 @@ def _delete(view: PageView, form: Mapping[str, str]) -> Response:
     service = view.hosted.workspace.service
     note_id, scope = parse_note_ref(form.get("note", ""))
     if note_id is None:
-        raise ValidationError(view.t("notes.gone"))
+        raise ValidationError("gone", message_key="notes.gone")
     result = service.forget(note_id, scope, reason="page-delete")
     view.changed(result.scope)
     return _redirect(view, deleted=result.backup_id)
@@ -243,10 +247,46 @@ def _delete_or_explain(request: Request, form: Mapping[str, str]) -> Response:
     try:
         return _delete(view, form)
     except OHarnessError as exc:
-        return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+        return render_fragment(
+            view, "notes/message.html", {"message": error_text(view.t, exc)}, status=422
+        )
+
+
+#: How many notes the editor suggests after ``[[``.
+SUGGESTIONS: Final = 8
+
+
+def link_suggestions(service: MemoryService, typed: str) -> list[dict[str, str]]:
+    """Notes to link for what follows ``[[``: ids starting with it first, then ids or
+    summaries containing it (case-insensitive), project first, at most :data:`SUGGESTIONS`."""
+    needle = typed.strip().casefold()
+    ranked: list[tuple[int, int, str, StoredNote]] = []
+    for order, stored in enumerate(service.all_notes()):
+        note_id, summary = stored.id.casefold(), stored.note.summary.casefold()
+        if note_id.startswith(needle):
+            rank = 0
+        elif summary.startswith(needle):
+            rank = 1
+        elif needle in note_id or needle in summary:
+            rank = 2
+        else:
+            continue
+        ranked.append((rank, order, stored.id, stored))
+    ranked.sort(key=lambda item: item[:3])
+    return [
+        {"id": stored.id, "summary": stored.note.summary, "scope": stored.scope}
+        for *_, stored in ranked[:SUGGESTIONS]
+    ]
 
 
 def _routes(router: APIRouter) -> None:
+    @router.get("/notes/link-suggestions")
+    async def suggestions(request: Request) -> Response:
+        view = page_view(request)
+        typed = request.query_params.get("q", "")[:200]
+        found = await asyncio.to_thread(link_suggestions, view.hosted.workspace.service, typed)
+        return JSONResponse(found, headers={"Cache-Control": "no-store"})
+
     # The work runs in a worker thread: it reads and writes files, and at thousands of notes
     # a list takes long enough to hold up the event streams on the daemon's loop.
     @router.get("/notes/list")

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from oharness.daemon.errors import ApiError
 from oharness.daemon.page import backups, conflicts, graph, notes, sync, tidy
+from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.render import render_fragment, render_page
 from oharness.daemon.page.view import PAGE_PREFIX, Section, page_view
 from oharness.errors import OHarnessError
@@ -42,6 +43,7 @@ STATIC_FILES: Final = {
     "page.js": "text/javascript",
     "page.css": "text/css",
     "sections.css": "text/css",
+    "favicon.svg": "image/svg+xml",
 }
 
 
@@ -74,10 +76,15 @@ def _static(name: str) -> Response:
 def error_page(request: Request, error: OHarnessError) -> Response:
     """A refusal as a page (a navigation) or as a message the status bar shows (htmx)."""
     status = error.status if isinstance(error, ApiError) else 400
-    if request.headers.get("hx-request") == "true":
+    try:
+        view = page_view(request, check=False)
+    except OHarnessError:  # no workspace to word it for: the library's own words
         return JSONResponse({"error": error.message, "code": error.code}, status_code=status)
-    view = page_view(request, check=False)
-    context = {"message": error.message, "back_url": view.url("notes")}
+    message = error_text(view.t, error)
+    if request.headers.get("hx-request") == "true":  # the status bar shows it (page.js)
+        body = {"error": message.striptags(), "code": error.code, "page": True}
+        return JSONResponse(body, status_code=status)
+    context = {"message": message, "back_url": view.url("notes")}
     return render_fragment(view, "error.html", context, status=status)
 
 

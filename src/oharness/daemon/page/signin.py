@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from markupsafe import Markup
 from starlette.requests import HTTPConnection
 from starlette.responses import HTMLResponse
 
 from oharness.daemon.page.i18n import Translator, choose_language
-from oharness.daemon.page.render import environment
+from oharness.daemon.page.render import command, environment, marked
 from oharness.daemon.page.view import PAGE_PREFIX
 
 
@@ -15,6 +16,14 @@ def _translator(connection: HTTPConnection) -> Translator:
         connection.query_params.get("lang"), connection.headers.get("accept-language")
     )
     return Translator(language)
+
+
+def _render(t: Translator, *, signed_in: bool) -> str:
+    def tm(key: str, **values: object) -> Markup:
+        return marked(t, key, **values)
+
+    template = environment().get_template("signin.html")
+    return template.render(t=t, tm=tm, command=command, lang=t.language, signed_in=signed_in)
 
 
 def wants_page(connection: HTTPConnection, method: str) -> bool:
@@ -31,12 +40,12 @@ def wants_page(connection: HTTPConnection, method: str) -> bool:
 def signin_required(connection: HTTPConnection) -> HTMLResponse:
     """401 as a page saying how to sign in (the daemon's one-time link)."""
     t = _translator(connection)
-    html = environment().get_template("signin.html").render(t=t, lang=t.language, signed_in=False)
+    html = _render(t, signed_in=False)
     return HTMLResponse(html, status_code=401, headers={"Cache-Control": "no-store"})
 
 
 def signed_in(connection: HTTPConnection) -> HTMLResponse:
     """The answer to the one-time link: signed in, on to the page."""
     t = _translator(connection)
-    html = environment().get_template("signin.html").render(t=t, lang=t.language, signed_in=True)
+    html = _render(t, signed_in=True)
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})

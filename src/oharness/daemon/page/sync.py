@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.daemon.events import Event
 from oharness.daemon.page.cloud import Cloud, cloud_of
-from oharness.daemon.page.render import format_time
+from oharness.daemon.page.messages import note_error_text, pause_text, sync_error_text
+from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.sync.panel import SyncPanel, sync_panel
@@ -41,9 +43,21 @@ def current_panel(view: PageView, cloud: Cloud) -> SyncPanel:
     return sync_panel(combined, signed_in=cloud.signed_in, now=view.state.options.clock())
 
 
+def _said(view: PageView, panel: SyncPanel) -> dict[str, dict[str, Any]]:
+    """Each scope's pause reason, error and note problems, in the reader's language."""
+    return {
+        scope.scope: {
+            "paused": pause_text(view.t, scope.paused) if scope.paused else None,
+            "error": sync_error_text(view.t, scope.error.code) if scope.error else None,
+            "note_errors": [note_error_text(view.t, issue.code) for issue in scope.note_errors],
+        }
+        for scope in panel.scopes
+    }
+
+
 def _context(view: PageView, outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    cloud = cloud_of(view)
-    return {"panel": current_panel(view, cloud), "outcome": outcome}
+    panel = current_panel(view, cloud_of(view))
+    return {"panel": panel, "said": _said(view, panel), "outcome": outcome}
 
 
 def _reported(view: PageView, reports: list[PassReport]) -> dict[str, Any]:
@@ -54,13 +68,15 @@ def _reported(view: PageView, reports: list[PassReport]) -> dict[str, Any]:
         label = view.t(f"sync.scope.{report.target.scope}")
         if report.error is not None:
             failed = True
-            text = view.t("sync.outcome.error", message=report.error.get("message", ""))
+            code = str(report.error.get("code") or "error")
+            text = marked(view.t, "sync.outcome.error", message=sync_error_text(view.t, code))
         elif report.paused:
             failed = True
-            text = view.t("sync.outcome.paused", reason=report.paused)
+            text = marked(view.t, "sync.outcome.paused", reason=pause_text(view.t, report.paused))
         elif report.result is not None:
             result = report.result
-            text = view.t(
+            text = marked(
+                view.t,
                 "sync.outcome.done",
                 sent=len(result.pushed),
                 received=len(result.pulled),
@@ -90,9 +106,14 @@ async def _now(request: Request) -> Response:
     panel = current_panel(view, cloud)
     refusal = panel.sync_now_refusal
     if refusal is not None:
-        text = view.t(f"sync.refused.{refusal}", time=format_time(panel.retry_at))
+        text = marked(
+            view.t,
+            f"sync.refused.{refusal}",
+            time=Markup(escape(view.t.moment(panel.retry_at))),
+            command=command("oharness login --origin URL"),
+        )
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
-        context = {"panel": panel, "outcome": outcome}
+        context = {"panel": panel, "said": _said(view, panel), "outcome": outcome}
         return await fragment(view, STATUS_TEMPLATE, lambda: context, status=422)
     reports = await asyncio.to_thread(_run_now, cloud)
     return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, _reported(view, reports)))

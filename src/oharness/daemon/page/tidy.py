@@ -18,10 +18,13 @@ import json
 from typing import Any, Final
 
 from fastapi import APIRouter
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
 from oharness.daemon.page.cloud import cloud_of
+from oharness.daemon.page.messages import error_text, finding_text
+from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
@@ -60,7 +63,7 @@ def _summaries(view: PageView, findings: list[Finding]) -> dict[str, str]:
 def _context(
     view: PageView,
     *,
-    outcome: dict[str, str] | None = None,
+    outcome: dict[str, Any] | None = None,
     editor: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     found = _review(view).review()
@@ -70,6 +73,10 @@ def _context(
         "findings": findings,
         "hidden": len(found) - len(findings),
         "summaries": _summaries(view, findings),
+        "said": {
+            finding.id: finding_text(view.t, finding.to_dict(), view.state.options.clock())
+            for finding in findings
+        },
         "has_model": view.state.options.small_model is not None,
         "note_types": NOTE_TYPES,
         "outcome": outcome,
@@ -85,7 +92,7 @@ async def _list(view: PageView, status: int = 200, **context: Any) -> Response:
     return await fragment(view, LIST_TEMPLATE, lambda: _context(view, **context), status=status)
 
 
-async def _error(view: PageView, text: str, status: int = 422, **context: Any) -> Response:
+async def _error(view: PageView, text: str | Markup, status: int = 422, **context: Any) -> Response:
     return await _list(view, status, outcome={"kind": "error", "text": text}, **context)
 
 
@@ -122,7 +129,7 @@ async def _open_merge(request: Request) -> Response:
         plan = review.plan(finding.notes, finding.scope)
         draft = await asyncio.to_thread(_draft, view, review, plan, kind)
     except OHarnessError as exc:
-        return await _error(view, exc.message)
+        return await _error(view, error_text(view.t, exc))
     values = {
         "summary": draft.summary,
         "type": draft.type or "",
@@ -163,20 +170,20 @@ async def _apply(request: Request) -> Response:
     except OHarnessError as exc:
         field = exc.details.get("field")
         if field in values:
-            editor["errors"] = {field: exc.message}
+            editor["errors"] = {field: error_text(view.t, exc)}
             return await _list(view, 422, editor=editor)
         editor["stale"] = exc.details.get("reason") == "stale_plan"
-        return await _error(view, exc.message, editor=editor)
+        return await _error(view, error_text(view.t, exc), editor=editor)
     view.changed(plan.scope)
-    text = view.t(
-        "tidy.merged",
-        kept=result.kept,
-        deleted=", ".join(result.deleted),
-        relinked=", ".join(result.relinked) or "—",
-        backups=len(result.backups),
-    )
+    parts = [marked(view.t, "tidy.merged", kept=result.kept, deleted=", ".join(result.deleted))]
+    if result.relinked:
+        parts.append(marked(view.t, "tidy.merged_relinked", relinked=", ".join(result.relinked)))
+    else:
+        parts.append(marked(view.t, "tidy.merged_no_links"))
+    parts.append(marked(view.t, "tidy.merged_backups", backups=len(result.backups)))
     if result.committed_version is not None:
-        text += " " + view.t("tidy.committed")
+        parts.append(marked(view.t, "tidy.committed"))
+    text = Markup(" ").join(parts)
     return await _list(view, outcome={"kind": "done", "text": text})
 
 
@@ -186,7 +193,7 @@ async def _dismiss(request: Request) -> Response:
     try:
         finding = await asyncio.to_thread(_review(view).dismiss, form.get("finding", ""))
     except OHarnessError as exc:
-        return await _error(view, exc.message)
+        return await _error(view, error_text(view.t, exc))
     text = view.t("tidy.dismissed", kind=view.t(f"tidy.kind.{finding.kind}"))
     return await _list(view, outcome={"kind": "done", "text": text})
 

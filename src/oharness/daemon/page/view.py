@@ -110,7 +110,7 @@ def page_view(request: Request, *, check: bool = True) -> PageView:
     language = choose_language(
         request.query_params.get("lang"), request.headers.get("accept-language")
     )
-    view = PageView(request, state, hosted, language, Translator(language))
+    view = PageView(request, state, hosted, language, Translator(language, state.options.clock()))
     if check and not hosted.memory_enabled():
         raise ApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))
     return view
