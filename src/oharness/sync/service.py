@@ -85,6 +85,8 @@ class PassReport:
     paused: str | None = None
     error: dict[str, str] | None = None
     retry_after_ms: int | None = None
+    #: The server is older than this client (protocol 1): its identity is read at every pass.
+    old_server: bool = False
 
     @property
     def failed(self) -> bool:
@@ -195,7 +197,7 @@ class SyncService:
         try:
             protocol, paused = self._verify(target, client, status, token, origin)
             if paused:
-                return PassReport(target, paused=paused)
+                return PassReport(target, paused=paused, old_server=protocol == 1)
             copied = self._check_folder(target)
             if copied:
                 return PassReport(target, paused=copied)
@@ -211,7 +213,7 @@ class SyncService:
                 progress=progress,
                 cancelled=self.cancelled,
             )
-            return PassReport(target, result=engine.run())
+            return PassReport(target, result=engine.run(), old_server=protocol == 1)
         except SyncError as exc:
             return self._failed(target, exc)
         except OHarnessError as exc:
