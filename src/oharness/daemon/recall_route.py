@@ -21,10 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import Event
+from oharness.daemon.guards import MAX_BODY_BYTES, body_too_large
 from oharness.daemon.routes_memory import probe_memory
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
-from oharness.daemon.validation import MAX_BODY_BYTES, MAX_TEXT_BYTES
+from oharness.daemon.validation import MAX_TEXT_BYTES
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.tools.attach import recall_for_message
 from oharness.tools.scope_recall import NoteKey
@@ -125,9 +126,7 @@ async def _read_body(receive: Receive) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ApiError(
-                400, "invalid_message", f"the request body is over {MAX_BODY_BYTES} bytes"
-            )
+            raise body_too_large()
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -146,6 +145,8 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
     # The same bytes as json.dumps(ensure_ascii=False, compact), a few times faster on a block.
     body = msgspec.json.encode(payload)
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("latin-1"))]
+    if status == 413:  # the rest of the body is not read: this connection ends
+        headers.append((b"connection", b"close"))
     start: Message = {"type": "http.response.start", "status": status, "headers": headers}
     await send(start)
     await send({"type": "http.response.body", "body": body})
