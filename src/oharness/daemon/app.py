@@ -23,6 +23,7 @@ from oharness.daemon.guards import (
     declared_length,
     with_security_headers,
 )
+from oharness.daemon.openapi import finish_document
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
 from oharness.daemon.page.watch import NoteWatcher
@@ -166,7 +167,11 @@ def _install_error_handlers(app: FastAPI) -> None:
             error = ApiError(405, "method_not_allowed", "this route does not take that method")
         else:
             error = ApiError(404, "not_found", "no such route")
-        return error.response()
+        response = error.response()
+        allow = (exc.headers or {}).get("Allow")
+        if exc.status_code == 405 and allow:
+            response.headers["Allow"] = allow
+        return response
 
     async def on_validation(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": "the request is malformed", "code": "invalid_request"}, 400)
@@ -187,11 +192,8 @@ def _add_bearer_scheme(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = FastAPI.openapi(app)
-            components = schema.setdefault("components", {})
-            components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-            schema["security"] = [{"bearer": []}]
             add_recall_paths(schema)
-            app.openapi_schema = schema
+            app.openapi_schema = finish_document(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -191,11 +191,7 @@ def _operation(name: str, parameters: list[dict[str, Any]]) -> dict[str, Any]:
         "operationId": name,
         "parameters": parameters,
         "requestBody": {"required": True, "content": {"application/json": {"schema": RECALL_BODY}}},
-        "responses": {
-            "200": {"description": "what to attach: attached, linked and the block"},
-            "400": {"description": "invalid_message or invalid_exclude"},
-            "404": {"description": "workspace_not_found"},
-        },
+        "responses": {},  # declared with every other route's (oharness.daemon.openapi)
     }
 
 

@@ -62,7 +62,6 @@ def _openapi(kind: str) -> dict[str, Any]:
             "required": kind != "dream",
             "content": {"application/json": {"schema": BODIES[kind]}},
         },
-        "responses": {"202": {"description": "the task snapshot"}},
     }
 
 
