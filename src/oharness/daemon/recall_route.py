@@ -147,6 +147,8 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("latin-1"))]
     if status == 413:  # the rest of the body is not read: this connection ends
         headers.append((b"connection", b"close"))
+    elif status == 405:
+        headers.append((b"allow", b"POST"))
     start: Message = {"type": "http.response.start", "status": status, "headers": headers}
     await send(start)
     await send({"type": "http.response.body", "body": body})

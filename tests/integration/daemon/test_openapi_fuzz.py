@@ -34,6 +34,8 @@ CHECKS = [
     checks.response_schema_conformance,
     checks.response_headers_conformance,
     checks.ignored_auth,
+    checks.missing_required_header,
+    checks.unsupported_method,
 ]
 FIXED = {("POST", "/workspaces"), ("POST", "/sync/on"), ("POST", "/sync/off")}
 SKIPPED = {("GET", "/events")}
