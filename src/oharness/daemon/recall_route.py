@@ -41,7 +41,11 @@ RECALL_BODY: Final = {
     "type": "object",
     "properties": {
         "message": {"type": "string", "maxLength": 65536},
-        "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_EXCLUDE},
+        "exclude": {
+            "type": ["array", "null"],
+            "items": {"type": "string", "maxLength": 200},
+            "maxItems": MAX_EXCLUDE,
+        },
     },
     "required": ["message"],
 }

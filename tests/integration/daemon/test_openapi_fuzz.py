@@ -2,7 +2,9 @@
 generated for every operation (valid and invalid bodies, parameters and headers) must never
 get a server error, and every answer must carry a status the document declares for that
 operation, with the declared content type, headers and body schema. Requests without the token
-must be refused whatever the document says (``ignored_auth``).
+must be refused whatever the document says (``ignored_auth``), and the request schemas must
+say what the daemon takes: a body the document allows is not refused as malformed, one it
+forbids is not accepted.
 
 Bounded for the test command: a few cases per operation, derandomized
 (``OHARNESS_FUZZ_EXAMPLES`` raises it for a longer run by hand). Two operations are given
@@ -36,6 +38,8 @@ CHECKS = [
     checks.ignored_auth,
     checks.missing_required_header,
     checks.unsupported_method,
+    checks.positive_data_acceptance,
+    checks.negative_data_rejection,
 ]
 FIXED = {("POST", "/workspaces"), ("POST", "/sync/on"), ("POST", "/sync/off")}
 SKIPPED = {("GET", "/events")}
