@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -16,6 +17,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from oharness import __version__
 from oharness.daemon.auth import DaemonAuth, load_or_create_token
 from oharness.daemon.errors import ApiError
+from oharness.daemon.guards import (
+    MAX_BODY_BYTES,
+    body_too_large,
+    declared_length,
+    with_security_headers,
+)
+from oharness.daemon.openapi import finish_document
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
 from oharness.daemon.page.watch import NoteWatcher
@@ -34,7 +42,8 @@ _PUBLIC_PREFIX = "/memory/static/"
 
 
 class AuthMiddleware:
-    """Auth before anything else (even routing), then the Host and Origin checks."""
+    """Auth before anything else (even routing), then the Host and Origin checks, then a
+    declared body over the daemon's limit (refused before a byte of it is read)."""
 
     def __init__(self, app: ASGIApp, auth: DaemonAuth) -> None:
         self.app = app
@@ -51,13 +60,21 @@ class AuthMiddleware:
                 self.auth.check_host(connection)
             else:
                 self.auth.check(connection, method)
+            length = declared_length(scope)
+            if length is not None and length > MAX_BODY_BYTES:
+                raise body_too_large()
         except ApiError as exc:
             refusal: Response = exc.response()
             if exc.status == 401 and wants_page(connection, method):
                 refusal = signin_required(connection)
+            await self._pause(exc)
             await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def _pause(self, exc: ApiError) -> None:
+        if exc.code == "too_many_attempts" and exc.retry_after is not None:
+            await asyncio.sleep(self.auth.backoff.pause(exc.retry_after))
 
 
 class DaemonApp(FastAPI):
@@ -65,12 +82,16 @@ class DaemonApp(FastAPI):
 
     A hook waits for a recall on every prompt: those requests go through the auth checks and
     :class:`~oharness.daemon.recall_route.RecallFastPath` only, not through the framework's
-    error, telemetry and body-limit layers; every other request takes the usual way.
+    error, telemetry and body-limit layers; every other request takes the usual way. Every
+    answer, whichever way it came, carries the security headers
+    (:data:`~oharness.daemon.guards.SECURITY_HEADERS`).
     """
 
     recall_front: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            send = with_security_headers(send)
         front = self.recall_front
         if front is not None and scope["type"] == "http" and recall_target(scope["path"])[0]:
             await front(scope, receive, send)
@@ -136,6 +157,8 @@ async def shutdown(state: DaemonState) -> None:
 def _install_error_handlers(app: FastAPI) -> None:
     async def on_api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
+        if exc.code == "too_many_attempts" and exc.retry_after is not None:  # a sign-in code
+            await asyncio.sleep(request.app.state.daemon.auth.backoff.pause(exc.retry_after))
         return exc.response()
 
     async def on_http_error(request: Request, exc: Exception) -> Response:
@@ -144,7 +167,11 @@ def _install_error_handlers(app: FastAPI) -> None:
             error = ApiError(405, "method_not_allowed", "this route does not take that method")
         else:
             error = ApiError(404, "not_found", "no such route")
-        return error.response()
+        response = error.response()
+        allow = (exc.headers or {}).get("Allow")
+        if exc.status_code == 405 and allow:
+            response.headers["Allow"] = allow
+        return response
 
     async def on_validation(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": "the request is malformed", "code": "invalid_request"}, 400)
@@ -165,11 +192,8 @@ def _add_bearer_scheme(app: FastAPI) -> None:
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = FastAPI.openapi(app)
-            components = schema.setdefault("components", {})
-            components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
-            schema["security"] = [{"bearer": []}]
             add_recall_paths(schema)
-            app.openapi_schema = schema
+            app.openapi_schema = finish_document(schema)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -9,8 +9,11 @@
   the page gets from ``GET /auth/csrf`` (itself only readable with the cookie, and never
   cross-origin: there are no CORS headers).
 - The Host header must name a loopback address or ``localhost`` (or the host the daemon was
-  told to bind), which defeats DNS rebinding; a request whose ``Origin`` names any other
-  host is refused.
+  told to bind), which defeats DNS rebinding. A request carrying an ``Origin`` must come from
+  the daemon's own origin: an allowed host *and* the port the request was sent to, so a page
+  served by another program on ``localhost`` is refused like any other site.
+- Wrong bearer tokens, CSRF tokens and sign-in codes are slowed per client address
+  (:class:`~oharness.daemon.guards.FailureBackoff`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from urllib.parse import urlsplit
 from starlette.requests import HTTPConnection
 
 from oharness.daemon.errors import ApiError
+from oharness.daemon.guards import FailureBackoff, too_many_attempts
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 
@@ -76,6 +80,7 @@ class DaemonAuth:
     allowed_hosts: frozenset[str] = LOOPBACK_HOSTS
     session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     page_code: str | None = field(default_factory=lambda: secrets.token_urlsafe(24))
+    backoff: FailureBackoff = field(default_factory=FailureBackoff)
 
     @classmethod
     def for_host(cls, token: str, bind_host: str, extra: Collection[str] = ()) -> DaemonAuth:
@@ -92,13 +97,19 @@ class DaemonAuth:
         """The one-time URL that gives a browser its cookie (None once used)."""
         return f"{base.rstrip('/')}/auth?code={self.page_code}" if self.page_code else None
 
-    def redeem(self, code: str) -> bool:
-        """Use the one-time code (True once; every later try is refused)."""
+    def redeem(self, connection: HTTPConnection, code: str) -> None:
+        """Use the one-time code; raise :class:`ApiError` for a wrong or used one."""
         expected = self.page_code
         if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
-            return False
+            raise self.wrong(connection, "this sign-in link was already used or is wrong")
         self.page_code = None
-        return True
+
+    def wrong(self, connection: HTTPConnection, message: str) -> ApiError:
+        """The refusal of a wrong credential: 401, or 429 once the client is in back-off."""
+        wait = self.backoff.failed(connection.client.host if connection.client else "")
+        if wait is None:
+            return ApiError(401, "token_required", message)
+        return too_many_attempts(wait)
 
     def check(self, connection: HTTPConnection, method: str) -> str:
         """Raise :class:`ApiError` unless the request may proceed; returns how it proved it."""
@@ -112,18 +123,19 @@ class DaemonAuth:
         if scheme.lower() == "bearer" and value:
             if hmac.compare_digest(value.strip().encode(), self.token.encode()):
                 return "bearer"
-            raise ApiError(401, "token_required", "the daemon token is wrong (see daemon-token)")
+            raise self.wrong(connection, "the daemon token is wrong (see daemon-token)")
         cookie = connection.cookies.get(COOKIE_NAME)
         if cookie and hmac.compare_digest(cookie.encode(), self.session.encode()):
             if method not in SAFE_METHODS:
                 sent = connection.headers.get(CSRF_HEADER, "")
                 if not hmac.compare_digest(sent.encode(), self.csrf_token.encode()):
-                    raise ApiError(
-                        401,
-                        "token_required",
+                    message = (
                         "a browser request that changes something needs the X-CSRF-Token "
-                        "header (GET /auth/csrf gives it)",
+                        "header (GET /auth/csrf gives it)"
                     )
+                    if not sent:
+                        raise ApiError(401, "token_required", message)
+                    raise self.wrong(connection, message)
             return "cookie"
         raise ApiError(
             401,
@@ -133,13 +145,35 @@ class DaemonAuth:
 
     def check_host(self, connection: HTTPConnection) -> None:
         """Refuse a Host or Origin naming anything but this daemon (DNS rebinding, CSRF)."""
-        host = host_name(connection.headers.get("host", ""))
+        sent_to = connection.headers.get("host", "")
+        host = host_name(sent_to)
         if host not in self.allowed_hosts:
             raise ApiError(403, "host_not_allowed", f"requests for host {host!r} are refused")
         origin = connection.headers.get("origin")
-        if origin is not None and origin != "null":
-            origin_host = host_name(urlsplit(origin).netloc)
-            if origin_host not in self.allowed_hosts:
-                raise ApiError(403, "origin_not_allowed", "cross-origin requests are refused")
-        elif origin == "null":
-            raise ApiError(403, "origin_not_allowed", "cross-origin requests are refused")
+        if origin is not None and not self.own_origin(origin, sent_to):
+            raise ApiError(
+                403,
+                "origin_not_allowed",
+                "cross-origin requests are refused: only pages the daemon serves itself "
+                "(same host and port) may call it from a browser",
+            )
+
+    def own_origin(self, origin: str, sent_to: str) -> bool:
+        """True when ``origin`` is the daemon's own: http(s), an allowed host, and the port of
+        the Host header ``sent_to`` (another port on localhost is another program's page)."""
+        parts = urlsplit(origin.strip().lower())
+        if parts.scheme not in ("http", "https"):
+            return False
+        if host_name(parts.netloc) not in self.allowed_hosts:
+            return False
+        port = _port(parts.netloc, parts.scheme)
+        return port is not None and port == _port(sent_to.strip().lower(), "http")
+
+
+def _port(netloc: str, scheme: str) -> int | None:
+    """The port of a ``host[:port]`` (the scheme's default without one; None if malformed)."""
+    try:
+        port = urlsplit(f"//{netloc}").port
+    except ValueError:
+        return None
+    return port if port is not None else (443 if scheme == "https" else 80)

@@ -14,13 +14,22 @@ from oharness.errors import OHarnessError
 class ApiError(OHarnessError):
     """A refused request (internal to the daemon): turned into its HTTP error body."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
+        self.retry_after = retry_after
 
     def response(self) -> JSONResponse:
-        return JSONResponse({"error": self.message, "code": self.code}, status_code=self.status)
+        headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        if self.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        if self.status == 413:  # the rest of the body is not read: this connection ends
+            headers["Connection"] = "close"
+        body = {"error": self.message, "code": self.code}
+        return JSONResponse(body, status_code=self.status, headers=headers)
 
 
 class TaskFailure(OHarnessError):

@@ -21,10 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import Event
+from oharness.daemon.guards import MAX_BODY_BYTES, body_too_large
 from oharness.daemon.routes_memory import probe_memory
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
-from oharness.daemon.validation import MAX_BODY_BYTES, MAX_TEXT_BYTES
+from oharness.daemon.validation import MAX_TEXT_BYTES
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.tools.attach import recall_for_message
 from oharness.tools.scope_recall import NoteKey
@@ -40,7 +41,11 @@ RECALL_BODY: Final = {
     "type": "object",
     "properties": {
         "message": {"type": "string", "maxLength": 65536},
-        "exclude": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_EXCLUDE},
+        "exclude": {
+            "type": ["array", "null"],
+            "items": {"type": "string", "maxLength": 200},
+            "maxItems": MAX_EXCLUDE,
+        },
     },
     "required": ["message"],
 }
@@ -125,9 +130,7 @@ async def _read_body(receive: Receive) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise ApiError(
-                400, "invalid_message", f"the request body is over {MAX_BODY_BYTES} bytes"
-            )
+            raise body_too_large()
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
@@ -146,6 +149,10 @@ async def _send_json(send: Send, status: int, payload: object) -> None:
     # The same bytes as json.dumps(ensure_ascii=False, compact), a few times faster on a block.
     body = msgspec.json.encode(payload)
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode("latin-1"))]
+    if status == 413:  # the rest of the body is not read: this connection ends
+        headers.append((b"connection", b"close"))
+    elif status == 405:
+        headers.append((b"allow", b"POST"))
     start: Message = {"type": "http.response.start", "status": status, "headers": headers}
     await send(start)
     await send({"type": "http.response.body", "body": body})
@@ -190,11 +197,7 @@ def _operation(name: str, parameters: list[dict[str, Any]]) -> dict[str, Any]:
         "operationId": name,
         "parameters": parameters,
         "requestBody": {"required": True, "content": {"application/json": {"schema": RECALL_BODY}}},
-        "responses": {
-            "200": {"description": "what to attach: attached, linked and the block"},
-            "400": {"description": "invalid_message or invalid_exclude"},
-            "404": {"description": "workspace_not_found"},
-        },
+        "responses": {},  # declared with every other route's (oharness.daemon.openapi)
     }
 
 

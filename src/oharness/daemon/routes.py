@@ -43,8 +43,7 @@ def api_router() -> APIRouter:
     async def page_sign_in(request: Request, code: str = "") -> Response:
         state = state_of(request)
         state.auth.check_host(request)
-        if not state.auth.redeem(code):
-            raise ApiError(401, "token_required", "this sign-in link was already used or is wrong")
+        state.auth.redeem(request, code)
         response = signed_in(request)  # a page that goes on to /memory
         response.set_cookie(
             COOKIE_NAME, state.auth.session, httponly=True, samesite="strict", path="/"

@@ -23,8 +23,15 @@ from oharness.errors import OHarnessError
 
 log = logging.getLogger(__name__)
 
-_STRING_64K: Final = {"type": "string", "minLength": 1, "maxLength": 65536}
-_SCOPE: Final = {"type": "string", "enum": ["project", "user"]}
+#: Python's whitespace (what ``str.strip`` removes), spelled out so that JSON Schema's
+#: ECMAScript regexes and Python's agree: the text must hold something else.
+_NOT_BLANK: Final = (
+    "[^\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680"
+    "\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+)
+_STRING_64K: Final = {"type": "string", "minLength": 1, "maxLength": 65536, "pattern": _NOT_BLANK}
+#: Left out and ``null`` mean the same: the scope the rules infer.
+_SCOPE: Final = {"enum": ["project", "user", None]}
 _CLIENT_HEADER: Final = {
     "name": "X-OHarness-Client-Id",
     "in": "header",
@@ -36,7 +43,7 @@ BODIES: Final[dict[str, dict[str, Any]]] = {
         "type": "object",
         "properties": {
             "content": _STRING_64K,
-            "contextMode": {"type": "string", "enum": list(CONTEXT_MODES)},
+            "contextMode": {"enum": [*CONTEXT_MODES, None]},
             "scope": _SCOPE,
         },
         "required": ["content"],
@@ -62,7 +69,6 @@ def _openapi(kind: str) -> dict[str, Any]:
             "required": kind != "dream",
             "content": {"application/json": {"schema": BODIES[kind]}},
         },
-        "responses": {"202": {"description": "the task snapshot"}},
     }
 
 

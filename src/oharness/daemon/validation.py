@@ -11,10 +11,12 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from oharness.daemon.errors import ApiError
+from oharness.daemon.guards import MAX_BODY_BYTES, read_capped
 from oharness.daemon.tasks import TaskKind
 
+__all__ = ["MAX_BODY_BYTES", "MAX_TEXT_BYTES", "TaskRequest", "read_object", "task_request"]
+
 MAX_TEXT_BYTES: Final = 64 * 1024
-MAX_BODY_BYTES: Final = 1024 * 1024
 CONTEXT_MODES: Final = ("workspace", "clean")
 CLIENT_ID_HEADERS: Final = ("x-oharness-client-id", "x-qwen-client-id")
 _CLIENT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -30,10 +32,9 @@ class TaskRequest:
 
 
 async def read_object(request: Request, code: str) -> dict[str, Any]:
-    """The JSON object of a request body (empty body → ``{}``), or a 400 with ``code``."""
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise ApiError(400, code, f"the request body is over {MAX_BODY_BYTES} bytes")
+    """The JSON object of a request body (empty body → ``{}``), or a 400 with ``code``; a body
+    over :data:`MAX_BODY_BYTES` is refused (413) while it streams, never held whole."""
+    raw = await read_capped(request.stream())
     if not raw.strip():
         return {}
     try:

@@ -3,12 +3,15 @@
 The key type fixes the one accepted algorithm — HS256 for a shared secret, EdDSA for an Ed25519
 public key, RS256 for an RSA public key — so ``alg: none`` and HS/RS confusion (an attacker
 signing HS256 with the public key as secret) never verify. ``exp`` and ``sub`` are required;
-``iss`` and ``aud`` are checked when configured. The user's storage prefix comes from ``sub``
-only, never from the request body.
+``iss`` and ``aud`` are checked when configured. The time claims (``exp``, and ``nbf`` and
+``iat`` when present) must be JSON numbers, as RFC 7519 defines a NumericDate: a string such as
+``"9999999999"``, a boolean or a non-finite number is refused, whatever a JWT library would
+coerce. The user's storage prefix comes from ``sub`` only, never from the request body.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +119,7 @@ class TokenVerifier:
             raise TokenRejected("the token has expired: sign in again") from exc
         except jwt.PyJWTError as exc:
             raise TokenRejected(f"the token was refused ({type(exc).__name__})") from exc
+        _check_numeric_dates(claims)
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub:
             raise TokenRejected("the token has no subject ('sub')")
@@ -130,6 +134,17 @@ class TokenVerifier:
                 "issue another id"
             )
         return Principal(user_id=sub, segment=user_key_segment(sub), own_plan=own_plan, teams=teams)
+
+
+def _check_numeric_dates(claims: Mapping[str, Any]) -> None:
+    for name in ("exp", "nbf", "iat"):
+        if name not in claims:
+            continue
+        value = claims[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TokenRejected(f"the token's {name!r} must be a number of seconds, not text")
+        if not math.isfinite(value):
+            raise TokenRejected(f"the token's {name!r} must be a finite number of seconds")
 
 
 def _load_public_key(pem: str) -> tuple[Any, list[str]]:

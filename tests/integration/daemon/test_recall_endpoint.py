@@ -123,6 +123,7 @@ def test_recall_unknown_workspace_wrong_method_and_memory_off(daemon: LiveDaemon
     with daemon.client() as http:
         wrong = http.get("/workspace/recall")
         assert wrong.status_code == 405 and wrong.json()["code"] == "method_not_allowed"
+        assert wrong.headers["allow"] == "POST"
         unauthenticated = http.post(
             "/workspace/recall", json={"message": MESSAGE}, headers={"Authorization": ""}
         )

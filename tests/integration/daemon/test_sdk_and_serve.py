@@ -46,7 +46,9 @@ def test_sdk_sync_round_trip_and_events(daemon: LiveDaemon) -> None:
 
         thread = threading.Thread(target=listen, daemon=True)
         thread.start()
-        time.sleep(0.3)
+        deadline = time.monotonic() + 30  # the listener hears events once it has subscribed
+        while daemon.state.bus.subscribers == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
         task = client.remember_workspace_memory("Deploys use blue-green.", context_mode="clean")
         assert task["status"] == "queued" and task["contextMode"] == "clean"
         done = client.wait(task)

@@ -684,7 +684,7 @@ def test_capabilities_do_not_advertise_dream_without_a_merge_path(
         (b'{"content": "\\ud800 lone surrogate"}', "invalid_content"),
         (b"not json at all", "invalid_content"),
         (b"[1, 2]", "invalid_content"),
-        (b'{"content": "' + b"a" * (1024 * 1024 + 10) + b'"}', "invalid_content"),
+        (b'{"content": "' + b"a" * (1024 * 1024 + 10) + b'"}', "body_too_large"),
     ],
 )
 def test_malformed_bodies_are_refused_cleanly(
@@ -693,7 +693,8 @@ def test_malformed_bodies_are_refused_cleanly(
     response = client.post(
         "/workspace/memory/remember", content=body, headers={"Content-Type": "application/json"}
     )
-    assert response.status_code == 400 and response.json()["code"] == code
+    status = 413 if code == "body_too_large" else 400
+    assert response.status_code == status and response.json()["code"] == code
     assert not daemon.state.registry.default.lane._tasks
 
 

@@ -21,11 +21,13 @@ from sync_server_support import (
     Api,
     LiveServer,
     auth,
+    commit_body,
     live_server,
     make_settings,
     note_text,
     put,
     rev_of,
+    snapshot_body,
     token_for,
 )
 
@@ -101,6 +103,49 @@ def test_attack_tokens_over_http(api: Api) -> None:
         for response in (api.as_user(token).identity(), api.as_user(token).snapshot()):
             assert response.status_code == 401, token
             assert response.json()["error"] == "unauthorized"
+
+
+UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def test_every_unsafe_method_without_credentials_is_refused_and_changes_nothing(
+    server: LiveServer, storage_root: Path
+) -> None:
+    from oharness.server.routes import operations
+
+    bodies = {
+        "/v1/memory/commit": commit_body([put("a-1", note_text("a-1"))]),
+        "/v1/memory/snapshot": snapshot_body(),
+        "/v1/admin/erase": {"userId": "alice"},
+    }
+    expired = token_for("alice", expires_in=-120)
+    text_exp = jwt.encode({"sub": "alice", "exp": str(int(time.time()) + 600)}, SECRET, "HS256")
+    credentials: list[dict[str, str]] = [
+        {},
+        {"Authorization": "Bearer"},
+        auth(expired),
+        auth(text_exp),  # a string exp: refused, not coerced
+        {"Authorization": f"Basic {token_for('alice')}"},
+    ]
+    with server.client() as client:
+        for op in operations(admin=True):
+            for method in UNSAFE:
+                for headers in credentials:
+                    answer = client.request(
+                        method, op.path, json=bodies.get(op.path, {}), headers=headers
+                    )
+                    expected = 401 if method == op.method else 405  # /healthz: GET only
+                    assert answer.status_code == expected, (method, op.path, headers)
+        user = auth(token_for("alice"))  # a user's token is not the admin key
+        assert (
+            client.post("/v1/admin/erase", json=bodies["/v1/admin/erase"], headers=user).status_code
+            == 401
+        )
+        snapshot = client.post("/v1/memory/snapshot", json=snapshot_body(), headers=user)
+        assert snapshot.status_code == 200 and snapshot.json()["objects"] == {}
+    assert not [
+        p for p in storage_root.rglob("*") if p.is_file() and "a-1" in p.read_text(errors="replace")
+    ]
 
 
 def test_hs_rs_confusion_against_a_public_key_server(storage_root: Path) -> None:

@@ -99,6 +99,31 @@ def test_attack_tokens_are_refused(rsa_key: rsa.RSAPrivateKey) -> None:
             verifier.verify(bearer(token))
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("exp", str(int(time.time()) + 600)),  # a string that a library would coerce
+        ("exp", True),
+        ("exp", float("inf")),
+        ("exp", [int(time.time()) + 600]),
+        ("nbf", "0"),
+        ("iat", str(int(time.time()))),
+    ],
+)
+def test_time_claims_must_be_numbers(name: str, value: object) -> None:
+    verifier = TokenVerifier(JwtSettings(secret=SECRET))
+    token = jwt.encode({**claims(), name: value}, SECRET, algorithm="HS256")
+    with pytest.raises(TokenRejected):
+        verifier.verify(bearer(token))
+
+
+def test_time_claims_as_numbers_pass() -> None:
+    verifier = TokenVerifier(JwtSettings(secret=SECRET))
+    now = time.time()
+    token = jwt.encode({**claims(), "exp": now + 600.5, "nbf": int(now) - 5, "iat": now}, SECRET)
+    assert verifier.verify(bearer(token)).user_id == "alice"
+
+
 def test_rs256_public_key_and_hs_rs_confusion(rsa_key: rsa.RSAPrivateKey) -> None:
     public = pem_public(rsa_key)
     verifier = TokenVerifier(JwtSettings(public_key_pem=public))
