@@ -33,7 +33,7 @@ from oharness.errors import (
     PathSafetyError,
     StorageError,
 )
-from oharness.fsio import atomic_write, remove_file
+from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory, remove_file
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
 from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
@@ -198,10 +198,12 @@ class NoteStore:
         import filelock  # a process that only reads (a prompt hook) never imports it
 
         if self._lock is None:
-            self._lock = filelock.FileLock(self._lock_path, timeout=self._lock_timeout)
+            self._lock = filelock.FileLock(
+                self._lock_path, timeout=self._lock_timeout, mode=PRIVATE_FILE_MODE
+            )
         lock = self._lock
         try:
-            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+            make_directory(self._lock_path.parent)
             lock.acquire()
         except filelock.Timeout as exc:
             raise StorageError(
@@ -297,7 +299,7 @@ class NoteStore:
         with self.locked():
             self._check_write(note_id, create)
             self._check_revision(path, note_id, expect_revision)
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_directory(self.directory)
             atomic_write(path, data, on_durable=on_durable)
             stored = StoredNote.loaded(note, self.scope, path, os.stat(path), data)
             self.cache.put(stored)
