@@ -4,6 +4,13 @@ A write goes to a uniquely named temp file in the same directory (a dot-file end
 ``.tmp``, which no loader ever reads as a note), is flushed and fsynced, replaces the target
 with :func:`os.replace`, and finally the directory itself is fsynced so the rename survives a
 power cut. A crash at any instant leaves the old file or the new one, never a torn one.
+
+Private folders (``$OHARNESS_HOME``): :func:`keep_private` creates the folder 0700, tightens
+whatever in it is readable by others, and marks it for this process, so that every later write
+under it — :func:`atomic_write`, :func:`make_directory`, :func:`private_mode` for the few
+writers that open files themselves — makes files 0600 and folders 0700 whatever the umask.
+Anywhere else (a project's ``MEMORY/``) a new file gets the umask's mode and a replaced file
+keeps its own, as a repository expects.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -19,6 +28,13 @@ from typing import Final
 from oharness.errors import StorageError
 
 TEMP_SUFFIX: Final = ".tmp"
+PRIVATE_FILE_MODE: Final = 0o600
+PRIVATE_DIRECTORY_MODE: Final = 0o700
+_OTHERS: Final = 0o077
+
+#: The real paths of the private folders of this process (normally one home).
+_private_roots: tuple[str, ...] = ()
+_private_lock = threading.Lock()
 
 #: Fault injection for crash simulations: called as ``hook(stage, target)`` with stage
 #: ``"before-replace"`` (the temp file is written and fsynced, the target untouched) or
@@ -82,7 +98,10 @@ def atomic_write(
             os.fsync(fd)
         finally:
             os.close(fd)
-        if mode is None:
+        private = mode is None and is_private(target)
+        if private:
+            os.chmod(temp, PRIVATE_FILE_MODE)
+        elif mode is None:
             _copy_mode(target, temp)
         if _fault_hook is not None:
             _fault_hook("before-replace", target)
@@ -96,6 +115,8 @@ def atomic_write(
             path=str(target),
         ) from exc
     fsync_directory(target.parent)
+    if private:
+        _tighten_folders(target.parent)
     if on_durable is not None:
         on_durable()
     if _fault_hook is not None:
@@ -261,7 +282,10 @@ def _write_temp(temp: Path, data: bytes, target: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    _copy_mode(target, temp)
+    if is_private(target):
+        os.chmod(temp, PRIVATE_FILE_MODE)
+    else:
+        _copy_mode(target, temp)
 
 
 def _swap_checked(
@@ -398,3 +422,98 @@ def create_new(target: Path, data: bytes, *, on_durable: Callable[[], None] | No
     if _fault_hook is not None:
         _fault_hook("after-replace", target)
     return True
+
+def is_private(path: Path | str) -> bool:
+    """True when ``path`` lies in a folder :func:`keep_private` was given in this process."""
+    roots = _private_roots
+    if not roots:
+        return False
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root + os.sep) for root in roots)
+
+
+def private_mode(path: Path | str, default: int = 0o666) -> int:
+    """The mode to create a file at ``path`` with: 0600 in a private folder, else ``default``."""
+    return PRIVATE_FILE_MODE if is_private(path) else default
+
+
+def make_directory(directory: Path) -> None:
+    """``mkdir -p``; in a private folder every folder it creates is 0700 whatever the umask."""
+    if directory.is_dir():
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    if is_private(directory):
+        _tighten_folders(directory)
+
+
+def _tighten_folders(directory: Path) -> None:
+    """Make ``directory`` and its parents up to the private root 0700 where they are looser."""
+    real = os.path.realpath(directory)
+    inside = (root for root in _private_roots if real == root or real.startswith(root + os.sep))
+    root = next(inside, None)
+    current = Path(real)
+    while root is not None:
+        _tighten(current)
+        if str(current) == root or current.parent == current:
+            break
+        current = current.parent
+
+
+def _tighten(path: Path | str) -> bool:
+    """Drop the group and other bits of one entry we own; True when it was looser."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid():
+        return False  # a link's target is not ours to change; nor is another user's file
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & _OTHERS:
+        return False
+    try:
+        os.chmod(path, mode & ~_OTHERS)
+    except OSError:
+        return False
+    return True
+
+
+def _tighten_tree(root: str) -> int:
+    """Tighten every entry under ``root`` (links are not followed); how many were looser."""
+    count = int(_tighten(root))
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            count += _tighten(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return count
+
+
+def keep_private(root: Path, *, thorough: bool = False) -> int:
+    """Make ``root`` a private folder for this process (see the module notes).
+
+    Creates it 0700 when missing, tightens anything in it that others can read or write (links
+    are not followed, entries of another user are left alone) and returns how many entries were
+    tightened; 0 when nothing was looser or ``root`` was already kept private. Unless
+    ``thorough`` (a long-lived process), a root that is already 0700 is not walked: everything
+    written there since it was made private is private, and a walk of a large home costs a
+    short command most of its time.
+    """
+    global _private_roots
+    root.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+    real = os.path.realpath(root)
+    with _private_lock:
+        if real in _private_roots and not thorough:
+            return 0
+        if real not in _private_roots:
+            _private_roots = (*_private_roots, real)
+    if not thorough and not stat.S_IMODE(os.stat(real).st_mode) & _OTHERS:
+        return 0
+    return _tighten_tree(real)

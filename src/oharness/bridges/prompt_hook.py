@@ -36,13 +36,16 @@ DAEMON_TIMEOUT_S: Final = 1.0
 DAEMON_COOLDOWN_S: Final = 60.0
 MAX_ANSWER_BYTES: Final = 8 * 1024 * 1024
 STALE_TEMP_S: Final = 3600.0
+PRIVATE_FILE_MODE: Final = 0o600
+PRIVATE_FOLDER_MODE: Final = 0o700
 
 
 class HookState:
     """Which notes each session already has: ``<home>/hooks/claude-code/sessions/``."""
 
     def __init__(self, home: str | os.PathLike[str]) -> None:
-        self.directory = os.path.join(os.fspath(home), "hooks", "claude-code", "sessions")
+        self.home = os.fspath(home)
+        self.directory = os.path.join(self.home, "hooks", "claude-code", "sessions")
 
     def path(self, session_id: str) -> str:
         """The file holding one session's record."""
@@ -61,13 +64,14 @@ class HookState:
 
     def save(self, session_id: str, keys: list[str], via: str) -> None:
         """Record the session's keys (bounded) and which path answered; prune old sessions."""
-        os.makedirs(self.directory, exist_ok=True)
+        make_private_folder(self.home, "hooks", "claude-code", "sessions")
         kept = list(dict.fromkeys(keys))[-MAX_IDS_PER_SESSION:]
         path = self.path(session_id)
         temp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
         record = {"attached": kept, "via": via, "updatedAt": int(time.time() * 1000)}
         try:
-            with open(temp, "w", encoding="utf-8") as handle:
+            created = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+            with open(created, "w", encoding="utf-8") as handle:
                 json.dump(record, handle)
             os.replace(temp, path)
         finally:
@@ -94,6 +98,20 @@ class HookState:
         entries.sort()
         for _, stale in entries[: max(0, len(entries) - MAX_SESSIONS)]:
             _unlink(stale)
+
+
+def make_private_folder(home: str, *parts: str) -> str:
+    """``home/parts…``, each folder made 0700 whatever the umask (the home is private; the
+    library's :func:`oharness.fsio.keep_private`, without its imports)."""
+    directory = home
+    for part in ("", *parts):
+        directory = os.path.join(directory, part) if part else directory
+        try:
+            os.mkdir(directory, PRIVATE_FOLDER_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, PRIVATE_FOLDER_MODE)
+    return directory
 
 
 def _unlink(path: str) -> None:

@@ -15,7 +15,7 @@ import click
 from oharness.errors import ProjectError
 from oharness.notes.text import terminal_safe
 from oharness.project.identity import find_project
-from oharness.project.paths import default_home
+from oharness.project.paths import default_home, secure_home
 from oharness.tools.service import PERSON_HINTS
 from oharness.tools.workspace import Workspace, open_workspace
 
@@ -30,9 +30,17 @@ EXIT_PROBLEMS = 3
 EXIT_INTERRUPTED = 130
 
 
-def home_from_environment() -> Path:
-    """``$OHARNESS_HOME``, else ``~/.oharness``."""
-    return default_home(os.environ.get("OHARNESS_HOME"), Path.home())
+def home_from_environment(*, thorough: bool = False) -> Path:
+    """``$OHARNESS_HOME``, else ``~/.oharness``, kept private (one notice when it was not;
+    ``thorough``: every entry checked, for a long-lived process)."""
+    home = default_home(os.environ.get("OHARNESS_HOME"), Path.home())
+    try:
+        notice = secure_home(home, thorough=thorough)
+    except OSError:
+        notice = None  # an unusable home: the command that needs it says why
+    if notice:
+        click.echo(f"notice: {terminal_safe(notice, multiline=False)}", err=True)
+    return home
 
 
 def common_options(func: F) -> F:

@@ -36,14 +36,16 @@ def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") 
     """Append one line to the hook log (rotated past 1 MiB)."""
     import time
 
+    from oharness.bridges.prompt_hook import make_private_folder
+
     try:
-        directory = os.path.join(home, "logs")
-        os.makedirs(directory, exist_ok=True)
+        directory = make_private_folder(home, "logs")
         path = os.path.join(directory, "hooks.log")
         if os.path.exists(path) and os.stat(path).st_size > MAX_LOG_BYTES:
             os.replace(path, os.path.join(directory, "hooks.log.1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+        opened = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the home's rule
+        with open(opened, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(f"{stamp} {agent} {event}: {reason}\n")
     except OSError:
         pass  # nowhere to log: still silent, still exit 0

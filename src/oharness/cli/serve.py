@@ -79,7 +79,7 @@ def serve(
             "pip install 'oharness[server]'"
         ) from exc
 
-    home = home_from_environment()
+    home = home_from_environment(thorough=True)  # long-lived: every entry of the home checked
     start = (project_path or Path.cwd()).resolve()
     if print_service is not None:
         executable = shutil.which("oharness") or sys.argv[0]

@@ -6,11 +6,15 @@ remember
     the first line), without a leading Markdown heading or list marker, cut at a word
     boundary to 200 characters. The type follows :func:`infer_type`; the scope is the one
     sent, else the type's default (``user`` notes go to the user scope, every other type to
-    the project). In ``workspace`` mode a likely duplicate in the target scope (the same
-    summary+tags similarity as review's "same topic") is updated instead of a new note being
-    added — its summary and body are replaced, its type and tags kept, and the previous
-    version backed up with reason ``task-update``. ``clean`` mode always adds a note (content
-    identical to an existing note still writes nothing, as ``remember`` never duplicates).
+    the project). In ``workspace`` mode a note in the target scope is updated instead of a new
+    one being added only when it is a likely duplicate (the same summary+tags similarity as
+    review's "same topic") *and* the content restates its fact: its body aligns word for word
+    and number for number with the content, which may add to it but drops and changes nothing
+    (:func:`oharness.notes.restatement.restates`; "billing deploys Monday 8:00" and "mailer
+    deploys Monday 13:00" stay two notes). Its summary and body are replaced, its type and tags
+    kept, and the previous version backed up with reason ``task-update``. ``clean`` mode always
+    adds a note (content identical to an existing note still writes nothing, as ``remember``
+    never duplicates).
 forget
     A query equal to an existing note id forgets that note. Otherwise the recall scorer ranks
     the notes (the ``memory(query)`` search) and those matched with full confidence are
@@ -36,6 +40,7 @@ from oharness.daemon.tasks import CancelToken, Task, TaskOutcome
 from oharness.errors import NotFoundError, OHarnessError, ValidationError
 from oharness.notes.format import Note
 from oharness.notes.ids import check_id
+from oharness.notes.restatement import missing_facts, restates
 from oharness.notes.store import StoredNote
 from oharness.tools.service import MemoryService
 from oharness.tools.workspace import Workspace
@@ -180,8 +185,12 @@ class MemoryTasks:
             if hit.scope != scope:
                 continue
             stored = store.get(hit.id)
-            if stored is not None and index.likely_duplicate(draft, stored.note):
-                return stored
+            if stored is None or not index.likely_duplicate(draft, stored.note):
+                continue
+            if restates(stored.note.body, content) and not missing_facts(
+                stored.note.summary, content
+            ):
+                return stored  # the same fact (perhaps with more): replacing loses nothing
         return None
 
     def _update(self, task: Task, twin: StoredNote, summary: str, content: str) -> TaskOutcome:

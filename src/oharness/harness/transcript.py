@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from oharness.errors import ConflictError, NotFoundError, StorageError, ValidationError
+from oharness.fsio import make_directory, private_mode
 from oharness.harness.message import Message
 
 log = logging.getLogger(__name__)
@@ -131,8 +132,9 @@ class TranscriptStore:
         """Start a transcript (refuses an id already used)."""
         path = self.path_for(header.project_id, header.id)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "x", encoding="utf-8") as handle:
+            make_directory(path.parent)
+            created = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private_mode(path))
+            with open(created, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(header.to_json(), ensure_ascii=False) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -150,7 +152,8 @@ class TranscriptStore:
         """Append one record as one line."""
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
-            with open(path, "ab+") as handle:
+            appended = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, private_mode(path))
+            with open(appended, "ab+") as handle:
                 if handle.seek(0, os.SEEK_END) > 0:
                     handle.seek(-1, os.SEEK_END)
                     if handle.read(1) != b"\n":  # a torn last line: never glue a record to it

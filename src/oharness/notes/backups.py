@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from oharness.errors import NoteFormatError, NotFoundError, StorageError, ValidationError
-from oharness.fsio import atomic_write, is_temp_name
+from oharness.fsio import atomic_write, is_temp_name, make_directory
 from oharness.notes.format import parse_note_bytes
 from oharness.notes.ids import check_id
 from oharness.types import Clock
@@ -100,7 +100,7 @@ class BackupStore:
         if reason not in BACKUP_REASONS:
             raise ValidationError(f"unknown backup reason {reason!r}", field="reason")
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_directory(self.directory)
         except OSError as exc:
             raise StorageError(
                 f"cannot create the backup folder {self.directory}: {exc.strerror or exc}; "

@@ -33,7 +33,15 @@ from oharness.errors import (
     PathSafetyError,
     StorageError,
 )
-from oharness.fsio import atomic_write, create_new, remove_checked, remove_file, replace_checked
+from oharness.fsio import (
+    PRIVATE_FILE_MODE,
+    atomic_write,
+    create_new,
+    make_directory,
+    remove_checked,
+    remove_file,
+    replace_checked,
+)
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
 from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
@@ -198,10 +206,12 @@ class NoteStore:
         import filelock  # a process that only reads (a prompt hook) never imports it
 
         if self._lock is None:
-            self._lock = filelock.FileLock(self._lock_path, timeout=self._lock_timeout)
+            self._lock = filelock.FileLock(
+                self._lock_path, timeout=self._lock_timeout, mode=PRIVATE_FILE_MODE
+            )
         lock = self._lock
         try:
-            self._lock_path.parent.mkdir(parents=True, exist_ok=True)
+            make_directory(self._lock_path.parent)
             lock.acquire()
         except filelock.Timeout as exc:
             raise StorageError(
@@ -298,7 +308,7 @@ class NoteStore:
         with self.locked():
             self._check_write(note_id, create)
             self._check_revision(path, note_id, expect_revision)
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_directory(self.directory)
             if expect_revision is not None:
                 written = replace_checked(
                     path,

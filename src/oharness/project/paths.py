@@ -1,4 +1,11 @@
-"""Where machine-local state lives under ``$OHARNESS_HOME`` (spec 00, 01.3)."""
+"""Where machine-local state lives under ``$OHARNESS_HOME`` (spec 00, 01.3), kept private.
+
+Everything in the home is the person's alone: :func:`secure_home` creates it 0700 and has
+every later write under it make files 0600 and folders 0700 whatever the umask
+(:func:`oharness.fsio.keep_private`). What an older version or another tool left readable by
+others is tightened, with one notice: by any command when the home folder itself is readable
+by others, and by the daemon at every start.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from oharness.fsio import keep_private
 from oharness.types import Scope
 
 
@@ -77,3 +85,17 @@ def stable_scope_key(scope: Scope, project_id: str | None) -> str:
 def scope_key_digest(key: str) -> str:
     """SHA-256 hex of a stable scope key (names per-scope state files)."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def secure_home(home: Path, *, thorough: bool = False) -> str | None:
+    """Keep ``home`` private (see the module notes); the notice to show when anything in it was
+    readable by other users, else ``None``. ``OSError`` when the folder cannot be made.
+    ``thorough`` (the daemon, at start) walks the whole home even when its folder is 0700."""
+    count = keep_private(home, thorough=thorough)
+    if not count:
+        return None
+    things = "entry" if count == 1 else "entries"
+    return (
+        f"{count} {things} in {home} could be read by other users of this machine; they are now "
+        "yours alone (files 0600, folders 0700)"
+    )

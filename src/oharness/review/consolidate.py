@@ -26,7 +26,7 @@ from typing import Any, Final
 import filelock
 
 from oharness.errors import OHarnessError, StorageError
-from oharness.fsio import atomic_write
+from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory
 from oharness.review.drafting import DraftModel
 from oharness.review.service import ReviewService
 from oharness.settings import ConsolidateSettings
@@ -69,8 +69,8 @@ class ConsolidationLog:
     def record(self, scope_key: str, at: int) -> None:
         """Keep ``at`` as the scope's last pass."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with filelock.FileLock(str(self.path) + ".lock", timeout=10):
+            make_directory(self.path.parent)
+            with filelock.FileLock(str(self.path) + ".lock", timeout=10, mode=PRIVATE_FILE_MODE):
                 runs = self._read()
                 runs[scope_key] = at
                 text = json.dumps({"format": 1, "lastRun": runs}, sort_keys=True, indent=1)

@@ -16,7 +16,7 @@ from typing import Any, Final
 import filelock
 
 from oharness.errors import StorageError
-from oharness.fsio import atomic_write
+from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory
 from oharness.review.findings import Finding
 from oharness.types import Clock
 
@@ -74,8 +74,8 @@ class DismissalStore:
             "at": self._clock(),
         }
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with filelock.FileLock(str(self.path) + ".lock", timeout=10):
+            make_directory(self.directory)
+            with filelock.FileLock(str(self.path) + ".lock", timeout=10, mode=PRIVATE_FILE_MODE):
                 entries = self._read()
                 entries[finding.id] = entry
                 payload = {"format": _FORMAT, "dismissed": entries}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from oharness.errors import NoteFormatError, StorageError
-from oharness.fsio import atomic_write, is_temp_name
+from oharness.fsio import atomic_write, is_temp_name, make_directory, private_mode
 from oharness.notes.format import Note, file_revision, parse_note_bytes
 from oharness.notes.ids import is_valid_id
 from oharness.project.paths import scope_key_digest
@@ -238,7 +238,7 @@ class AncestorStore:
 
     def save(self, state: BaseState) -> None:
         """Write ``state.json`` atomically, then drop copies it no longer references."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_directory(self.folder)
         self._remember_earlier(state)
         atomic_write(
             self.state_path, json.dumps(state.to_json(), ensure_ascii=False).encode("utf-8")
@@ -263,8 +263,10 @@ class AncestorStore:
         Without this, a crash between writing a pulled file and saving the base, followed by
         the person deleting that note, would read as "never had it" and download it again.
         """
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.landed_path, "a", encoding="utf-8") as journal:
+        make_directory(self.folder)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        journal_fd = os.open(self.landed_path, flags, private_mode(self.landed_path))
+        with open(journal_fd, "a", encoding="utf-8") as journal:
             journal.write(f"{note_id} {rev}\n")
             journal.flush()
             os.fsync(journal.fileno())
@@ -292,7 +294,7 @@ class AncestorStore:
 
     def save_status(self, status: dict[str, Any]) -> None:
         """Write the status record atomically (separate from the base: no lock needed)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_directory(self.folder)
         atomic_write(self.status_path, json.dumps(status, ensure_ascii=False).encode("utf-8"))
 
     def copy_path(self, note_id: str, rev: str) -> Path:
@@ -301,7 +303,7 @@ class AncestorStore:
     def write_copy(self, note_id: str, rev: str, data: bytes) -> None:
         """Keep the note file as synced at ``rev`` (before the state points at it)."""
         try:
-            self.copies.mkdir(parents=True, exist_ok=True)
+            make_directory(self.copies)
         except OSError as exc:
             raise StorageError(f"cannot create {self.copies}: {exc}") from exc
         path = self.copy_path(note_id, rev)

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 import filelock
 
+from oharness.fsio import PRIVATE_FILE_MODE, make_directory
+
 LOCK_FILE: Final = "daemon.lock"
 INFO_FILE: Final = "daemon.json"
 
@@ -24,11 +26,13 @@ class DaemonLock:
 
     def __init__(self, home: Path) -> None:
         self.path = home / LOCK_FILE
-        self._lock = filelock.FileLock(str(self.path), timeout=0, is_singleton=False)
+        self._lock = filelock.FileLock(
+            str(self.path), timeout=0, is_singleton=False, mode=PRIVATE_FILE_MODE
+        )
 
     def acquire(self) -> bool:
         """True when this process now holds the lock; False when another daemon does."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_directory(self.path.parent)
         try:
             self._lock.acquire(timeout=0)
         except filelock.Timeout:
@@ -48,7 +52,7 @@ def daemon_running(home: Path) -> bool:
     path = home / LOCK_FILE
     if not path.exists():
         return False
-    probe = filelock.FileLock(str(path), timeout=0, is_singleton=False)
+    probe = filelock.FileLock(str(path), timeout=0, is_singleton=False, mode=PRIVATE_FILE_MODE)
     try:
         probe.acquire(timeout=0)
     except filelock.Timeout:

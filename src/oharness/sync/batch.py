@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import filelock
 
 from oharness.errors import ConflictError, LimitError, StorageError, SyncError, UnavailableError
+from oharness.fsio import PRIVATE_FILE_MODE
 from oharness.notes.format import file_revision, parse_note_bytes
 from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.client import SyncClient
@@ -158,7 +159,9 @@ class CommitFirst:
     def _wait_for_lock(self, target: SyncTarget, deadline: float) -> bool:
         """Wait until the scope's sync lock is free (True), or until ``deadline`` (False);
         a cancellation (sync switched off, the task cancelled) stops the wait at once."""
-        lock = filelock.FileLock(self.service.base(target).lock_path, timeout=0)
+        lock = filelock.FileLock(
+            self.service.base(target).lock_path, timeout=0, mode=PRIVATE_FILE_MODE
+        )
         cancelled = self.service.cancelled
         while (left := deadline - time.monotonic()) > 0:
             if cancelled is not None and cancelled():
@@ -206,7 +209,7 @@ class CommitFirst:
         write_locally: Callable[[], None],
     ) -> int | None:
         base = self.service.base(target)
-        lock = filelock.FileLock(base.lock_path, timeout=_LOCK_TIMEOUT_S)
+        lock = filelock.FileLock(base.lock_path, timeout=_LOCK_TIMEOUT_S, mode=PRIVATE_FILE_MODE)
         try:
             lock.acquire()
         except filelock.Timeout as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from oharness.errors import NotFoundError, ValidationError
-from oharness.fsio import atomic_write, remove_file
+from oharness.fsio import atomic_write, make_directory, remove_file
 from oharness.notes.ids import check_id
 
 Resolution = Literal["local", "cloud", "both", "text"]
@@ -105,7 +105,7 @@ class ConflictBook:
 
     def put(self, record: ConflictRecord) -> None:
         """Record (or refresh) a conflict."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_directory(self.folder)
         data = json.dumps(record.to_json(), ensure_ascii=False, indent=1).encode("utf-8")
         atomic_write(self._path(record.id), data)
 

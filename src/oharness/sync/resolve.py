@@ -18,6 +18,7 @@ from typing import Literal
 import filelock
 
 from oharness.errors import NoteFormatError, StorageError, ValidationError
+from oharness.fsio import PRIVATE_FILE_MODE, make_directory
 from oharness.notes.backups import BackupStore
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import (
@@ -90,9 +91,11 @@ class ConflictResolver:
         if (keep is None) == (text is None):
             raise ValidationError("say how to resolve: --keep local|cloud|both, or --text-file F")
         record = self.book.get(note_id)
-        self.base.folder.mkdir(parents=True, exist_ok=True)
+        make_directory(self.base.folder)
         try:
-            with filelock.FileLock(self.base.lock_path, timeout=self.lock_timeout):
+            with filelock.FileLock(
+                self.base.lock_path, timeout=self.lock_timeout, mode=PRIVATE_FILE_MODE
+            ):
                 state = self.base.load()
                 if text is not None:
                     resolution = self._by_hand(record, state, text)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import filelock
 
+from oharness.fsio import PRIVATE_FILE_MODE, make_directory
 from oharness.notes.backups import BackupStore
 from oharness.notes.store import NoteStore
 from oharness.sync.ancestor import AncestorStore
@@ -82,8 +83,8 @@ class ScopeSync:
         note meanwhile) is planned again at once against the newer listing -- merged, pulled
         or recorded as a conflict -- a few times; still racing after that, it is reported."""
         base = self.parts.base
-        base.folder.mkdir(parents=True, exist_ok=True)
-        lock = filelock.FileLock(base.lock_path, timeout=0)
+        make_directory(base.folder)
+        lock = filelock.FileLock(base.lock_path, timeout=0, mode=PRIVATE_FILE_MODE)
         try:
             lock.acquire()
         except filelock.Timeout:

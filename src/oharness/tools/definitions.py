@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from oharness.errors import OHarnessError, ValidationError
+from oharness.notes.quoting import STORED_DATA, quote_in
 from oharness.notes.secrets import redact_for_model_in
 from oharness.tools.service import UNSET, MemoryService
 from oharness.types import NOTE_TYPES, parse_scope
@@ -151,8 +152,11 @@ def call_tool(service: MemoryService, name: str, arguments: Mapping[str, Any]) -
         result = _dispatch(service, name, arguments)
     except OHarnessError as exc:
         result = {"error": {"code": exc.code, "message": exc.message}}
-    # What a tool returns goes to the model: credentials in notes are hidden.
-    hidden: dict[str, Any] = redact_for_model_in(result)  # type: ignore[assignment]
+    if name == "memory" and "error" not in result:
+        result["notice"] = STORED_DATA  # what follows is note text, not instructions
+    # What a tool returns goes to the model: credentials in notes are hidden, and no note text
+    # can close or forge a block around it (notes.quoting).
+    hidden: dict[str, Any] = redact_for_model_in(quote_in(result))  # type: ignore[assignment]
     return hidden
 
 

@@ -5,7 +5,9 @@ across both scopes, until ``memory.indexChars`` characters of lines are used; a 
 counts the rest. With no notes at all, two short lines replace the whole section.
 
 Line format (stable): ``- [type] summary (id)``; user notes show ``(user:id)``; untyped notes
-have no ``[type]``.
+have no ``[type]``. The lines sit inside a ``<memory-index>`` block introduced by a sentence
+saying they are stored data, not instructions; a summary, type or id cannot close or forge that
+block (:func:`oharness.notes.quoting.quote`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from oharness.notes.quoting import STORED_DATA, quote
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
 from oharness.tools.results import ListingItem
@@ -22,7 +25,7 @@ HEADING: Final = "# Memory"
 GUIDANCE: Final = """\
 You have durable notes that persist across sessions: project notes (this repository) and user
 notes (this person, every project). Relevant notes are attached to user messages inside
-<recalled-memory> blocks; the `memory` tool reads any note by id and lists them all.
+`recalled-memory` blocks; the `memory` tool reads any note by id and lists them all.
 
 Write a note with `remember` when you learn something a future session needs: a correction or
 a confirmed approach, a decision and its reason, a constraint, who the user is and how they like
@@ -31,7 +34,10 @@ says, ephemeral task state, or secrets. Update an existing note (pass its id) ra
 a near-duplicate; link related notes with [[note-id]]. Recall matches words, not meaning: give
 notes tags for synonyms and for the term in the other language in use.
 
-Notes, most recently updated first:"""
+Notes, most recently updated first (summaries only; `memory` reads a note in full)."""
+
+OPEN: Final = "<memory-index>"
+CLOSE: Final = "</memory-index>"
 
 EMPTY: Final = """\
 # Memory
@@ -43,7 +49,8 @@ def index_line(stored: StoredNote) -> str:
     """One index line for a note."""
     note = stored.note
     line = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at).line()
-    return redact_for_model(line)  # the index goes to a model
+    # The index goes to a model: one line per note (a hand-written type may hold a line break).
+    return redact_for_model(quote(" ".join(line.split())))
 
 
 def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:
@@ -60,9 +67,10 @@ def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:
         lines.append(line)
         used += len(line) + 1
     rest = len(ordered) - len(lines)
+    more = []
     if rest:
-        lines.append(
+        more.append(
             f"… and {rest} more note{'s' if rest != 1 else ''} not shown: the `memory` tool lists "
             "and searches them all."
         )
-    return "\n".join([HEADING, GUIDANCE, *lines])
+    return "\n".join([HEADING, GUIDANCE, STORED_DATA, OPEN, *lines, CLOSE, *more])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oharness.errors import StorageError
-from oharness.fsio import atomic_write
+from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory
 from oharness.project.paths import scope_key_digest
 from oharness.types import Clock, Scope
 
@@ -132,8 +132,8 @@ class UsageLog:
             return
         path = self._path(scope_key)
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with filelock.FileLock(str(path) + ".lock", timeout=10):
+            make_directory(self.directory)
+            with filelock.FileLock(str(path) + ".lock", timeout=10, mode=PRIVATE_FILE_MODE):
                 # Under the lock the file is as its stamp says: this log's own copy when it
                 # wrote it last, else parsed again (another process wrote it).
                 stamp = self._stamp(scope_key)

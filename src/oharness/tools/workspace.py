@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oharness.fsio import make_directory
 from oharness.notes.backups import BackupStore
 from oharness.notes.ids import random_hex
 from oharness.notes.store import NoteStore
@@ -22,7 +23,7 @@ from oharness.project.identity import (
     register_project,
     resolve_memory_dir,
 )
-from oharness.project.paths import HomeLayout, stable_scope_key
+from oharness.project.paths import HomeLayout, secure_home, stable_scope_key
 from oharness.settings import MemorySettings, Settings
 from oharness.tools.prompt import render_index
 from oharness.tools.scope_recall import MemoryRecall
@@ -75,6 +76,14 @@ class Workspace:
             self.service.recall.flush_cache()
 
 
+def _secure(home: Path) -> str | None:
+    """Keep the home private (files 0600, folders 0700); the notice when it was not."""
+    try:
+        return secure_home(home)
+    except OSError:
+        return None  # an unusable home: _home_usable says why
+
+
 def _home_usable(home: HomeLayout) -> str | None:
     """``None`` when the home can hold user notes and state, else the reason it cannot."""
     for directory in (home.home, *home.home.parents):
@@ -83,7 +92,7 @@ def _home_usable(home: HomeLayout) -> str | None:
                 return f"{directory} is a file, not a folder"
             break
     try:
-        home.user_memory_dir.mkdir(parents=True, exist_ok=True)
+        make_directory(home.user_memory_dir)
     except OSError as exc:
         return f"{exc.strerror or exc}"
     for directory in (home.home, home.user_memory_dir):
@@ -110,6 +119,7 @@ def open_workspace(
     """
     layout = HomeLayout(home)
     location = find_project(start, home)
+    privacy = _secure(home)
     home_problem = _home_usable(layout)
     # An unusable home has no config to read; the warning below names the real cause.
     settings = load_settings(
@@ -117,7 +127,7 @@ def open_workspace(
         location.root if location and location.refused is None else None,
         overrides=overrides,
     )
-    warnings = list(settings.warnings)
+    warnings = [*settings.warnings, *([privacy] if privacy else [])]
     opened = _Opening(
         layout, start, settings.memory, home_problem, clock, warnings, file_clock=file_clock
     )

@@ -171,3 +171,38 @@ def test_agent_stops_after_six_turns(
         done = wait_terminal(http, "remember", posted.json()["taskId"])
     assert done["status"] == "completed"
     assert len(list(stub.bodies())) == 6
+
+
+def _agent_remember(
+    http: Any, stub: StubModelServer, arguments: dict[str, Any], content: str = "save it"
+) -> dict[str, Any]:
+    stub.script(openai_tool_call("remember", arguments), openai_text("ok"))
+    posted = http.post("/workspace/memory/remember", json={"content": content})
+    done: dict[str, Any] = wait_terminal(http, "remember", posted.json()["taskId"])
+    assert done["status"] == "completed", done
+    return done
+
+
+def test_an_update_that_drops_a_fact_keeps_both_notes(
+    setup: tuple[LiveDaemon, Path, Path], stub: StubModelServer
+) -> None:
+    daemon, project, home = setup
+    billing = {"summary": "Billing deploys Monday 8:00", "body": "Every Monday at 8:00."}
+    with daemon.client() as http:
+        first = _agent_remember(http, stub, billing)
+        note_id = Path(first["result"]["filesTouched"][0]).stem
+        mailer = {"id": note_id, "summary": "Mailer deploys Monday 13:00", "body": "At 13:00."}
+        _agent_remember(http, stub, mailer)
+        saw = _tool_results(stub)[-1]
+        assert f"note {note_id} was kept as it was" in saw and "billing" in saw
+        fuller = {**billing, "id": note_id, "body": "Every Monday at 8:00. Ask Dana first."}
+        _agent_remember(http, stub, fuller)
+        stub.script(openai_tool_call("forget", {"id": note_id}), openai_text("ok"))
+        posted = http.post("/workspace/memory/remember", json={"content": "tidy up"})
+        assert wait_terminal(http, "remember", posted.json()["taskId"])["status"] == "completed"
+        assert "does not delete notes" in _tool_results(stub)[-1]
+    texts = [p.read_text() for p in (project / "MEMORY").glob("*.md") if not p.is_symlink()]
+    assert len(texts) == 2
+    assert any("Every Monday at 8:00. Ask Dana first." in text for text in texts)
+    assert any("At 13:00." in text for text in texts)
+    assert (home / "memory-backups").is_dir()
