@@ -163,7 +163,11 @@ def classify_local(
                 f"({store.max_notes}); forget or merge some notes, or raise the limit",
             )
         )
-    problems += kept_by_hand(store, base, syncable, problems)
+    kept = kept_by_hand(store, base, syncable, problems)
+    for problem in kept:
+        for note_id in problem.ids():
+            syncable.pop(note_id, None)  # a re-cased id: neither side syncs
+    problems += kept
     return syncable, sorted(problems, key=lambda problem: problem.file)
 
 
