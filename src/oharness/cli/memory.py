@@ -25,7 +25,7 @@ from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.notes.store import StoredNote
 from oharness.notes.text import terminal_safe
-from oharness.tools.doctor import diagnose
+from oharness.tools.doctor import diagnose, loose_files
 from oharness.tools.service import UNSET, Unset, note_file_text
 from oharness.tools.workspace import Workspace
 from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
@@ -204,14 +204,16 @@ def show_note(
 def list_notes(
     project_path: Path | None, as_json: bool, debug: bool, offset: int, limit: int
 ) -> None:
-    """List notes of both scopes, most recently updated first."""
+    """List notes of both scopes, most recently updated first, then the Markdown files of
+    the notes folders that are not notes (yet), with the reason and the fix."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
     listing = workspace.service.listing(offset, limit)
+    loose = loose_files(workspace.service)
     if as_json:
-        emit_json(listing.to_dict())
+        emit_json({**listing.to_dict(), "notNotes": [found.to_json() for found in loose]})
         return
-    if listing.total == 0:
+    if listing.total == 0 and not loose:
         say("No notes yet. Save one with: oharness memory remember --summary ... --body ...")
         return
     for item in listing.items:
@@ -219,6 +221,10 @@ def list_notes(
     if listing.next_offset is not None:
         rest = listing.total - listing.next_offset
         say(f"... {rest} more: --offset {listing.next_offset}")
+    if loose:
+        say(f"\n{plural(len(loose), 'file')} in the notes folders not loaded as notes:")
+        for found in loose:
+            say(f"  {found.scope}: {found.relative}: {found.message}")
 
 
 @memory.command()
@@ -358,6 +364,35 @@ def doctor(project_path: Path | None, as_json: bool, debug: bool) -> None:
     say("healthy" if report.healthy else "problems found (files left untouched)")
     if not report.healthy:
         click.get_current_context().exit(EXIT_PROBLEMS)
+
+
+@memory.command()
+@common_options
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--scope", type=_SCOPE, default=None, help="Which notes folder FILE is in.")
+def adopt(
+    project_path: Path | None, as_json: bool, debug: bool, file: Path, scope: str | None
+) -> None:
+    """Make FILE, a Markdown file in a notes folder that is not a note yet, a note.
+
+    A file without frontmatter (or with another program's) gets frontmatter, its summary from
+    the first heading or line; the original is backed up first. A note renamed or moved into
+    a subfolder by hand is put back under its own name. 'oharness memory list' names them.
+    """
+    from oharness.importers.adopt import adopt_file, locate
+
+    workspace = open_for(project_path, register=False)
+    warn(workspace, as_json)
+    where, relative = locate(workspace, file, _scope(scope))
+    result = adopt_file(workspace, where, relative)
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    if result.backup_id is None:
+        say(f"Put {relative} back as {result.id} ({result.scope}): {result.path}")
+    else:
+        say(f"Adopted {relative} as {result.id} ({result.scope}): {result.path}")
+        say(f"the original is kept as backup {result.backup_id}")
 
 
 @memory.command()

@@ -45,6 +45,13 @@ def read_markdown(root: Path) -> Reading:
     return reading
 
 
+def markdown_draft(found: TextFile) -> Draft | Skip:
+    """One Markdown file as a draft note, or why it cannot be one (``memory adopt``)."""
+    reading = Reading()
+    draft = _markdown_draft(found, reading)
+    return draft if draft is not None else reading.skips[0]
+
+
 def _markdown_draft(found: TextFile, reading: Reading, **overrides: Any) -> Draft | None:
     try:
         parsed = split_frontmatter(found.text)

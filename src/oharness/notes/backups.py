@@ -39,6 +39,7 @@ BACKUP_REASONS: Final[tuple[str, ...]] = (
     "merge",
     "sync-merge",
     "restore-replace",
+    "adopt",
 )
 UNKNOWN_REASON: Final = "unknown"
 KEEP_DAYS: Final = 90

@@ -462,6 +462,7 @@ class NoteCache:
                 path,
                 "name_mismatch",
                 f"the file name does not match its id {note.id!r}: rename it to {note.id}.md",
+                note.id,
             )
             return None
         return StoredNote.loaded(note, self.scope, path, st, data)
@@ -479,6 +480,7 @@ class NoteCache:
                     "case_collision",
                     f"its id differs from {other.id!r} only by letter case, which macOS and "
                     "Windows cannot hold side by side; rename one of them",
+                    stored.id,
                 )
                 continue
             by_folded[folded] = stored

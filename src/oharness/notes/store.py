@@ -356,6 +356,43 @@ class NoteStore:
                 id=note_id,
             )
 
+    def adopt_bytes(
+        self, note_id: str, data: bytes, source: Path, *, source_revision: str
+    ) -> StoredNote:
+        """Write a note's bytes in place of a loose file of this folder (``source``: not a
+        note, or a note under another name or in a subfolder), then remove ``source`` when it
+        is another file. Refused, changing nothing, when ``source`` is no longer the version
+        ``source_revision`` or another note holds the id (the caller backs ``source`` up)."""
+        check_id(note_id)
+        note = parse_note_bytes(data)
+        if note.id != note_id:
+            raise ConflictError(f"the file's id does not match {note_id!r}", id=note_id)
+        path = self.path_for(note_id)
+        with self.locked():
+            try:
+                current: str | None = file_revision(source.read_bytes())
+            except FileNotFoundError:
+                current = None
+            if current != source_revision:
+                raise ConflictError(
+                    f"{source} changed or went away meanwhile; nothing was changed: look at "
+                    "it and adopt it again",
+                    path=str(source),
+                )
+            same = path.exists() and os.path.samefile(path, source)  # a re-cased name
+            if not same:
+                self._check_write(note_id, create=True)
+            elif self.cache.get_folded(note_id) is not None:
+                raise ConflictError(f"a note {note_id!r} already exists", id=note_id)
+            make_directory(self.directory)
+            atomic_write(path, data)
+            if not same:
+                remove_file(source)
+            stored = StoredNote.loaded(note, self.scope, path, os.stat(path), data)
+            self.cache.put(stored)
+            self.cache.refresh(full=True)  # the loose file is gone from the listing too
+            return stored
+
     def delete(
         self,
         note_id: str,

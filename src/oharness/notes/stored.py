@@ -61,3 +61,6 @@ class LoadProblem:
     path: Path
     reason: str
     message: str
+    #: The id in the file's frontmatter when the file is a readable note (a note under
+    #: another file name, or one whose id collides by case): what it holds is still here.
+    note_id: str | None = None

@@ -101,7 +101,7 @@ def _read_local(parts: ScopeParts, rnd: SyncRound) -> None:
     syncable, problems = classify_local(store, rnd.state.notes, parts.protocol, parts.base)
     rnd.result.problems = problems
     rnd.result.unsyncable = [problem.file for problem in problems]
-    rnd.blocked = {problem.id for problem in problems if problem.id is not None}
+    rnd.blocked = {note_id for problem in problems for note_id in problem.ids()}
     rnd.local = {note_id: LocalNote(stored) for note_id, stored in syncable.items()}
 
 

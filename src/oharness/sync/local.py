@@ -5,6 +5,11 @@ A file is *unsyncable* (spec 07.1) when it cannot be parsed, is not loaded becau
 something that looks like a credential (never uploaded; the check runs on notes changed since
 the base, the only ones a pass could upload). Unsyncable files are never read as deletions,
 and each is reported with a reason and what to do.
+
+A synced note whose file is gone is a deletion only when its text is gone too: a note renamed,
+re-cased or moved into a subfolder by hand (:mod:`oharness.notes.loose`: its frontmatter still
+names its id), or whose id was re-cased in its frontmatter, is held back with the file named
+and the fix, and nothing about it is sent until the file is put back or deleted.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from oharness.notes.loose import LooseFile, find_loose_files, from_problem
 from oharness.notes.secrets import find_secrets
-from oharness.notes.store import NOTE_SUFFIX, NoteStore, StoredNote
+from oharness.notes.store import NOTE_SUFFIX, LoadProblem, NoteStore, StoredNote
 from oharness.sync.ancestor import AncestorStore, BaseNote
 
 OLD_SERVER_TYPED = (
@@ -35,6 +41,12 @@ class NoteProblem:
     id: str | None
     code: str
     message: str
+    #: Other ids this file holds back (the id in the frontmatter of a renamed note).
+    holds: tuple[str, ...] = ()
+
+    def ids(self) -> set[str]:
+        """Every id this problem keeps out of the pass."""
+        return {note_id for note_id in (self.id, *self.holds) if note_id is not None}
 
     def to_json(self) -> dict[str, str | None]:
         return {"file": self.file, "id": self.id, "code": self.code, "message": self.message}
@@ -139,15 +151,7 @@ def classify_local(
                 continue
         syncable[stored.id] = stored
     for load in store.problems():
-        name = load.path.name
-        problems.append(
-            NoteProblem(
-                name,
-                _id_of(name),
-                load.reason,
-                f"{load.message}; fix the file (see 'oharness memory doctor') and it syncs again",
-            )
-        )
+        problems.append(_load_problem(load, store))
     problems += _misnamed(store)
     for path in store.unloaded():
         problems.append(
@@ -159,4 +163,75 @@ def classify_local(
                 f"({store.max_notes}); forget or merge some notes, or raise the limit",
             )
         )
+    kept = kept_by_hand(store, base, syncable, problems)
+    for problem in kept:
+        for note_id in problem.ids():
+            syncable.pop(note_id, None)  # a re-cased id: neither side syncs
+    problems += kept
     return syncable, sorted(problems, key=lambda problem: problem.file)
+
+
+def _load_problem(load: LoadProblem, store: NoteStore) -> NoteProblem:
+    name = load.path.name
+    loose = from_problem(load, store.scope)
+    if loose is not None and loose.note_id is not None:
+        return _held(loose)
+    return NoteProblem(
+        name,
+        _id_of(name),
+        load.reason,
+        f"{load.message}; fix the file (see 'oharness memory doctor') and it syncs again",
+        (load.note_id,) if load.note_id is not None else (),
+    )
+
+
+def _held(loose: LooseFile) -> NoteProblem:
+    """A note whose text is in a file the store does not load: never read as deleted (the
+    id its file name suggests, at the top level, is held back too)."""
+    stem = None if "/" in loose.relative else _id_of(loose.relative)
+    if loose.duplicate:  # the note itself syncs from its own file
+        return NoteProblem(loose.relative, stem, loose.code, loose.message)
+    also = (stem,) if stem is not None and stem != loose.note_id else ()
+    message = (
+        f"{loose.why}; not synced, and not deleted elsewhere while its text is here: "
+        f"{loose.fix} (to delete the note on every machine, delete {loose.relative} instead)"
+    )
+    return NoteProblem(loose.relative, loose.note_id, loose.code, message, also)
+
+
+def kept_by_hand(
+    store: NoteStore,
+    base: Mapping[str, BaseNote],
+    syncable: Mapping[str, StoredNote],
+    problems: list[NoteProblem],
+) -> list[NoteProblem]:
+    """Synced notes gone from their files whose text is still in the folder: in a file
+    moved, renamed or re-suffixed by hand, or under an id re-cased in the frontmatter.
+
+    The folder is walked only when some synced note is missing (a deletion to send)."""
+    held = {note_id for problem in problems for note_id in problem.ids()}
+    missing = {note_id for note_id in base if note_id not in syncable and note_id not in held}
+    if not missing:
+        return []
+    found: list[NoteProblem] = []
+    for note_id in sorted(missing):
+        recased = store.get_folded(note_id)
+        if recased is not None and recased.id != note_id:
+            found.append(_recased(note_id, recased))
+            missing.discard(note_id)
+    if missing:
+        found += [_held(loose) for loose in find_loose_files(store) if loose.note_id in missing]
+    return found
+
+
+def _recased(note_id: str, recased: StoredNote) -> NoteProblem:
+    return NoteProblem(
+        recased.path.name,
+        recased.id,
+        "recased",
+        f"holds note {note_id!r} with its id re-cased to {recased.id!r}; sync cannot change "
+        "the letter case of an id (macOS and Windows would hold both as one file), so neither "
+        f"is synced and {note_id!r} is not deleted elsewhere: set its id back to {note_id!r} "
+        f"and name the file {note_id}{NOTE_SUFFIX}",
+        (note_id,),
+    )

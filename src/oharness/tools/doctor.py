@@ -8,6 +8,7 @@ from typing import Any
 
 from oharness.notes.ids import MAX_SUMMARY_CHARS
 from oharness.notes.invisible import invisible_problem
+from oharness.notes.loose import LooseFile, find_loose_files
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name
@@ -110,6 +111,30 @@ def _temp_finding(scope: str, store: NoteStore, path: Path) -> Finding:
     return Finding(scope, "stray_temp", str(path), message)
 
 
+def loose_files(service: MemoryService) -> list[LooseFile]:
+    """Markdown files of both notes folders that are not loaded as notes (not a note yet,
+    or a note renamed or moved by hand), project first, each with the reason and the fix."""
+    return [
+        loose
+        for scope in service.available_scopes()
+        for loose in find_loose_files(service.store(scope))
+    ]
+
+
+def _load_findings(scope: str, store: NoteStore) -> list[Finding]:
+    """Files skipped at load, and Markdown files the folder holds but never loads (in a
+    subfolder, or not ending in ``.md``), with the fix for each."""
+    loose = {found.path: found for found in find_loose_files(store)}
+    findings = []
+    for problem in store.problems():
+        found = loose.pop(problem.path, None)
+        message = found.message if found is not None else problem.message
+        findings.append(Finding(scope, problem.reason, str(problem.path), message))
+    for found in loose.values():
+        findings.append(Finding(scope, found.code, str(found.path), found.message))
+    return findings
+
+
 def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
     """Check both scopes; files are only read, never changed."""
     report = DoctorReport(warnings=list(warnings))
@@ -123,10 +148,7 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
             "skipped": len(store.problems()),
             "unloaded": len(store.unloaded()),
         }
-        for problem in store.problems():
-            report.findings.append(
-                Finding(scope, problem.reason, str(problem.path), problem.message)
-            )
+        report.findings.extend(_load_findings(scope, store))
         for path in store.unloaded():
             report.findings.append(
                 Finding(scope, "unloaded", str(path), "not loaded: memory.maxNotes reached")

@@ -8,6 +8,9 @@
   nothing written. An edit also carries the hash of the version it started from: when the note
   changed meanwhile (the agent, sync), the save is refused with the person's text kept.
 - Delete is :meth:`MemoryService.forget` with the backup reason ``page-delete``.
+- Markdown files of the notes folders that are not notes (yet) are listed below the notes
+  with the reason and the fix (:func:`oharness.tools.doctor.loose_files`); their button is
+  ``oharness memory adopt``'s :func:`oharness.importers.adopt.adopt_file`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from oharness.daemon.page.render import marked, render_fragment
 from oharness.daemon.page.usage import usage_counts
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError, SecretError, ValidationError
+from oharness.importers.adopt import adopt_file
 from oharness.notes.store import StoredNote
+from oharness.tools.doctor import loose_files
 from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
@@ -118,6 +123,7 @@ def _list_context(view: PageView) -> dict[str, Any]:
         and not (filters.type or filters.tag or filters.scope),
         "counts": counts,
         "open_ref": view.request.query_params.get("note", ""),
+        "loose": loose_files(service),
     }
 
 
@@ -155,6 +161,11 @@ def _similar(view: PageView) -> dict[str, str] | None:
 
 def _notice(view: PageView) -> str | Markup:
     params = view.request.query_params
+    if params.get("adopted"):
+        key = "notes.adopted" if params.get("backup") else "notes.adopted_back"
+        values = {name: params.get(name, "") for name in ("adopted", "backup", "note")}
+        note_id = values["note"].partition(":")[2]
+        return view.t(key, file=values["adopted"], id=note_id, backup=values["backup"])
     if params.get("saved"):
         return view.t("notes.saved")
     if params.get("deleted"):
@@ -224,6 +235,25 @@ def _delete(view: PageView, form: Mapping[str, str]) -> Response:
     result = service.forget(note_id, scope, reason="page-delete")
     view.changed(result.scope)
     return _redirect(view, deleted=result.backup_id)
+
+
+def _adopt(request: Request, form: Mapping[str, str]) -> Response:
+    """The loose file becomes a note (or is put back under its own name), then the page
+    opens it; a refusal is shown beside the list with nothing changed."""
+    view = page_view(request)
+    value = form.get("scope", "")
+    scope: Scope = "user" if value == "user" else "project"
+    try:
+        result = adopt_file(view.hosted.workspace, scope, form.get("file", ""))
+    except OHarnessError as exc:
+        return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
+    view.changed(result.scope)
+    return _redirect(
+        view,
+        note=f"{result.scope}:{result.id}",
+        adopted=result.source,
+        backup=result.backup_id,
+    )
 
 
 def _list(request: Request) -> Response:
@@ -301,6 +331,11 @@ def _routes(router: APIRouter) -> None:
     async def notes_save(request: Request) -> Response:
         form = await read_form(request)
         return await asyncio.to_thread(lambda: _save(page_view(request), form))
+
+    @router.post("/notes/adopt")
+    async def notes_adopt(request: Request) -> Response:
+        form = await read_form(request)
+        return await asyncio.to_thread(_adopt, request, form)
 
     @router.post("/notes/delete")
     async def notes_delete(request: Request) -> Response:

@@ -1,0 +1,67 @@
+"""The Memory page lists Markdown that is not a note yet, and its button makes it a note
+through the same library call as ``oharness memory adopt`` (real HTTP on loopback)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from daemon_support import LiveDaemon, live_daemon
+
+from oharness.daemon import DaemonOptions
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[LiveDaemon]:
+    project = tmp_path / "project"
+    project.mkdir()
+    options = DaemonOptions(
+        home=tmp_path / "home", start=project, background_sync=False, watch_seconds=0
+    )
+    with live_daemon(options) as running:
+        yield running
+
+
+@pytest.fixture
+def signed_in(daemon: LiveDaemon) -> Iterator[httpx2.Client]:
+    with httpx2.Client(base_url=daemon.url, timeout=30) as client:
+        assert client.get(f"/auth?code={daemon.state.auth.page_code}").status_code == 200
+        yield client
+
+
+def test_a_plain_file_is_listed_and_adopted_from_the_page(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    folder = service.store("project").directory
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "deploy-steps.md").write_text("# Deploy steps\n\nFrom main.\n", encoding="utf-8")
+    (folder / "broken.md").write_text('---\n{"id": "broken", "su\n---\nx\n', encoding="utf-8")
+    listed = html.unescape(signed_in.get("/memory/notes/list").text)
+    assert "deploy-steps.md" in listed and "Not a note yet" in listed
+    assert "oharness memory adopt deploy-steps.md" in listed and "broken.md" in listed
+    assert listed.count('hx-post="/memory/notes/adopt"') == 1  # broken JSON: fixed by hand
+    csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+    form = {"scope": "project", "file": "deploy-steps.md"}
+    assert signed_in.post("/memory/notes/adopt", data=form).status_code == 401
+    adopted = signed_in.post("/memory/notes/adopt", data=form, headers=csrf)
+    assert adopted.status_code == 204, adopted.text
+    assert "note=project%3Adeploy-steps" in adopted.headers["hx-redirect"]
+    stored = service.store("project").get("deploy-steps")
+    assert stored is not None and stored.note.summary == "Deploy steps"
+    assert [r.reason for r in service.recent_backups()] == ["adopt"]
+    page = html.unescape(signed_in.get(adopted.headers["hx-redirect"]).text)
+    assert "deploy-steps.md is now the note deploy-steps" in page
+    again = signed_in.post("/memory/notes/adopt", data=form, headers=csrf)
+    assert again.status_code == 422 and "nothing to adopt" in html.unescape(again.text)
+    refused = signed_in.post(
+        "/memory/notes/adopt", data={"scope": "project", "file": "broken.md"}, headers=csrf
+    )
+    assert refused.status_code == 422 and "fix the file by hand" in html.unescape(refused.text)
+    escape = {"scope": "project", "file": "../outside.md"}
+    assert signed_in.post("/memory/notes/adopt", data=escape, headers=csrf).status_code == 422
+    zh = html.unescape(signed_in.get("/memory/notes/list?lang=zh-CN").text)
+    assert "笔记文件夹中尚不是笔记的文件" in zh
