@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
@@ -11,12 +12,15 @@ import click
 
 from oharness.cli.context import common_options, emit_json, open_for, warn
 from oharness.errors import ValidationError
-from oharness.importers.apply import ImportReport, Outcome, import_reading
+from oharness.importers.apply import ImportReport, ItemReport, Outcome, import_reading
+from oharness.importers.claude_import import left_out_skips, plan_claude_import, read_planned
+from oharness.importers.claude_routing import current_facts
 from oharness.importers.export import FORMATS, ExportFormat, export_notes
 from oharness.importers.readers import READERS
-from oharness.notes.ids import random_hex
-from oharness.tools.workspace import wall_clock_ms
-from oharness.types import parse_scope
+from oharness.importers.source import Reading
+from oharness.notes.text import terminal_safe
+from oharness.tools.workspace import Workspace, wall_clock_ms
+from oharness.types import Scope, parse_scope
 
 
 @click.command("import")
@@ -31,6 +35,18 @@ from oharness.types import parse_scope
     help="Put every note in this scope (default: user for type user, else project; "
     "Codex memories: user).",
 )
+@click.option(
+    "--all",
+    "all_projects",
+    is_flag=True,
+    help="claude-code: bring each Claude Code project into its own registered project "
+    "(default: only the current project's).",
+)
+@click.option(
+    "--include-claude-md",
+    is_flag=True,
+    help="claude-code: import CLAUDE.md files as notes too (default: skipped, with the reason).",
+)
 def import_memories(
     project_path: Path | None,
     as_json: bool,
@@ -39,53 +55,109 @@ def import_memories(
     path: Path,
     dry_run: bool,
     scope: str | None,
+    all_projects: bool,
+    include_claude_md: bool,
 ) -> None:
     """Bring in memories from Claude Code, Codex or a folder of Markdown files."""
+    if source_kind != "claude-code" and (all_projects or include_claude_md):
+        flag = "--all" if all_projects else "--include-claude-md"
+        raise ValidationError(f"{flag} is for claude-code imports only; leave it out")
     workspace = open_for(project_path, register=not dry_run)
     warn(workspace, as_json)
-    reading = READERS[source_kind](path)
-    total = len(reading.drafts)
-    target = parse_scope(scope) if scope else None
-    max_bytes = workspace.settings.memory.max_note_bytes
-
-    def run(progress: Callable[[int], None] | None) -> ImportReport:
-        return import_reading(
-            workspace.service,
-            reading,
-            clock=wall_clock_ms,
-            hex_source=random_hex,
-            max_note_bytes=max_bytes,
-            scope=target,
-            dry_run=dry_run,
-            progress=progress,
+    report = ImportReport(dry_run=dry_run)
+    if source_kind == "claude-code":
+        batches = _claude_batches(
+            workspace, path, (all_projects, include_claude_md, as_json), report
         )
-
+    else:
+        batches = [_Batch(workspace, READERS[source_kind](path), None)]
+    target = parse_scope(scope) if scope else None
+    total = sum(len(batch.reading.drafts) for batch in batches)
     if sys.stderr.isatty() and not as_json and total:
         with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
-            report = run(bar.update)
+            for batch in batches:
+                report.items.extend(_run(batch, target, dry_run, bar.update).items)
     else:
-        report = run(None)
+        for batch in batches:
+            report.items.extend(_run(batch, target, dry_run, None).items)
     if as_json:
         emit_json(report.to_dict())
         return
     _print_report(report)
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """One reading and the workspace it goes into (``project`` named under ``--all``)."""
+
+    workspace: Workspace
+    reading: Reading
+    project: Path | None
+
+
+def _claude_batches(
+    workspace: Workspace, path: Path, flags: tuple[bool, bool, bool], report: ImportReport
+) -> list[_Batch]:
+    """One batch per project the Claude Code projects go to; those left out go in ``report``.
+
+    ``flags``: ``--all``, ``--include-claude-md``, ``--json``.
+    """
+    all_projects, include, as_json = flags
+    project = workspace.project
+    current = None
+    if project is not None:
+        current = current_facts(project.root, project.identity.id if project.identity else None)
+    plan = plan_claude_import(path, current, route_all=all_projects, home=workspace.home.home)
+    named = current.root if all_projects and current is not None else None
+    report.items.extend(
+        ItemReport(skip.source, "skipped", skip.reason) for skip in left_out_skips(path, plan)
+    )
+    first = read_planned(path, plan, None, include_instructions=include)
+    batches = [_Batch(workspace, first, named)]
+    for target in plan.groups:
+        if target is None:
+            continue
+        other = open_for(target, register=False)
+        warn(other, as_json)
+        reading = read_planned(path, plan, target, include_instructions=include)
+        batches.append(_Batch(other, reading, target))
+    return batches
+
+
+def _run(
+    batch: _Batch, scope: Scope | None, dry_run: bool, progress: Callable[[int], None] | None
+) -> ImportReport:
+    report = import_reading(
+        batch.workspace.service,
+        batch.reading,
+        clock=wall_clock_ms,
+        max_note_bytes=batch.workspace.settings.memory.max_note_bytes,
+        scope=scope,
+        dry_run=dry_run,
+        progress=progress,
+    )
+    if batch.project is not None:
+        report.items = [replace(item, project=str(batch.project)) for item in report.items]
+    return report
+
+
 def _print_report(report: ImportReport) -> None:
-    rows = [(item.outcome, item.source, item.id or "", item.reason) for item in report.items]
+    titles = ["outcome", "source", "id"]
+    rows = [[item.outcome, item.source, item.id or "", item.reason] for item in report.items]
+    if any(item.project for item in report.items):
+        titles.append("project")
+        for row, item in zip(rows, report.items, strict=True):
+            row.insert(3, item.project or "")
     if rows:
-        widths = [max(len(row[i]) for row in rows) for i in range(3)]
         widths = [
-            max(width, len(title))
-            for width, title in zip(widths, ("outcome", "source", "id"), strict=True)
+            max(len(title), *(len(row[index]) for row in rows))
+            for index, title in enumerate(titles)
         ]
-        click.echo(
-            f"{'outcome':<{widths[0]}}  {'source':<{widths[1]}}  {'id':<{widths[2]}}  reason"
-        )
-        for outcome, source, note_id, reason in rows:
-            click.echo(
-                f"{outcome:<{widths[0]}}  {source:<{widths[1]}}  {note_id:<{widths[2]}}  {reason}"
-            )
+        heading = [f"{title:<{width}}" for title, width in zip(titles, widths, strict=True)]
+        click.echo("  ".join([*heading, "reason"]))
+        for row in rows:
+            cells = [f"{cell:<{width}}" for cell, width in zip(row, widths, strict=False)]
+            click.echo(terminal_safe("  ".join([*cells, row[-1]]), multiline=False))
     done: Outcome = "would import" if report.dry_run else "imported"
     click.echo(
         f"{report.count(done)} {done}, {report.count('skipped')} skipped, "

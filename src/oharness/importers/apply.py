@@ -2,11 +2,13 @@
 
 Every draft goes through the same cleaning and credential checks as ``remember``; an id that
 exists already (letter case folded) or content equal to an existing note is skipped and
-reported, so running an import twice changes nothing the second time.
+reported, so running an import twice changes nothing the second time. A new id is drawn from
+the note's content (not at random), so a dry run names the ids the real run then writes.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -33,6 +35,7 @@ class ItemReport:
     reason: str = ""
     id: str | None = None
     scope: str | None = None
+    project: str | None = None  # the project folder it went to (``--all`` only)
 
 
 @dataclass
@@ -63,13 +66,16 @@ def import_reading(
     reading: Reading,
     *,
     clock: Clock,
-    hex_source: HexSource,
     max_note_bytes: int,
+    hex_source: HexSource | None = None,
     scope: Scope | None = None,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
-    """Import every draft of ``reading``; skips of the reader are reported as skipped."""
+    """Import every draft of ``reading``; skips of the reader are reported as skipped.
+
+    ``hex_source`` replaces the content-drawn id suffixes (tests); leave it out otherwise.
+    """
     report = ImportReport(dry_run=dry_run)
     report.items.extend(_skipped(reading.skips))
     seen: dict[Scope, _Seen] = {}
@@ -93,7 +99,7 @@ def _import_one(
     dry_run: bool,
     seen: dict[Scope, _Seen],
     clock: Clock,
-    hex_source: HexSource,
+    hex_source: HexSource | None,
     max_note_bytes: int,
 ) -> ItemReport:
     try:
@@ -115,7 +121,7 @@ def _import_one(
             return ItemReport(
                 draft.source, "skipped", f"a note {draft.id!r} already exists", draft.id, target
             )
-        note_id = draft.id or _free_id(store, known, note.summary, hex_source)
+        note_id = draft.id or _free_id(store, known, note.summary, hex_source or _drawn(digest))
         known.digests.add(digest)
         known.ids.add(note_id.casefold())
         if dry_run:
@@ -158,3 +164,15 @@ def _free_id(store: NoteStore, known: _Seen, summary: str, hex_source: HexSource
         if candidate.casefold() not in known.ids and not store.path_for(candidate).exists():
             return candidate
     raise ConflictError("could not find a free id for this summary", field="summary")
+
+
+def _drawn(digest: str) -> HexSource:
+    """Hex characters drawn from ``digest``: the same note gets the same id suffixes."""
+    attempt = 0
+
+    def source(count: int) -> str:
+        nonlocal attempt
+        attempt += 1
+        return hashlib.sha256(f"{digest}:{attempt}".encode()).hexdigest()[:count]
+
+    return source

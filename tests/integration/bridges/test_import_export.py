@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from tests.integration.bridges.runner import as_json, ok, run
 
+from oharness.importers.claude_projects import claude_folder_name
 
-def _claude_memory(root: Path) -> Path:
-    folder = root / "projects" / "-home-ada-shop" / "memory"
+
+def _claude_memory(root: Path, project: Path) -> Path:
+    folder = root / "projects" / claude_folder_name(project) / "memory"
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text(
         "# Memory\n\n"
@@ -50,12 +52,13 @@ def test_claude_code_import_maps_types_scopes_and_dates(
     home: Path, project_dir: Path, tmp_path: Path
 ) -> None:
     _init(home, project_dir)
-    source = _claude_memory(tmp_path / "dot-claude")
+    source = _claude_memory(tmp_path / "dot-claude", project_dir)
     report = as_json(home, project_dir, "memory", "import", "claude-code", str(source))
     counts = report["counts"]
     assert counts["imported"] == 4 and counts["refused"] == 0
     reasons = {item["source"]: item.get("reason", "") for item in report["items"]}
-    assert "missing" in reasons["projects/-home-ada-shop/memory/missing_file.md"]
+    name = claude_folder_name(project_dir)
+    assert "missing" in reasons[f"projects/{name}/memory/missing_file.md"]
     user_note = as_json(home, project_dir, "memory", "show", "user_role")
     assert user_note["scope"] == "user" and user_note["type"] == "user"
     assert user_note["summary"] == "Ada is a data scientist, new to React"
@@ -76,7 +79,7 @@ def test_dry_run_writes_nothing_and_table_is_printed(
     home: Path, project_dir: Path, tmp_path: Path
 ) -> None:
     _init(home, project_dir)
-    source = _claude_memory(tmp_path / "dot-claude")
+    source = _claude_memory(tmp_path / "dot-claude", project_dir)
     before = sorted(p.name for p in (project_dir / "MEMORY").iterdir())
     result = ok(home, project_dir, "memory", "import", "claude-code", str(source), "--dry-run")
     assert "would import" in result.stdout and "dry run" in result.stdout

@@ -1,0 +1,87 @@
+"""``import claude-code``: which Claude Code projects go where, then reading them.
+
+A PATH naming one project folder or one memory folder is read into the current project, as
+asked. A PATH holding several (``~/.claude``, ``~/.claude/projects``) brings in only the
+projects that are the current project's (:func:`route_to_current`); with ``route_all`` each
+goes to its own registered project (:func:`route_each`). Every project left out is reported
+with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oharness.importers.claude_projects import (
+    ClaudeProject,
+    ClaudeTree,
+    locate_project_folders,
+    read_claude_tree,
+)
+from oharness.importers.claude_routing import (
+    CurrentProject,
+    Route,
+    owners_of,
+    route_each,
+    route_to_current,
+)
+from oharness.importers.readers import read_claude_projects
+from oharness.importers.source import Reading, Skip
+
+
+@dataclass
+class ClaudePlan:
+    """The projects to read per target (``None``: the current workspace) and those left out."""
+
+    tree: ClaudeTree
+    groups: dict[Path | None, list[ClaudeProject]] = field(default_factory=dict)
+    left_out: list[Route] = field(default_factory=list)
+
+
+def plan_claude_import(
+    path: Path, current: CurrentProject | None, *, route_all: bool, home: Path
+) -> ClaudePlan:
+    """Decide where each Claude Code project under ``path`` goes."""
+    tree = read_claude_tree(path)
+    plan = ClaudePlan(tree)
+    if tree.single and not route_all:
+        plan.groups[None] = list(tree.projects)
+        return plan
+    decide = route_each if route_all else route_to_current
+    for project in tree.projects:
+        owners = owners_of(locate_project_folders(project), home)
+        route = decide(project, owners, current)
+        if route.target is None:
+            plan.left_out.append(route)
+            continue
+        key = None if current is not None and route.target == current.root else route.target
+        plan.groups.setdefault(key, []).append(project)
+    return plan
+
+
+def read_planned(
+    path: Path, plan: ClaudePlan, target: Path | None, *, include_instructions: bool
+) -> Reading:
+    """The reading of one target's projects; CLAUDE.md files at PATH go with the current one."""
+    projects = plan.groups.get(target, [])
+    at_path = plan.tree.instructions if target is None else []
+    if target is None and not projects and not at_path and plan.tree.projects:
+        return Reading()  # every project went elsewhere or was left out: nothing to say here
+    return read_claude_projects(
+        path,
+        projects,
+        instructions=at_path,
+        user_wide=plan.tree.config_folder,
+        include=include_instructions,
+    )
+
+
+def left_out_skips(path: Path, plan: ClaudePlan) -> list[Skip]:
+    """One skip per Claude Code project left out, named by its folder under ``path``."""
+    base = path.resolve()
+    skips: list[Skip] = []
+    for route in plan.left_out:
+        folder = route.project.folder.resolve()
+        name = folder.relative_to(base).as_posix() if folder.is_relative_to(base) else str(folder)
+        skips.append(Skip(name, route.reason))
+    return skips

@@ -1,0 +1,157 @@
+"""Which oharness project each Claude Code project folder belongs to.
+
+A pure decision (:func:`route_to_current`, :func:`route_each`) over facts gathered first
+(:func:`current_facts`, :func:`owners_of`): a Claude Code folder belongs to the current project
+when its name is the name of the project's folder, of its repository's top level or of one of
+the repository's worktrees; or when a folder it stands for lies inside the project, is a
+worktree of the same repository, or is a clone of it (the same project id, or the same root
+commit before the project is registered).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oharness.errors import ProjectError
+from oharness.importers.claude_projects import ClaudeProject, claude_folder_name
+from oharness.importers.gitinfo import git_place, root_commit, worktree_paths
+from oharness.project.identity import find_project, read_identity
+
+
+@dataclass(frozen=True)
+class FolderOwner:
+    """The oharness project a folder on this machine belongs to."""
+
+    folder: Path
+    root: Path | None  # the project's root, a linked worktree counted as its main worktree
+    registered: bool
+    key: str | None  # the project id, or ``git-<root commit>`` until it is registered
+    repository: Path | None  # the git common dir, shared by a repository's worktrees
+
+
+@dataclass(frozen=True)
+class CurrentProject:
+    """The project the command runs in, and every Claude Code folder name that is its own."""
+
+    root: Path
+    key: str | None
+    repository: Path | None
+    names: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where one Claude Code project goes: a project root, or nowhere with the reason."""
+
+    project: ClaudeProject
+    target: Path | None
+    reason: str = ""
+
+
+def route_to_current(
+    project: ClaudeProject, owners: list[FolderOwner], current: CurrentProject | None
+) -> Route:
+    """Import ``project`` into the current project only when it is the current project's."""
+    if current is not None and (project.name in current.names or _any_owned(owners, current)):
+        return Route(project, current.root)
+    if owners:
+        where = ", ".join(str(owner.root or owner.folder) for owner in owners)
+        return Route(
+            project,
+            None,
+            f"another project's memory ({where}): run the import there, or add --all",
+        )
+    return Route(project, None, _no_folder_reason())
+
+
+def route_each(
+    project: ClaudeProject, owners: list[FolderOwner], current: CurrentProject | None
+) -> Route:
+    """Import ``project`` into the registered project it belongs to (``--all``)."""
+    if current is not None and (project.name in current.names or _any_owned(owners, current)):
+        return Route(project, current.root)
+    roots = sorted({owner.root for owner in owners if owner.registered and owner.root})
+    if len(roots) == 1:
+        return Route(project, roots[0])
+    if len(roots) > 1:
+        names = ", ".join(str(root) for root in roots)
+        return Route(
+            project,
+            None,
+            f"several projects have this Claude Code name ({names}): run the import in the "
+            "right one and name this folder alone",
+        )
+    if owners:
+        where = ", ".join(str(owner.root or owner.folder) for owner in owners)
+        return Route(
+            project,
+            None,
+            f"no registered project at {where}: run 'oharness project init' there first",
+        )
+    return Route(project, None, _no_folder_reason())
+
+
+def _no_folder_reason() -> str:
+    return (
+        "no folder on this machine has this Claude Code name (it may have moved or gone): "
+        "name this folder alone to import it into the current project"
+    )
+
+
+def _any_owned(owners: Iterable[FolderOwner], current: CurrentProject) -> bool:
+    for owner in owners:
+        if owner.root is not None and owner.root == current.root:
+            return True
+        if owner.repository is not None and owner.repository == current.repository:
+            return True
+        if owner.key is not None and owner.key == current.key:
+            return True
+    return False
+
+
+def current_facts(root: Path, project_id: str | None) -> CurrentProject:
+    """The facts about the current project that routing compares with."""
+    root = root.resolve()
+    place = git_place(root)
+    names = {claude_folder_name(root)}
+    repository = None
+    key = project_id
+    if place is not None:
+        repository = place.common_dir
+        names.add(claude_folder_name(place.top_level))
+        if place.main_worktree is not None:
+            names.add(claude_folder_name(place.main_worktree))
+        names.update(claude_folder_name(path) for path in worktree_paths(root))
+        if key is None:
+            commit = root_commit(root)
+            key = f"git-{commit}" if commit else None
+    return CurrentProject(root, key, repository, frozenset(names))
+
+
+def owners_of(folders: Iterable[Path], home: Path) -> list[FolderOwner]:
+    """The project each folder belongs to, as ``find_project`` sees it from there."""
+    owners: list[FolderOwner] = []
+    for folder in folders:
+        place = git_place(folder)
+        start = folder
+        if place is not None and place.is_linked_worktree and place.main_worktree is not None:
+            start = place.main_worktree
+        location = find_project(start, home) if start.is_dir() else None
+        root = location.root.resolve() if location is not None else None
+        registered = location is not None and location.registered
+        key = _identity_id(root) if registered and root is not None else None
+        if key is None and place is not None:
+            commit = root_commit(folder)
+            key = f"git-{commit}" if commit else None
+        repository = place.common_dir if place is not None else None
+        owners.append(FolderOwner(folder, root, registered, key, repository))
+    return owners
+
+
+def _identity_id(root: Path) -> str | None:
+    try:
+        return read_identity(root).id
+    except ProjectError:
+        return None
