@@ -10,7 +10,7 @@ from typing import cast
 
 import click
 
-from oharness.cli.context import common_options, emit_json, open_for, warn
+from oharness.cli.context import common_options, emit_json, open_for, plural, say, warn
 from oharness.errors import ValidationError
 from oharness.importers.apply import ImportReport, ItemReport, Outcome, import_reading
 from oharness.importers.claude_import import left_out_skips, plan_claude_import, read_planned
@@ -176,18 +176,41 @@ def _print_report(report: ImportReport) -> None:
     default="folder",
     help="folder: the note files as they are; claude-code: Claude Code's memory layout.",
 )
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 def export_memories(
-    project_path: Path | None, as_json: bool, debug: bool, path: Path, export_format: str
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    path: Path,
+    export_format: str,
+    dry_run: bool,
 ) -> None:
-    """Write every note to PATH/<scope>/ (never overwriting a file there)."""
+    """Write every note to PATH/<scope>/, bringing an earlier export there up to date."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
     if path.exists() and not path.is_dir():
         raise ValidationError(f"{path} is a file; name a folder to export into")
-    report = export_notes(workspace.service, path, cast(ExportFormat, export_format))
+    report = export_notes(
+        workspace.service,
+        path,
+        cast(ExportFormat, export_format),
+        clock=wall_clock_ms,
+        dry_run=dry_run,
+    )
     if as_json:
         emit_json(report.to_dict())
         return
-    for name in report.existing:
-        click.echo(f"left alone (exists): {name}")
-    click.echo(f"{len(report.written)} files written to {path}, {len(report.existing)} left alone")
+    would = "would be " if dry_run else ""
+    for name in report.written:
+        say(f"{would}written: {name}")
+    for name in report.updated:
+        say(f"{would}updated: {name}")
+    for backup in report.backups:
+        say(f"{would}kept first (changed here since the last export): {backup['backup']}")
+    for name in report.stale:
+        say(f"left in place (no longer a note): {name}")
+    say(
+        f"{plural(len(report.written), 'file')} {would}written, {len(report.updated)} "
+        f"{would}updated, {len(report.existing)} up to date in {path}"
+        + (" (dry run: nothing written)" if dry_run else "")
+    )

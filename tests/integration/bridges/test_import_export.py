@@ -271,3 +271,62 @@ def test_empty_folder_imports_nothing(
     empty.mkdir()
     report = as_json(home, project_dir, "memory", "import", kind, str(empty))
     assert report["counts"]["imported"] == 0
+
+
+def test_second_export_updates_changed_notes_and_the_index(
+    home: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    _init(home, project_dir)
+    first = as_json(
+        home, project_dir, "memory", "remember", "-s", "Deploys on Tuesdays", "-b", "At noon."
+    )
+    note_id = first["id"]
+    claude = tmp_path / "claude"
+    as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    folder = claude / "project" / "memory"
+    ok(
+        home,
+        project_dir,
+        "memory",
+        "remember",
+        "--id",
+        note_id,
+        "-s",
+        "Deploys on Wednesdays",
+        "-b",
+        "At noon.",
+    )
+    second = as_json(
+        home, project_dir, "memory", "remember", "-s", "Tests need the database", "-b", "Real."
+    )
+    dry = as_json(
+        home, project_dir, "memory", "export", str(claude), "--format", "claude-code", "--dry-run"
+    )
+    assert "Wednesdays" not in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    report = as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert {k: v for k, v in dry.items() if k != "dryRun"} == {
+        k: v for k, v in report.items() if k != "dryRun"
+    }
+    assert report["written"] == [f"project/memory/{second['id']}.md"]
+    assert sorted(report["updated"]) == sorted(
+        ["project/memory/MEMORY.md", f"project/memory/{note_id}.md"]
+    )
+    assert report["backups"] == []
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Deploys on Wednesdays" in index and "Tests need the database" in index
+    assert "Tuesdays" not in index
+    assert "Wednesdays" in (folder / f"{note_id}.md").read_text(encoding="utf-8")
+
+    # A file changed by hand at the destination is kept aside before it is replaced.
+    (folder / f"{note_id}.md").write_text("edited by hand\n", encoding="utf-8")
+    ok(home, project_dir, "memory", "forget", second["id"], "--yes")
+    third = as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert sorted(third["updated"]) == sorted(
+        ["project/memory/MEMORY.md", f"project/memory/{note_id}.md"]
+    )
+    [backup] = third["backups"]
+    assert (claude / backup["backup"]).read_text(encoding="utf-8") == "edited by hand\n"
+    assert third["stale"] == [f"project/memory/{second['id']}.md"]
+    assert "Tests need the database" not in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    text = ok(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert "0 files written, 0 updated" in text.stdout and "left in place" in text.stdout
