@@ -12,7 +12,13 @@ import click
 
 from oharness.cli.context import common_options, emit_json, open_for, plural, say, warn
 from oharness.errors import ValidationError
-from oharness.importers.apply import ImportReport, ItemReport, Outcome, import_reading
+from oharness.importers.apply import (
+    ImportReport,
+    ItemReport,
+    Outcome,
+    SeenNotes,
+    import_reading,
+)
 from oharness.importers.claude_import import left_out_skips, plan_claude_import, read_planned
 from oharness.importers.claude_routing import current_facts
 from oharness.importers.export import FORMATS, ExportFormat, export_notes
@@ -65,9 +71,11 @@ def import_memories(
     workspace = open_for(project_path, register=not dry_run)
     warn(workspace, as_json)
     report = ImportReport(dry_run=dry_run)
+    seen: dict[Path, SeenNotes] = {}
+    left_out: list[ItemReport] = []
     if source_kind == "claude-code":
         batches = _claude_batches(
-            workspace, path, (all_projects, include_claude_md, as_json), report
+            workspace, path, (all_projects, include_claude_md, as_json), left_out
         )
     else:
         batches = [_Batch(workspace, READERS[source_kind](path), None)]
@@ -76,14 +84,18 @@ def import_memories(
     if sys.stderr.isatty() and not as_json and total:
         with click.progressbar(length=total, label="importing", file=sys.stderr) as bar:
             for batch in batches:
-                report.items.extend(_run(batch, target, dry_run, bar.update).items)
+                report.items.extend(_run(batch, target, dry_run, bar.update, seen).items)
     else:
         for batch in batches:
-            report.items.extend(_run(batch, target, dry_run, None).items)
+            report.items.extend(_run(batch, target, dry_run, None, seen).items)
+    report.items.extend(left_out)
     if as_json:
         emit_json(report.to_dict())
         return
     _print_report(report)
+    if left_out:
+        hint = "" if all_projects else "; --all brings each into its own project"
+        say(f"{plural(len(left_out), 'Claude Code project')} left out (see above){hint}")
 
 
 @dataclass(frozen=True)
@@ -96,9 +108,9 @@ class _Batch:
 
 
 def _claude_batches(
-    workspace: Workspace, path: Path, flags: tuple[bool, bool, bool], report: ImportReport
+    workspace: Workspace, path: Path, flags: tuple[bool, bool, bool], left_out: list[ItemReport]
 ) -> list[_Batch]:
-    """One batch per project the Claude Code projects go to; those left out go in ``report``.
+    """One batch per project the Claude Code projects go to; those left out go in ``left_out``.
 
     ``flags``: ``--all``, ``--include-claude-md``, ``--json``.
     """
@@ -109,7 +121,7 @@ def _claude_batches(
         current = current_facts(project.root, project.identity.id if project.identity else None)
     plan = plan_claude_import(path, current, route_all=all_projects, home=workspace.home.home)
     named = current.root if all_projects and current is not None else None
-    report.items.extend(
+    left_out.extend(
         ItemReport(skip.source, "skipped", skip.reason) for skip in left_out_skips(path, plan)
     )
     first = read_planned(path, plan, None, include_instructions=include)
@@ -125,7 +137,11 @@ def _claude_batches(
 
 
 def _run(
-    batch: _Batch, scope: Scope | None, dry_run: bool, progress: Callable[[int], None] | None
+    batch: _Batch,
+    scope: Scope | None,
+    dry_run: bool,
+    progress: Callable[[int], None] | None,
+    seen: dict[Path, SeenNotes],
 ) -> ImportReport:
     report = import_reading(
         batch.workspace.service,
@@ -135,6 +151,7 @@ def _run(
         scope=scope,
         dry_run=dry_run,
         progress=progress,
+        seen=seen,
     )
     if batch.project is not None:
         report.items = [replace(item, project=str(batch.project)) for item in report.items]

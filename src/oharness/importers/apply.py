@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final, Literal
 
 from oharness.errors import ConflictError, OHarnessError
@@ -71,14 +72,17 @@ def import_reading(
     scope: Scope | None = None,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
+    seen: dict[Path, SeenNotes] | None = None,
 ) -> ImportReport:
     """Import every draft of ``reading``; skips of the reader are reported as skipped.
 
     ``hex_source`` replaces the content-drawn id suffixes (tests); leave it out otherwise.
+    ``seen``, shared by the imports of one run into several projects, lets a dry run see
+    what the run puts into a folder they share (the user scope), as the real run does.
     """
     report = ImportReport(dry_run=dry_run)
     report.items.extend(_skipped(reading.skips))
-    seen: dict[Scope, _Seen] = {}
+    seen = {} if seen is None else seen
     for draft in reading.drafts:
         report.items.append(
             _import_one(service, draft, scope, dry_run, seen, clock, hex_source, max_note_bytes)
@@ -97,7 +101,7 @@ def _import_one(
     draft: Draft,
     scope: Scope | None,
     dry_run: bool,
-    seen: dict[Scope, _Seen],
+    seen: dict[Path, SeenNotes],
     clock: Clock,
     hex_source: HexSource | None,
     max_note_bytes: int,
@@ -112,9 +116,9 @@ def _import_one(
     with store.locked():
         store.refresh(full=True)
         digest = note.content_hash_without_id
-        known = seen.get(target)
+        known = seen.get(store.directory)
         if known is None:
-            known = seen[target] = _Seen.of(store)
+            known = seen[store.directory] = SeenNotes.of(store)
         if digest in known.digests:
             return ItemReport(draft.source, "skipped", "the same content is already a note")
         if draft.id is not None and draft.id.casefold() in known.ids:
@@ -146,19 +150,19 @@ def _clean(draft: Draft, max_note_bytes: int, clock: Clock) -> Note:
 
 
 @dataclass
-class _Seen:
+class SeenNotes:
     """Digests and folded ids of a scope, including those this run has added."""
 
     digests: set[str]
     ids: set[str]
 
     @classmethod
-    def of(cls, store: NoteStore) -> _Seen:
+    def of(cls, store: NoteStore) -> SeenNotes:
         notes = store.notes()
         return cls({s.digest_without_id for s in notes}, {s.id.casefold() for s in notes})
 
 
-def _free_id(store: NoteStore, known: _Seen, summary: str, hex_source: HexSource) -> str:
+def _free_id(store: NoteStore, known: SeenNotes, summary: str, hex_source: HexSource) -> str:
     for _ in range(_ID_ATTEMPTS):
         candidate = generate_id(summary, hex_source)
         if candidate.casefold() not in known.ids and not store.path_for(candidate).exists():

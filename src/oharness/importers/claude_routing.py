@@ -1,11 +1,12 @@
 """Which oharness project each Claude Code project folder belongs to.
 
 A pure decision (:func:`route_to_current`, :func:`route_each`) over facts gathered first
-(:func:`current_facts`, :func:`owners_of`): a Claude Code folder belongs to the current project
-when its name is the name of the project's folder, of its repository's top level or of one of
-the repository's worktrees; or when a folder it stands for lies inside the project, is a
-worktree of the same repository, or is a clone of it (the same project id, or the same root
-commit before the project is registered).
+(:func:`current_facts`, :func:`owners_of`). A folder in a linked git worktree is counted at the
+same place in the main worktree, so every worktree of a repository is one project. A Claude
+Code folder belongs to the current project when its name is the name of the project's folder
+in any worktree of its repository; or when a folder it stands for belongs to the project (the
+nearest project root), or to a clone of it (the same project id, or the same root commit
+before the project is registered).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from oharness.errors import ProjectError
 from oharness.importers.claude_projects import ClaudeProject, claude_folder_name
-from oharness.importers.gitinfo import git_place, root_commit, worktree_paths
+from oharness.importers.gitinfo import GitPlace, git_place, root_commit, worktree_paths
 from oharness.project.identity import find_project, read_identity
 
 
@@ -28,7 +29,6 @@ class FolderOwner:
     root: Path | None  # the project's root, a linked worktree counted as its main worktree
     registered: bool
     key: str | None  # the project id, or ``git-<root commit>`` until it is registered
-    repository: Path | None  # the git common dir, shared by a repository's worktrees
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,8 @@ class CurrentProject:
 
     root: Path
     key: str | None
-    repository: Path | None
     names: frozenset[str]
+    main_root: Path | None = None  # the same place in the main worktree, from a linked one
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,9 @@ def _no_folder_reason() -> str:
 
 
 def _any_owned(owners: Iterable[FolderOwner], current: CurrentProject) -> bool:
+    roots = {current.root, current.main_root or current.root}
     for owner in owners:
-        if owner.root is not None and owner.root == current.root:
-            return True
-        if owner.repository is not None and owner.repository == current.repository:
+        if owner.root is not None and owner.root in roots:
             return True
         if owner.key is not None and owner.key == current.key:
             return True
@@ -115,19 +114,20 @@ def current_facts(root: Path, project_id: str | None) -> CurrentProject:
     """The facts about the current project that routing compares with."""
     root = root.resolve()
     place = git_place(root)
-    names = {claude_folder_name(root)}
-    repository = None
+    if place is None or not root.is_relative_to(place.top_level):
+        return CurrentProject(root, project_id, frozenset({claude_folder_name(root)}))
+    inside = root.relative_to(place.top_level)
+    worktrees = [place.top_level, *worktree_paths(root)]
+    main_root = None
+    if place.main_worktree is not None:
+        worktrees.append(place.main_worktree)
+        main_root = place.main_worktree / inside
+    names = frozenset(claude_folder_name(worktree / inside) for worktree in worktrees)
     key = project_id
-    if place is not None:
-        repository = place.common_dir
-        names.add(claude_folder_name(place.top_level))
-        if place.main_worktree is not None:
-            names.add(claude_folder_name(place.main_worktree))
-        names.update(claude_folder_name(path) for path in worktree_paths(root))
-        if key is None:
-            commit = root_commit(root)
-            key = f"git-{commit}" if commit else None
-    return CurrentProject(root, key, repository, frozenset(names))
+    if key is None:
+        commit = root_commit(root)
+        key = f"git-{commit}" if commit else None
+    return CurrentProject(root, key, names | {claude_folder_name(root)}, main_root)
 
 
 def owners_of(folders: Iterable[Path], home: Path) -> list[FolderOwner]:
@@ -135,9 +135,7 @@ def owners_of(folders: Iterable[Path], home: Path) -> list[FolderOwner]:
     owners: list[FolderOwner] = []
     for folder in folders:
         place = git_place(folder)
-        start = folder
-        if place is not None and place.is_linked_worktree and place.main_worktree is not None:
-            start = place.main_worktree
+        start = _in_main_worktree(folder, place) if place is not None else folder
         location = find_project(start, home) if start.is_dir() else None
         root = location.root.resolve() if location is not None else None
         registered = location is not None and location.registered
@@ -145,9 +143,19 @@ def owners_of(folders: Iterable[Path], home: Path) -> list[FolderOwner]:
         if key is None and place is not None:
             commit = root_commit(folder)
             key = f"git-{commit}" if commit else None
-        repository = place.common_dir if place is not None else None
-        owners.append(FolderOwner(folder, root, registered, key, repository))
+        owners.append(FolderOwner(folder, root, registered, key))
     return owners
+
+
+def _in_main_worktree(folder: Path, place: GitPlace) -> Path:
+    """The same place in the main worktree (or the nearest folder above it that exists)."""
+    main = place.main_worktree
+    if main is None or not place.is_linked_worktree or not folder.is_relative_to(place.top_level):
+        return folder
+    candidate = main / folder.relative_to(place.top_level)
+    while candidate != main and not candidate.is_dir():
+        candidate = candidate.parent
+    return candidate
 
 
 def _identity_id(root: Path) -> str | None:

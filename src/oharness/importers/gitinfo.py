@@ -61,7 +61,7 @@ def worktree_paths(folder: Path) -> list[Path]:
     """Every worktree of ``folder``'s repository (main first), as ``git worktree list`` has it."""
     lines = _git(folder, "worktree", "list", "--porcelain") or []
     prefix = "worktree "
-    return [Path(line[len(prefix) :]) for line in lines if line.startswith(prefix)]
+    return [Path(line[len(prefix) :]).resolve() for line in lines if line.startswith(prefix)]
 
 
 def root_commit(folder: Path) -> str | None:

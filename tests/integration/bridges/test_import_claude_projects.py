@@ -145,9 +145,14 @@ def test_all_routes_each_project_to_its_own(home: Path, tmp_path: Path) -> None:
     ok(home, shop, "project", "init")
     ok(home, billing, "project", "init")
     claude = tmp_path / "dot-claude"
-    _memory(claude, shop, {"shop_rule": "Deploys happen on Tuesdays"})
-    _memory(claude, billing / "api", {"billing_rule": "Deploys happen on Fridays"})
+    shop_memory = _memory(claude, shop, {"shop_rule": "Deploys happen on Tuesdays"})
+    billing_memory = _memory(claude, billing / "api", {"billing_rule": "Deploys happen on Fridays"})
     (billing / "api").mkdir()
+    for folder in (shop_memory, billing_memory):  # the same user note in both: imported once
+        (folder / "memory" / "role.md").write_text(
+            "---\nname: role\ndescription: Ada is a data scientist\ntype: user\n---\n\nPandas.\n",
+            encoding="utf-8",
+        )
     _memory(claude, loose, {"loose_rule": "Loose rule"})
     _memory(claude, tmp_path / "gone", {"gone_rule": "Gone rule"})
 
@@ -155,8 +160,8 @@ def test_all_routes_each_project_to_its_own(home: Path, tmp_path: Path) -> None:
     assert "project" in text.stdout.splitlines()[0] and str(billing) in text.stdout
     dry = as_json(home, shop, "memory", "import", "claude-code", str(claude), "--all", "--dry-run")
     report = as_json(home, shop, "memory", "import", "claude-code", str(claude), "--all")
-    assert _summaries(home, shop) == {"Deploys happen on Tuesdays"}
-    assert _summaries(home, billing) == {"Deploys happen on Fridays"}
+    assert _summaries(home, shop) == {"Deploys happen on Tuesdays", "Ada is a data scientist"}
+    assert _summaries(home, billing) == {"Deploys happen on Fridays", "Ada is a data scientist"}
     items = _by_source(report)
     billing_item = items[f"projects/{claude_folder_name(billing / 'api')}/memory/billing_rule.md"]
     assert billing_item["project"] == str(billing) and billing_item["outcome"] == "imported"
@@ -165,6 +170,16 @@ def test_all_routes_each_project_to_its_own(home: Path, tmp_path: Path) -> None:
     assert not (loose / "MEMORY").exists()
     ids = {item["source"]: item.get("id") for item in report["items"]}
     assert {item["source"]: item.get("id") for item in dry["items"]} == ids
+    outcomes = {item["source"]: item["outcome"] for item in report["items"]}
+    assert {
+        item["source"]: item["outcome"].replace("would import", "imported") for item in dry["items"]
+    } == outcomes
+    assert sorted(
+        outcomes[f"projects/{f.name}/memory/role.md"] for f in (shop_memory, billing_memory)
+    ) == [
+        "imported",
+        "skipped",
+    ]
 
 
 def test_a_single_project_folder_goes_into_the_current_project(

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from oharness.importers.claude_projects import ClaudeProject
+from oharness.importers.claude_projects import ClaudeProject, claude_folder_name
 from oharness.importers.claude_routing import (
     CurrentProject,
     FolderOwner,
+    current_facts,
     route_each,
     route_to_current,
 )
 
 SHOP = Path("/w/shop")
 OTHER = Path("/w/other")
-CURRENT = CurrentProject(SHOP, "git-aaa", Path("/w/shop/.git"), frozenset({"-w-shop"}))
+CURRENT = CurrentProject(SHOP, "git-aaa", frozenset({"-w-shop"}))
+FROM_WORKTREE = CurrentProject(Path("/w/shop-wt"), None, frozenset({"-w-shop-wt"}), SHOP)
 PROJECT = ClaudeProject("-w-x", Path("/c/-w-x"), Path("/c/-w-x/memory"))
 
 
@@ -25,9 +29,8 @@ def _owner(
     *,
     registered: bool = True,
     key: str | None = "git-bbb",
-    repository: Path | None = Path("/w/other/.git"),
 ) -> FolderOwner:
-    return FolderOwner(Path("/w/x"), root, registered, key, repository)
+    return FolderOwner(Path("/w/x"), root, registered, key)
 
 
 @pytest.mark.parametrize(
@@ -35,10 +38,9 @@ def _owner(
     [
         ("-w-shop", [], SHOP, ""),  # the project's own folder name, even if gone
         ("-w-x", [_owner(SHOP)], SHOP, ""),  # a folder inside the project
-        ("-w-x", [_owner(repository=Path("/w/shop/.git"))], SHOP, ""),  # a linked worktree
-        ("-w-x", [_owner(key="git-aaa", repository=Path("/z/.git"))], SHOP, ""),  # a clone
+        ("-w-x", [_owner(key="git-aaa")], SHOP, ""),  # a clone: the same project id
         ("-w-x", [_owner()], None, "another project's memory (/w/other)"),
-        ("-w-x", [_owner(None, key=None, repository=None)], None, "another project's"),
+        ("-w-x", [_owner(None, key=None)], None, "another project's"),
         ("-w-x", [_owner(), _owner(SHOP)], SHOP, ""),  # lossy name: one fits, it is ours
         ("-w-x", [], None, "no folder on this machine"),
     ],
@@ -52,6 +54,11 @@ def test_route_to_current(
     assert reason in route.reason and (target is None) == bool(route.reason)
     if target is None and owners:
         assert "--all" in route.reason
+
+
+def test_from_a_linked_worktree_the_main_worktrees_folders_count() -> None:
+    route = route_to_current(PROJECT, [_owner(SHOP, key=None)], FROM_WORKTREE)
+    assert route.target == FROM_WORKTREE.root
 
 
 def test_nothing_is_the_current_projects_without_one() -> None:
@@ -74,3 +81,34 @@ def test_route_each(owners: list[FolderOwner], target: Path | None, reason: str)
     route = route_each(PROJECT, owners, CURRENT)
     assert route.target == target
     assert reason in route.reason and (target is None) == bool(route.reason)
+
+
+def _git(folder: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+
+
+def test_current_facts_name_the_project_in_every_worktree(tmp_path: Path) -> None:
+    repository = tmp_path / "mono"
+    (repository / "packages" / "pay").mkdir(parents=True)
+    _git(repository, "init", "-q")
+    (repository / "packages" / "pay" / "a.txt").write_text("a\n", encoding="utf-8")
+    _git(repository, "add", ".")
+    _git(repository, "commit", "-q", "-m", "first")
+    worktree = repository / ".claude" / "worktrees" / "feature"
+    _git(repository, "worktree", "add", "-q", str(worktree))
+
+    package = current_facts(repository / "packages" / "pay", None)
+    assert package.names == {
+        claude_folder_name(repository / "packages" / "pay"),
+        claude_folder_name(worktree / "packages" / "pay"),
+    }
+    assert package.key is not None and package.key.startswith("git-")
+    top = current_facts(repository, "p-1")
+    assert top.names == {claude_folder_name(repository), claude_folder_name(worktree)}
+    assert top.key == "p-1" and top.main_root == repository.resolve()
+    linked = current_facts(worktree, None)
+    assert linked.main_root == repository.resolve() and linked.key == package.key
+    plain = current_facts(tmp_path, None)
+    assert plain.names == {claude_folder_name(tmp_path.resolve())} and plain.key is None
