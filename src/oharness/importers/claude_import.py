@@ -16,6 +16,7 @@ from oharness.importers.claude_projects import (
     ClaudeProject,
     ClaudeTree,
     locate_project_folders,
+    project_instructions,
     read_claude_tree,
 )
 from oharness.importers.claude_routing import (
@@ -34,6 +35,7 @@ class ClaudePlan:
     """The projects to read per target (``None``: the current workspace) and those left out."""
 
     tree: ClaudeTree
+    current_root: Path | None = None
     groups: dict[Path | None, list[ClaudeProject]] = field(default_factory=dict)
     left_out: list[Route] = field(default_factory=list)
 
@@ -43,7 +45,7 @@ def plan_claude_import(
 ) -> ClaudePlan:
     """Decide where each Claude Code project under ``path`` goes."""
     tree = read_claude_tree(path)
-    plan = ClaudePlan(tree)
+    plan = ClaudePlan(tree, current.root if current is not None else None)
     if tree.single and not route_all:
         plan.groups[None] = list(tree.projects)
         return plan
@@ -62,17 +64,18 @@ def plan_claude_import(
 def read_planned(
     path: Path, plan: ClaudePlan, target: Path | None, *, include_instructions: bool
 ) -> Reading:
-    """The reading of one target's projects; CLAUDE.md files at PATH go with the current one."""
+    """The reading of one target's projects, with the CLAUDE.md files that go with them: the
+    target project's own, and for the current project those found at PATH."""
     projects = plan.groups.get(target, [])
-    at_path = plan.tree.instructions if target is None else []
-    if target is None and not projects and not at_path and plan.tree.projects:
+    instructions = list(plan.tree.instructions) if target is None else []
+    root = target or plan.current_root
+    if root is not None:
+        known = {item.path for item in instructions}
+        instructions += [item for item in project_instructions(root) if item.path not in known]
+    if target is None and not projects and not instructions and plan.tree.projects:
         return Reading()  # every project went elsewhere or was left out: nothing to say here
     return read_claude_projects(
-        path,
-        projects,
-        instructions=at_path,
-        user_wide=plan.tree.config_folder,
-        include=include_instructions,
+        path, projects, instructions=instructions, include=include_instructions
     )
 
 

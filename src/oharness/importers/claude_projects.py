@@ -61,13 +61,22 @@ class ClaudeProject:
 
 
 @dataclass(frozen=True)
+class InstructionFile:
+    """A CLAUDE.md file: whose instructions they are."""
+
+    path: Path
+    where: str  # "user-wide", or the name of the folder it is for
+    user_wide: bool = False
+
+
+@dataclass(frozen=True)
 class ClaudeTree:
     """What a PATH given to ``import claude-code`` holds."""
 
     projects: list[ClaudeProject] = field(default_factory=list)
     single: bool = False  # PATH named one project folder or one memory folder
-    config_folder: bool = False  # PATH is a Claude Code folder holding projects/ (~/.claude)
-    instructions: list[Path] = field(default_factory=list)  # CLAUDE.md files at PATH itself
+    # CLAUDE.md files at PATH (a repository's), or beside projects/ (~/.claude/CLAUDE.md)
+    instructions: list[InstructionFile] = field(default_factory=list)
 
 
 def read_claude_tree(root: Path) -> ClaudeTree:
@@ -77,11 +86,7 @@ def read_claude_tree(root: Path) -> ClaudeTree:
         folder = root.parent if root.name == "memory" else root
         return ClaudeTree([ClaudeProject(folder.name, folder, root)], single=True)
     if _real_dir_inside(root / "memory", root):
-        return ClaudeTree(
-            [ClaudeProject(root.name, root, root / "memory")],
-            single=True,
-            instructions=_instruction_files(root, root / ".claude"),
-        )
+        return ClaudeTree([ClaudeProject(root.name, root, root / "memory")], single=True)
     config_folder = (root / "projects").is_dir()
     parent = root / "projects" if config_folder else root
     projects = [
@@ -89,13 +94,24 @@ def read_claude_tree(root: Path) -> ClaudeTree:
         for child in sorted(parent.iterdir() if parent.is_dir() else [])
         if _real_dir_inside(child, root) and _real_dir_inside(child / "memory", root)
     ]
-    extra = () if config_folder else (root / ".claude",)
-    return ClaudeTree(projects, False, config_folder, _instruction_files(root, *extra))
+    if config_folder or root.name == "projects":
+        home_folder = root if config_folder else root.parent
+        user_wide = [
+            InstructionFile(path, "user-wide", True) for path in instruction_files(home_folder)
+        ]
+        return ClaudeTree(projects, False, user_wide)
+    return ClaudeTree(projects, False, project_instructions(root))
 
 
-def _instruction_files(*folders: Path) -> list[Path]:
+def project_instructions(root: Path) -> list[InstructionFile]:
+    """The CLAUDE.md files of a project folder: at its top and in its ``.claude/``."""
+    return [InstructionFile(path, root.name) for path in instruction_files(root, root / ".claude")]
+
+
+def instruction_files(*folders: Path) -> list[Path]:
+    """The CLAUDE.md and CLAUDE.local.md files directly in ``folders`` (symlinks left out)."""
     return [
-        folder / name
+        (folder / name).resolve()
         for folder in folders
         for name in INSTRUCTION_FILES
         if (folder / name).is_file() and not (folder / name).is_symlink()

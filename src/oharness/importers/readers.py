@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -15,6 +16,8 @@ from oharness.importers.claude_projects import (
     CLAUDE_INDEX,
     INSTRUCTION_FILES,
     ClaudeProject,
+    InstructionFile,
+    instruction_files,
     read_claude_tree,
 )
 from oharness.importers.frontmatter import FrontmatterError, split_frontmatter
@@ -127,11 +130,7 @@ def read_claude_code(root: Path, *, include_instructions: bool = False) -> Readi
     """Claude Code auto memory at ``root``: every project there, ``MEMORY.md`` and topic files."""
     tree = read_claude_tree(root)
     return read_claude_projects(
-        root,
-        tree.projects,
-        instructions=tree.instructions,
-        user_wide=tree.config_folder,
-        include=include_instructions,
+        root, tree.projects, instructions=tree.instructions, include=include_instructions
     )
 
 
@@ -139,40 +138,38 @@ def read_claude_projects(
     root: Path,
     projects: list[ClaudeProject],
     *,
-    instructions: list[Path] | None = None,
-    user_wide: bool = False,
+    instructions: list[InstructionFile] | None = None,
     include: bool = False,
 ) -> Reading:
     """The auto memory of ``projects`` (found under ``root``, which sources are named from).
 
-    ``instructions`` are CLAUDE.md files at ``root`` itself (user-wide when ``root`` is
-    ``~/.claude``); they and any CLAUDE.md in a project folder are imported only when
-    ``include``, else reported as skipped with the reason.
+    ``instructions`` (CLAUDE.md files found beside them) and any CLAUDE.md in a project
+    folder are imported only when ``include``, else reported as skipped with the reason.
     """
     reading = Reading()
     base = root.resolve()
-    if not projects and not instructions:
+    if not projects and not any(item.path.is_relative_to(base) for item in instructions or []):
         reading.skips.append(Skip(".", "no Claude Code memory folder (…/memory/MEMORY.md) here"))
-    for path in instructions or []:
-        where = "user-wide" if user_wide else path.parent.name
-        _instruction_file(path, base, where, user_wide, include, reading)
+    for item in instructions or []:
+        _instruction_file(item, base, include, reading)
     for project in projects:
         folder = project.memory.resolve()
         if project.folder.resolve() != folder:
-            for name in INSTRUCTION_FILES:
-                path = project.folder / name
-                if path.is_file() and not path.is_symlink():
-                    _instruction_file(path, base, project.name, False, include, reading)
+            for path in instruction_files(project.folder):
+                _instruction_file(InstructionFile(path, project.name), base, include, reading)
         _read_claude_folder(folder, base, reading, project.name, include)
     return reading
 
 
-def _instruction_file(
-    path: Path, base: Path, where: str, user_wide: bool, include: bool, reading: Reading
-) -> None:
-    found = read_text_file(path, base, reading)
-    if found is not None:
-        _instruction_draft(found, where, user_wide, include, reading)
+def _instruction_file(item: InstructionFile, base: Path, include: bool, reading: Reading) -> None:
+    """Read a CLAUDE.md file; one outside ``base`` (a project's own) is named by its path."""
+    inside = item.path.is_relative_to(base)
+    found = read_text_file(item.path, base if inside else item.path.parent, reading)
+    if found is None:
+        return
+    if not inside:
+        found = replace(found, relative=str(item.path))
+    _instruction_draft(found, item.where, item.user_wide, include, reading)
 
 
 def _instruction_draft(

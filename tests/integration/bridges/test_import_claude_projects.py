@@ -236,8 +236,13 @@ def test_claude_md_is_skipped_with_a_reason_or_imported_on_request(
     assert items["CLAUDE.md"]["outcome"] == "skipped"
     memory_md = f"projects/{memory.parent.name}/memory/CLAUDE.md"
     assert "--include-claude-md" in items[memory_md]["reason"]
+    own = str((shop / "CLAUDE.md").resolve())  # the project's own, named by its path
+    assert "--include-claude-md" in items[own]["reason"]
     in_repo = as_json(home, shop, "memory", "import", "claude-code", str(shop))
     assert "--include-claude-md" in _by_source(in_repo)["CLAUDE.md"]["reason"]
+    assert own not in _by_source(in_repo)  # found once, at PATH
+    beside = as_json(home, shop, "memory", "import", "claude-code", str(claude / "projects"))
+    assert _by_source(beside)[str((claude / "CLAUDE.md").resolve())]["outcome"] == "skipped"
 
     flagged = as_json(
         home, shop, "memory", "import", "claude-code", str(claude), "--include-claude-md"
@@ -245,7 +250,7 @@ def test_claude_md_is_skipped_with_a_reason_or_imported_on_request(
     items = _by_source(flagged)
     assert items["CLAUDE.md"]["outcome"] == "imported" and items["CLAUDE.md"]["scope"] == "user"
     assert items[memory_md]["outcome"] == "imported" and items[memory_md]["scope"] == "project"
-    assert as_json(home, shop, "memory", "search", "pnpm")["results"] == []
+    assert items[own]["outcome"] == "imported" and items[own]["scope"] == "project"
     found = as_json(home, shop, "memory", "search", "make check before pushing")["results"]
     assert found and found[0]["summary"].startswith("Claude Code instructions (CLAUDE.md")
     assert as_json(home, shop, "memory", "show", found[0]["id"])["type"] == "feedback"

@@ -10,6 +10,7 @@ import pytest
 
 from oharness.importers.claude_projects import (
     ClaudeProject,
+    InstructionFile,
     claude_folder_name,
     folders_named,
     locate_project_folders,
@@ -89,12 +90,20 @@ def test_read_claude_tree_shapes(tmp_path: Path) -> None:
     (claude / "CLAUDE.md").write_text("# mine\n", encoding="utf-8")
     tree = read_claude_tree(claude)
     assert [p.name for p in tree.projects] == ["-a-one", "-a-two"]
-    assert tree.config_folder and not tree.single
-    assert tree.instructions == [claude.resolve() / "CLAUDE.md"]
+    assert not tree.single
+    user_wide = [InstructionFile(claude.resolve() / "CLAUDE.md", "user-wide", True)]
+    assert tree.instructions == user_wide
     listing = read_claude_tree(claude / "projects")
     assert [p.name for p in listing.projects] == ["-a-one", "-a-two"] and not listing.single
+    assert listing.instructions == user_wide  # ~/.claude/CLAUDE.md beside projects/
     one = read_claude_tree(claude / "projects" / "-a-one")
-    assert one.single and one.projects[0].name == "-a-one"
+    assert one.single and one.projects[0].name == "-a-one" and one.instructions == []
+    repository = tmp_path / "repo"
+    (repository / ".claude").mkdir(parents=True)
+    (repository / ".claude" / "CLAUDE.local.md").write_text("# local\n", encoding="utf-8")
+    assert read_claude_tree(repository).instructions == [
+        InstructionFile((repository / ".claude" / "CLAUDE.local.md").resolve(), "repo")
+    ]
     memory = read_claude_tree(claude / "projects" / "-a-two" / "memory")
     assert memory.single and memory.projects[0].name == "-a-two"
     outside = tmp_path / "outside"
