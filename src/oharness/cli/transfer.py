@@ -64,7 +64,13 @@ def import_memories(
     all_projects: bool,
     include_claude_md: bool,
 ) -> None:
-    """Bring in memories from Claude Code, Codex or a folder of Markdown files."""
+    """Bring in memories from Claude Code, Codex or a folder of Markdown files.
+
+    claude-code: from a PATH holding several projects (~/.claude, ~/.claude/projects) only
+    the current project's memory comes in, and the others are listed; --all brings each
+    into its own registered project. A PATH naming one project folder or one memory folder
+    goes into the current project.
+    """
     if source_kind != "claude-code" and (all_projects or include_claude_md):
         flag = "--all" if all_projects else "--include-claude-md"
         raise ValidationError(f"{flag} is for claude-code imports only; leave it out")

@@ -51,8 +51,9 @@ def plan_claude_import(
         return plan
     decide = route_each if route_all else route_to_current
     for project in tree.projects:
-        owners = owners_of(locate_project_folders(project), home)
-        route = decide(project, owners, current)
+        located = locate_project_folders(project)
+        owners = owners_of(located.folders, home)
+        route = decide(project, owners, current, traced=located.traced)
         if route.target is None:
             plan.left_out.append(route)
             continue

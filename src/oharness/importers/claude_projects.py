@@ -124,14 +124,22 @@ def _real_dir_inside(path: Path, root: Path) -> bool:
     return path.resolve().is_relative_to(root.resolve())
 
 
-def locate_project_folders(project: ClaudeProject) -> list[Path]:
+@dataclass(frozen=True)
+class Located:
+    """The folders a Claude Code project folder stands for, and whether they are certain."""
+
+    folders: list[Path]
+    traced: bool  # named by its transcripts (exact), not only by a name several paths share
+
+
+def locate_project_folders(project: ClaudeProject) -> Located:
     """The folders on this machine a Claude Code project folder stands for (may be several)."""
     recorded = [
         path for path in transcript_folders(project.folder) if name_matches(project.name, path)
     ]
     if recorded:
-        return recorded
-    return folders_named(project.name)
+        return Located(recorded, traced=True)
+    return Located(folders_named(project.name), traced=False)
 
 
 def transcript_folders(folder: Path) -> list[Path]:
@@ -144,7 +152,7 @@ def transcript_folders(folder: Path) -> list[Path]:
         ]
     except OSError:
         return []
-    transcripts.sort(key=lambda entry: entry.stat(follow_symlinks=False).st_mtime, reverse=True)
+    transcripts.sort(key=_modified, reverse=True)
     found: dict[Path, None] = {}
     for entry in transcripts[:_TRANSCRIPTS_READ]:
         for cwd in _recorded_cwds(Path(entry.path)):
@@ -152,6 +160,13 @@ def transcript_folders(folder: Path) -> list[Path]:
             if path.is_absolute() and path.is_dir():
                 found[path.resolve()] = None
     return list(found)
+
+
+def _modified(entry: os.DirEntry[str]) -> float:
+    try:
+        return entry.stat(follow_symlinks=False).st_mtime
+    except OSError:
+        return 0.0
 
 
 def _recorded_cwds(transcript: Path) -> set[str]:

@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from oharness.errors import ProjectError
+from oharness.errors import OHarnessError, ProjectError
 from oharness.importers.claude_projects import ClaudeProject, claude_folder_name
 from oharness.importers.gitinfo import GitPlace, git_place, root_commit, worktree_paths
-from oharness.project.identity import find_project, read_identity
+from oharness.project.identity import ProjectLocation, find_project, read_identity
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,18 @@ class Route:
 
 
 def route_to_current(
-    project: ClaudeProject, owners: list[FolderOwner], current: CurrentProject | None
+    project: ClaudeProject,
+    owners: list[FolderOwner],
+    current: CurrentProject | None,
+    *,
+    traced: bool = False,
 ) -> Route:
-    """Import ``project`` into the current project only when it is the current project's."""
-    if current is not None and (project.name in current.names or _any_owned(owners, current)):
+    """Import ``project`` into the current project only when it is the current project's.
+
+    ``traced``: the owners come from the project's transcripts, so they decide alone; a name
+    alone (which several paths can share) only counts otherwise.
+    """
+    if current is not None and _is_current(project, owners, current, traced):
         return Route(project, current.root)
     if owners:
         where = ", ".join(str(owner.root or owner.folder) for owner in owners)
@@ -67,10 +75,14 @@ def route_to_current(
 
 
 def route_each(
-    project: ClaudeProject, owners: list[FolderOwner], current: CurrentProject | None
+    project: ClaudeProject,
+    owners: list[FolderOwner],
+    current: CurrentProject | None,
+    *,
+    traced: bool = False,
 ) -> Route:
     """Import ``project`` into the registered project it belongs to (``--all``)."""
-    if current is not None and (project.name in current.names or _any_owned(owners, current)):
+    if current is not None and _is_current(project, owners, current, traced):
         return Route(project, current.root)
     roots = sorted({owner.root for owner in owners if owner.registered and owner.root})
     if len(roots) == 1:
@@ -98,6 +110,17 @@ def _no_folder_reason() -> str:
         "no folder on this machine has this Claude Code name (it may have moved or gone): "
         "name this folder alone to import it into the current project"
     )
+
+
+def _is_current(
+    project: ClaudeProject,
+    owners: list[FolderOwner],
+    current: CurrentProject,
+    traced: bool,
+) -> bool:
+    if project.name in current.names and not (traced and owners):
+        return True
+    return _any_owned(owners, current)
 
 
 def _any_owned(owners: Iterable[FolderOwner], current: CurrentProject) -> bool:
@@ -136,7 +159,7 @@ def owners_of(folders: Iterable[Path], home: Path) -> list[FolderOwner]:
     for folder in folders:
         place = git_place(folder)
         start = _in_main_worktree(folder, place) if place is not None else folder
-        location = find_project(start, home) if start.is_dir() else None
+        location = _project_at(start, home)
         root = location.root.resolve() if location is not None else None
         registered = location is not None and location.registered
         key = _identity_id(root) if registered and root is not None else None
@@ -158,8 +181,18 @@ def _in_main_worktree(folder: Path, place: GitPlace) -> Path:
     return candidate
 
 
+def _project_at(start: Path, home: Path) -> ProjectLocation | None:
+    """The project found from ``start``; none where discovery refuses the folder."""
+    if not start.is_dir():
+        return None
+    try:
+        return find_project(start, home)
+    except OHarnessError:
+        return None
+
+
 def _identity_id(root: Path) -> str | None:
     try:
         return read_identity(root).id
-    except ProjectError:
+    except (ProjectError, OSError):
         return None

@@ -77,9 +77,11 @@ def test_transcripts_name_the_folder_exactly(tmp_path: Path) -> None:
     ]
     (folder / "s1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     project = ClaudeProject(name, folder, folder / "memory")
-    assert locate_project_folders(project) == [(tmp_path / "my_shop").resolve()]
+    located = locate_project_folders(project)
+    assert located.folders == [(tmp_path / "my_shop").resolve()] and located.traced
     (folder / "s1.jsonl").unlink()
-    assert len(locate_project_folders(project)) == 2  # by name alone both fit
+    located = locate_project_folders(project)
+    assert len(located.folders) == 2 and not located.traced  # by name alone both fit
 
 
 def test_read_claude_tree_shapes(tmp_path: Path) -> None:

@@ -56,6 +56,15 @@ def test_route_to_current(
         assert "--all" in route.reason
 
 
+def test_transcripts_outrank_a_shared_name() -> None:
+    # /w/shop and /w/other-path both encode to -w-shop; the transcripts name the other one.
+    project = ClaudeProject("-w-shop", PROJECT.folder, PROJECT.memory)
+    assert route_to_current(project, [_owner()], CURRENT, traced=True).target is None
+    assert route_to_current(project, [_owner()], CURRENT).target == SHOP
+    assert route_to_current(project, [], CURRENT, traced=True).target == SHOP
+    assert route_each(project, [_owner()], CURRENT, traced=True).target == OTHER
+
+
 def test_from_a_linked_worktree_the_main_worktrees_folders_count() -> None:
     route = route_to_current(PROJECT, [_owner(SHOP, key=None)], FROM_WORKTREE)
     assert route.target == FROM_WORKTREE.root
