@@ -11,7 +11,7 @@ from typing import cast
 import click
 
 from oharness.cli.context import common_options, emit_json, open_for, plural, say, warn
-from oharness.errors import ValidationError
+from oharness.errors import OHarnessError, ValidationError
 from oharness.importers.apply import (
     ImportReport,
     ItemReport,
@@ -19,7 +19,12 @@ from oharness.importers.apply import (
     SeenNotes,
     import_reading,
 )
-from oharness.importers.claude_import import left_out_skips, plan_claude_import, read_planned
+from oharness.importers.claude_import import (
+    left_out_skips,
+    plan_claude_import,
+    planned_sources,
+    read_planned,
+)
 from oharness.importers.claude_routing import current_facts
 from oharness.importers.export import FORMATS, ExportFormat, export_notes
 from oharness.importers.readers import READERS
@@ -81,7 +86,12 @@ def import_memories(
     left_out: list[ItemReport] = []
     if source_kind == "claude-code":
         batches = _claude_batches(
-            workspace, path, (all_projects, include_claude_md, as_json), left_out
+            workspace,
+            path,
+            left_out,
+            all_projects=all_projects,
+            include=include_claude_md,
+            as_json=as_json,
         )
     else:
         batches = [_Batch(workspace, READERS[source_kind](path), None)]
@@ -114,13 +124,15 @@ class _Batch:
 
 
 def _claude_batches(
-    workspace: Workspace, path: Path, flags: tuple[bool, bool, bool], left_out: list[ItemReport]
+    workspace: Workspace,
+    path: Path,
+    left_out: list[ItemReport],
+    *,
+    all_projects: bool,
+    include: bool,
+    as_json: bool,
 ) -> list[_Batch]:
-    """One batch per project the Claude Code projects go to; those left out go in ``left_out``.
-
-    ``flags``: ``--all``, ``--include-claude-md``, ``--json``.
-    """
-    all_projects, include, as_json = flags
+    """One batch per project the Claude Code projects go to; those left out go in ``left_out``."""
     project = workspace.project
     current = None
     if project is not None:
@@ -135,7 +147,14 @@ def _claude_batches(
     for target in plan.groups:
         if target is None:
             continue
-        other = open_for(target, register=False)
+        try:
+            other = open_for(target, register=False)
+        except OHarnessError as exc:
+            left_out.extend(
+                ItemReport(name, "skipped", exc.message)
+                for name in planned_sources(path, plan, target)
+            )
+            continue
         warn(other, as_json)
         reading = read_planned(path, plan, target, include_instructions=include)
         batches.append(_Batch(other, reading, target))
@@ -228,8 +247,12 @@ def export_memories(
         say(f"{would}written: {name}")
     for name in report.updated:
         say(f"{would}updated: {name}")
+    moved = "would be moved" if dry_run else "moved"
     for backup in report.backups:
-        say(f"{would}kept first (changed here since the last export): {backup['backup']}")
+        say(
+            f"{moved} aside first (changed there since the last export): "
+            f"{backup['file']} -> {backup['backup']}"
+        )
     for name in report.stale:
         say(f"left in place (no longer a note): {name}")
     say(

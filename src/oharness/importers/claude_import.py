@@ -82,10 +82,15 @@ def read_planned(
 
 def left_out_skips(path: Path, plan: ClaudePlan) -> list[Skip]:
     """One skip per Claude Code project left out, named by its folder under ``path``."""
+    return [Skip(_named(path, route.project), route.reason) for route in plan.left_out]
+
+
+def planned_sources(path: Path, plan: ClaudePlan, target: Path | None) -> list[str]:
+    """The Claude Code project folders planned for ``target``, named as in the report."""
+    return [_named(path, project) for project in plan.groups.get(target, [])]
+
+
+def _named(path: Path, project: ClaudeProject) -> str:
     base = path.resolve()
-    skips: list[Skip] = []
-    for route in plan.left_out:
-        folder = route.project.folder.resolve()
-        name = folder.relative_to(base).as_posix() if folder.is_relative_to(base) else str(folder)
-        skips.append(Skip(name, route.reason))
-    return skips
+    folder = project.folder.resolve()
+    return folder.relative_to(base).as_posix() if folder.is_relative_to(base) else str(folder)

@@ -65,7 +65,7 @@ def route_to_current(
     if current is not None and _is_current(project, owners, current, traced):
         return Route(project, current.root)
     if owners:
-        where = ", ".join(str(owner.root or owner.folder) for owner in owners)
+        where = _places(owners)
         return Route(
             project,
             None,
@@ -96,13 +96,17 @@ def route_each(
             "right one and name this folder alone",
         )
     if owners:
-        where = ", ".join(str(owner.root or owner.folder) for owner in owners)
+        where = _places(owners)
         return Route(
             project,
             None,
             f"no registered project at {where}: run 'oharness project init' there first",
         )
     return Route(project, None, _no_folder_reason())
+
+
+def _places(owners: Iterable[FolderOwner]) -> str:
+    return ", ".join(dict.fromkeys(str(owner.root or owner.folder) for owner in owners))
 
 
 def _no_folder_reason() -> str:
