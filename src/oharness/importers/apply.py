@@ -2,13 +2,16 @@
 
 Every draft goes through the same cleaning and credential checks as ``remember``; an id that
 exists already (letter case folded) or content equal to an existing note is skipped and
-reported, so running an import twice changes nothing the second time.
+reported, so running an import twice changes nothing the second time. A new id is drawn from
+the note's content (not at random), so a dry run names the ids the real run then writes.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Final, Literal
 
 from oharness.errors import ConflictError, OHarnessError
@@ -33,6 +36,7 @@ class ItemReport:
     reason: str = ""
     id: str | None = None
     scope: str | None = None
+    project: str | None = None  # the project folder it went to (``--all`` only)
 
 
 @dataclass
@@ -63,16 +67,22 @@ def import_reading(
     reading: Reading,
     *,
     clock: Clock,
-    hex_source: HexSource,
     max_note_bytes: int,
+    hex_source: HexSource | None = None,
     scope: Scope | None = None,
     dry_run: bool = False,
     progress: Callable[[int], None] | None = None,
+    seen: dict[Path, SeenNotes] | None = None,
 ) -> ImportReport:
-    """Import every draft of ``reading``; skips of the reader are reported as skipped."""
+    """Import every draft of ``reading``; skips of the reader are reported as skipped.
+
+    ``hex_source`` replaces the content-drawn id suffixes (tests); leave it out otherwise.
+    ``seen``, shared by the imports of one run into several projects, lets a dry run see
+    what the run puts into a folder they share (the user scope), as the real run does.
+    """
     report = ImportReport(dry_run=dry_run)
     report.items.extend(_skipped(reading.skips))
-    seen: dict[Scope, _Seen] = {}
+    seen = {} if seen is None else seen
     for draft in reading.drafts:
         report.items.append(
             _import_one(service, draft, scope, dry_run, seen, clock, hex_source, max_note_bytes)
@@ -91,9 +101,9 @@ def _import_one(
     draft: Draft,
     scope: Scope | None,
     dry_run: bool,
-    seen: dict[Scope, _Seen],
+    seen: dict[Path, SeenNotes],
     clock: Clock,
-    hex_source: HexSource,
+    hex_source: HexSource | None,
     max_note_bytes: int,
 ) -> ItemReport:
     try:
@@ -106,16 +116,16 @@ def _import_one(
     with store.locked():
         store.refresh(full=True)
         digest = note.content_hash_without_id
-        known = seen.get(target)
+        known = seen.get(store.directory)
         if known is None:
-            known = seen[target] = _Seen.of(store)
+            known = seen[store.directory] = SeenNotes.of(store)
         if digest in known.digests:
             return ItemReport(draft.source, "skipped", "the same content is already a note")
         if draft.id is not None and draft.id.casefold() in known.ids:
             return ItemReport(
                 draft.source, "skipped", f"a note {draft.id!r} already exists", draft.id, target
             )
-        note_id = draft.id or _free_id(store, known, note.summary, hex_source)
+        note_id = draft.id or _free_id(store, known, note.summary, hex_source or _drawn(digest))
         known.digests.add(digest)
         known.ids.add(note_id.casefold())
         if dry_run:
@@ -140,21 +150,33 @@ def _clean(draft: Draft, max_note_bytes: int, clock: Clock) -> Note:
 
 
 @dataclass
-class _Seen:
+class SeenNotes:
     """Digests and folded ids of a scope, including those this run has added."""
 
     digests: set[str]
     ids: set[str]
 
     @classmethod
-    def of(cls, store: NoteStore) -> _Seen:
+    def of(cls, store: NoteStore) -> SeenNotes:
         notes = store.notes()
         return cls({s.digest_without_id for s in notes}, {s.id.casefold() for s in notes})
 
 
-def _free_id(store: NoteStore, known: _Seen, summary: str, hex_source: HexSource) -> str:
+def _free_id(store: NoteStore, known: SeenNotes, summary: str, hex_source: HexSource) -> str:
     for _ in range(_ID_ATTEMPTS):
         candidate = generate_id(summary, hex_source)
         if candidate.casefold() not in known.ids and not store.path_for(candidate).exists():
             return candidate
     raise ConflictError("could not find a free id for this summary", field="summary")
+
+
+def _drawn(digest: str) -> HexSource:
+    """Hex characters drawn from ``digest``: the same note gets the same id suffixes."""
+    attempt = 0
+
+    def source(count: int) -> str:
+        nonlocal attempt
+        attempt += 1
+        return hashlib.sha256(f"{digest}:{attempt}".encode()).hexdigest()[:count]
+
+    return source

@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
+from oharness.importers.claude_projects import (
+    CLAUDE_INDEX,
+    INSTRUCTION_FILES,
+    ClaudeProject,
+    InstructionFile,
+    instruction_files,
+    read_claude_tree,
+)
 from oharness.importers.frontmatter import FrontmatterError, split_frontmatter
 from oharness.importers.source import (
     Draft,
@@ -26,7 +35,6 @@ from oharness.importers.source import (
 from oharness.notes.ids import is_valid_id, slugify
 from oharness.types import NOTE_TYPES
 
-CLAUDE_INDEX: Final = "MEMORY.md"
 _INDEX_LINK: Final = re.compile(r"^\s*[-*]\s*\[([^\]]*)\]\(([^)\s]+)\)\s*(?:[—–:-]+\s*(.*))?$")
 _SECTION: Final = re.compile(r"^##\s+(.+?)\s*#*\s*$")
 _SUMMARY_KEYS: Final = ("summary", "description", "title", "name")
@@ -119,37 +127,87 @@ def _type_and_tags(fields: dict[str, Any]) -> tuple[str | None, tuple[str, ...]]
 
 # ---- Claude Code -------------------------------------------------------------------------
 
-
-def claude_memory_dirs(root: Path) -> list[Path]:
-    """The auto-memory folders at or under ``root`` (a memory folder, a project, projects/)."""
-    if (root / CLAUDE_INDEX).is_file() or root.name == "memory":
-        return [root]
-    found: list[Path] = []
-    for pattern in ("memory", "*/memory", "projects/*/memory"):
-        found.extend(path for path in sorted(root.glob(pattern)) if _real_dir_inside(path, root))
-    return found
+_INSTRUCTIONS_SKIPPED: Final = (
+    "instructions Claude Code reads from this file itself, not a memory: not imported "
+    "(add --include-claude-md to import it as a note)"
+)
 
 
-def _real_dir_inside(path: Path, root: Path) -> bool:
-    if path.is_symlink() or not path.is_dir():
-        return False
-    return path.resolve().is_relative_to(root.resolve())
+def read_claude_code(root: Path, *, include_instructions: bool = False) -> Reading:
+    """Claude Code auto memory at ``root``: every project there, ``MEMORY.md`` and topic files."""
+    tree = read_claude_tree(root)
+    return read_claude_projects(
+        root, tree.projects, instructions=tree.instructions, include=include_instructions
+    )
 
 
-def read_claude_code(root: Path) -> Reading:
-    """Claude Code auto memory: ``MEMORY.md`` (the index) and its topic files."""
+def read_claude_projects(
+    root: Path,
+    projects: list[ClaudeProject],
+    *,
+    instructions: list[InstructionFile] | None = None,
+    include: bool = False,
+) -> Reading:
+    """The auto memory of ``projects`` (found under ``root``, which sources are named from).
+
+    ``instructions`` (CLAUDE.md files found beside them) and any CLAUDE.md in a project
+    folder are imported only when ``include``, else reported as skipped with the reason.
+    """
     reading = Reading()
-    folders = claude_memory_dirs(root)
-    if not folders:
-        reading.skips.append(Skip(".", "no Claude Code memory folder (…/memory/MEMORY.md) here"))
     base = root.resolve()
-    for folder in folders:
-        _read_claude_folder(folder.resolve(), base, reading)
+    if not projects and not any(item.path.is_relative_to(base) for item in instructions or []):
+        reading.skips.append(Skip(".", "no Claude Code memory folder (…/memory/MEMORY.md) here"))
+    for item in instructions or []:
+        _instruction_file(item, base, include, reading)
+    for project in projects:
+        folder = project.memory.resolve()
+        if project.folder.resolve() != folder:
+            for path in instruction_files(project.folder):
+                _instruction_file(InstructionFile(path, project.name), base, include, reading)
+        _read_claude_folder(folder, base, reading, project.name, include)
     return reading
 
 
-def _read_claude_folder(folder: Path, base: Path, reading: Reading) -> None:
-    project = folder.parent.name if folder.name == "memory" else folder.name
+def _instruction_file(item: InstructionFile, base: Path, include: bool, reading: Reading) -> None:
+    """Read a CLAUDE.md file; one outside ``base`` (a project's own) is named by its path."""
+    inside = item.path.is_relative_to(base)
+    found = read_text_file(item.path, base if inside else item.path.parent, reading)
+    if found is None:
+        return
+    if not inside:
+        found = replace(found, relative=str(item.path))
+    _instruction_draft(found, item.where, item.user_wide, include, reading)
+
+
+def _instruction_draft(
+    found: TextFile, where: str, user_wide: bool, include: bool, reading: Reading
+) -> None:
+    if not include:
+        reading.skips.append(Skip(found.relative, _INSTRUCTIONS_SKIPPED))
+        return
+    body = found.text.strip("\n")
+    if not body.strip():
+        reading.skips.append(Skip(found.relative, "empty body"))
+        return
+    reading.drafts.append(
+        Draft(
+            source=found.relative,
+            summary=shorten(
+                f"Claude Code instructions ({found.path.name}, {where}): {first_line_summary(body)}"
+            ),
+            body=body,
+            type="feedback",
+            tags=("claude-code", "claude-md"),
+            created_at=found.mtime_ms,
+            updated_at=found.mtime_ms,
+            scope="user" if user_wide else None,
+        )
+    )
+
+
+def _read_claude_folder(
+    folder: Path, base: Path, reading: Reading, project: str, include_instructions: bool
+) -> None:
     hooks: dict[str, str] = {}
     index_file = folder / CLAUDE_INDEX
     if index_file.exists():
@@ -169,7 +227,10 @@ def _read_claude_folder(folder: Path, base: Path, reading: Reading) -> None:
                     )
                 )
     for found in walk_markdown(folder, reading, base):
-        if found.path.name == CLAUDE_INDEX and found.path.parent == folder:
+        if found.path.parent == folder and found.path.name == CLAUDE_INDEX:
+            continue
+        if found.path.name in INSTRUCTION_FILES:
+            _instruction_draft(found, project, False, include_instructions, reading)
             continue
         _claude_topic(found, folder, base, hooks, reading)
 
@@ -216,7 +277,7 @@ def _claude_topic(
         Draft(
             source=draft.source,
             summary=shorten(summary),
-            body=draft.body,
+            body=_kept_in_body(draft.body, name, summary, draft.id or stem),
             type=draft.type,
             tags=tags,
             id=draft.id,
@@ -224,6 +285,21 @@ def _claude_topic(
             updated_at=draft.updated_at,
         )
     )
+
+
+def _kept_in_body(body: str, name: str, summary: str, note_id: str) -> str:
+    """``body`` with what the note would otherwise lose put on top: the title (``name``)
+    unless the id, summary or body already holds it, and a summary too long to keep whole."""
+    lead: list[str] = []
+    if name and _plain(name) != _plain(note_id) and _plain(name) not in _plain(summary + body):
+        lead.append(f"# {' '.join(name.split())}")
+    if shorten(summary) != " ".join(summary.split()):
+        lead.append(summary.strip())
+    return "\n\n".join([*lead, body]) if lead else body
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[\s_-]+", " ", text.casefold()).split())
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from tests.integration.bridges.runner import as_json, ok, run
 
+from oharness.importers.claude_projects import claude_folder_name
 
-def _claude_memory(root: Path) -> Path:
-    folder = root / "projects" / "-home-ada-shop" / "memory"
+
+def _claude_memory(root: Path, project: Path) -> Path:
+    folder = root / "projects" / claude_folder_name(project) / "memory"
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text(
         "# Memory\n\n"
@@ -50,12 +52,13 @@ def test_claude_code_import_maps_types_scopes_and_dates(
     home: Path, project_dir: Path, tmp_path: Path
 ) -> None:
     _init(home, project_dir)
-    source = _claude_memory(tmp_path / "dot-claude")
+    source = _claude_memory(tmp_path / "dot-claude", project_dir)
     report = as_json(home, project_dir, "memory", "import", "claude-code", str(source))
     counts = report["counts"]
     assert counts["imported"] == 4 and counts["refused"] == 0
     reasons = {item["source"]: item.get("reason", "") for item in report["items"]}
-    assert "missing" in reasons["projects/-home-ada-shop/memory/missing_file.md"]
+    name = claude_folder_name(project_dir)
+    assert "missing" in reasons[f"projects/{name}/memory/missing_file.md"]
     user_note = as_json(home, project_dir, "memory", "show", "user_role")
     assert user_note["scope"] == "user" and user_note["type"] == "user"
     assert user_note["summary"] == "Ada is a data scientist, new to React"
@@ -76,7 +79,7 @@ def test_dry_run_writes_nothing_and_table_is_printed(
     home: Path, project_dir: Path, tmp_path: Path
 ) -> None:
     _init(home, project_dir)
-    source = _claude_memory(tmp_path / "dot-claude")
+    source = _claude_memory(tmp_path / "dot-claude", project_dir)
     before = sorted(p.name for p in (project_dir / "MEMORY").iterdir())
     result = ok(home, project_dir, "memory", "import", "claude-code", str(source), "--dry-run")
     assert "would import" in result.stdout and "dry run" in result.stdout
@@ -268,3 +271,62 @@ def test_empty_folder_imports_nothing(
     empty.mkdir()
     report = as_json(home, project_dir, "memory", "import", kind, str(empty))
     assert report["counts"]["imported"] == 0
+
+
+def test_second_export_updates_changed_notes_and_the_index(
+    home: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    _init(home, project_dir)
+    first = as_json(
+        home, project_dir, "memory", "remember", "-s", "Deploys on Tuesdays", "-b", "At noon."
+    )
+    note_id = first["id"]
+    claude = tmp_path / "claude"
+    as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    folder = claude / "project" / "memory"
+    ok(
+        home,
+        project_dir,
+        "memory",
+        "remember",
+        "--id",
+        note_id,
+        "-s",
+        "Deploys on Wednesdays",
+        "-b",
+        "At noon.",
+    )
+    second = as_json(
+        home, project_dir, "memory", "remember", "-s", "Tests need the database", "-b", "Real."
+    )
+    dry = as_json(
+        home, project_dir, "memory", "export", str(claude), "--format", "claude-code", "--dry-run"
+    )
+    assert "Wednesdays" not in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    report = as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert {k: v for k, v in dry.items() if k != "dryRun"} == {
+        k: v for k, v in report.items() if k != "dryRun"
+    }
+    assert report["written"] == [f"project/memory/{second['id']}.md"]
+    assert sorted(report["updated"]) == sorted(
+        ["project/memory/MEMORY.md", f"project/memory/{note_id}.md"]
+    )
+    assert report["backups"] == []
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert "Deploys on Wednesdays" in index and "Tests need the database" in index
+    assert "Tuesdays" not in index
+    assert "Wednesdays" in (folder / f"{note_id}.md").read_text(encoding="utf-8")
+
+    # A file changed by hand at the destination is kept aside before it is replaced.
+    (folder / f"{note_id}.md").write_text("edited by hand\n", encoding="utf-8")
+    ok(home, project_dir, "memory", "forget", second["id"], "--yes")
+    third = as_json(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert sorted(third["updated"]) == sorted(
+        ["project/memory/MEMORY.md", f"project/memory/{note_id}.md"]
+    )
+    [backup] = third["backups"]
+    assert (claude / backup["backup"]).read_text(encoding="utf-8") == "edited by hand\n"
+    assert third["stale"] == [f"project/memory/{second['id']}.md"]
+    assert "Tests need the database" not in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    text = ok(home, project_dir, "memory", "export", str(claude), "--format", "claude-code")
+    assert "0 files written, 0 updated" in text.stdout and "left in place" in text.stdout
