@@ -109,31 +109,40 @@ def print_search(turns: list[list[Turn]], questions: list[Question], quick: bool
 
 
 def print_per_message(turns: list[list[Turn]], questions: list[Question]) -> None:
+    """Per-message recall beside Okapi BM25 given the same number of notes per question."""
     print("Per-message recall (each question as the user message; default settings)")
-    columns = ("evidence", "attached", "precision")
-    header = f"{'questions':<10} {'n':>5} " + " ".join(f"{c:>9}" for c in columns) + "   none"
+    print("BM25: Okapi (k1 1.2, b 0.75, speaker and date as words), the same number of notes")
+    columns = ("evidence", "attached", "precision", "none", "BM25 evid", "margin")
+    header = f"{'questions':<10} {'n':>5} " + " ".join(f"{c:>9}" for c in columns)
     print(header)
     print("-" * len(header))
+    tokenizer = Tokenizer()
+    okapi = FieldedBM25()
     for label, subset in halves(questions).items():
         indexes: dict[int, RecallIndex] = {}
-        found = attached = correct = empty = 0
+        rankers: dict[int, Ranker] = {}
+        found = attached = correct = empty = bm25_found = 0
         for question in subset:
-            index = indexes.get(question.conversation)
+            conversation = question.conversation
+            index = indexes.get(conversation)
             if index is None:
-                index = indexes[question.conversation] = RecallIndex()
-                index.add_many(
-                    ("project", note_of(t, replies=True)) for t in turns[question.conversation]
-                )
+                index = indexes[conversation] = RecallIndex()
+                index.add_many(("project", note_of(t, replies=True)) for t in turns[conversation])
+                rankers[conversation] = okapi.build(turns[conversation], tokenizer)
             ids = {dia_id(hit.id) for hit in index.recall(question.text)}
             hits = len(ids & question.evidence)
             found += hits > 0
             attached += len(ids)
             correct += hits
             empty += not ids
+            if ids:
+                best = rankers[conversation](question.text)[: len(ids)]
+                bm25_found += bool(set(best) & question.evidence)
         count = max(1, len(subset))
         print(
             f"{label:<10} {len(subset):>5} {found / count:9.3f} {attached / count:9.2f} "
-            f"{correct / max(1, attached):9.3f} {empty / count:6.3f}"
+            f"{correct / max(1, attached):9.3f} {empty / count:9.3f} "
+            f"{bm25_found / count:9.3f} {(found - bm25_found) / count:+9.3f}"
         )
     print()
 
@@ -173,8 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo folder")
     parser.add_argument("--quick", action="store_true", help="two conversations, small sizes")
+    parser.add_argument("--per-message", action="store_true", help="only per-message on LoCoMo")
     args = parser.parse_args(argv)
-    print_chitchat(args.quick)
+    if not args.per_message:
+        print_chitchat(args.quick)
     if not (args.data / "locomo10.json").is_file():
         print(f"LoCoMo data not found in {args.data}: LoCoMo skipped (pass --data PATH)")
         return 0
@@ -186,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(questions)} questions (categories 1-4, audit-corrected evidence; "
         f"{skipped} without usable evidence skipped)\n"
     )
-    print_search(turns, questions, args.quick)
+    if not args.per_message:
+        print_search(turns, questions, args.quick)
     print_per_message(turns, questions)
     return 0
 

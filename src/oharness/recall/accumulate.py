@@ -13,9 +13,7 @@ slots. The values are the same ones the sparse form holds, so scores do not depe
 
 The tables are exact: they are dropped whenever a note is added, replaced or removed (the
 number of notes and the average field lengths move every weight), and rebuilt lazily, term by
-term, as messages need them - or, once a version has served enough, every term of the base at
-once (:mod:`~oharness.recall.prepared`), a term's values then slices of flat arrays. Their
-size is bounded (:data:`TABLE_VALUES`).
+term, as messages need them. Their size is bounded (:data:`TABLE_VALUES`).
 
 Speed: a message costs a handful of array operations whatever its length - the words' slots
 and values are gathered in Python lists and summed in one scatter each (scores, shared
@@ -27,23 +25,13 @@ note's score does not depend on which other words were cached.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.candidates import SlotArray
 from oharness.recall.postings import Found, IntArray, Postings
-from oharness.recall.prepared import (
-    NO_SLOTS,
-    NO_VALUES,
-    PREPARE_SHARE,
-    BasePriors,
-    Prepared,
-    distinct_weights,
-    prepare,
-)
-from oharness.recall.prepared import TermScores as TermScores  # defined beside the arrays
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 
 FloatArray = npt.NDArray[np.float64]
@@ -56,18 +44,30 @@ Weigh = Callable[[list[str], list[int]], list[float]]
 DENSE_SHARE: Final = 4
 #: Values (postings or dense slots) a table holds at most before it starts afresh.
 TABLE_VALUES: Final = 4_000_000
-_NO_SLOTS: Final = NO_SLOTS
-_NO_VALUES: Final = NO_VALUES
+_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
+_NO_VALUES: Final[FloatArray] = np.empty(0, dtype=np.float64)
 _NO_FLAGS: Final[npt.NDArray[np.bool_]] = np.empty(0, dtype=np.bool_)
+
+
+class TermScores(NamedTuple):
+    """What one term adds to the notes holding it (for one weighting: recall or search)."""
+
+    weight: float
+    slots: IntArray
+    contribution: FloatArray  # weight * saturation per slot of ``slots`` (empty when dense)
+    dense: FloatArray | None  # the same over every slot, for a term most notes hold
+    head: IntArray  # slots holding the term in the summary or tags
+    tagged: IntArray  # slots holding the term in the tags (empty when the table keeps none)
+    #: The weight by the notes holding the term in their summary or tags: how rare it is as
+    #: a topic, what the recall gate weighs (a word many bodies use can still name a topic).
+    topic_weight: float
 
 
 class TermTable:
     """Per-term contributions for one weighting, valid for one version of the postings.
 
     ``tagged``: whether to keep each term's slots holding it in the tags (search reads them,
-    recall does not). ``prepare``: whether to compute every base term at once once a version
-    has served enough (:mod:`~oharness.recall.prepared`); ``priors`` gives the terms' priors
-    when ``weigh`` depends on them (a term's weight depends on its count and prior alone).
+    recall does not).
     """
 
     def __init__(
@@ -77,8 +77,6 @@ class TermTable:
         weigh: Weigh,
         *,
         tagged: bool = True,
-        prepare: bool = False,
-        priors: Callable[[list[str]], list[float]] | None = None,
     ) -> None:
         self._postings = postings
         self._params = params
@@ -88,31 +86,16 @@ class TermTable:
         self._terms: dict[str, TermScores] = {}
         self._values = 0
         self._norms: FloatArray | None = None
-        self._prepare = prepare
-        self._prepared: Prepared | None = None
-        self._lazy = 0  # postings filled lazily at this version
-        self._fills = 0  # and how many times
-        self._decided = False  # whether to prepare at this version
-        self._work = -1  # the postings preparing would compute (-1: not counted yet)
-        self._priors = BasePriors(priors) if priors is not None else None
-
-    @property
-    def prepared(self) -> Prepared | None:
-        """Every base term's contributions at this version, once prepared."""
-        if self._prepared is not None and self._prepared.version != self._postings.version:
-            return None
-        return self._prepared
 
     def get_many(self, terms: list[str]) -> list[TermScores | None]:
         """The contributions of each term (None where no note holds it).
 
         The terms not known yet are computed together: a handful of array operations for all
-        of them rather than a dozen for each, or slices of the prepared arrays.
+        of them rather than a dozen for each.
         """
         if self._version != self._postings.version:
             self._terms, self._values, self._version = {}, 0, self._postings.version
-            self._norms, self._prepared, self._lazy, self._fills = None, None, 0, 0
-            self._decided, self._work = False, -1
+            self._norms = None
         found = list(map(self._terms.get, terms))
         if None in found:
             self._fill(terms, found)
@@ -121,26 +104,11 @@ class TermTable:
     def _fill(self, terms: list[str], found: list[TermScores | None]) -> None:
         """Compute and keep the terms of ``found`` not known yet (in place)."""
         new = list(dict.fromkeys(t for t, known in zip(terms, found, strict=True) if known is None))
-        if self._prepared is not None:
-            postings = self._postings
-            sliced, values, new = self._prepared.scores(
-                new,
-                postings.vocabulary,
-                len(self._norm_rows()) / DENSE_SHARE,
-                len(postings.entries_by_slot()),
-            )
-            self._keep(sliced, values)
-        else:
-            sliced = {}
+        sliced: dict[str, TermScores] = {}
         read = self._postings.lookup_many(new) if new else None
         if read is not None and read.positions:
-            computed, values = self._compute([new[p] for p in read.positions], read)
-            self._keep(computed, values)
-            sliced.update(computed)
-            self._lazy += read.bounds[-1]
-            self._fills += 1
-            if self._prepare and not self._decided:
-                self._prepare_when_due()
+            sliced, values = self._compute([new[p] for p in read.positions], read)
+            self._keep(sliced, values)
         for position, term in enumerate(terms):
             if found[position] is None:
                 found[position] = sliced.get(term)
@@ -228,54 +196,6 @@ class TermTable:
             results[term] = scored
             values += end - start
         return results, values
-
-    def _prepare_when_due(self) -> None:
-        """Prepare every term once the version has filled lazily an eighth of the postings
-        preparing computes (not in its first fill): decided once per version."""
-        base = self._postings.base
-        least = len(base.term_slots) if base is not None else 0
-        if self._fills < 2 or self._lazy * PREPARE_SHARE < least:
-            return
-        if self._work < 0:
-            self._work = self._postings_to_prepare()
-        if self._lazy * PREPARE_SHARE >= self._work:
-            self._decided = True
-            self.prepare_now()
-
-    def _postings_to_prepare(self) -> int:
-        """The base's postings and those of the terms changed since (their own arrays)."""
-        postings = self._postings
-        base, changed = postings.base, postings.changed
-        ids = np.fromiter(changed, np.int32, len(changed))
-        own = int(postings.document_frequencies(ids).sum(dtype=np.int64)) if len(ids) else 0
-        return own + (len(base.term_slots) if base is not None else 0)
-
-    def prepare_now(self) -> Prepared | None:
-        """Prepare every term for this version now, whatever has been asked; None when there
-        are no postings or more than :data:`TABLE_VALUES` to compute."""
-        postings = self._postings
-        if self._version != postings.version:
-            self.get_many([])  # start the version afresh
-        work = self._postings_to_prepare()
-        if not work or work > TABLE_VALUES:
-            return None
-        base, changed = postings.base, postings.changed
-        terms, count = postings.terms, len(postings.terms)
-        codes = self._priors.codes(terms, count) if self._priors is not None else None
-        both = None if codes is None else np.concatenate((codes, codes))
-
-        def weigh(items: npt.NDArray[np.intp], counts: list[int]) -> list[float]:
-            return self._weigh([terms[item % count] for item in items.tolist()], counts)
-
-        self._prepared = prepare(
-            postings.version,
-            (base, changed, count),
-            self._norm_rows(),
-            self._params.k1,
-            lambda counts: distinct_weights(counts, both, weigh),
-            tagged=self._tagged,
-        )
-        return self._prepared
 
     def _norm_rows(self) -> FloatArray:
         """The postings' length norms per slot and field (summary, tags, body), as float64."""

@@ -127,14 +127,7 @@ class RecallIndex:
         self.params = params
         self._postings = Postings()
         self._memo = WeightMemo(params)
-        self._recall_table = TermTable(
-            self._postings,
-            params,
-            self._weights,
-            tagged=False,
-            prepare=True,
-            priors=self.tokenizer.priors,
-        )
+        self._recall_table = TermTable(self._postings, params, self._weights, tagged=False)
         self._search_table = TermTable(self._postings, params, self._search_weights)
         self._judge = Judge(
             self._postings, self.tokenizer, params, self._recall_table, self._weight
