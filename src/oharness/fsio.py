@@ -423,6 +423,7 @@ def create_new(target: Path, data: bytes, *, on_durable: Callable[[], None] | No
         _fault_hook("after-replace", target)
     return True
 
+
 def is_private(path: Path | str) -> bool:
     """True when ``path`` lies in a folder :func:`keep_private` was given in this process."""
     roots = _private_roots

@@ -8,10 +8,8 @@
   its own scripts, styles and event stream (no inline scripts, no plug-ins, no framing:
   ``frame-ancestors 'none'``), ``X-Content-Type-Options: nosniff``, ``X-Frame-Options: DENY``
   for older browsers and ``Referrer-Policy: no-referrer`` (the one-time sign-in link never
-  leaves in a Referer). ``'unsafe-eval'`` is allowed to scripts because htmx evaluates the
-  page's trigger conditions (``[!this.querySelector(…)]``) with ``Function``; inline
-  ``style=""`` attributes are allowed (the link graph sizes its SVG with one), inline
-  ``<style>`` and ``<script>`` elements are not.
+  leaves in a Referer). No ``'unsafe-eval'`` and no ``'unsafe-inline'``: the page has no
+  inline script, style or ``style=""`` attribute, and htmx runs with ``allowEval: false``.
 - **The back-off** for wrong credentials (:class:`FailureBackoff`).
 """
 
@@ -32,8 +30,8 @@ from oharness.daemon.errors import ApiError
 #: The largest request body the daemon reads (a note's text is at most 64 KiB of it).
 MAX_BODY_BYTES: Final = 1024 * 1024
 CONTENT_SECURITY_POLICY: Final = (
-    "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self'; "
-    "style-src-attr 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
