@@ -148,10 +148,13 @@ def never_project(folder: str, home: str) -> str | None:
     if os.path.ismount(folder) and not os.path.lexists(os.path.join(folder, ".git")):
         # A repository mounted into a container (``/workspaces/app``) stays a project.
         return f"{folder} is a mount root"
-    if folder in temp_roots():
+    temps = temp_roots()
+    if folder in temps:
         return f"{folder} is the system temp folder"
     if folder in _NEVER_EXACT:
         return f"{folder} is a system folder"
+    if any(_inside(folder, temp) for temp in temps):
+        return None  # a folder made in a temp folder (``/dev/shm/x``) may be a project
     if any(_inside(folder, tree) for tree in _NEVER_TREE) and not any(
         _inside(folder, allowed) and folder != allowed for allowed in _TREE_EXCEPTIONS
     ):

@@ -75,3 +75,8 @@ def test_safe_directories_come_from_the_users_config_only(tmp_path: Path) -> Non
     assert safe_directories(str(home)) == ["*", os.path.realpath(tmp_path / "a")]
     (home / "config.json").write_text("{ broken")
     assert safe_directories(str(home)) == []
+
+
+def test_a_folder_made_in_a_temp_folder_may_be_a_project(tmp_path: Path) -> None:
+    assert never_project("/dev/shm/work/repo", str(tmp_path / "home")) is None
+    assert never_project("/dev/shm", str(tmp_path / "home")) is not None
