@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from oharness.cli.context import home_from_environment
+from oharness.project.paths import default_home
 from oharness.tools.workspace import wall_clock_ms
 
 if TYPE_CHECKING:
@@ -79,9 +80,9 @@ def serve(
             "pip install 'oharness[server]'"
         ) from exc
 
-    home = home_from_environment(thorough=True)  # long-lived: every entry of the home checked
     start = (project_path or Path.cwd()).resolve()
-    if print_service is not None:
+    if print_service is not None:  # printing installs nothing: the home is not even created
+        home = default_home(os.environ.get("OHARNESS_HOME"), Path.home())
         executable = shutil.which("oharness") or sys.argv[0]
         click.echo(
             service_definition(
@@ -95,6 +96,7 @@ def serve(
             nl=False,
         )
         return
+    home = home_from_environment(thorough=True)  # long-lived: every entry checked
     if not is_loopback(host):
         click.echo(
             f"WARNING: listening on {host}, not loopback: anyone who can reach this address "

@@ -132,7 +132,10 @@ def test_offline_sync_now_says_so_once_on_stderr(tmp_path: Path) -> None:
     result = machine.run("sync", "now", OHARNESS_TOKEN=token_for("alice"))
     assert result.returncode == 1
     assert result.stdout == ""
-    errors = result.stderr.strip().splitlines()
+    # The home this test made by hand is loose: one notice says it was made private.
+    lines = result.stderr.strip().splitlines()
+    errors = [line for line in lines if not line.startswith("notice: ")]
+    assert len(lines) - len(errors) <= 1
     assert errors and all("cannot reach the sync server" in line for line in errors)
     assert "retries later" not in result.stderr
 
