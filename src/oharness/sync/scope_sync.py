@@ -34,7 +34,6 @@ from oharness.sync.commit import CommitOutcome, commit
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.fetch import fetch
 from oharness.sync.protocol import SyncScope
-from oharness.sync.replicas import folder_id
 from oharness.sync.result import PassResult
 from oharness.sync.sync_round import Progress, ScopeParts, SyncRound
 from oharness.types import Clock
@@ -119,10 +118,7 @@ class ScopeSync:
         result.errors, result.rejected = [], []
         state = self.parts.base.load()
         state.directory = str(self.parts.store.directory)
-        current = folder_id(self.parts.store.directory)
-        replaced = None not in (state.folder_id, current) and state.folder_id != current
-        state.folder_id = current or state.folder_id
-        rnd = SyncRound(state, result, folder_replaced=replaced)
+        rnd = SyncRound(state, result)
         fetch(self.parts, rnd)
         apply(self.parts, rnd)
         return commit(self.parts, rnd)
