@@ -300,14 +300,13 @@ def cooling_down(home: str) -> bool:
 
 
 def start_cooldown(home: str) -> None:
-    """Skip the daemon for :data:`DAEMON_COOLDOWN_S` (its time is the file's mtime)."""
+    """Skip the daemon for :data:`DAEMON_COOLDOWN_S` (its time is the file's mtime);
+    ``OSError`` when the mark cannot be written (the caller logs it)."""
     path = _cooldown_path(home)
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write("the daemon did not answer in time; prompts use the library a while\n")
-    except OSError:
-        pass  # then the next prompt waits once more
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write("the daemon did not answer in time; prompts use the library a while\n")
 
 
 def hook_output(event: str, context: str) -> str:
@@ -360,10 +359,15 @@ def handle_prompt(
         except FileNotFoundError:
             result = None  # no daemon runs for this home: the library answers
         except (OSError, ValueError) as exc:
+            reason = f"the daemon did not answer, the library did: {exc}"
             if isinstance(exc, TimeoutError):
-                start_cooldown(home)
+                try:
+                    start_cooldown(home)
+                except OSError as mark:
+                    reason += f"; the cool-down could not be recorded ({mark}), so the next "
+                    reason += "prompt asks the daemon again"
             if log is not None:
-                log(f"the daemon did not answer, the library did: {exc}")
+                log(reason)
             result = None
     if result is None:
         from oharness.bridges.claude_hook import library_recall
