@@ -35,7 +35,9 @@ echo "== mypy over the tests (relaxed: [[tool.mypy.overrides]] for tests.*)"
 echo "== layer contracts (docs/architecture.md)"
 .venv/bin/lint-imports --no-cache --no-logo
 .venv/bin/python tests/unit/layer_rules.py
-echo "== benchmarks (quick smoke run; full figures: run them without --quick)"
+# The quick benchmarks (a smoke run: they check that each benchmark still works; full
+# figures: run them without --quick) run beside the browser tests, which leave the second
+# core mostly idle; a failing one prints its output and fails the run.
 BENCHMARKS=(
   bench/secrets_bench.py
   bench/secrets_detection.py
@@ -58,18 +60,44 @@ BENCHMARKS=(
   bench/page_render.py
   bench/write_latency.py
 )
-for bench in "${BENCHMARKS[@]}"; do
-  .venv/bin/python "$bench" --quick >/dev/null
-  echo "ok  $bench --quick"
-done
-echo "== pytest (with branch coverage: [tool.coverage] in pyproject.toml)"
+bench_logs=$(mktemp -d)
+run_benchmarks() {
+  for bench in "${BENCHMARKS[@]}"; do
+    log="$bench_logs/$(basename "$bench").log"
+    if ! .venv/bin/python "$bench" --quick >"$log" 2>&1; then
+      echo "FAILED $bench --quick:"
+      cat "$log"
+      return 1
+    fi
+    echo "ok  $bench --quick"
+  done
+}
+echo "== benchmarks (quick smoke run, beside the browser tests)"
+run_benchmarks >"$bench_logs/summary" 2>&1 &
+bench_pid=$!
+finish_benchmarks() {
+  local status=0
+  wait "$bench_pid" || status=$?
+  cat "$bench_logs/summary"
+  return "$status"
+}
+# Branch coverage ([tool.coverage] in pyproject.toml) on request: COVERAGE=1 bash scripts/test.sh.
+# It nearly doubles the CPU time of the in-process tests, so the everyday run goes without it.
+COV=()
+if [ "${COVERAGE:-0}" = 1 ]; then
+  rm -f .coverage .coverage.*
+  COV=(--cov --cov-append --cov-report=term)
+fi
+echo "== pytest${COV:+ (with branch coverage)}"
 if [ "$#" -gt 0 ]; then
-  .venv/bin/python -m pytest --cov --cov-report=term "$@"
+  finish_benchmarks
+  .venv/bin/python -m pytest ${COV[@]+"${COV[@]}"} "$@"
 else
   # The browser tests in one process of their own (see docs/architecture.md), then the rest
-  # on two workers (most tests wait on servers and subprocesses); coverage reported together.
-  rm -f .coverage .coverage.*
-  .venv/bin/python -m pytest --cov --cov-append --cov-report= -q tests/browser
-  .venv/bin/python -m pytest -n 2 --dist loadfile --cov --cov-append --cov-report=term \
-    --ignore=tests/browser
+  # on two workers (most tests wait on servers and subprocesses).
+  browser_status=0
+  .venv/bin/python -m pytest ${COV[@]+"${COV[@]}"} -q tests/browser || browser_status=$?
+  finish_benchmarks
+  [ "$browser_status" -eq 0 ] || exit "$browser_status"
+  .venv/bin/python -m pytest -n 2 --dist loadfile ${COV[@]+"${COV[@]}"} --ignore=tests/browser
 fi

@@ -32,7 +32,7 @@ PRIVATE_DIRECTORY_MODE: Final = 0o700
 _OTHERS: Final = 0o077
 
 #: The real paths of the private folders of this process (normally one home).
-_private_roots: tuple[str, ...] = ()
+_private_roots: frozenset[str] = frozenset()
 _private_lock = threading.Lock()
 
 #: Fault injection for crash simulations: called as ``hook(stage, target)`` with stage
@@ -148,11 +148,18 @@ def remove_file(target: Path) -> None:
 
 def is_private(path: Path | str) -> bool:
     """True when ``path`` lies in a folder :func:`keep_private` was given in this process."""
-    roots = _private_roots
-    if not roots:
-        return False
-    real = os.path.realpath(path)
-    return any(real == root or real.startswith(root + os.sep) for root in roots)
+    return bool(_private_roots) and _private_root_of(os.path.realpath(path)) is not None
+
+
+def _private_root_of(real: str) -> str | None:
+    """The private root holding the real path ``real`` (itself or a parent), if any."""
+    current = real
+    while current not in _private_roots:
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+    return current
 
 
 def private_mode(path: Path | str, default: int = 0o666) -> int:
@@ -172,8 +179,7 @@ def make_directory(directory: Path) -> None:
 def _tighten_folders(directory: Path) -> None:
     """Make ``directory`` and its parents up to the private root 0700 where they are looser."""
     real = os.path.realpath(directory)
-    inside = (root for root in _private_roots if real == root or real.startswith(root + os.sep))
-    root = next(inside, None)
+    root = _private_root_of(real)
     current = Path(real)
     while root is not None:
         _tighten(current)
@@ -236,7 +242,7 @@ def keep_private(root: Path, *, thorough: bool = False) -> int:
         if real in _private_roots and not thorough:
             return 0
         if real not in _private_roots:
-            _private_roots = (*_private_roots, real)
+            _private_roots = _private_roots | {real}
     if not thorough and not stat.S_IMODE(os.stat(real).st_mode) & _OTHERS:
         return 0
     return _tighten_tree(real)

@@ -7,23 +7,32 @@ import sys
 import click
 
 from oharness import __version__
-from oharness.cli.chat import chat
-from oharness.cli.demo import demo, demo_sync_server
-from oharness.cli.doctor import doctor
-from oharness.cli.extract import extract
-from oharness.cli.integrate import integrate
-from oharness.cli.mcp import mcp
-from oharness.cli.memory import memory
-from oharness.cli.project import project
-from oharness.cli.review import merge, review
+from oharness.cli.lazy import LazyGroup
 from oharness.cli.run import run_command
-from oharness.cli.serve import serve
-from oharness.cli.sync import login, logout, sync
-from oharness.cli.sync_server import sync_server
-from oharness.cli.transfer import export_memories, import_memories
+
+#: Every command, imported only when it runs (or when ``--help`` lists them).
+COMMANDS = {
+    "memory": "oharness.cli.memory:memory",
+    "project": "oharness.cli.project:project",
+    "login": "oharness.cli.sync:login",
+    "logout": "oharness.cli.sync:logout",
+    "sync": "oharness.cli.sync:sync",
+    "sync-server": "oharness.cli.sync_server:sync_server",
+    "chat": "oharness.cli.chat:chat",
+    "serve": "oharness.cli.serve:serve",
+    "demo": "oharness.cli.demo:demo",
+    "demo-sync-server": "oharness.cli.demo:demo_sync_server",
+    "mcp": "oharness.cli.mcp:mcp",
+    "integrate": "oharness.cli.integrate:integrate",
+    "doctor": "oharness.cli.doctor:doctor",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="oharness")
 @click.option(
     "--debug",
@@ -32,26 +41,6 @@ from oharness.cli.transfer import export_memories, import_memories
 )
 def cli(debug: bool) -> None:
     """oharness: durable memory for AI agents."""
-
-
-memory.add_command(review)
-memory.add_command(merge)
-memory.add_command(extract)
-memory.add_command(import_memories)
-memory.add_command(export_memories)
-cli.add_command(memory)
-cli.add_command(project)
-cli.add_command(login)
-cli.add_command(logout)
-cli.add_command(sync)
-cli.add_command(sync_server)
-cli.add_command(chat)
-cli.add_command(serve)
-cli.add_command(demo)
-cli.add_command(demo_sync_server)
-cli.add_command(mcp)
-cli.add_command(integrate)
-cli.add_command(doctor)
 
 
 @cli.command(

@@ -21,6 +21,7 @@ from oharness.cli.context import (
     stdin_is_terminal,
     warn,
 )
+from oharness.cli.lazy import LazyGroup
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.notes.store import StoredNote
@@ -37,7 +38,16 @@ def _scope(value: str | None) -> Scope | None:
     return parse_scope(value) if value is not None else None
 
 
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "review": "oharness.cli.review:review",
+        "merge": "oharness.cli.review:merge",
+        "extract": "oharness.cli.extract:extract",
+        "import": "oharness.cli.transfer:import_memories",
+        "export": "oharness.cli.transfer:export_memories",
+    },
+)
 def memory() -> None:
     """Remember, read and forget notes in the project and user scopes."""
 

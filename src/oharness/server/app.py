@@ -7,6 +7,7 @@ the per-scope commit queue are per replica by design.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -26,7 +27,7 @@ from oharness.server.logs import RequestLogMiddleware, log_event
 from oharness.server.openapi import openapi_document
 from oharness.server.ratelimit import MonotonicClock, RateLimiter
 from oharness.server.responses import ApiError, error_response, json_response
-from oharness.server.routes import operations, routes
+from oharness.server.routes import Operation, operations, routes
 from oharness.server.scope_service import ScopeService, wall_clock
 from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Plan
@@ -44,10 +45,9 @@ def create_app(
 ) -> Starlette:
     """The sync server over ``store``; time, sleeping and randomness are injectable."""
     served = operations(admin=bool(settings.admin_key))
-    document = json_response(openapi_document(served)).body
 
     async def openapi(request: Request) -> Response:
-        return Response(document, media_type="application/json")
+        return Response(_openapi_body(served), media_type="application/json")
 
     app = Starlette(routes=routes(served, [Route("/openapi.json", openapi, methods=["GET"])]))
     app.state.context = ServerContext(
@@ -64,6 +64,13 @@ def create_app(
     _install_error_handlers(app, settings)
     app.add_middleware(RequestLogMiddleware)
     return app
+
+
+@functools.cache
+def _openapi_body(served: tuple[Operation, ...]) -> bytes:
+    """The OpenAPI document of ``served``, built at its first request (it takes longer than the
+    rest of the server's start-up)."""
+    return bytes(json_response(openapi_document(served)).body)
 
 
 def _plan_of(request: Request) -> Plan:
