@@ -140,7 +140,7 @@ LIMIT_WEIGHTS = {
 }
 #: ... and the operator deploys an older server release (protocol 1 only) or the current one
 #: again, while hours pass now and then (the client reads the server's protocols again daily,
-#: hourly while the server is older, and after a 426).
+#: at every pass while the server is older, and after a 426).
 EXTENDED_WEIGHTS = {**LIMIT_WEIGHTS, "protocol": 0.03, "wait": 0.03}
 #: Hours a "wait" step lets pass.
 WAIT_HOURS = (1, 2, 5, 25)

@@ -37,6 +37,7 @@ from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
+from oharness.sync.replicas import folder_state_key
 from oharness.sync.resolve import ConflictResolver
 from oharness.sync.scope_sync import PassResult, ScopeSync
 from oharness.sync.service import SyncService, SyncTarget, sync_targets
@@ -327,7 +328,9 @@ class Device:
         self._engine: ScopeSync | None = None
         self.notes_dir = self.workspace.service.store("project").directory
         self.backups_dir = HomeLayout(self.home).backups_dir
-        self.base = AncestorStore(self.home / "memory-sync", SCOPE_KEY)
+        #: The sync state of this device's notes folder (as ``SyncService.base`` names it).
+        self.state_key = folder_state_key(SCOPE_KEY, self.notes_dir)
+        self.base = AncestorStore(self.home / "memory-sync", SCOPE_KEY, self.state_key)
         self.service = SyncService(
             HomeLayout(self.home),
             backups=self.workspace.service.backups(),
@@ -364,7 +367,7 @@ class Device:
             service = self.workspace.service
             self._engine = ScopeSync(
                 store=service.store("project"),
-                base=AncestorStore(self.home / "memory-sync", SCOPE_KEY),
+                base=AncestorStore(self.home / "memory-sync", SCOPE_KEY, self.state_key),
                 client=self.client,
                 scope=SyncScope("project", PROJECT_ID),
                 scope_key=SCOPE_KEY,
@@ -378,7 +381,7 @@ class Device:
         service = self.workspace.service
         return ConflictResolver(
             store=service.store("project"),
-            base=AncestorStore(self.home / "memory-sync", SCOPE_KEY),
+            base=AncestorStore(self.home / "memory-sync", SCOPE_KEY, self.state_key),
             backups=service.backups(),
             scope_key=SCOPE_KEY,
             clock=self.world.clock,
@@ -392,7 +395,7 @@ class Device:
 
     def sync(self) -> PassResult:
         """One pass of the project scope, speaking the protocol the sync service checks (its
-        identity read again on a new token, daily, hourly while the server is older, after a
+        identity read again on a new token, daily, at every pass while the server is older, after a
         426), as ``oharness sync now`` does."""
         target = self.target()
         before = self.transport.identity_reads

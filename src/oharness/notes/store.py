@@ -33,7 +33,15 @@ from oharness.errors import (
     PathSafetyError,
     StorageError,
 )
-from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory, remove_file
+from oharness.fsio import (
+    PRIVATE_FILE_MODE,
+    atomic_write,
+    create_new,
+    make_directory,
+    remove_checked,
+    remove_file,
+    replace_checked,
+)
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
 from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
@@ -252,11 +260,7 @@ class NoteStore:
         except FileNotFoundError:
             current = None
         if current != expect_revision:
-            raise ConflictError(
-                f"note {note_id!r} changed on disk while it was being updated; nothing was "
-                "replaced (the next pass sees the new version)",
-                id=note_id,
-            )
+            raise _changed_meanwhile(note_id)
 
     def path_for(self, note_id: str) -> Path:
         """The file path of a note id, refusing anything that is not a safe id."""
@@ -283,13 +287,18 @@ class NoteStore:
         *,
         create: bool,
         expect_revision: str | None = None,
+        expect_absent: bool = False,
         on_durable: Callable[[], None] | None = None,
+        on_displaced: Callable[[bytes], None] | None = None,
     ) -> StoredNote:
         """Write a note file's exact bytes (they must parse as a note with this id).
 
         ``expect_revision``: only replace the file if it still is that version (see
-        :func:`~oharness.notes.format.file_revision`). ``on_durable`` runs as soon as the file
-        is durably in place (see :func:`oharness.fsio.atomic_write`).
+        :func:`~oharness.notes.format.file_revision`), checked on the file replaced itself
+        (:func:`oharness.fsio.replace_checked`), so a save by an editor at any instant is kept;
+        ``expect_absent``: only create it (a file created meanwhile stays). ``on_durable`` runs
+        as soon as the file is durably in place; ``on_displaced`` receives a version that two
+        saves racing the write left out of place (to back it up).
         """
         check_id(note_id)
         note = parse_note_bytes(data)
@@ -300,7 +309,21 @@ class NoteStore:
             self._check_write(note_id, create)
             self._check_revision(path, note_id, expect_revision)
             make_directory(self.directory)
-            atomic_write(path, data, on_durable=on_durable)
+            if expect_revision is not None:
+                written = replace_checked(
+                    path,
+                    data,
+                    lambda old: file_revision(old) == expect_revision,
+                    on_durable=on_durable,
+                    on_displaced=on_displaced,
+                )
+            elif expect_absent:
+                written = create_new(path, data, on_durable=on_durable)
+            else:
+                atomic_write(path, data, on_durable=on_durable)
+                written = True
+            if not written:
+                raise _changed_meanwhile(note_id)
             stored = StoredNote.loaded(note, self.scope, path, os.stat(path), data)
             self.cache.put(stored)
             return stored
@@ -370,14 +393,35 @@ class NoteStore:
             self.cache.refresh(full=True)  # the loose file is gone from the listing too
             return stored
 
-    def delete(self, note_id: str, *, expect_revision: str | None = None) -> None:
+    def delete(
+        self,
+        note_id: str,
+        *,
+        expect_revision: str | None = None,
+        on_displaced: Callable[[bytes], None] | None = None,
+    ) -> None:
         """Remove a note's file (the caller writes a backup first); optionally only if it is
-        still the version ``expect_revision``."""
+        still the version ``expect_revision``, checked on the file removed itself."""
         path = self.path_for(note_id)
         with self.locked():
             stored = self.cache.get(note_id)
             if stored is None:
                 raise NotFoundError(f"no note {note_id!r} in the {self.scope} scope", id=note_id)
             self._check_revision(path, note_id, expect_revision)
-            remove_file(path)
+            if expect_revision is None:
+                remove_file(path)
+            elif not remove_checked(
+                path,
+                lambda old: file_revision(old) == expect_revision,
+                on_displaced=on_displaced,
+            ):
+                raise _changed_meanwhile(note_id)
             self.cache.drop(stored)
+
+
+def _changed_meanwhile(note_id: str) -> ConflictError:
+    return ConflictError(
+        f"note {note_id!r} changed on disk while it was being updated; nothing was "
+        "replaced (the next pass sees the new version)",
+        id=note_id,
+    )

@@ -1,10 +1,11 @@
 """The merge ancestor of one scope (spec 07.1): what this machine last agreed on with the
 server — each note's last synced revision and copy, the base of every three-way merge.
 
-Layout, in ``$OHARNESS_HOME/memory-sync/<sha256(stable scope key)>/``::
+Layout, in ``$OHARNESS_HOME/memory-sync/<sha256(state key)>/`` (the state key names one notes
+folder: see :mod:`oharness.sync.replicas`)::
 
-    state.json                 format, scope key, notes directory, manifest version last seen,
-                               per note {rev, hash}
+    state.json                 format, scope key, notes directory and its file id, manifest
+                               version last seen, per note {rev, hash}
     status.json                the last pass's status, the 429 deadline, the verified account
     copies/<id>.<rev>.md       each note's file as it was when last synced
     conflicts/<id>.json        open conflicts (base, local and cloud texts)
@@ -31,6 +32,9 @@ from oharness.notes.ids import is_valid_id
 from oharness.project.paths import scope_key_digest
 
 STATE_FORMAT = 1
+#: Earlier content hashes kept per note (newest first), to tell a restored older version from
+#: an edit after a storage restore.
+EARLIER_KEPT = 4
 
 
 @dataclass
@@ -74,6 +78,8 @@ class BaseState:
 
     scope_key: str
     directory: str | None = None
+    #: ``<st_dev>:<st_ino>`` of the notes folder: kept by a move, new for a fresh clone.
+    folder_id: str | None = None
     version: int | None = None
     notes: dict[str, BaseNote] = field(default_factory=dict)
     pending: dict[str, PendingNote] = field(default_factory=dict)
@@ -81,12 +87,15 @@ class BaseState:
     commit: str | None = None
     protocol: int | None = None
     held: dict[str, HeldChange] = field(default_factory=dict)
+    #: Content hashes each note had in the base before its current one (newest first).
+    earlier: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": STATE_FORMAT,
             "scopeKey": self.scope_key,
             "directory": self.directory,
+            "folderId": self.folder_id,
             "version": self.version,
             "generation": self.generation,
             "commit": self.commit,
@@ -96,6 +105,7 @@ class BaseState:
                 for k, v in sorted(self.held.items())
             },
             "notes": {k: {"rev": v.rev, "hash": v.hash} for k, v in sorted(self.notes.items())},
+            "earlier": {k: v for k, v in sorted(self.earlier.items()) if v},
             "pending": {
                 k: {"rev": v.rev, "hash": v.hash, "kind": v.kind}
                 for k, v in sorted(self.pending.items())
@@ -131,10 +141,16 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
             content_hash = entry.get("hash")
             if isinstance(entry.get("rev"), str) and isinstance(content_hash, str | None):
                 held[note_id] = HeldChange(entry["rev"], content_hash, entry.get("deleted") is True)
+    earlier = {
+        note_id: [item for item in hashes if isinstance(item, str)][:EARLIER_KEPT]
+        for note_id, hashes in (data.get("earlier") or {}).items()
+        if isinstance(note_id, str) and note_id in notes and isinstance(hashes, list)
+    }
     version = data.get("version")
     return BaseState(
         scope_key=scope_key,
         directory=data.get("directory") if isinstance(data.get("directory"), str) else None,
+        folder_id=_optional_text(data, "folderId"),
         version=version if isinstance(version, int) else None,
         notes=notes,
         pending=pending,
@@ -142,6 +158,7 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
         commit=_optional_text(data, "commit"),
         protocol=data.get("protocol") if isinstance(data.get("protocol"), int) else None,
         held=held,
+        earlier=earlier,
     )
 
 
@@ -153,9 +170,9 @@ def _optional_text(data: dict[str, Any], key: str) -> str | None:
 class AncestorStore:
     """The on-disk merge ancestor (the sync base) of one scope."""
 
-    def __init__(self, sync_dir: Path, scope_key: str) -> None:
+    def __init__(self, sync_dir: Path, scope_key: str, state_key: str | None = None) -> None:
         self.scope_key = scope_key
-        self.folder = sync_dir / scope_key_digest(scope_key)
+        self.folder = sync_dir / scope_key_digest(state_key or scope_key)
         self.state_path = self.folder / "state.json"
         self.status_path = self.folder / "status.json"
         self.landed_path = self.folder / "landed.log"
@@ -165,11 +182,18 @@ class AncestorStore:
         #: Names in ``copies/``, listed once per round (under the scope's sync lock only this
         #: object writes there); ``None`` until asked, and again after :meth:`load`.
         self._copy_names: set[str] | None = None
+        #: Each note's hash as last loaded or saved by this object (for ``earlier``).
+        self._saved_hashes: dict[str, str] | None = None
 
     def load(self) -> BaseState:
         """The saved state; a corrupt file is set aside, never trusted, and the base is
         rebuilt from the synced copies (with no version: the next snapshot lists everything,
         and notes unchanged on both sides stay quiet instead of turning into conflicts)."""
+        state = self._load()
+        self._saved_hashes = {note_id: entry.hash for note_id, entry in state.notes.items()}
+        return state
+
+    def _load(self) -> BaseState:
         self._copy_names = None
         try:
             data = json.loads(self.state_path.read_text(encoding="utf-8"))
@@ -215,10 +239,23 @@ class AncestorStore:
     def save(self, state: BaseState) -> None:
         """Write ``state.json`` atomically, then drop copies it no longer references."""
         make_directory(self.folder)
+        self._remember_earlier(state)
         atomic_write(
             self.state_path, json.dumps(state.to_json(), ensure_ascii=False).encode("utf-8")
         )
         self._prune_copies(state)
+
+    def _remember_earlier(self, state: BaseState) -> None:
+        """Keep the hash a note had before this save changed it (newest first, a few)."""
+        previous = self._saved_hashes
+        if previous is not None:
+            for note_id, entry in state.notes.items():
+                old = previous.get(note_id)
+                if old is not None and old != entry.hash:
+                    kept = [item for item in state.earlier.get(note_id, []) if item != old]
+                    state.earlier[note_id] = [old, *kept][:EARLIER_KEPT]
+        state.earlier = {k: v for k, v in state.earlier.items() if k in state.notes}
+        self._saved_hashes = {note_id: entry.hash for note_id, entry in state.notes.items()}
 
     def mark_landed(self, note_id: str, rev: str) -> None:
         """Note durably that a pulled file is on disk (before the base records it).

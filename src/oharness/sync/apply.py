@@ -8,9 +8,11 @@ the base saved, recording what is on disk. Uploads are collected for the commit 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from oharness.errors import OHarnessError, SyncError
 from oharness.merge.note import merge_notes
-from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
+from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.sync.ancestor import BaseNote, PendingNote
 from oharness.sync.conflicts import ConflictRecord
 from oharness.sync.fetch import remote_bytes
@@ -79,7 +81,11 @@ def _apply_action(parts: ScopeParts, rnd: SyncRound, action: Action) -> Upload |
     if kind is Kind.DELETE_LOCAL:
         assert item is not None
         _backup(parts, item, "pull-delete")
-        parts.store.delete(note_id, expect_revision=item.stored.revision)
+        parts.store.delete(
+            note_id,
+            expect_revision=item.stored.revision,
+            on_displaced=_keep(parts, note_id, "pull-delete"),
+        )
         state.notes.pop(note_id, None)
         result.removed += 1
         result.deleted_here.append(note_id)
@@ -101,6 +107,20 @@ def _backup(parts: ScopeParts, item: LocalNote, reason: str) -> None:
     parts.backup(item.data, item.stored.id, reason, item.hash)
 
 
+def _keep(parts: ScopeParts, note_id: str, reason: str) -> Callable[[bytes], None]:
+    """Back up a save that raced a write of this pass and could not stay in place (two
+    saves at once; a single one is always put back in place)."""
+
+    def keep(data: bytes) -> None:
+        try:
+            content_hash = parse_note_bytes(data).content_hash
+        except OHarnessError:
+            content_hash = file_revision(data)
+        parts.backup(data, note_id, reason, content_hash)
+
+    return keep
+
+
 def _download(
     parts: ScopeParts, rnd: SyncRound, action: Action, item: LocalNote | None, data: bytes
 ) -> None:
@@ -114,7 +134,9 @@ def _download(
         data,
         create=item is None,
         expect_revision=item.stored.revision if item is not None else None,
+        expect_absent=item is None,
         on_durable=lambda: parts.base.mark_landed(action.id, rev),
+        on_displaced=_keep(parts, action.id, "pull-update"),
     )
     parts.base.write_copy(action.id, rev, data)
     rnd.state.notes[action.id] = BaseNote(rev, note.content_hash)
@@ -146,7 +168,11 @@ def _merge(
     parts.backup(data, action.id, "sync-merge", cloud.content_hash)
     merged_bytes = serialise_note_bytes(merged.note)
     parts.store.save_bytes(
-        action.id, merged_bytes, create=False, expect_revision=item.stored.revision
+        action.id,
+        merged_bytes,
+        create=False,
+        expect_revision=item.stored.revision,
+        on_displaced=_keep(parts, action.id, "sync-merge"),
     )
     rnd.result.merged.append(action.id)
     rnd.result.changed_anything = True

@@ -12,7 +12,9 @@ Rules:
 - otherwise a directory is checked every 60 s, backing off 60 → 120 → 240 → 300 s while passes
   change nothing on either side, then to every 15 minutes once nothing has changed for an hour
   and every 30 minutes after three hours; any change resets it to 60 s, and the use of a
-  directory in that long backoff (``touch``) brings its next check within 60 s;
+  directory in that long backoff (``touch``) brings its next check within 60 s; while the
+  server is older than this client a directory is checked at least every 5 minutes, so its
+  upgrade is noticed soon (each such pass reads the server's protocols again);
 - user notes are always checked, a project's notes only while it is in use (``touch``) and for
   30 minutes after (a write to them is still uploaded);
 - a token bucket of about 20 requests a minute is shared by every directory;
@@ -77,15 +79,16 @@ class PassRunner(Protocol):
 def estimate_requests(report: PassReport) -> int:
     """How many requests a pass probably made (used when requests are not counted one by one)."""
     result = report.result
+    identity = 1 if report.old_server else 0  # read again at every pass while it is older
     if result is None:
         if report.error is None:
-            return 0  # paused by a local check before asking the server
+            return identity  # paused: by a local check, or after reading the identity
         return 0 if report.error.get("code") in LOCAL_ERROR_CODES else 1
     if result.skipped is not None:
         return 0
     bodies = 1 if result.pulled or result.merged or result.conflicts else 0
     changes = len(result.pushed) + len(result.rejected)
-    return 1 + bodies + math.ceil(changes / Quotas().max_changes_per_commit)
+    return identity + 1 + bodies + math.ceil(changes / Quotas().max_changes_per_commit)
 
 
 class TokenBucket:
@@ -465,6 +468,8 @@ class SyncCoordinator:
             elif result is None or result.skipped is None:
                 schedule.quiet += 1  # nothing changed (or paused until the user acts)
             schedule.next_check = now + schedule.interval(now)
+        if report.old_server:  # notice the server's upgrade within minutes, not hours
+            schedule.next_check = min(schedule.next_check, now + CHECK_INTERVALS_MS[-1])
 
     # ---- waking a loop ---------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ from oharness.sync.position import (
     follow_cloud,
     forget_remote,
     hold_blocked,
+    keep_restored,
+    restored_older,
     stale_conflict_revs,
     storage_was_reset,
 )
@@ -41,12 +43,19 @@ def fetch(parts: ScopeParts, rnd: SyncRound) -> None:
     """Fill ``rnd`` with the local notes, the server's listing, the plan and its bodies."""
     parts.store.refresh(full=True)
     _read_local(parts, rnd)
+    if rnd.folder_replaced:
+        # A folder made anew (cloned again where one was deleted) never held the notes it
+        # lacks: a full listing brings them back instead of their deletion going up.
+        for note_id in set(rnd.state.notes) - rnd.local.keys() - rnd.blocked:
+            del rnd.state.notes[note_id]
+        rnd.state.version = None
     snapshot = _snapshot(parts, rnd.state, rnd.local)
     if storage_was_reset(rnd.state, snapshot):
         log.warning("the sync storage was reset or restored: re-syncing as a first sync")
         forget_remote(rnd.state)
         rnd.result.reset = True
         snapshot = _snapshot(parts, rnd.state, rnd.local)
+        keep_restored(rnd.state, _remote_view(snapshot))
     rnd.snapshot = snapshot
     rnd.result.plan = snapshot.plan
     rnd.bodies = dict(snapshot.objects)
@@ -75,6 +84,8 @@ def _plan(parts: ScopeParts, rnd: SyncRound, remote: RemoteView) -> None:
         unsyncable=rnd.blocked,
         conflicted=conflicted,
     )
+    if rnd.result.reset:
+        rnd.actions = restored_older(state, rnd.actions)
     _repair_copies(parts, state, rnd.local)
     stale_records = stale_conflict_revs(parts.conflicts, conflicted, remote)
     needed = _needed_revs(parts, rnd) | stale_records

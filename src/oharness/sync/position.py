@@ -4,8 +4,12 @@
   version. A snapshot answered ``reset`` (another generation, a version below the base's, or
   another commit at the base's version), a version lower than the base's from a server that
   does not check commit ids, or another generation in any answer: the storage was reset or
-  restored. The pass then forgets the remote half of the base and reconciles as a first sync
-  (nothing is deleted locally; what the server lacks is uploaded; equal content is recorded).
+  restored. The pass then forgets where the base stood on the server and lists it in full.
+  Each note's last synced content stays the base where the server still holds the note, so a
+  side that did not touch a note takes the other side's edit and edits on both sides merge;
+  notes the server lacks lose their base entry and are uploaded (nothing is deleted locally).
+  A server version equal to an earlier content of the note here is the restore bringing back
+  an older version: this machine's newer one is uploaded over it (:func:`restored_older`).
 - **Held changes.** A note that cannot be synced now (unreadable, over ``maxNotes``, typed
   under protocol 1) is skipped by the plan while the base's version moves on. Its remote
   change is kept per note in ``held`` and handed to the plan once the note is readable again,
@@ -22,7 +26,7 @@ from dataclasses import replace
 from oharness.notes.format import parse_note_bytes
 from oharness.sync.ancestor import BaseState, HeldChange
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.plan import RemoteState, RemoteView
+from oharness.sync.plan import Action, Kind, RemoteState, RemoteView
 from oharness.sync.protocol import SnapshotResponse
 
 
@@ -38,12 +42,45 @@ def storage_was_reset(state: BaseState, snapshot: SnapshotResponse) -> bool:
 
 
 def forget_remote(state: BaseState) -> None:
-    """Drop what the base knew of the server (the local notes and conflicts stay)."""
-    state.notes.clear()
+    """Forget where the base stood on the server (its notes stay until the full listing)."""
     state.held.clear()
     state.version = None
     state.commit = None
     state.generation = None
+
+
+def keep_restored(state: BaseState, remote: RemoteView) -> None:
+    """After a reset, the base keeps only the notes the server holds (the others are uploaded
+    as new: a storage that lost a note must not read as its deletion)."""
+    for note_id in list(state.notes):
+        entry = remote.entries.get(note_id)
+        if entry is None or entry.deleted:
+            del state.notes[note_id]
+
+
+def restored_older(state: BaseState, actions: list[Action]) -> list[Action]:
+    """In the pass after a restore: a download or merge whose server version is one this
+    machine's base already moved past is the restore's older copy, not an edit made
+    elsewhere; this machine's version is uploaded over it instead (deleted here: the delete)."""
+    planned = []
+    for action in actions:
+        remote = action.remote
+        if (
+            action.reason not in ("pull-update", "edited-there-deleted-here")
+            and action.kind is not Kind.MERGE
+        ) or (
+            remote is None
+            or remote.hash is None
+            or remote.hash not in state.earlier.get(action.id, ())
+        ):
+            planned.append(action)
+        elif action.reason == "edited-there-deleted-here":
+            planned.append(Action(Kind.UPLOAD_DELETE, action.id, base_rev=remote.rev))
+        else:
+            planned.append(
+                Action(Kind.UPLOAD, action.id, base_rev=remote.rev, reason="restored-older")
+            )
+    return planned
 
 
 def hold_blocked(state: BaseState, remote: RemoteView, blocked: Set[str]) -> RemoteView:

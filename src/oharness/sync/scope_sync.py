@@ -34,6 +34,7 @@ from oharness.sync.commit import CommitOutcome, commit
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.fetch import fetch
 from oharness.sync.protocol import SyncScope
+from oharness.sync.replicas import folder_id
 from oharness.sync.result import PassResult
 from oharness.sync.sync_round import Progress, ScopeParts, SyncRound
 from oharness.types import Clock
@@ -118,7 +119,10 @@ class ScopeSync:
         result.errors, result.rejected = [], []
         state = self.parts.base.load()
         state.directory = str(self.parts.store.directory)
-        rnd = SyncRound(state, result)
+        current = folder_id(self.parts.store.directory)
+        replaced = None not in (state.folder_id, current) and state.folder_id != current
+        state.folder_id = current or state.folder_id
+        rnd = SyncRound(state, result, folder_replaced=replaced)
         fetch(self.parts, rnd)
         apply(self.parts, rnd)
         return commit(self.parts, rnd)

@@ -2,7 +2,8 @@
 
 Before a pass: the off switch, the stored origin and token, the 429 deadline (persisted, so a
 restarted process does not retry early), the scope's binding to its first account and origin,
-a copied project folder (paused) versus a moved one (followed). The account is verified with
+a project folder copied by hand (paused) versus a moved one (followed) or a git clone (a
+replica with its own state: :mod:`oharness.sync.replicas`). The account is verified with
 ``identity`` only when the token changed since the last verification, so a pass where nothing
 changed stays one request. After a pass the scope's status is recorded (``status.json``).
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.protocol import SyncScope
+from oharness.sync.replicas import Claim, claim, folder_state_key, is_git_clone, take_over
 from oharness.sync.result import PassResult
 from oharness.sync.scope_sync import ScopeSync
 from oharness.sync.settings_file import SyncSettingsFile
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 OLD_SERVER = "the sync server is older than this client: upgrade the server first"
 #: How long a verified identity (account and protocols) is trusted before it is read again.
 IDENTITY_RECHECK_MS = 24 * 3600 * 1000
-IDENTITY_RECHECK_OLD_SERVER_MS = 3600 * 1000
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ class PassReport:
     paused: str | None = None
     error: dict[str, str] | None = None
     retry_after_ms: int | None = None
+    #: The server is older than this client (protocol 1): its identity is read at every pass.
+    old_server: bool = False
 
     @property
     def failed(self) -> bool:
@@ -128,8 +130,30 @@ class SyncService:
         #: Called before every request (the coordinator's request budget).
         self.on_request = on_request
 
+    @property
+    def sync_dir(self) -> Path:
+        return self.home.home / "memory-sync"
+
     def base(self, target: SyncTarget) -> AncestorStore:
-        return AncestorStore(self.home.home / "memory-sync", target.scope_key)
+        """The sync state of ``target``'s notes folder (taken over from an earlier release's
+        state of the project, or a folder moved here, the first time it is asked for)."""
+        self._claim(target)
+        return self._own_base(target)
+
+    def _own_base(self, target: SyncTarget) -> AncestorStore:
+        key = folder_state_key(target.scope_key, target.store.directory)
+        return AncestorStore(self.sync_dir, target.scope_key, key)
+
+    def _claim(self, target: SyncTarget) -> Claim:
+        """What a project folder without state of its own starts from (see
+        :mod:`oharness.sync.replicas`); a state to take over is moved to it here."""
+        own = self._own_base(target)
+        if target.scope != "project" or own.state_path.exists():
+            return Claim()
+        found = claim(self.sync_dir, target.scope_key, target.store.directory, target.project_id)
+        if found.adopt is not None and not take_over(found.adopt, own.folder):
+            return Claim(busy=True)
+        return Claim(other=found.other)
 
     # ---- one pass ------------------------------------------------------------------------
 
@@ -173,10 +197,10 @@ class SyncService:
         try:
             protocol, paused = self._verify(target, client, status, token, origin)
             if paused:
-                return PassReport(target, paused=paused)
-            moved = self._check_folder(target, base)
-            if moved:
-                return PassReport(target, paused=moved)
+                return PassReport(target, paused=paused, old_server=protocol == 1)
+            copied = self._check_folder(target)
+            if copied:
+                return PassReport(target, paused=copied)
             engine = ScopeSync(
                 store=target.store,
                 base=base,
@@ -189,7 +213,7 @@ class SyncService:
                 progress=progress,
                 cancelled=self.cancelled,
             )
-            return PassReport(target, result=engine.run())
+            return PassReport(target, result=engine.run(), old_server=protocol == 1)
         except SyncError as exc:
             return self._failed(target, exc)
         except OHarnessError as exc:
@@ -206,8 +230,8 @@ class SyncService:
 
     def check_protocol(self, target: SyncTarget, client: SyncClient) -> tuple[int, str | None]:
         """The protocol a pass of ``target`` speaks, or why it is paused: the recorded identity,
-        read again on a new token, daily, hourly while the server is older than this client,
-        and after the server answered 426 (:meth:`forget_identity`)."""
+        read again on a new token, daily, at every pass while the server is older than this
+        client, and after the server answered 426 (:meth:`forget_identity`)."""
         origin, token = self.settings.origin() or "", self.settings.token(self.environ_token) or ""
         return self._verify(target, client, self.base(target).load_status(), token, origin)
 
@@ -255,41 +279,28 @@ class SyncService:
 
     def _still_valid(self, known: dict[str, Any], token: str) -> bool:
         """The recorded identity holds for this token and is recent enough: protocol support
-        is checked again daily, and hourly while the server is older than this client."""
+        is checked again daily, and at every pass while the server is older than this client
+        (one small request, so an upgrade is noticed at the next pass, not hours later)."""
         if known.get("token") != _fingerprint(token):
             return False
         checked = known.get("checkedAt")
-        if not isinstance(checked, int):
+        if not isinstance(checked, int) or 2 not in (known.get("protocols") or [2]):
             return False
-        old_server = 2 not in (known.get("protocols") or [2])
-        age = self.clock() - checked
-        return age < (IDENTITY_RECHECK_OLD_SERVER_MS if old_server else IDENTITY_RECHECK_MS)
+        return self.clock() - checked < IDENTITY_RECHECK_MS
 
-    def _check_folder(self, target: SyncTarget, base: AncestorStore) -> str | None:
-        """A copied project folder is paused; a moved one is followed."""
-        if target.scope != "project" or target.project_root is None:
+    def _check_folder(self, target: SyncTarget) -> str | None:
+        """A project folder copied by hand is paused; a clone syncs as a replica of its own."""
+        found = self._claim(target)
+        if found.busy:
+            return "another process is syncing this folder's notes; the next pass takes them up"
+        if found.other is None or is_git_clone(target.project_root, target.project_id):
             return None
-        state = base.load()
-        recorded = state.directory
-        current = str(target.store.directory)
-        if not recorded or recorded == current:
-            return None
-        old_root = Path(recorded).parent
-        try:
-            data = json.loads((old_root / ".oharness" / "project.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if (
-            Path(recorded).is_dir()
-            and isinstance(data, dict)
-            and data.get("id") == target.project_id
-        ):
-            return (
-                f"this folder is a copy of {old_root}, which syncs as the same project; give "
-                "the copy its own identity with 'oharness project reset-id' (or sync from the "
-                "original)"
-            )
-        return None  # moved or renamed: the pass records the new directory
+        other_root = found.other.parent
+        return (
+            f"this folder is a copy of {other_root}, which syncs as the same project; give "
+            "the copy its own identity with 'oharness project reset-id' (or sync from the "
+            "original); clones made with 'git clone' sync as replicas of one project"
+        )
 
     def _failed(self, target: SyncTarget, exc: SyncError) -> PassReport:
         error = {"code": exc.code, "message": f"{target.label}: {exc.message}"}

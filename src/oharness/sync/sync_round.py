@@ -91,6 +91,8 @@ class SyncRound:
 
     state: BaseState
     result: PassResult
+    #: The notes folder is another one than the base recorded (deleted and cloned again, say).
+    folder_replaced: bool = False
     #: Syncable local notes, and the ids of files that cannot sync now.
     local: dict[str, LocalNote] = field(default_factory=dict)
     blocked: set[str] = field(default_factory=set)

@@ -330,6 +330,21 @@ def test_a_scope_unchanged_for_hours_is_checked_every_fifteen_then_thirty_minute
     assert len(gaps) < 12 + 8 + 6 + 2  # vs 72 checks at every 5 minutes
 
 
+def test_a_scope_on_an_older_server_is_checked_every_five_minutes_however_idle(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
+) -> None:
+    # Paused with "upgrade the server first": each pass reads the server's protocols, so the
+    # upgrade is noticed within five minutes, never after the long backoff of an idle scope.
+    def old_server(target: SyncTarget) -> PassReport:
+        return PassReport(target, paused="upgrade the server first", old_server=True)
+
+    service.then(*[old_server] * 200)
+    coordinator.register(user)
+    gaps = idle_gaps(coordinator, service, clock, 6 * HOUR)
+    assert max(gap for _, gap in gaps) == 5 and len(gaps) > 60
+    assert estimate_requests(old_server(user)) == 1
+
+
 def test_a_change_found_by_a_check_brings_back_one_minute_checks(
     coordinator: SyncCoordinator, service: FakeService, clock: Clock, user: SyncTarget
 ) -> None:

@@ -1,0 +1,102 @@
+"""Which sync state a notes folder starts from (spec 07.1, amended): an earlier release's state
+of the folder, a moved folder's state, a fresh one, or the other folder that holds the project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from oharness.project.paths import scope_key_digest
+from oharness.sync.replicas import (
+    claim,
+    folder_id,
+    folder_state_key,
+    is_git_clone,
+    take_over,
+)
+
+PROJECT = "p-0123456789abcdef0123456789abcdef"
+KEY = f"project:{PROJECT}"
+
+
+def _project(root: Path, project_id: str = PROJECT) -> Path:
+    (root / ".oharness").mkdir(parents=True)
+    (root / ".oharness" / "project.json").write_text(json.dumps({"id": project_id}))
+    (root / "MEMORY").mkdir()
+    return root / "MEMORY"
+
+
+def _state(sync_dir: Path, key: str, directory: Path, **extra: object) -> Path:
+    folder = sync_dir / scope_key_digest(key)
+    folder.mkdir(parents=True)
+    data = {"format": 1, "scopeKey": KEY, "directory": str(directory), **extra}
+    (folder / "state.json").write_text(json.dumps(data))
+    return folder
+
+
+def test_the_state_key_names_the_folder_for_projects_only(tmp_path: Path) -> None:
+    notes = _project(tmp_path / "repo")
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "repo")
+    assert folder_state_key(KEY, notes) == folder_state_key(KEY, link / "MEMORY")
+    assert folder_state_key(KEY, notes) == f"{KEY}@{os.path.realpath(notes)}"
+    assert folder_state_key("user", notes) == "user"
+
+
+def test_an_earlier_releases_state_of_this_folder_is_taken_over(tmp_path: Path) -> None:
+    notes, sync_dir = _project(tmp_path / "repo"), tmp_path / "sync"
+    legacy = _state(sync_dir, KEY, notes)
+    found = claim(sync_dir, KEY, notes, PROJECT)
+    assert found.adopt is not None and found.adopt.folder == legacy
+    own = sync_dir / scope_key_digest(folder_state_key(KEY, notes))
+    own.mkdir()
+    (own / "status.json").write_text("{}")  # written before any pass: replaced
+    assert take_over(found.adopt, own)
+    assert (own / "state.json").exists() and not legacy.exists()
+
+
+def test_a_moved_folder_takes_its_state_and_a_new_one_does_not(tmp_path: Path) -> None:
+    sync_dir = tmp_path / "sync"
+    notes = _project(tmp_path / "moved")
+    gone = tmp_path / "old" / "MEMORY"
+    _state(sync_dir, f"{KEY}@{gone}", gone, folderId=folder_id(notes))
+    found = claim(sync_dir, KEY, notes, PROJECT)
+    assert found.adopt is not None and found.adopt.directory == str(gone)
+    other = _project(tmp_path / "cloned-anew")
+    assert claim(sync_dir, KEY, other, PROJECT).adopt is None
+
+
+def test_another_live_folder_of_the_project_is_named(tmp_path: Path) -> None:
+    sync_dir = tmp_path / "sync"
+    original = _project(tmp_path / "original")
+    _state(sync_dir, f"{KEY}@{original}", original)
+    copy = _project(tmp_path / "copy")
+    found = claim(sync_dir, KEY, copy, PROJECT)
+    assert found.adopt is None and found.other == original
+    # Its marker names another project now (reset-id): no longer a folder of this one.
+    (tmp_path / "original" / ".oharness" / "project.json").write_text('{"id": "p-other"}')
+    assert claim(sync_dir, KEY, copy, PROJECT).other is None
+
+
+def _git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    done = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return done.stdout.decode().strip()
+
+
+def test_a_clone_is_a_git_repository_whose_id_is_its_own_root_commit(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    root = _git(repo, "rev-parse", "HEAD")
+    assert is_git_clone(repo, f"git-{root}")
+    assert not is_git_clone(repo, "git-" + "0" * 40)  # another repository's marker
+    assert not is_git_clone(repo, PROJECT)  # a random id: a copy made by hand
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert not is_git_clone(plain, f"git-{root}")  # the marker without the repository
+    assert not is_git_clone(None, f"git-{root}")
