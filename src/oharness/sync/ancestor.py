@@ -89,6 +89,9 @@ class BaseState:
     held: dict[str, HeldChange] = field(default_factory=dict)
     #: Content hashes each note had in the base before its current one (newest first).
     earlier: dict[str, list[str]] = field(default_factory=dict)
+    #: A pass found the storage reset or restored and has not yet moved the base's position
+    #: past it: until one does, every pass reconciles its full listing as after a reset.
+    restoring: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +103,7 @@ class BaseState:
             "generation": self.generation,
             "commit": self.commit,
             "protocol": self.protocol,
+            "restoring": self.restoring,
             "held": {
                 k: {"rev": v.rev, "hash": v.hash, "deleted": v.deleted}
                 for k, v in sorted(self.held.items())
@@ -159,6 +163,7 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
         protocol=data.get("protocol") if isinstance(data.get("protocol"), int) else None,
         held=held,
         earlier=earlier,
+        restoring=data.get("restoring") is True,
     )
 
 

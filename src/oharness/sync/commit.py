@@ -47,6 +47,7 @@ def commit(parts: ScopeParts, rnd: SyncRound) -> CommitOutcome:
         state.version, state.commit = outcome.position.version, outcome.position.commit
         state.generation = outcome.generation or snapshot.generation or state.generation
         state.protocol = parts.protocol
+        state.restoring = False
     result.version = state.version
     result.conflicts = sorted(parts.conflicts.ids())
     parts.base.save(state)

@@ -53,8 +53,11 @@ def fetch(parts: ScopeParts, rnd: SyncRound) -> None:
     if storage_was_reset(rnd.state, snapshot):
         log.warning("the sync storage was reset or restored: re-syncing as a first sync")
         forget_remote(rnd.state)
-        rnd.result.reset = True
         snapshot = _snapshot(parts, rnd.state, rnd.local)
+    if rnd.state.restoring:
+        # This pass, or one cut short before it moved the position, found a reset: the
+        # listing is full, and the base keeps only what the server holds.
+        rnd.result.reset = True
         keep_restored(rnd.state, _remote_view(snapshot))
     rnd.snapshot = snapshot
     rnd.result.plan = snapshot.plan

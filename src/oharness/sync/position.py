@@ -42,7 +42,9 @@ def storage_was_reset(state: BaseState, snapshot: SnapshotResponse) -> bool:
 
 
 def forget_remote(state: BaseState) -> None:
-    """Forget where the base stood on the server (its notes stay until the full listing)."""
+    """Forget where the base stood on the server (its notes stay until the full listing), and
+    mark the base ``restoring`` until a pass moves its position past the reset."""
+    state.restoring = True
     state.held.clear()
     state.version = None
     state.commit = None
@@ -51,7 +53,10 @@ def forget_remote(state: BaseState) -> None:
 
 def keep_restored(state: BaseState, remote: RemoteView) -> None:
     """After a reset, the base keeps only the notes the server holds (the others are uploaded
-    as new: a storage that lost a note must not read as its deletion)."""
+    as new: a storage that lost a note must not read as its deletion). Only a full listing
+    says what the server lacks."""
+    if not remote.full:
+        return
     for note_id in list(state.notes):
         entry = remote.entries.get(note_id)
         if entry is None or entry.deleted:
