@@ -5,7 +5,8 @@ Layout, in ``$OHARNESS_HOME/memory-sync/<sha256(state key)>/`` (the state key na
 folder: see :mod:`oharness.sync.replicas`)::
 
     state.json                 format, scope key, notes directory and its file id, manifest
-                               version last seen, per note {rev, hash}
+                               version last seen, per note {rev, hash}, ``restoring`` while
+                               a storage reset is not yet synced past
     status.json                the last pass's status, the 429 deadline, the verified account
     copies/<id>.<rev>.md       each note's file as it was when last synced
     conflicts/<id>.json        open conflicts (base, local and cloud texts)

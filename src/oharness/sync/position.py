@@ -10,6 +10,9 @@
   notes the server lacks lose their base entry and are uploaded (nothing is deleted locally).
   A server version equal to an earlier content of the note here is the restore bringing back
   an older version: this machine's newer one is uploaded over it (:func:`restored_older`).
+  The base is marked ``restoring`` until a pass moves its position past the reset: a pass cut
+  short meanwhile is finished by the next one, whose full listing is read the same way (a
+  second reset in between never reads as deletions).
 - **Held changes.** A note that cannot be synced now (unreadable, over ``maxNotes``, typed
   under protocol 1) is skipped by the plan while the base's version moves on. Its remote
   change is kept per note in ``held`` and handed to the plan once the note is readable again,
