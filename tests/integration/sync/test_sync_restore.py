@@ -178,5 +178,6 @@ def test_a_pull_killed_after_a_reset_finishes_at_the_next_pass(
     assert a.files() == b.files() and len(a.files()) == 4
     assert b"edited on a after the reset" in b.files()["shared-1.md"]
     assert b"edited on b after the reset" in a.files()["shared-2.md"]
-    _idle(a), _idle(b)
+    _idle(a)
+    _idle(b)
     assert not list((b.home / "memory-backups").glob("**/*conflict*"))
