@@ -56,7 +56,9 @@ from typing import Final
 from oharness.errors import SecretError
 from oharness.notes.invisible import escape_invisible
 from oharness.notes.secrets.assignments import _ASSIGNMENT_ANCHORS, _scan_assignments
-from oharness.notes.secrets.normalise import _normalise, _normalise_with_offsets
+from oharness.notes.secrets.decoded import decoded_views
+from oharness.notes.secrets.normalise import _COMBINING_RE, _normalise, _normalise_with_offsets
+from oharness.notes.secrets.prose import PROSE_RULES
 from oharness.notes.secrets.rules import (
     _AWS_PREFIXES,
     _PRIVATE_KEY_RULE,
@@ -105,20 +107,51 @@ _RULES: Final[tuple[_Rule, ...]] = (
     _Rule((b"basic",), _scan_basic_credentials, ignore_case=True),
     _Rule((b"bearer",), _scan_bearer_tokens, ignore_case=True),
     _Rule(_ASSIGNMENT_ANCHORS, _scan_assignments, ignore_case=True),
+    *PROSE_RULES,
+)
+# A token written backwards starts with its prefix reversed: "_phg" for "ghp_".
+_REVERSED_HINTS: Final = tuple(
+    hint[::-1] for rule in (_RULES[1], *_TOKEN_RULES) for hint in rule.hints if len(hint) >= 3
 )
 
 
-def _scan(text: str) -> list[_Span]:
-    """Secret spans in already-normalised ``text``, sorted by position, never overlapping."""
-    subject = _Subject(text)
-    kept: list[_Span] = []
+def _keep(kept: list[_Span], span: _Span) -> None:
+    if all(span[1] <= other[0] or span[0] >= other[1] for other in kept):
+        kept.append(span)
+
+
+def _keep_union(kept: list[_Span], span: _Span) -> None:
+    """Keep ``span``, merged with the spans it overlaps (the kind of the first found)."""
+    start, end, kind = span
+    for other in [other for other in kept if start < other[1] and end > other[0]]:
+        kept.remove(other)
+        start, end, kind = min(start, other[0]), max(end, other[1]), other[2]
+    kept.append((start, end, kind))
+
+
+def _scan_subject(subject: _Subject, kept: list[_Span]) -> None:
     for rule in _RULES:
         haystack = subject.lowered if rule.ignore_case else subject.exact
         if not any(map(haystack.__contains__, rule.hints)):
             continue
         for span in rule.scan(subject):
-            if all(span[1] <= other[0] or span[0] >= other[1] for other in kept):
-                kept.append(span)
+            _keep(kept, span)
+
+
+def _scan(text: str) -> list[_Span]:
+    """Secret spans in already-normalised ``text``, sorted by position, never overlapping.
+
+    The text as written first, then what its encodings hide (module ``decoded``): a finding
+    there covers the encoded characters it came from.
+    """
+    subject = _Subject(text)
+    kept: list[_Span] = []
+    _scan_subject(subject, kept)
+    for view in decoded_views(text, subject.exact, _REVERSED_HINTS):
+        found: list[_Span] = []
+        _scan_subject(_Subject(view.text), found)
+        for start, end, kind in found:
+            _keep_union(kept, (*view.source_span(start, end), f"{kind} ({view.label})"))
     kept.sort()
     return kept
 
@@ -169,6 +202,13 @@ def check_no_secrets(fields: Mapping[str, str]) -> None:
     )
 
 
+def _past_marks(text: str, end: int) -> int:
+    """``end`` moved past the combining marks that decorate the character before it."""
+    while end < len(text) and _COMBINING_RE().match(text, end):
+        end += 1
+    return end
+
+
 def redact_secrets(text: str, replacement: str = "[REDACTED]") -> str:
     """``text`` with each detected secret replaced by ``replacement`` (see the module notes)."""
     normalised = _normalise(text)
@@ -180,7 +220,10 @@ def redact_secrets(text: str, replacement: str = "[REDACTED]") -> str:
     mapped, offsets = _normalise_with_offsets(text)
     if mapped != normalised:
         return _replace_spans(normalised, spans, replacement)
-    original_spans = [(offsets[start], offsets[end - 1] + 1, kind) for start, end, kind in spans]
+    original_spans = [
+        (offsets[start], _past_marks(text, offsets[end - 1] + 1), kind)
+        for start, end, kind in spans
+    ]
     return _replace_spans(text, original_spans, replacement)
 
 
