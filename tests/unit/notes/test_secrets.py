@@ -141,7 +141,7 @@ def test_corpus_is_broad() -> None:
         "GitLab token",
         "Slack token",
         "OpenAI/Anthropic API key",
-        "Stripe live key",
+        "Stripe key",
         "Google API key",
         "JWT",
         "Bearer token",

@@ -21,7 +21,8 @@ _HTML_ENTITY_RE: Final = _lazy(
 _PERCENT_RE: Final = _lazy(r"%[0-9A-Fa-f]{2}")
 _ESCAPE_RE: Final = _lazy(r"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|\\u\{[0-9A-Fa-f]{1,6}\}")
 # Standard and URL-safe base64, long enough to hold a token (24 characters: 18 bytes).
-_BASE64_RUN_RE: Final = _lazy(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{24,}={0,2}")
+# No look-behind: finditer resumes after a whole run, so a match never starts inside one.
+_BASE64_RUN_RE: Final = _lazy(r"[A-Za-z0-9+/_\-]{24,}={0,2}")
 _UNPRINTABLE_RE: Final = _lazy(r"[^\t\n\r\x20-\x7e]")
 _MAX_BASE64_RUN: Final = 16384
 
@@ -94,14 +95,33 @@ def _base64_text(run: str) -> str | None:
     return None if _UNPRINTABLE_RE().search(decoded) else decoded
 
 
+def long_pieces(text: str, size: int) -> Iterator[tuple[int, str]]:
+    """``(offset, piece)`` for each whitespace-separated piece of ``size`` characters or more.
+
+    Splitting is done in C and most pieces of prose are short, so a pattern that needs a long
+    run is tried on a few pieces instead of at every position of the text.
+    """
+    position = 0
+    for piece in text.split():
+        if len(piece) >= size:
+            start = text.find(piece, position)
+            yield start, piece
+            position = start + len(piece)
+
+
 def _base64_views(text: str) -> Iterator[View]:
-    for match in _BASE64_RUN_RE().finditer(text):
+    for offset, piece in long_pieces(text, 24):
+        yield from _base64_piece_views(piece, offset)
+
+
+def _base64_piece_views(piece: str, offset: int) -> Iterator[View]:
+    for match in _BASE64_RUN_RE().finditer(piece):
         run = match.group()
         if len(run) > _MAX_BASE64_RUN or run.isalpha() or run.isdigit():
             continue
         decoded = _base64_text(run)
         if decoded is not None:
-            start, end = match.span()
+            start, end = offset + match.start(), offset + match.end()
             yield View(decoded, [start] * len(decoded), [end] * len(decoded), "base64-encoded")
 
 

@@ -20,17 +20,22 @@ from collections.abc import Iterator
 from typing import Final
 
 from oharness.notes.secrets.assignments import _DESCRIPTIVE_KEY_RE, _NON_CREDENTIAL_KEY_RE
+from oharness.notes.secrets.decoded import long_pieces
 from oharness.notes.secrets.rules import (
     _AWS_KEY_ID_RE,
     _anchored_matches,
     _ascii,
-    _find_all,
     _is_aws_secret_key,
     _Rule,
     _Span,
     _Subject,
 )
-from oharness.notes.secrets.values import _lazy, _looks_like_password, _looks_random
+from oharness.notes.secrets.values import (
+    _lazy,
+    _looks_like_password,
+    _looks_random,
+    _shannon_entropy,
+)
 
 # --- a value after a credential word -----------------------------------------------------------
 
@@ -41,7 +46,7 @@ _KEYWORD_HINTS: Final = _ascii(_PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS)
 _WINDOW: Final = 100
 _TOKEN_RE: Final = _lazy(r"\S+")
 _TRIM_START: Final = "\"'`([{<*"
-_TRIM_END: Final = "\"'`)]}>*.,;:"
+_TRIM_END: Final = "\"'`)]}>.,;:"
 # Identifiers with no secret in them: hex digests (commit ids, sha256), UUIDs, ULIDs, and
 # digests behind their algorithm name (sha256:…, sha512-… in lock files).
 _OPAQUE_ID_RE: Final = _lazy(
@@ -51,7 +56,7 @@ _OPAQUE_ID_RE: Final = _lazy(
     r"|(?i:sha(?:1|256|384|512))[:\-][A-Za-z0-9+/]{20,}={0,2}"
 )
 # The value is stated: "... password is X", "password: X", "password was X".
-_STATED_RE: Final = _lazy(r"(?:\bis|\bwas|[:=])[ \t]*[\"'`]?$")
+_STATED_RE: Final = _lazy(r"(?:\bis|\bwas|\bnow|\bto|\bwith|[:=]|->)[ \t]*[\"'`]?$")
 _SENTENCE_END_RE: Final = _lazy(r"[.;!?](?:\s|$)")
 
 
@@ -67,19 +72,24 @@ def _window(text: str, start: int) -> str:
     return head
 
 
-# Code, not prose: an assignment, a call, a subscript, markup or a template.
-_CODE_CHARACTERS: Final = frozenset("'\"`[]{}()<>=\\")
+# Code, not prose: a call, a subscript, markup, a template, or an attribute (name="…").
+_CODE_CHARACTERS: Final = frozenset("'\"`[]{}()<>\\")
+_ATTRIBUTE_RE: Final = _lazy(r"(?:^|.*[&?])[A-Za-z_][\w.\-]*=|=")
+_EMAIL_RE: Final = _lazy(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 
 
 def _candidates(window: str, offset: int) -> Iterator[tuple[int, str]]:
     for match in _TOKEN_RE().finditer(window):
         token = match.group()
-        if not _CODE_CHARACTERS.isdisjoint(token.strip(_TRIM_START + _TRIM_END)):
+        inner = token.strip(_TRIM_START + _TRIM_END)
+        if not _CODE_CHARACTERS.isdisjoint(inner) or _ATTRIBUTE_RE().match(inner):
             continue
         trimmed = token.lstrip(_TRIM_START)
         start = offset + match.start() + len(token) - len(trimmed)
         trimmed = trimmed.rstrip(_TRIM_END)
-        if len(trimmed) >= 8:
+        if token.startswith("*"):  # **bold**, not a password ending in "*"
+            trimmed = trimmed.rstrip("*")
+        if len(trimmed) >= 6:
             yield start, trimmed
 
 
@@ -90,44 +100,142 @@ _MADE_UP_RE: Final = _lazy(r"(?=[^0-9]*[0-9])(?=(?:[^A-Za-z]*[A-Za-z]){4})[A-Za-
 def _is_password_value(value: str, made_up: bool = True) -> bool:
     """A value after a password word: random-looking, or (``made_up``: right after "is", ":"
     or "with") letters and digits made up by hand."""
-    if "@" in value[1:-1] or _OPAQUE_ID_RE().fullmatch(value):
+    if _EMAIL_RE().fullmatch(value) or _OPAQUE_ID_RE().fullmatch(value):
+        return False
+    if ("%" in value and _PERCENT_ESCAPE_RE().search(value)) or "://" in value:
         return False
     if made_up and _MADE_UP_RE().fullmatch(value):
         return True
     return _looks_like_password(value.rstrip("!?"), 8, digits=True)
 
 
+# Hex runs and UUIDs inside a value (v2-deps-<sha1>, build-<uuid>): identifiers, no secret.
+_HEX_RUN_RE: Final = _lazy(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{7,}|[0-9A-F]{7,}"
+)
+_PERCENT_ESCAPE_RE: Final = _lazy(r"%[0-9A-Fa-f]{2}")
+
+
 def _is_secret_value(value: str) -> bool:
-    return (
-        len(value) >= 16
-        and not _OPAQUE_ID_RE().fullmatch(value)
-        and any(ch.isdigit() for ch in value)
-        and _looks_random(value, 16)
-    )
+    """A value after a credential word that is no password word: random-looking, 16+ long."""
+    if len(value) < 16 or _OPAQUE_ID_RE().fullmatch(value) or "://" in value:
+        return False
+    if len(_HEX_RUN_RE().sub("", value)) < 12 or _PERCENT_ESCAPE_RE().search(value):
+        return False  # an id built around a digest, or a piece of an encoded URL
+    # A base64 secret may start with "/" or "+"; a path of names stays a path without it.
+    return any(ch.isdigit() for ch in value) and _looks_random(value.lstrip("/+"), 16)
+
+
+# What may stand before a credential word in one run of letters: dbPassword, apiKey, AWSSecret.
+_WORD_QUALIFIERS: Final = (
+    "",
+    "api",
+    "access",
+    "private",
+    "secret",
+    "signing",
+    "auth",
+    "db",
+    "admin",
+    "root",
+    "user",
+    "client",
+    "app",
+    "aws",
+    "session",
+    "refresh",
+    "bearer",
+    "master",
+    "deploy",
+    "bot",
+    "ci",
+)
+_CREDENTIAL_RUNS: Final = frozenset(
+    (qualifier + word + plural).encode("ascii")
+    for qualifier in _WORD_QUALIFIERS
+    for word in _PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS
+    for plural in ("", "s")
+)
+_ALNUM_RUN_RE: Final = _lazy(rb"[a-z0-9]*")
+_IDENTIFIER_RUN_RE: Final = _lazy(rb"[a-z0-9_.\-]*")
+
+
+def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, str] | None:
+    """Where the credential word ``hint`` at ``position`` ends, and the word, or None when the
+    word is part of something else: a longer word (monkey, PasswordResetEmailSender), a run of
+    base64, a variable ($PASSWORD) or a name about a credential (token_url, password_hash)."""
+    start = position
+    while start > 0 and (97 <= lowered[start - 1] <= 122 or 48 <= lowered[start - 1] <= 57):
+        start -= 1
+    if start > 0 and lowered[start - 1] in b"$%@":
+        return None  # a variable: $PASSWORD, %TOKEN%, @secret
+    end = position + len(hint)
+    if b" " in hint or b"-" in hint:
+        if start != position:
+            return None
+    else:
+        end = _ALNUM_RUN_RE().match(lowered, end).end()  # type: ignore[union-attr]
+        if lowered[start:end] not in _CREDENTIAL_RUNS:
+            return None
+    identifier_end = _IDENTIFIER_RUN_RE().match(lowered, end).end()  # type: ignore[union-attr]
+    word = lowered[start:identifier_end].decode("ascii", "replace")
+    if _DESCRIPTIVE_KEY_RE().search(word) or _NON_CREDENTIAL_KEY_RE().search(word):
+        return None
+    return end, word
+
+
+def _find_hints(haystack: bytes, needles: tuple[bytes, ...]) -> list[tuple[int, bytes]]:
+    """Every ``(position, needle)``, by position; the longer needle first at one position."""
+    found: list[tuple[int, bytes]] = []
+    for needle in needles:
+        position = haystack.find(needle)
+        while position != -1:
+            found.append((position, needle))
+            position = haystack.find(needle, position + 1)
+    found.sort(key=lambda item: (item[0], -len(item[1])))
+    return found
+
+
+_DIGIT_RE: Final = _lazy(r"[0-9]")
+
+
+def _plain_word(value: str, password: bool) -> bool:
+    """A quick no for most words of prose, before the costly checks."""
+    if value.isalpha() and (value.islower() or value[1:].islower()):
+        return True  # "policy", "Rotate": one case, no digit
+    return not password and (len(value) < 16 or _DIGIT_RE().search(value) is None)
+
+
+# A window worth reading holds a value long enough: 16 characters for a token, 6 for a password.
+_ASSIGNED_RE: Final = _lazy(r"[\w.\-]*[\"'\]]*[ \t]*(?:=|:=|=>|:(?!//))")
+_LONG_VALUE_RE: Final = _lazy(r"\S{16}")
+_SHORT_VALUE_RE: Final = _lazy(r"\S{6}")
 
 
 def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     lowered = subject.lowered
     done = 0
-    for position in _find_all(lowered, _KEYWORD_HINTS):
-        inside_word = position > 0 and 97 <= lowered[position - 1] <= 122
-        if position < done or (inside_word and not text[position].isupper()):
-            continue  # inside a word (monkey, turkey), unless camelCase (apiKey)
-        word_end = position
-        while word_end < len(text) and (text[word_end].isalnum() or text[word_end] in "_- "):
-            if text[word_end] == " " and lowered[position:word_end] not in (b"api", b"access"):
-                break
-            word_end += 1
-        word = lowered[position:word_end].decode("ascii", "replace")
-        if _DESCRIPTIVE_KEY_RE().search(word) or _NON_CREDENTIAL_KEY_RE().search(word):
-            continue  # token_url, password_hash, csrf_token: about a credential, not one
-        password = word.startswith(("pass", "pwd"))
+    for position, hint in _find_hints(lowered, _KEYWORD_HINTS):
+        if position < done:
+            continue
+        found_word = _credential_word(lowered, position, hint)
+        if found_word is None:
+            continue
+        word_end, word = found_word
+        done = word_end  # "api key" read, so not "key" again
+        password = "pass" in word or "pwd" in word
+        if not password and _ASSIGNED_RE().match(text, word_end):
+            continue  # token = …, "apiKey": …: the assignment rule judges these
         window = _window(text, word_end)
         sentence = _SENTENCE_END_RE().search(window)
         if sentence is not None:
             window = window[: sentence.start()]
+        if (_SHORT_VALUE_RE() if password else _LONG_VALUE_RE()).search(window) is None:
+            continue
         for start, value in _candidates(window, word_end):
+            if _plain_word(value, password):
+                continue
             if password:
                 made_up = _STATED_RE().search(text, word_end, start) is not None
                 found = _is_password_value(value, made_up)
@@ -166,13 +274,22 @@ def _scan_login_passwords(subject: _Subject) -> Iterator[_Span]:
 _AWS_SECRET_RE: Final = _lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 
 
+def _is_text(value: str) -> bool:
+    try:
+        return binascii.a2b_base64(value).decode("ascii").isprintable()
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+
+
 def _scan_bare_aws_secrets(subject: _Subject) -> Iterator[_Span]:
     if b"aws" not in subject.lowered and not _AWS_KEY_ID_RE().search(subject.text):
         return
-    for match in _AWS_SECRET_RE().finditer(subject.text):
-        value = match.group()
-        if _is_aws_secret_key(value) and _looks_random(value, 40):
-            yield match.start(), match.end(), "AWS secret access key"
+    for offset, piece in long_pieces(subject.text, 40):
+        for match in _AWS_SECRET_RE().finditer(piece):
+            value = match.group()
+            # A real secret key decodes to random bytes; base64 of text is data (echo … | base64).
+            if _is_aws_secret_key(value) and _shannon_entropy(value) >= 4.0 and not _is_text(value):
+                yield offset + match.start(), offset + match.end(), "AWS secret access key"
 
 
 # --- a private key body without its BEGIN line -------------------------------------------------
