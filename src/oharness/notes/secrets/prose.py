@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import binascii
+import functools
+import re
 from collections.abc import Iterator
 from typing import Final
 
@@ -156,8 +158,13 @@ _CREDENTIAL_RUNS: Final = frozenset(
     for word in _PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS
     for plural in ("", "s")
 )
-_ALNUM_RUN_RE: Final = _lazy(rb"[a-z0-9]*")
-_IDENTIFIER_RUN_RE: Final = _lazy(rb"[a-z0-9_.\-]*")
+_ALNUM_RUN_RE: Final = functools.cache(lambda: re.compile(rb"[a-z0-9]*"))
+_IDENTIFIER_RUN_RE: Final = functools.cache(lambda: re.compile(rb"[a-z0-9_.\-]*"))
+
+
+def _run_end(pattern: re.Pattern[bytes], haystack: bytes, position: int) -> int:
+    match = pattern.match(haystack, position)
+    return position if match is None else match.end()
 
 
 def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, str] | None:
@@ -174,10 +181,10 @@ def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, s
         if start != position:
             return None
     else:
-        end = _ALNUM_RUN_RE().match(lowered, end).end()  # type: ignore[union-attr]
+        end = _run_end(_ALNUM_RUN_RE(), lowered, end)
         if lowered[start:end] not in _CREDENTIAL_RUNS:
             return None
-    identifier_end = _IDENTIFIER_RUN_RE().match(lowered, end).end()  # type: ignore[union-attr]
+    identifier_end = _run_end(_IDENTIFIER_RUN_RE(), lowered, end)
     word = lowered[start:identifier_end].decode("ascii", "replace")
     if _DESCRIPTIVE_KEY_RE().search(word) or _NON_CREDENTIAL_KEY_RE().search(word):
         return None
@@ -254,7 +261,7 @@ _LOGIN_RE: Final = _lazy(
     r"[^\n]{0,100}?\b(?:with|using|pass(?:word)?|pw)[ \t]+"
     r"(?:(?:the[ \t]+)?(?:password|passphrase|pass|pw)[ \t]*[:=]?[ \t]*)?"
     r"(?P<value>\S+)",
-    2,  # re.IGNORECASE, without importing re here
+    re.IGNORECASE,
 )
 _LOGIN_HINTS: Final = _ascii(("log", "sign"))
 
