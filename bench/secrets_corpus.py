@@ -69,7 +69,10 @@ def gitlab(rng: random.Random) -> str:
 
 
 def slack_token(rng: random.Random) -> str:
-    return f"xox{rng.choice('bpa')}-{rng.randrange(10**10, 10**12)}-{rng.randrange(10**10, 10**12)}-{_mixed(rng, BASE62, 24)}"
+    return (
+        f"xox{rng.choice('bpa')}-{rng.randrange(10**10, 10**12)}-{rng.randrange(10**10, 10**12)}"
+        f"-{_mixed(rng, BASE62, 24)}"
+    )
 
 
 def slack_webhook(rng: random.Random) -> str:
@@ -431,7 +434,8 @@ def _ordinary_line(rng: random.Random) -> str:
         lambda: rng.choice(_PROSE),
         lambda: f"Fixed in {sha} ({service}: retry on 502).",
         lambda: (
-            f"git cherry-pick {short} && git push origin release/{rng.randrange(1, 9)}.{rng.randrange(20)}"
+            f"git cherry-pick {short} && git push origin "
+            f"release/{rng.randrange(1, 9)}.{rng.randrange(20)}"
         ),
         lambda: f"image: ghcr.io/acme/{service}@sha256:{digest}",
         lambda: f"{digest}  dist/{service}-{rng.randrange(1, 5)}.{rng.randrange(30)}.0.tar.gz",
@@ -441,7 +445,8 @@ def _ordinary_line(rng: random.Random) -> str:
         lambda: f"![diagram](data:image/png;base64,{_png(rng)})",
         lambda: f'"integrity": "{_integrity(rng)}",',
         lambda: (
-            f"https://github.com/acme/{service}/pull/{rng.randrange(100, 9999)}#discussion_r{rng.randrange(10**8, 10**9)}"
+            f"https://github.com/acme/{service}/pull/{rng.randrange(100, 9999)}#discussi"
+            f"on_r{rng.randrange(10**8, 10**9)}"
         ),
         lambda: (
             "https://grafana.acme.io/d/"
@@ -460,21 +465,26 @@ def _ordinary_line(rng: random.Random) -> str:
         lambda: f"export AWS_PROFILE={service}-staging AWS_REGION=eu-west-1",
         lambda: f"aws s3 cp s3://acme-{service}/exports/{_uuid(rng)}.parquet .",
         lambda: (
-            f"kubectl -n {service} logs {service}-{draw(rng, HEX, 9)}-{draw(rng, string.ascii_lowercase + string.digits, 5)}"
+            f"kubectl -n {service} logs {service}-{draw(rng, HEX, 9)}-"
+            + draw(rng, string.ascii_lowercase + string.digits, 5)
         ),
         lambda: f"cache key: v2-deps-{draw(rng, HEX, 40)}",
         lambda: (
-            f"- [{rng.choice('x ')}] migrate {service} to the new token format (ADR-{rng.randrange(10, 99)})"
+            f"- [{rng.choice('x ')}] migrate {service} to the new token format "
+            f"(ADR-{rng.randrange(10, 99)})"
         ),
         lambda: (
-            f"| {service} | p95 {rng.randrange(20, 900)} ms | {rng.randrange(1, 99)}.{rng.randrange(10)} % errors |"
+            f"| {service} | p95 {rng.randrange(20, 900)} ms | "
+            f"{rng.randrange(1, 99)}.{rng.randrange(10)} % errors |"
         ),
         lambda: (
-            f"2024-0{rng.randrange(1, 9)}-1{rng.randrange(9)}T10:{rng.randrange(10, 59)}:00Z INFO {service} token refreshed for user {rng.randrange(10**5)}"
+            f"2024-0{rng.randrange(1, 9)}-1{rng.randrange(9)}T10:{rng.randrange(10, 59)}"
+            f":00Z INFO {service} token refreshed for user {rng.randrange(10**5)}"
         ),
         lambda: f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{draw(rng, B64, 43)} deploy@{service}",
         lambda: (
-            f"AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY are the AWS docs' examples"
+            "AKIAIOSFODNN7EXAMPLE / wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY are the AW"
+            "S docs' examples"
         ),
         lambda: f"echo {base64.b64encode(rng.choice(_SMALL_PAYLOADS)).decode()} | base64 -d",
         lambda: (
@@ -484,7 +494,8 @@ def _ordinary_line(rng: random.Random) -> str:
         lambda: "assert token_hash == hashlib.sha256(token.encode()).hexdigest()",
         lambda: f"Reverted {short}: the token cache ({service}) double-counted expiries.",
         lambda: (
-            f"The release tag is v{rng.randrange(1, 5)}.{rng.randrange(40)}.{rng.randrange(20)} (commit {short})."
+            f"The release tag is v{rng.randrange(1, 5)}.{rng.randrange(40)}.{rng.randrange(20)}"
+            f" (commit {short})."
         ),
         lambda: f"Tom &amp; Ana moved the {service} on-call to Thursdays &mdash; see the wiki.",
         lambda: f"x-request-id: {draw(rng, BASE62, 22)}",
@@ -494,16 +505,26 @@ def _ordinary_line(rng: random.Random) -> str:
 
 def _code_block(rng: random.Random) -> str:
     service = rng.choice(_SERVICES)
+    upper = service.upper().replace("-", "_")
+    version = f"{rng.randrange(1, 4)}.{rng.randrange(30)}.0"
     blocks = (
-        f'```python\ndef client() -> Client:\n    api_key = os.environ["{service.upper()}_API_KEY"]\n'
-        f'    return Client(base_url="https://{service}.acme.io", api_key=api_key, timeout={rng.randrange(5, 60)})\n```',
-        f"```yaml\nservices:\n  {service}:\n    image: ghcr.io/acme/{service}:{rng.randrange(1, 4)}.{rng.randrange(30)}.0\n"
-        f"    environment:\n      DB_PASSWORD: ${{DB_PASSWORD}}\n      TOKEN_TTL: {rng.randrange(60, 86400)}\n```",
-        f"```sh\nexport GITHUB_TOKEN=$(gh auth token)\ngh api repos/acme/{service}/actions/runs --jq '.workflow_runs[0].id'\n```",
-        f"```sql\nSELECT id, token_hash, expires_at FROM sessions WHERE user_id = {rng.randrange(10**6)} AND revoked = false;\n```",
-        f'```json\n{{"name": "{service}", "version": "{rng.randrange(1, 4)}.{rng.randrange(30)}.0", "resolved": "https://registry.npmjs.org/{service}/-/{service}-1.0.0.tgz", "integrity": "{_integrity(rng)}"}}\n```',
-        f'```ts\nconst token = await getAccessTokenSilently({{ audience: "https://{service}.acme.io" }});\n```',
-        f"```diff\n- const secret = process.env.SESSION_SECRET || 'dev';\n+ const secret = requireEnv('SESSION_SECRET');\n```",
+        "```python\ndef client() -> Client:\n"
+        f'    api_key = os.environ["{upper}_API_KEY"]\n'
+        f'    return Client(base_url="https://{service}.acme.io", api_key=api_key)\n```',
+        f"```yaml\nservices:\n  {service}:\n    image: ghcr.io/acme/{service}:{version}\n"
+        "    environment:\n      DB_PASSWORD: ${DB_PASSWORD}\n"
+        f"      TOKEN_TTL: {rng.randrange(60, 86400)}\n```",
+        "```sh\nexport GITHUB_TOKEN=$(gh auth token)\n"
+        f"gh api repos/acme/{service}/actions/runs --jq '.workflow_runs[0].id'\n```",
+        "```sql\nSELECT id, token_hash, expires_at FROM sessions\n"
+        f"WHERE user_id = {rng.randrange(10**6)} AND revoked = false;\n```",
+        f'```json\n{{"name": "{service}", "version": "{version}",\n'
+        f' "resolved": "https://registry.npmjs.org/{service}/-/{service}-{version}.tgz",\n'
+        f' "integrity": "{_integrity(rng)}"}}\n```',
+        "```ts\nconst token = await getAccessTokenSilently(\n"
+        f'  {{ audience: "https://{service}.acme.io" }});\n```',
+        "```diff\n- const secret = process.env.SESSION_SECRET || 'dev';\n"
+        "+ const secret = requireEnv('SESSION_SECRET');\n```",
     )
     return rng.choice(blocks)
 
