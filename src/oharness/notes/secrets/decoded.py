@@ -9,6 +9,7 @@ one level deep: a secret encoded twice is not looked for.
 from __future__ import annotations
 
 import binascii
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Final
@@ -95,18 +96,27 @@ def _base64_text(run: str) -> str | None:
     return None if _UNPRINTABLE_RE().search(decoded) else decoded
 
 
-def long_pieces(text: str, size: int) -> Iterator[tuple[int, str]]:
-    """``(offset, piece)`` for each whitespace-separated piece of ``size`` characters or more.
+def long_pieces(text: str, size: int) -> list[tuple[int, str]]:
+    """``(offset, piece)`` for each whitespace-separated piece of ``size`` characters or more
+    (16 at least).
 
     Splitting is done in C and most pieces of prose are short, so a pattern that needs a long
-    run is tried on a few pieces instead of at every position of the text.
+    run is tried on a few pieces instead of at every position of the text. Several rules ask
+    about the same text, so the split is kept for the last few texts.
     """
+    return [(offset, piece) for offset, piece in _pieces_of_16(text) if len(piece) >= size]
+
+
+@functools.lru_cache(maxsize=8)
+def _pieces_of_16(text: str) -> tuple[tuple[int, str], ...]:
+    found: list[tuple[int, str]] = []
     position = 0
     for piece in text.split():
-        if len(piece) >= size:
+        if len(piece) >= 16:
             start = text.find(piece, position)
-            yield start, piece
+            found.append((start, piece))
             position = start + len(piece)
+    return tuple(found)
 
 
 def _base64_views(text: str) -> Iterator[View]:

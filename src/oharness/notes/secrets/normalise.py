@@ -41,10 +41,9 @@ _LOOKALIKE_PAIRS: Final = (
 _LOOKALIKES: Final = {pair[0]: pair[1] for pair in _LOOKALIKE_PAIRS.split()}
 _LOOKALIKE_TABLE: Final = str.maketrans(_LOOKALIKES)
 _LOOKALIKE_CLASS: Final = "".join(sorted(_LOOKALIKES))
-_MIXED_WORD_RE: Final = _lazy(
-    rf"[\w\-]*(?:[A-Za-z0-9][\w\-]*[{_LOOKALIKE_CLASS}]|[{_LOOKALIKE_CLASS}][\w\-]*[A-Za-z0-9])"
-    r"[\w\-]*"
-)
+_LOOKALIKE_RE: Final = _lazy(f"[{_LOOKALIKE_CLASS}]")
+_WORD_RE: Final = _lazy(r"[\w\-]+")
+_ASCII_ALNUM_RE: Final = _lazy(r"[A-Za-z0-9]")
 
 
 def _remove_invisible(text: str) -> str:
@@ -55,8 +54,23 @@ def _remove_invisible(text: str) -> str:
 
 
 def _map_lookalikes(text: str) -> str:
-    """Lookalike letters mapped to ASCII inside mixed-script words (length preserved)."""
-    return _MIXED_WORD_RE().sub(lambda match: match.group().translate(_LOOKALIKE_TABLE), text)
+    """Lookalike letters mapped to ASCII inside mixed-script words (length preserved).
+
+    Words are found by a linear scan, and only when a lookalike occurs at all: a pattern
+    asking for "a word holding both" backtracks over long runs of CJK text.
+    """
+    if _LOOKALIKE_RE().search(text) is None:
+        return text
+    pieces: list[str] = []
+    position = 0
+    for match in _WORD_RE().finditer(text):
+        word = match.group()
+        if _LOOKALIKE_RE().search(word) and _ASCII_ALNUM_RE().search(word):
+            pieces.append(text[position : match.start()])
+            pieces.append(word.translate(_LOOKALIKE_TABLE))
+            position = match.end()
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def _normalise(text: str) -> str:

@@ -219,13 +219,32 @@ _LONG_VALUE_RE: Final = _lazy(r"\S{16}")
 _SHORT_VALUE_RE: Final = _lazy(r"\S{6}")
 
 
+_PASSWORD_HINTS: Final = frozenset(_ascii(_PASSWORD_WORDS))
+
+
+def _holds_secret_value(text: str) -> bool:
+    """Whether any piece of ``text`` could be a secret after a credential word: most notes
+    have none, and then the words "token", "key" and "secret" need not be read one by one."""
+    for _offset, piece in long_pieces(text, 16):
+        value = piece.strip(_TRIM_START + _TRIM_END)
+        if _CODE_CHARACTERS.isdisjoint(value) and _is_secret_value(value):
+            return True
+    return False
+
+
 def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     lowered = subject.lowered
     done = 0
+    any_secret_value: bool | None = None  # is there a value worth a non-password word at all?
     for position, hint in _find_hints(lowered, _KEYWORD_HINTS):
         if position < done:
             continue
+        if hint not in _PASSWORD_HINTS:
+            if any_secret_value is None:
+                any_secret_value = _holds_secret_value(text)
+            if not any_secret_value:
+                continue
         found_word = _credential_word(lowered, position, hint)
         if found_word is None:
             continue
