@@ -120,12 +120,14 @@ _PERCENT_ESCAPE_RE: Final = _lazy(r"%[0-9A-Fa-f]{2}")
 
 def _is_secret_value(value: str) -> bool:
     """A value after a credential word that is no password word: random-looking, 16+ long."""
-    if len(value) < 16 or _OPAQUE_ID_RE().fullmatch(value) or "://" in value:
+    if len(value) < 16 or "://" in value or _DIGIT_RE().search(value) is None:
+        return False
+    if _OPAQUE_ID_RE().fullmatch(value):
         return False
     if len(_HEX_RUN_RE().sub("", value)) < 12 or _PERCENT_ESCAPE_RE().search(value):
         return False  # an id built around a digest, or a piece of an encoded URL
     # A base64 secret may start with "/" or "+"; a path of names stays a path without it.
-    return any(ch.isdigit() for ch in value) and _looks_random(value.lstrip("/+"), 16)
+    return _looks_random(value.lstrip("/+"), 16)
 
 
 # What may stand before a credential word in one run of letters: dbPassword, apiKey, AWSSecret.
