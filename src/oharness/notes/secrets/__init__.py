@@ -20,8 +20,14 @@ on its prose and code corpus. The provider formats above are caught whatever the
 The value heuristics live in ``values``, normalisation in ``normalise``, the token rules in
 ``rules``.
 
-Deliberately *not* detected: a bare 40-character base64 string (an AWS secret key is recognised
-only after its key name or its access key id, because the bare shape is ordinary base64); git
+Prose and pasted forms (module ``prose``): a value after a credential word in the same
+sentence, a password after "log in … with", a bare AWS secret key in a note naming AWS or
+holding an access key id, a key body without its BEGIN line, a service-account key. Encoded
+forms (module ``decoded``): base64 runs, HTML entities, percent-encoding, escapes and reversed
+tokens are decoded and scanned as well; a finding there covers the encoded characters.
+
+Deliberately *not* detected: a bare 40-character base64 string with no mention of AWS (the bare
+shape is ordinary base64), nor base64 that decodes to text; git
 SHAs, UUIDs and hex digests on their own; ``data:`` URIs with base64 images (content, not
 credentials; the token formats need characters or word boundaries that base64 data lacks); a
 private-key header with no key material after it (prose about keys); the placeholder keys of
@@ -30,8 +36,10 @@ the AWS documentation (``…EXAMPLE…``); URLs with a password on documentation
 
 Obfuscation: before matching, invisible characters (Unicode format characters and the default
 ignorable code points: zero-width, bidi controls, soft hyphen, variation selectors, tag
-characters, Hangul fillers) are deleted and the text is NFKC-normalised, so fullwidth letters
-match too. Pure-ASCII text, the common case, skips both steps. Newlines survive both, so line
+characters, Hangul fillers) are deleted, the text is NFKD-normalised and stripped of combining
+marks, so fullwidth and struck-through letters match too, and lookalike letters of other
+scripts are read as Latin inside words that mix scripts (module ``normalise``). Pure-ASCII
+text, the common case, skips these steps. Newlines survive them, so line
 numbers refer to the text as the caller gave it.
 
 Findings: :func:`find_secrets` takes named fields (``summary``, ``tags``, ``body``); pass tags
@@ -43,8 +51,8 @@ Redaction: :func:`redact_secrets` replaces the secret part only (the value of
 otherwise) and returns text without secrets unchanged. When a secret was only visible after
 normalisation, its span is mapped back onto the original text, so the rest keeps its
 invisible and fullwidth characters; in the rare case where character-by-character
-normalisation disagrees with whole-string normalisation (combining sequences), the redacted
-*normalised* text is returned instead.
+normalisation disagrees with whole-string normalisation (the reordering of marks outside the
+stripped blocks), the redacted *normalised* text is returned instead.
 """
 
 from __future__ import annotations
