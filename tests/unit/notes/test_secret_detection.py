@@ -233,3 +233,14 @@ def test_the_forms_of_the_attack_report_are_caught_and_redacted(text: str) -> No
 )
 def test_the_entropy_checks_leave_hex_ids_uuids_and_digests_alone(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+def test_a_key_body_before_its_end_line_is_caught_without_the_begin_line() -> None:
+    body = (
+        "pasted from the old box:\n"
+        "t71uyKRNYDVfeIKVFc14mxcqCd8wHYQmc/9T9Cnt6d7BXD5xyCnbF3wKqLrDEJqc\n"
+        "zFiFbeYZxXn92xnU8Qq2SPM0Dd/6Wau41Scicl8AbOkNHZzV4iaZTyA9iKS/Lyqx\n"
+        "-----END RSA PRIVATE KEY-----\n"
+    )
+    assert [f.kind for f in find_secrets({"body": body})] == ["private key block"]
+    assert "t71uyKRN" not in redact_secrets(body) and "zFiFbeYZ" not in redact_secrets(body)

@@ -354,6 +354,17 @@ def _scan_key_bodies(subject: _Subject) -> Iterator[_Span]:
             yield match.start(), match.end(), "private key block"
 
 
+# The END line of a key whose BEGIN line is missing: the base64 lines before it are the key.
+_KEY_TAIL_RE: Final = _lazy(
+    r"(?:^|(?<=\n))(?:[A-Za-z0-9+/=]{16,}(?:\\n|\r?\n))+-----END[ A-Z0-9]{0,30}PRIVATE KEY-----"
+)
+
+
+def _scan_key_tails(subject: _Subject) -> Iterator[_Span]:
+    for match in _KEY_TAIL_RE().finditer(subject.text):
+        yield match.start(), match.end(), "private key block"
+
+
 # --- a Google service-account key --------------------------------------------------------------
 
 _SERVICE_ACCOUNT_RE: Final = _lazy(r"\"private_key(?:_id)?\"\s*:\s*\"(?P<value>[^\"]{16,})\"")
@@ -367,6 +378,7 @@ def _scan_service_accounts(subject: _Subject) -> Iterator[_Span]:
 PROSE_RULES: Final = (
     _Rule((b"service_account",), _scan_service_accounts),
     _Rule(_KEY_BODY_HINTS, _scan_key_bodies),
+    _Rule((b"PRIVATE KEY-----",), _scan_key_tails),
     _Rule((b"aws", b"akia", b"asia"), _scan_bare_aws_secrets, ignore_case=True),
     _Rule(_KEYWORD_HINTS, _scan_keyword_values, ignore_case=True),
     _Rule(_LOGIN_HINTS, _scan_login_passwords, ignore_case=True),
