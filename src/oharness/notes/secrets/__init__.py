@@ -117,9 +117,23 @@ _RULES: Final[tuple[_Rule, ...]] = (
     _Rule(_ASSIGNMENT_ANCHORS, _scan_assignments, ignore_case=True),
     *PROSE_RULES,
 )
-# A token written backwards starts with its prefix reversed: "_phg" for "ghp_".
-_REVERSED_HINTS: Final = tuple(
-    hint[::-1] for rule in (_RULES[1], *_TOKEN_RULES) for hint in rule.hints if len(hint) >= 3
+# A token written backwards starts with its prefix reversed: "_phg" for "ghp_". A few
+# distinctive reversed prefixes, each a substring search on every scan, so kept short.
+_REVERSED_HINTS: Final = (
+    b"_phg",
+    b"_ohg",
+    b"_shg",
+    b"_tap_buhtig",
+    b"-tapl",
+    b"-ks",
+    b"-bxox",
+    b"-pxox",
+    b"AIKA",
+    b"AISA",
+    b"_evil_",
+    b"_mpn",
+    b"azIA",
+    b"_fh",
 )
 
 
