@@ -126,8 +126,8 @@ _REVERSED_HINTS: Final = (
     b"_tap_buhtig",
     b"-tapl",
     b"-ks",
-    b"-bxox",
-    b"-pxox",
+    b"xox",  # the same backwards: any Slack token (xoxb-, xoxa-, …)
+    b"_tset_",
     b"AIKA",
     b"AISA",
     b"_evil_",
