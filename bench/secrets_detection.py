@@ -1,4 +1,5 @@
-"""Detection rates of the credential check: generated secrets per pattern, false positives.
+"""Detection rates of the credential check: generated secrets per pattern, false positives,
+and the labelled corpus of whole notes (``secrets_corpus``).
 
 Usage::
 
@@ -6,6 +7,11 @@ Usage::
     .venv/bin/python bench/secrets_detection.py --quick    # 200 per pattern, for CI smoke runs
     .venv/bin/python bench/secrets_detection.py --check    # exit 1 above the targets
     .venv/bin/python bench/secrets_detection.py --seed 7   # another draw of the values
+
+The corpus: notes holding a credential in every form ``secrets_corpus`` writes (providers,
+prose, encodings, lookalikes, key bodies, service-account JSON) must be caught in at least
+97 % of cases; of 5,000 ordinary developer notes at most 0.5 % may be refused. Both figures
+are printed; ``--check`` fails below either target.
 
 Each pattern puts a freshly generated value (a random password, hex, base62 or base64 string,
 or a provider token of its documented shape) into a line as people write it, and counts the
@@ -27,10 +33,17 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # secrets_corpus, imported by name
+
+from secrets_corpus import ordinary_notes, secret_notes
+
 from oharness.notes.secrets import find_secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_MISS_RATE = 0.005
+#: The corpus targets (issue: "≥ 97 % of secrets caught, ≤ 0.5 % of ordinary notes refused").
+MIN_CAUGHT = 0.97
+MAX_REFUSED = 0.005
 
 Generator = Callable[[random.Random], str]
 
@@ -129,10 +142,18 @@ def corpus() -> Iterator[tuple[str, str]]:
     for line in (ROOT / "tests/data/secrets/negatives.txt").read_text("utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             yield "negatives.txt", _unescape(line)
-    skip = {"secrets", "test_secrets", "secrets_detection", "secrets_bench", "test_safety"}
+    skip = {
+        "secrets",
+        "test_secrets",
+        "secrets_detection",
+        "secrets_bench",
+        "secrets_corpus",
+        "test_safety",
+    }
     for folder, pattern in (("src", "*.py"), ("docs", "*.md"), ("bench", "*.py")):
         for path in sorted((ROOT / folder).rglob(pattern)):
-            if not skip.intersection(path.parts) and path.stem not in skip:
+            parts = path.relative_to(ROOT).parts
+            if not skip.intersection(parts) and path.stem not in skip:
                 yield str(path.relative_to(ROOT)), path.read_text("utf-8")
     for path in sorted((ROOT.parent / "shared" / "spec").glob("*.md")):
         yield f"spec/{path.name}", path.read_text("utf-8")
@@ -148,7 +169,7 @@ def corpus() -> Iterator[tuple[str, str]]:
 
 # Files that hold a real credential-shaped literal on purpose (the signing secret of a
 # benchmark's own sync server): reporting it is right, so they are not part of the corpus.
-HOLDS_A_SECRET = {"bench/sync_server.py", "bench/sync_traffic.py"}
+HOLDS_A_SECRET = {"bench/_support.py", "bench/sync_server.py", "bench/sync_traffic.py"}
 
 
 def false_positives() -> tuple[int, int, list[str]]:
@@ -163,6 +184,47 @@ def false_positives() -> tuple[int, int, list[str]]:
         for finding in find_secrets({"body": text}):
             found.append(f"{source}: {finding.describe()}")
     return pieces, characters, found
+
+
+class CorpusFigures:
+    """What the labelled corpus measured: caught and refused rates, misses per form."""
+
+    def __init__(self, seed: int, per_form: int, ordinary: int) -> None:
+        secrets = secret_notes(seed, per_form)
+        self.missed: dict[str, int] = {}
+        self.totals: dict[str, int] = {}
+        for form, text in secrets:
+            self.totals[form] = self.totals.get(form, 0) + 1
+            if not find_secrets({"body": text}):
+                self.missed[form] = self.missed.get(form, 0) + 1
+        self.secrets = len(secrets)
+        notes = ordinary_notes(seed, ordinary)
+        self.ordinary = len(notes)
+        self.refused = [note for note in notes if find_secrets({"body": note})]
+
+    @property
+    def caught_rate(self) -> float:
+        return 1 - sum(self.missed.values()) / self.secrets
+
+    @property
+    def refused_rate(self) -> float:
+        return len(self.refused) / self.ordinary
+
+    def passed(self) -> bool:
+        return self.caught_rate >= MIN_CAUGHT and self.refused_rate <= MAX_REFUSED
+
+
+def print_corpus(figures: CorpusFigures) -> None:
+    """The two corpus figures, the misses per form and a few refused notes."""
+    print(
+        f"corpus: {figures.caught_rate:.2%} of {figures.secrets} secret notes caught "
+        f"(target >= {MIN_CAUGHT:.0%}); {figures.refused_rate:.2%} of {figures.ordinary} "
+        f"ordinary notes refused (target <= {MAX_REFUSED:.1%})"
+    )
+    for form, misses in sorted(figures.missed.items()):
+        print(f"  missed {form:<26} {misses:>4} of {figures.totals[form]}")
+    for note in figures.refused[:5]:
+        print(f"  refused: {note[:100]!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"false positives: {len(found)} in {pieces} pieces ({characters:,} characters)")
     for line in found[:20]:
         print(f"  {line}")
-    failed = worst > MAX_MISS_RATE or bool(found)
+    figures = CorpusFigures(args.seed, 20 if args.quick else 60, 5000)
+    print_corpus(figures)
+    failed = worst > MAX_MISS_RATE or bool(found) or not figures.passed()
     return 1 if args.check and failed else 0
 
 

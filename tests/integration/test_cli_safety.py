@@ -341,3 +341,20 @@ def test_doctor_names_an_invisible_character_written_into_a_summary_or_tag_by_ha
     assert finding["problem"] is True and "\u202e" not in result.stdout
     # The note still loads, shown escaped.
     assert "Deploy \\u202enotes" in cli.run("memory", "list").stdout
+
+
+@pytest.mark.parametrize(
+    ("body", "secret"),
+    [
+        ("The AWS secret for CI is 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko", "9dF3kLm2Qx7Rt"),
+        ("Bob's password is correcthorsebatterystaple42", "batterystaple42"),
+        ("token &#103;&#104;&#112;&#95;R8kT2mQ9vLp4Zt7RwY3nB6cDxF1hJ5sA0gUe", "R8kT2mQ9vLp4Zt7"),
+    ],
+    ids=["bare AWS secret", "prose password", "HTML entities"],
+)
+def test_remember_refuses_the_credentials_of_the_attack_report(
+    cli: Cli, project_dir: Path, body: str, secret: str
+) -> None:
+    line = cli.refused("memory", "remember", "-s", "CI notes", "-b", body)
+    assert "credential" in line and secret not in line
+    assert not list((project_dir / "MEMORY").glob("*.md"))

@@ -42,6 +42,8 @@ def count_user_turns(turns: Sequence[Turn]) -> int:
 
 
 def _shorten(text: str, limit: int) -> str:
+    # Credentials go before the cut: half a token left at the edge would not be recognised.
+    text = redact_secrets(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from oharness.notes.quoting import quote, quote_attribute
-from oharness.notes.secrets import redact_for_model
+from oharness.notes.secrets import MODEL_MARKER, redact_for_model, redact_secrets
 from oharness.notes.store import StoredNote
 from oharness.tools.scope_recall import MemoryRecall, NoteKey
 from oharness.types import Scope
@@ -116,11 +116,14 @@ def _render(
     )
     if note.tags:
         head += f"Tags: {quote(', '.join(note.tags))}\n"
-    body = note.body if note.body.endswith("\n") or not note.body else note.body + "\n"
+    # Credentials go before the body is cut: a cut through one would leave half of it
+    # unrecognised (the whole block is scanned again below).
+    whole = redact_secrets(note.body, MODEL_MARKER)
+    body = whole if whole.endswith("\n") or not whole else whole + "\n"
     cut = False
     if body_room is not None:
         body, cut = _cut_body(body, body_room)
-    left = len(note.body) - len(body)
+    left = len(whole) - len(body)
     body = quote(body)
     if cut:
         body += f'[… {left} more characters: memory(id="{note.id}") reads the whole note]\n'

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oharness.errors import OHarnessError
+from oharness.notes.secrets import MODEL_MARKER, redact_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.settings import RecallSettings
 from oharness.tools.usage import UsageLog
@@ -73,6 +74,8 @@ def snippet(body: str, query: str, limit: int = SNIPPET_CHARS) -> str:
         (line for line in lines if any(word in line.casefold() for word in words)),
         lines[0] if lines else "",
     )
+    # Redacted before it is shortened: a cut through a credential would hide it from the scan.
+    chosen = redact_secrets(chosen, MODEL_MARKER)
     return chosen if len(chosen) <= limit else chosen[: limit - 1].rstrip() + "…"
 
 

@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.integration.bridges.runner import OHARNESS, ok
 
 from oharness.tools.definitions import tool_definitions
+from oharness.tools.workspace import open_workspace
 
 Elicit = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 
@@ -202,3 +203,35 @@ def test_a_broken_configuration_never_stalls_start_up_and_every_call_says_why(
     error = _data(called)["error"]
     assert "config.json" in error["message"]
     assert "oharness mcp: error:" in errors.read_text() and "config.json" in errors.read_text()
+
+
+def test_remember_refuses_and_memory_redacts_the_forms_of_the_attack_report(
+    home: Path, project: Path
+) -> None:
+    aws_secret = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
+    reversed_token = "eUg0As5Jh1FxDc6Bn3YwR7tZ4pLv9Qm2Tk8R_phg"
+
+    # A hand-written note holding one, written before the server starts.
+    saved = open_workspace(project, home, register=True).service.remember(
+        "CI deploy credentials", "In the team vault."
+    )
+    path = Path(saved.path)
+    path.write_text(path.read_text("utf-8") + f"AWS secret for CI: {aws_secret}\n", "utf-8")
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        refused = [
+            await session.call_tool("remember", {"summary": "CI", "body": text})
+            for text in (f"The AWS secret for CI is {aws_secret}", f"backwards: {reversed_token}")
+        ]
+        read = await session.call_tool("memory", {"id": saved.id})
+        found = await session.call_tool("memory", {"query": "AWS secret for CI"})
+        return {"refused": refused, "read": read, "found": found}
+
+    out = _session(home, project)(body)
+    for result in out["refused"]:
+        text = result.content[0].text
+        assert result.is_error is True and "credential" in text
+        assert aws_secret[:12] not in text and reversed_token[:12] not in text
+    read, found = out["read"].content[0].text, out["found"].content[0].text
+    assert aws_secret[:12] not in read and "credential removed" in read
+    assert aws_secret[:12] not in found

@@ -16,6 +16,8 @@ import pytest
 from cliworld import OHARNESS, LimitingProxy, Machine, Server, Storage, machines, token_for
 
 GITHUB_TOKEN = "ghp_" + "Zx9Q2mL7vR4tK8wB3nH6jC1pD5sF0gY2aE7u"
+AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
+SLACK_WEBHOOK = "hooks.slack.com/services/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"
 
 
 @pytest.fixture(params=["file", "s3"])
@@ -72,6 +74,9 @@ def test_unsyncable_and_credential_notes_are_named_and_everything_else_syncs(
     a, b, _ = trio
     a.write("plain-1", "an ordinary note\n")
     a.write("secret-1", f"the deploy token is {GITHUB_TOKEN}\n")
+    # Forms of the attack report, hand-written: a bare AWS secret and a Slack webhook.
+    a.write("secret-2", f"The AWS secret for CI is {AWS_SECRET}\n")
+    a.write("secret-3", f"alerts: {SLACK_WEBHOOK}\n")
     (a.notes / "broken-1.md").write_text('---\n{"id": "broken-1", "summ\n', encoding="utf-8")
     result = a.run("sync", "now")
     assert result.returncode == 1
@@ -83,9 +88,12 @@ def test_unsyncable_and_credential_notes_are_named_and_everything_else_syncs(
     status = a.status()["project"]
     named = {item["file"]: item["code"] for item in status["noteErrors"]}
     assert named["secret-1.md"] == "credential" and "broken-1.md" in named
-    assert GITHUB_TOKEN not in a.ok("sync", "status")
+    assert named["secret-2.md"] == named["secret-3.md"] == "credential"
+    shown = a.ok("sync", "status")
     stored = server.storage.keys()
-    assert not any(GITHUB_TOKEN.encode() in data for data in stored.values())
+    for secret in (GITHUB_TOKEN, AWS_SECRET, SLACK_WEBHOOK.rsplit("/", 1)[1]):
+        assert secret not in shown
+        assert not any(secret.encode() in data for data in stored.values())
     assert any(b"an ordinary note" in data for data in stored.values())
     b.ok("sync", "now")
     assert set(b.files()) == {"plain-1.md"}

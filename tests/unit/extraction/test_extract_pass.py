@@ -364,3 +364,23 @@ def test_a_stretch_read_twice_writes_its_notes_once(workspace: Workspace, extrac
     second = extract(answer)
     assert len(first.written) == 1 and second.written == []
     assert len(workspace.service.all_notes()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "secret"),
+    [
+        ("Staging: log in as root with hunter2hunter2!", "hunter2hunter2"),
+        (
+            "CI token, encoded: Z2hwX1I4a1QybVE5dkxwNFp0N1J3WTNuQjZjRHhGMWhKNXNBMGdVZQ==",
+            "Z2hwX1I4a1QybVE5dkxwNFp0",
+        ),
+        ("The AWS secret for CI is 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko", "9dF3kLm2Qx7Rt"),
+    ],
+    ids=["prose password", "base64 token", "bare AWS secret"],
+)
+def test_extraction_keeps_no_credential_of_the_attack_report(
+    workspace: Workspace, extract: Extract, body: str, secret: str
+) -> None:
+    extract({"new": [note("Staging access", body)]})
+    for path in workspace.service.store("project").directory.iterdir():
+        assert secret not in path.read_text(encoding="utf-8", errors="replace")

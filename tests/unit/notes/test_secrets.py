@@ -141,7 +141,7 @@ def test_corpus_is_broad() -> None:
         "GitLab token",
         "Slack token",
         "OpenAI/Anthropic API key",
-        "Stripe live key",
+        "Stripe key",
         "Google API key",
         "JWT",
         "Bearer token",
@@ -266,11 +266,11 @@ def test_redaction_maps_an_obfuscated_secret_back_onto_the_original_text() -> No
     assert redact_secrets(text) == f"令牌：{MARKER}（已撤销）\u200d"
 
 
-def test_redaction_falls_back_to_normalised_text_when_offsets_cannot_be_mapped() -> None:
-    # "e" + combining acute composes to "é" only when the whole string is normalised, so
-    # character-by-character offsets disagree with what was scanned.
+def test_redaction_keeps_combining_sequences_around_the_secret() -> None:
+    # Decomposition (NFKD) and the removal of combining marks work character by character,
+    # so a decomposed "é" before the token maps back and stays as it was written.
     text = f"Cafe\u0301\u200b: {GITHUB_TOKEN[:8]}\u200b{GITHUB_TOKEN[8:]}"
-    assert redact_secrets(text) == f"Café: {MARKER}"
+    assert redact_secrets(text) == f"Cafe\u0301\u200b: {MARKER}"
 
 
 # --- obfuscation --------------------------------------------------------------------------------

@@ -263,3 +263,29 @@ def test_tools_take_scope_prefixed_ids_as_the_index_prints_them(workspace: Works
     assert "'memory' (no arguments)" in wrong["error"]["message"]
     forgotten = call_tool(workspace.service, "forget", {"id": f"user:{note.id}"})
     assert forgotten["id"] == note.id and workspace.service.all_notes() == []
+
+
+AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
+
+
+def test_a_credential_is_redacted_before_the_body_or_snippet_is_cut(workspace: Workspace) -> None:
+    from oharness.notes.secrets import MODEL_MARKER
+    from oharness.tools.attach import render_note
+    from oharness.tools.scope_recall import snippet
+
+    note = workspace.service.remember("CI notes", "Deploys run from CI.")
+    path = Path(note.path)
+    # One long line: the cut falls inside the secret, whose first half alone is no credential.
+    line = "The AWS secret for CI is " + AWS_SECRET + " and it rotates yearly."
+    cut_at = line.index(AWS_SECRET) + 20
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("Deploys run from CI.", line), encoding="utf-8"
+    )
+    store = workspace.service.store("project")
+    store.refresh(full=True)
+    stored = store.get(note.id)
+    assert stored is not None
+    block, cut = render_note(stored, cut_at, lambda _target: None)
+    assert cut and AWS_SECRET[:12] not in block
+    shown = snippet(stored.note.body, "AWS secret", limit=cut_at)
+    assert AWS_SECRET[:12] not in shown and MODEL_MARKER[:11] in shown

@@ -20,8 +20,14 @@ on its prose and code corpus. The provider formats above are caught whatever the
 The value heuristics live in ``values``, normalisation in ``normalise``, the token rules in
 ``rules``.
 
-Deliberately *not* detected: a bare 40-character base64 string (an AWS secret key is recognised
-only after its key name or its access key id, because the bare shape is ordinary base64); git
+Prose and pasted forms (module ``prose``): a value after a credential word in the same
+sentence, a password after "log in … with", a bare AWS secret key in a note naming AWS or
+holding an access key id, a key body without its BEGIN line, a service-account key. Encoded
+forms (module ``decoded``): base64 runs, HTML entities, percent-encoding, escapes and reversed
+tokens are decoded and scanned as well; a finding there covers the encoded characters.
+
+Deliberately *not* detected: a bare 40-character base64 string with no mention of AWS (the bare
+shape is ordinary base64), nor base64 that decodes to text; git
 SHAs, UUIDs and hex digests on their own; ``data:`` URIs with base64 images (content, not
 credentials; the token formats need characters or word boundaries that base64 data lacks); a
 private-key header with no key material after it (prose about keys); the placeholder keys of
@@ -30,8 +36,10 @@ the AWS documentation (``…EXAMPLE…``); URLs with a password on documentation
 
 Obfuscation: before matching, invisible characters (Unicode format characters and the default
 ignorable code points: zero-width, bidi controls, soft hyphen, variation selectors, tag
-characters, Hangul fillers) are deleted and the text is NFKC-normalised, so fullwidth letters
-match too. Pure-ASCII text, the common case, skips both steps. Newlines survive both, so line
+characters, Hangul fillers) are deleted, the text is NFKD-normalised and stripped of combining
+marks, so fullwidth and struck-through letters match too, and lookalike letters of other
+scripts are read as Latin inside words that mix scripts (module ``normalise``). Pure-ASCII
+text, the common case, skips these steps. Newlines survive them, so line
 numbers refer to the text as the caller gave it.
 
 Findings: :func:`find_secrets` takes named fields (``summary``, ``tags``, ``body``); pass tags
@@ -43,8 +51,8 @@ Redaction: :func:`redact_secrets` replaces the secret part only (the value of
 otherwise) and returns text without secrets unchanged. When a secret was only visible after
 normalisation, its span is mapped back onto the original text, so the rest keeps its
 invisible and fullwidth characters; in the rare case where character-by-character
-normalisation disagrees with whole-string normalisation (combining sequences), the redacted
-*normalised* text is returned instead.
+normalisation disagrees with whole-string normalisation (the reordering of marks outside the
+stripped blocks), the redacted *normalised* text is returned instead.
 """
 
 from __future__ import annotations
@@ -56,7 +64,9 @@ from typing import Final
 from oharness.errors import SecretError
 from oharness.notes.invisible import escape_invisible
 from oharness.notes.secrets.assignments import _ASSIGNMENT_ANCHORS, _scan_assignments
-from oharness.notes.secrets.normalise import _normalise, _normalise_with_offsets
+from oharness.notes.secrets.decoded import decoded_views
+from oharness.notes.secrets.normalise import _COMBINING_RE, _normalise, _normalise_with_offsets
+from oharness.notes.secrets.prose import PROSE_RULES
 from oharness.notes.secrets.rules import (
     _AWS_PREFIXES,
     _PRIVATE_KEY_RULE,
@@ -105,20 +115,65 @@ _RULES: Final[tuple[_Rule, ...]] = (
     _Rule((b"basic",), _scan_basic_credentials, ignore_case=True),
     _Rule((b"bearer",), _scan_bearer_tokens, ignore_case=True),
     _Rule(_ASSIGNMENT_ANCHORS, _scan_assignments, ignore_case=True),
+    *PROSE_RULES,
+)
+# A token written backwards starts with its prefix reversed: "_phg" for "ghp_". A few
+# distinctive reversed prefixes, each a substring search on every scan, so kept short.
+_REVERSED_HINTS: Final = (
+    b"_phg",
+    b"_ohg",
+    b"_shg",
+    b"_tap_buhtig",
+    b"-tapl",
+    b"-ks",
+    b"xox",  # the same backwards: any Slack token (xoxb-, xoxa-, …)
+    b"_tset_",
+    b"AIKA",
+    b"AISA",
+    b"_evil_",
+    b"_mpn",
+    b"azIA",
+    b"_fh",
 )
 
 
-def _scan(text: str) -> list[_Span]:
-    """Secret spans in already-normalised ``text``, sorted by position, never overlapping."""
-    subject = _Subject(text)
-    kept: list[_Span] = []
+def _keep(kept: list[_Span], span: _Span) -> None:
+    if all(span[1] <= other[0] or span[0] >= other[1] for other in kept):
+        kept.append(span)
+
+
+def _keep_union(kept: list[_Span], span: _Span) -> None:
+    """Keep ``span``, merged with the spans it overlaps (the kind of the first found)."""
+    start, end, kind = span
+    for other in [other for other in kept if start < other[1] and end > other[0]]:
+        kept.remove(other)
+        start, end, kind = min(start, other[0]), max(end, other[1]), other[2]
+    kept.append((start, end, kind))
+
+
+def _scan_subject(subject: _Subject, kept: list[_Span]) -> None:
     for rule in _RULES:
         haystack = subject.lowered if rule.ignore_case else subject.exact
         if not any(map(haystack.__contains__, rule.hints)):
             continue
         for span in rule.scan(subject):
-            if all(span[1] <= other[0] or span[0] >= other[1] for other in kept):
-                kept.append(span)
+            _keep(kept, span)
+
+
+def _scan(text: str) -> list[_Span]:
+    """Secret spans in already-normalised ``text``, sorted by position, never overlapping.
+
+    The text as written first, then what its encodings hide (module ``decoded``): a finding
+    there covers the encoded characters it came from.
+    """
+    subject = _Subject(text)
+    kept: list[_Span] = []
+    _scan_subject(subject, kept)
+    for view in decoded_views(text, subject.exact, _REVERSED_HINTS):
+        found: list[_Span] = []
+        _scan_subject(_Subject(view.text), found)
+        for start, end, kind in found:
+            _keep_union(kept, (*view.source_span(start, end), f"{kind} ({view.label})"))
     kept.sort()
     return kept
 
@@ -169,6 +224,13 @@ def check_no_secrets(fields: Mapping[str, str]) -> None:
     )
 
 
+def _past_marks(text: str, end: int) -> int:
+    """``end`` moved past the combining marks that decorate the character before it."""
+    while end < len(text) and _COMBINING_RE().match(text, end):
+        end += 1
+    return end
+
+
 def redact_secrets(text: str, replacement: str = "[REDACTED]") -> str:
     """``text`` with each detected secret replaced by ``replacement`` (see the module notes)."""
     normalised = _normalise(text)
@@ -180,7 +242,10 @@ def redact_secrets(text: str, replacement: str = "[REDACTED]") -> str:
     mapped, offsets = _normalise_with_offsets(text)
     if mapped != normalised:
         return _replace_spans(normalised, spans, replacement)
-    original_spans = [(offsets[start], offsets[end - 1] + 1, kind) for start, end, kind in spans]
+    original_spans = [
+        (offsets[start], _past_marks(text, offsets[end - 1] + 1), kind)
+        for start, end, kind in spans
+    ]
     return _replace_spans(text, original_spans, replacement)
 
 

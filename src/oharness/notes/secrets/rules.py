@@ -153,21 +153,39 @@ _TOKEN_RULES: Final = (
     ),
     _pattern_rule(
         "Slack webhook URL",
-        ("https://hooks.slack.com/",),
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}",
+        ("https://hooks.slack.com/", "http://hooks.slack.com/", "hooks.slack.com/"),
+        r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}",
+        lambda url: _plausible_token_body(url.rsplit("/", 1)[1]),
+    ),
+    _pattern_rule(
+        "Discord webhook URL",
+        ("https://discord.com/api/webhooks/", "/api/webhooks/"),
+        r"(?:https://discord\.com)?/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_\-]{60,68}",
         lambda url: _plausible_token_body(url.rsplit("/", 1)[1]),
     ),
     _pattern_rule(
         "Slack token",
         ("xox",),
-        _B + r"xox[abposr]-[0-9]+-[A-Za-z0-9\-]{8,255}",
-        _body_after(5),
+        _B + r"xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,255}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,}",
+        lambda token: _plausible_token_body(token.rsplit("-", 1)[1]),
     ),
     _pattern_rule(
-        "Stripe live key",
-        ("sk_live_", "rk_live_"),
-        _B + r"(?:sk|rk)_live_[A-Za-z0-9]{20,255}" + _E,
-        _body_after(8),
+        "Stripe key",
+        ("sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"),
+        _B + r"(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,255}|whsec_[A-Za-z0-9+/=]{24,})" + _E,
+        lambda token: _plausible_token_body(token.rsplit("_", 1)[1]),
+    ),
+    _pattern_rule(
+        "Google OAuth secret",
+        ("GOCSPX-", "ya29.", "1//0"),
+        _B + r"(?:GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[A-Za-z0-9_\-]{30,}|1//0[A-Za-z0-9_\-]{40,})",
+        lambda token: _plausible_token_body(token[5:]),
+    ),
+    _pattern_rule(
+        "Shopify or DigitalOcean token",
+        ("shpat_", "shpss_", "shpca_", "shppa_", "dop_v1_", "doo_v1_"),
+        _B + r"(?:shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|do[op]_v1_[a-f0-9]{64})" + _E,
+        _body_after(6),
     ),
     _pattern_rule(
         "OpenAI/Anthropic API key", ("sk-",), _B + r"sk-[A-Za-z0-9_\-]{20,255}", _openai_ok
