@@ -49,6 +49,20 @@ class HomeLayout:
         return self.home / "sessions"
 
     @property
+    def used_projects_dir(self) -> Path:
+        """One mark per project folder this machine used (:mod:`oharness.project.used`)."""
+        return self.home / "projects-used"
+
+    @property
+    def sync_dir(self) -> Path:
+        """Sync state, one folder per scope key (:mod:`oharness.sync.ancestor`)."""
+        return self.home / "memory-sync"
+
+    def conflicts_dir(self, scope_key: str) -> Path:
+        """The open sync conflicts of one scope (one ``<note id>.json`` each)."""
+        return self.sync_dir / scope_key_digest(scope_key) / "conflicts"
+
+    @property
     def config_file(self) -> Path:
         return self.home / "config.json"
 

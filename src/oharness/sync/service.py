@@ -129,7 +129,7 @@ class SyncService:
         self.on_request = on_request
 
     def base(self, target: SyncTarget) -> AncestorStore:
-        return AncestorStore(self.home.home / "memory-sync", target.scope_key)
+        return AncestorStore(self.home.sync_dir, target.scope_key)
 
     # ---- one pass ------------------------------------------------------------------------
 
@@ -340,14 +340,18 @@ class SyncService:
 
     def status(self, target: SyncTarget) -> dict[str, Any]:
         """The 07.7 status of one scope."""
-        base = self.base(target)
+        return self.status_of(target.scope, target.scope_key)
+
+    def status_of(self, scope: Scope, scope_key: str) -> dict[str, Any]:
+        """The 07.7 status of the scope ``scope_key`` (its folder need not be open)."""
+        base = AncestorStore(self.home.sync_dir, scope_key)
         saved = base.load_status()
-        bound = self.settings.target(target.scope_key)
+        bound = self.settings.target(scope_key)
         account = _dict(saved.get("account"))
         last_pass = _dict(saved.get("lastPass"))
         return {
-            "scope": target.scope,
-            "key": target.scope_key,
+            "scope": scope,
+            "key": scope_key,
             "enabled": bound.enabled,
             "account": bound.user_id,
             "origin": bound.origin,

@@ -24,6 +24,7 @@ from oharness.project.identity import (
     resolve_memory_dir,
 )
 from oharness.project.paths import HomeLayout, secure_home, stable_scope_key
+from oharness.project.used import mark_used
 from oharness.settings import MemorySettings, Settings
 from oharness.tools.prompt import render_index
 from oharness.tools.scope_recall import MemoryRecall
@@ -145,6 +146,8 @@ def open_workspace(
         backups_unavailable=opened.backups_problem(),
     )
     opened.warn_unloaded(service)
+    if project is not None and project.identity is not None and home_problem is None:
+        mark_used(layout, project.root, project.identity.id)  # the daemon syncs it from now on
     return Workspace(layout, settings, project, service, opened.warnings)
 
 
