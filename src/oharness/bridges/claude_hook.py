@@ -52,12 +52,11 @@ def _split_key(key: str) -> tuple[Any, str]:
 
 def library_index(home: str, start: str) -> str:
     """The Memory section (guidance and one line per note) for the project at ``start``."""
-    from oharness.tools.prompt import render_index
     from oharness.tools.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
     try:
-        return render_index(workspace.service.all_notes(), workspace.settings.memory.index_chars)
+        return workspace.memory_index()
     finally:
         workspace.close()
 

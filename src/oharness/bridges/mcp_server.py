@@ -190,7 +190,11 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
 
     def index_text() -> str:
         opened = workspace()
-        return render_index(opened.service.all_notes(), opened.settings.memory.index_chars)
+        return render_index(
+            opened.service.all_notes(),
+            opened.settings.memory.index_chars,
+            opened.service.waiting_conflicts(),
+        )
 
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from oharness.errors import OHarnessError
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.settings import RecallSettings
+from oharness.tools.conflict_marks import waiting_conflicts
 from oharness.tools.usage import UsageLog
 from oharness.types import SCOPES, Clock, Scope
 
@@ -88,8 +89,10 @@ class MemoryRecall:
         clock: Clock,
         cache_dir: Path | None = None,
         usage: UsageLog | None = None,
+        conflict_dirs: Mapping[Scope, Path] | None = None,
     ) -> None:
         self._stores = dict(stores)
+        self._conflict_dirs = dict(conflict_dirs or {})
         self.settings = settings
         self._scope_keys = dict(scope_keys)
         self._clock = clock
@@ -101,6 +104,10 @@ class MemoryRecall:
         self._indexed: dict[NoteKey, StoredNote | None] = {}
         self._unsaved = 0
         self._lock = threading.RLock()
+
+    def waiting_conflicts(self) -> frozenset[NoteKey]:
+        """The notes with a sync conflict waiting (marked in the recall block)."""
+        return waiting_conflicts(self._conflict_dirs)
 
     # ---- keeping the index in step ---------------------------------------------------------
 

@@ -69,7 +69,11 @@ class Workspace:
 
     def memory_index(self) -> str:
         """The Memory section of the system prompt, as a model sees it."""
-        return render_index(self.service.all_notes(), self.settings.memory.index_chars)
+        return render_index(
+            self.service.all_notes(),
+            self.settings.memory.index_chars,
+            self.service.waiting_conflicts(),
+        )
 
     def close(self) -> None:
         """Save derived state worth keeping (the recall cache, when enough changed)."""
@@ -240,7 +244,11 @@ class _Opening:
             )
             store = self.store(project.memory_dir, "project", lock_path)
             key = stable_scope_key("project", project.identity.id)
-            self.scopes["project"] = ScopeHandle(store, key)
+            self.scopes["project"] = ScopeHandle(store, key, self.conflicts_dir(key))
+
+    def conflicts_dir(self, scope_key: str) -> Path | None:
+        """Where sync records this scope's conflicts (none without a usable home)."""
+        return self.layout.conflicts_dir(scope_key) if self.home_problem is None else None
 
     def add_user_scope(self) -> BackupStore | None:
         """The user scope and the backups, both in the home (None when it is unusable)."""
@@ -256,7 +264,8 @@ class _Opening:
             return None
         folder = layout.user_memory_dir
         store = self.store(folder, "user", layout.lock_path_for(folder))
-        self.scopes["user"] = ScopeHandle(store, stable_scope_key("user", None))
+        key = stable_scope_key("user", None)
+        self.scopes["user"] = ScopeHandle(store, key, self.conflicts_dir(key))
         return BackupStore(layout.backups_dir, clock=self.clock)
 
     def backups_problem(self) -> str | None:
@@ -274,6 +283,11 @@ class _Opening:
             {scope: handle.store for scope, handle in self.scopes.items()},
             self.memory.recall,
             scope_keys={scope: handle.key for scope, handle in self.scopes.items()},
+            conflict_dirs={
+                scope: handle.conflicts
+                for scope, handle in self.scopes.items()
+                if handle.conflicts is not None
+            },
             clock=self.clock,
             cache_dir=self.layout.cache_dir if usable else None,
             usage=UsageLog(self.layout.usage_dir, clock=self.clock) if usable else None,
