@@ -225,6 +225,8 @@ class DaemonSync:
             self._abort_requests()
         if self._switch_on != was_on and not self._stopping.is_set():  # flipped elsewhere
             self._publish_status("switched_on" if self._switch_on else "switched_off")
+            if self._switch_on:
+                self.loop.wake()  # the loop sleeps while off: the waiting writes go now
         signed_in = self._signed_in_now()
         with self._lock:
             if signed_in and not self._signed_in:
