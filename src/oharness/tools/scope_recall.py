@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from oharness.errors import OHarnessError
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.settings import RecallSettings
-from oharness.tools.conflict_marks import waiting_conflicts
+from oharness.tools.conflict_marks import WAITING, waiting_conflicts
 from oharness.tools.usage import UsageLog
 from oharness.types import SCOPES, Clock, Scope
 
@@ -50,6 +50,8 @@ class SearchHit:
     summary: str
     score: float
     snippet: str
+    #: A sync conflict waits for this note.
+    conflict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class SearchHit:
             "summary": self.summary,
             "score": round(self.score, 3),
             "snippet": self.snippet,
+            **({"conflict": WAITING} if self.conflict else {}),
         }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -314,7 +314,11 @@ class MemoryService:
             raise ValidationError("query is empty: give words to search for", field="query")
         if limit < 1:
             raise ValidationError("limit must be >= 1", field="limit")
-        return self.recall.search(query, limit)
+        waiting = self.waiting_conflicts()
+        return [
+            replace(hit, conflict=True) if (hit.scope, hit.id) in waiting else hit
+            for hit in self.recall.search(query, limit)
+        ]
 
     def recall_preview(self, message: str, exclude: Iterable[str] = ()) -> RecallOutcome:
         """Exactly what would be attached to ``message`` (nothing recorded; errors raised)."""

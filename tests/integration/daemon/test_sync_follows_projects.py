@@ -189,6 +189,8 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
 
     async def look(session: ClientSession) -> tuple[dict[str, Any], dict[str, Any], str]:
         listing = _data(await session.call_tool("memory", {}))
+        found = _data(await session.call_tool("memory", {"query": "release train"}))
+        listing["found"] = {hit["id"]: hit.get("conflict") for hit in found["results"]}
         read = _data(await session.call_tool("memory", {"id": note_id}))
         index = await session.read_resource("oharness://memory/index")  # type: ignore[arg-type]
         text = index.contents[0]
@@ -199,6 +201,7 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
     marked = {item["id"]: item.get("conflict") for item in listing["notes"]}
     assert marked[note_id] == "waiting"
     assert [note for note, mark in marked.items() if mark] == [note_id]
+    assert listing["found"][note_id] == "waiting"
     assert read["conflict"] == "waiting" and "oharness sync resolve" in read["conflictHelp"]
     assert f"({note_id}) [conflict waiting]" in index
     assert "1 note has a sync conflict waiting" in index
