@@ -14,7 +14,8 @@ Rules:
   and every 30 minutes after three hours; any change resets it to 60 s, and the use of a
   directory in that long backoff (``touch``) brings its next check within 60 s;
 - user notes are always checked, a project's notes only while it is in use (``touch``) and for
-  30 minutes after (a write to them is still uploaded);
+  30 minutes after (a write to them is still uploaded) — unless the timing follows projects:
+  the daemon's (:data:`FOLLOW_TIMING`) checks every directory every 20 s, no backoff;
 - a token bucket of about 20 requests a minute is shared by every directory;
 - a 429 pauses every directory until its deadline; transient failures (``unavailable``,
   ``network``) are retried after 60 s; other errors wait for the next regular check;
