@@ -210,6 +210,8 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
     start = _hook(b, "session-start", {**session, "hook_event_name": "SessionStart"})
     assert "1 note has a sync conflict waiting" in start
     assert "oharness sync resolve ID --keep local|cloud|both" in start
+    page = json.loads((b.home / "daemon.json").read_text(encoding="utf-8"))["url"]
+    assert f"{page}/memory/conflicts?workspace=" in start  # B's daemon runs: the page's link
     prompt = {
         **session,
         "hook_event_name": "UserPromptSubmit",
