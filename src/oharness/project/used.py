@@ -7,7 +7,9 @@ it says the same (one ``stat`` on every later open, no daemon call). The daemon'
 sync reads the folder every few seconds and hosts each project it finds, so a note written by
 any interface syncs with no command and no prompt (spec 07.5 as changed for issue 29).
 
-A folder that is gone (or no longer that project) is dropped by the daemon when it looks.
+A folder that is gone (or no longer that project) is dropped by the daemon when it looks, and
+so is a project removed from the daemon with ``DELETE /workspaces/{projectId}`` (until it is
+used again).
 """
 
 from __future__ import annotations
@@ -85,6 +87,11 @@ def used_projects(layout: HomeLayout) -> list[UsedProject]:
         if isinstance(root, str) and isinstance(project_id, str):
             found.append(UsedProject(Path(root), project_id, path))
     return found
+
+
+def forget_folder(layout: HomeLayout, root: Path) -> None:
+    """Stop following the project at ``root`` until something uses it again."""
+    forget_used(UsedProject(root, "", _mark_path(layout, root)))
 
 
 def forget_used(project: UsedProject) -> None:

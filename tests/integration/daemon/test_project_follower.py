@@ -1,5 +1,6 @@
 """The daemon hosts the projects this machine used: gone or unregistered folders lose their
-mark, a second folder of a hosted project is left alone, and a second look adds nothing."""
+mark, a second folder of a hosted project is left alone, a second look adds nothing, and a
+project removed through the API is no longer followed."""
 
 from __future__ import annotations
 
@@ -37,4 +38,9 @@ def test_every_project_used_here_is_hosted_once(tmp_path: Path) -> None:
         assert hosted == {(tmp_path / name).resolve() for name in ("project", "other")}
         marked = {used.root.name for used in used_projects(HomeLayout(home))}
         assert marked == {"project", "other", "clone"}
+        assert follower.follow() == []
+        other = next(h for h in daemon.state.registry.all() if h.root.name == "other")
+        with daemon.client() as http:  # removed by hand: no longer followed
+            assert http.delete(f"/workspaces/{other.project_id}").status_code == 200
+        assert "other" not in {used.root.name for used in used_projects(HomeLayout(home))}
         assert follower.follow() == []
