@@ -30,14 +30,13 @@ from starlette.testclient import TestClient
 from oharness.errors import StorageUnavailable, SyncError
 from oharness.fsio import set_fault_hook
 from oharness.notes.format import Note
-from oharness.project.paths import HomeLayout, stable_scope_key
+from oharness.project.paths import HomeLayout, folder_state_key, stable_scope_key
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
-from oharness.sync.replicas import folder_state_key
 from oharness.sync.resolve import ConflictResolver
 from oharness.sync.scope_sync import PassResult, ScopeSync
 from oharness.sync.service import SyncService, SyncTarget, sync_targets

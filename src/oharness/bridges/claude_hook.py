@@ -13,9 +13,11 @@ which imports this module only when no daemon answers.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from oharness.bridges.prompt_hook import (
     MAX_SESSIONS,
@@ -51,15 +53,36 @@ def _split_key(key: str) -> tuple[Any, str]:
 
 
 def library_index(home: str, start: str) -> str:
-    """The Memory section (guidance and one line per note) for the project at ``start``."""
-    from oharness.tools.prompt import render_index
+    """The Memory section (guidance and one line per note) for the project at ``start``; with
+    sync conflicts waiting and a daemon running, the Memory page's link to them too."""
     from oharness.tools.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
     try:
-        return render_index(workspace.service.all_notes(), workspace.settings.memory.index_chars)
+        index = workspace.memory_index()
+        if not workspace.service.waiting_conflicts():
+            return index
+        project = workspace.project
+        identity = project.identity if project is not None else None
+        link = conflicts_page(Path(home), identity.id if identity is not None else None)
+        if link is None:
+            return index
+        return f"{index}\nThe Memory page shows each conflict's versions side by side: {link}"
     finally:
         workspace.close()
+
+
+def conflicts_page(home: Path, project_id: str | None) -> str | None:
+    """The Memory page's Conflicts section of the daemon running for ``home`` (None: none)."""
+    try:
+        info = json.loads((home / "daemon.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None
+    query = f"?{urlencode({'workspace': project_id})}" if project_id else ""
+    return f"{url.rstrip('/')}/memory/conflicts{query}"
 
 
 def handle_session_start(payload: Mapping[str, Any], home: str) -> str:

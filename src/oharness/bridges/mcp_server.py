@@ -25,7 +25,6 @@ from mcp.server.stdio import stdio_server
 from oharness import __version__
 from oharness.errors import OHarnessError
 from oharness.tools.definitions import call_tool, tool_definitions
-from oharness.tools.prompt import render_index
 from oharness.tools.service import MemoryService
 
 if TYPE_CHECKING:
@@ -189,8 +188,7 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         return _result(call_tool(memory, params.name, arguments))
 
     def index_text() -> str:
-        opened = workspace()
-        return render_index(opened.service.all_notes(), opened.settings.memory.index_chars)
+        return workspace().memory_index()
 
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams

@@ -104,6 +104,7 @@ def serve(
             err=True,
         )
     token = os.environ.get("OHARNESS_TOKEN")
+    check = _check_seconds(os.environ.get(CHECK_VARIABLE))
     options = DaemonOptions(
         home=home,
         start=start,
@@ -113,4 +114,27 @@ def serve(
         small_model=_small_model(home, start),
         dreamer=ReviewDreamer(clock=wall_clock_ms, token=token),
     )
+    if check is not None:
+        options.sync_check_ms = int(check * 1000)
+        options.follow_seconds = min(check, options.follow_seconds)
     DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()
+
+
+#: Seconds between background sync's checks of each folder (default 20; tests shorten it).
+CHECK_VARIABLE = "OHARNESS_DAEMON_SYNC_SECONDS"
+
+
+def _check_seconds(value: str | None) -> float | None:
+    """``OHARNESS_DAEMON_SYNC_SECONDS`` as a number of seconds (None when unset)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0.5 <= seconds <= 3600:
+        raise click.ClickException(
+            f"{CHECK_VARIABLE}={value!r} is not a number of seconds from 0.5 to 3600: fix or "
+            "unset it"
+        )
+    return seconds

@@ -109,6 +109,22 @@ def _print_status(data: dict[str, Any]) -> None:
         if scope.get("planLimits"):
             limits = scope["planLimits"]
             click.echo(f"  free plan: at most {limits.get('maxNotes')} notes")
+    _print_projects(data.get("projects", []))
+
+
+def _print_projects(projects: list[dict[str, Any]]) -> None:
+    """When each project this machine used last synced (the daemon syncs every one)."""
+    if not projects:
+        return
+    click.echo("projects used on this machine (the daemon syncs each):")
+    for project in projects:
+        when = format_time(project["lastSyncedAt"]) if project.get("lastSyncedAt") else "never"
+        line = f"  {project['root']}: last synced {when}"
+        if project.get("conflicts"):
+            line += f", {len(project['conflicts'])} conflicts waiting ('oharness sync conflicts')"
+        if project.get("lastError"):
+            line += f", error: {project['lastError'].get('message')}"
+        click.echo(line)
 
 
 @sync.command()

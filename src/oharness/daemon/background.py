@@ -39,11 +39,13 @@ from oharness.daemon.events import Event, EventBus
 from oharness.daemon.folders import Signature, folder_signature
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
-from oharness.sync.coordinator import SyncCoordinator, SyncLoop, directory_key
+from oharness.sync.coordinator import SyncCoordinator, SyncLoop, SyncTiming, directory_key
 from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)
+#: How often the marks of the projects used on this machine are read (seconds).
+FOLLOW_SECONDS = 15.0
 
 
 class DaemonSync:
@@ -59,6 +61,9 @@ class DaemonSync:
         poll_seconds: float = 1.0,
         transport: httpx2.BaseTransport | None = None,
         signature: Callable[[Path], Signature] = folder_signature,
+        timing: SyncTiming | None = None,
+        follow: Callable[[], object] | None = None,
+        follow_seconds: float = FOLLOW_SECONDS,
     ) -> None:
         workspace = hosted.workspace
         #: A folder walked now (the daemon's folder watch's, so its later ticks agree).
@@ -80,7 +85,11 @@ class DaemonSync:
             http=self._new_http(),
             cancelled=self._switched_off_elsewhere,
         )
-        self.coordinator = SyncCoordinator(self.service, clock=clock)
+        self.coordinator = SyncCoordinator(self.service, clock=clock, timing=timing)
+        #: Hosts the projects this machine used (called every ``follow_seconds`` signed in).
+        self._follow = follow
+        self._follow_seconds = follow_seconds
+        self._followed_at: float | None = None
         self.loop = SyncLoop(self.coordinator, on_report=self._reported)
         self._workspaces: dict[str, DaemonWorkspace] = {}
         self._targets: dict[str, list[SyncTarget]] = {}
@@ -216,6 +225,8 @@ class DaemonSync:
             self._abort_requests()
         if self._switch_on != was_on and not self._stopping.is_set():  # flipped elsewhere
             self._publish_status("switched_on" if self._switch_on else "switched_off")
+            if self._switch_on:
+                self.loop.wake()  # the loop sleeps while off: the waiting writes go now
         signed_in = self._signed_in_now()
         with self._lock:
             if signed_in and not self._signed_in:
@@ -234,7 +245,22 @@ class DaemonSync:
                 if self._signed_in
                 else {}
             )
-            return [target.store.directory for target in self._scheduled.values()]
+            folders = [target.store.directory for target in self._scheduled.values()]
+        self._follow_used(signed_in)
+        return folders
+
+    def _follow_used(self, signed_in: bool) -> None:
+        """Host the projects used on this machine since the last look (signed in only)."""
+        now = time.monotonic()
+        if self._follow is None or not signed_in or self._stopping.is_set():
+            return
+        if self._followed_at is not None and now - self._followed_at < self._follow_seconds:
+            return
+        self._followed_at = now
+        try:
+            self._follow()
+        except Exception:  # the next look tries again
+            log.exception("following the projects used on this machine failed")
 
     def observe(self, signatures: Mapping[Path, Signature]) -> None:
         """A write noted for every scheduled folder whose listing changed."""

@@ -13,6 +13,8 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.page.signin import signed_in
 from oharness.daemon.routes_memory import state_of
 from oharness.daemon.validation import read_object
+from oharness.project.paths import HomeLayout
+from oharness.project.used import forget_folder
 
 
 def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
@@ -88,4 +90,6 @@ def _workspace_routes(router: APIRouter) -> None:
     async def remove_workspace(request: Request, project_id: str) -> Response:
         state = state_of(request)
         hosted = await state.registry.remove(project_id)
+        # Background sync no longer follows it, until something uses the project again.
+        forget_folder(HomeLayout(state.options.home), hosted.root)
         return JSONResponse({"removed": hosted.project_id})

@@ -10,16 +10,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
-from oharness.daemon.background import DaemonSync
+from oharness.daemon.background import FOLLOW_SECONDS, DaemonSync
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.folders import FolderWatch
+from oharness.daemon.following import ProjectFollower
 from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
 from oharness.daemon.notices import FolderNotices
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
+from oharness.sync.coordinator import FOLLOW_CHECK_MS, SyncTiming
 from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
@@ -73,6 +75,10 @@ class DaemonOptions:
     small_model: ChatModel | None = None
     #: Background sync of every hosted folder (off in tests that do not need it).
     background_sync: bool = True
+    #: How often background sync checks each folder for other machines' changes (ms), and
+    #: reads the marks of the projects used on this machine (s).
+    sync_check_ms: int = FOLLOW_CHECK_MS
+    follow_seconds: float = FOLLOW_SECONDS
     #: How often the page's watcher looks for notes written by other processes (0: never).
     watch_seconds: float = 1.0
     #: Walk a hosted folder only when the OS notifies a change in it (False: every look).
@@ -188,12 +194,16 @@ class DaemonState:
         if not default.workspace.user_available:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
+        options = self.options
         sync = DaemonSync(
             default,
             self.bus,
-            clock=self.options.clock,
-            token=self.options.sync_token,
+            clock=options.clock,
+            token=options.sync_token,
             signature=self.folders.signature_now,
+            timing=SyncTiming((options.sync_check_ms,), (), follow_projects=True),
+            follow=ProjectFollower(self.registry, options.home).follow,
+            follow_seconds=options.follow_seconds,
         )
         self.sync = sync
         for hosted in self.registry.all():

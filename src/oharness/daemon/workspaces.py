@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,8 @@ class WorkspaceRegistry:
         self._factory = factory
         self._workspaces: dict[str, DaemonWorkspace] = {}
         self._default: DaemonWorkspace | None = None
+        #: Registration comes from requests and from background sync's thread.
+        self._registering = threading.RLock()
         self.on_added: list[Listener] = []
         self.on_removed: list[Listener] = []
 
@@ -154,7 +157,11 @@ class WorkspaceRegistry:
                 f'{location.root} is not an oharness project yet: send "create": true to '
                 "register it (or run 'oharness project init' there)",
             )
-        hosted = self._factory(location.root)
+        with self._registering:
+            return self._add(location.root)
+
+    def _add(self, root: Path) -> tuple[DaemonWorkspace, bool]:
+        hosted = self._factory(root)
         known = self._workspaces.get(hosted.key)
         if known is not None:
             hosted.workspace.close()

@@ -68,7 +68,9 @@ class AgentMemory:
 
     def system_section(self) -> str:
         """The Memory section of the system prompt, rendered now."""
-        return render_index(self.service.all_notes(), self.index_chars)
+        return render_index(
+            self.service.all_notes(), self.index_chars, self.service.waiting_conflicts()
+        )
 
     @property
     def carried(self) -> frozenset[NoteKey]:

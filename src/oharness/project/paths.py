@@ -49,6 +49,22 @@ class HomeLayout:
         return self.home / "sessions"
 
     @property
+    def used_projects_dir(self) -> Path:
+        """One mark per project folder this machine used (:mod:`oharness.project.used`)."""
+        return self.home / "projects-used"
+
+    @property
+    def sync_dir(self) -> Path:
+        """Sync state, one folder per scope key (:mod:`oharness.sync.ancestor`)."""
+        return self.home / "memory-sync"
+
+    def conflicts_dir(self, scope_key: str, directory: Path) -> Path:
+        """The open sync conflicts of one notes folder (one ``<note id>.json`` each)."""
+        return (
+            self.sync_dir / scope_key_digest(folder_state_key(scope_key, directory)) / "conflicts"
+        )
+
+    @property
     def config_file(self) -> Path:
         return self.home / "config.json"
 
@@ -80,6 +96,14 @@ def stable_scope_key(scope: Scope, project_id: str | None) -> str:
     if not project_id:
         raise ValueError("a project scope key needs the project id")
     return f"project:{project_id}"
+
+
+def folder_state_key(scope_key: str, directory: Path) -> str:
+    """The key of one notes folder's sync state: the scope key and the folder's real path (two
+    clones of one project on one machine are two replicas, each with its own base)."""
+    if scope_key == "user":
+        return scope_key
+    return f"{scope_key}@{os.path.realpath(directory)}"
 
 
 def scope_key_digest(key: str) -> str:

@@ -16,7 +16,9 @@ import httpx2
 
 from oharness.errors import SyncError, UnavailableError, ValidationError
 from oharness.notes.backups import BackupStore
-from oharness.project.paths import HomeLayout
+from oharness.project.identity import DEFAULT_MEMORY_DIR
+from oharness.project.paths import HomeLayout, stable_scope_key
+from oharness.project.used import used_projects
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.resolve import DEFAULT_MAX_NOTE_BYTES, ConflictResolver, Resolution
@@ -129,10 +131,32 @@ def target_for(workspace: Workspace, targets: Sequence[SyncTarget], scope: Scope
 
 
 def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str, Any]:
-    """The 07.7 status of these targets together (changes nothing, sends nothing)."""
-    return combined_status(
+    """The 07.7 status of these targets together (changes nothing, sends nothing), and when
+    each project this machine used last synced (``projects``)."""
+    status = combined_status(
         [service.status(target) for target in targets], service.settings.enabled()
     )
+    status["projects"] = used_project_statuses(service)
+    return status
+
+
+def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
+    """Every project this machine used (the daemon syncs each): folder, id, when it last
+    synced, its waiting conflicts and last error."""
+    found = []
+    for used in used_projects(service.home):
+        key = stable_scope_key("project", used.project_id)
+        scope = service.status_of("project", key, used.memory_dir or used.root / DEFAULT_MEMORY_DIR)
+        found.append(
+            {
+                "root": str(used.root),
+                "projectId": used.project_id,
+                "lastSyncedAt": scope["lastSyncedAt"],
+                "conflicts": scope["conflicts"],
+                "lastError": scope["lastError"],
+            }
+        )
+    return found
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ Rules:
   server is older than this client a directory is checked at least every 5 minutes, so its
   upgrade is noticed soon (each such pass reads the server's protocols again);
 - user notes are always checked, a project's notes only while it is in use (``touch``) and for
-  30 minutes after (a write to them is still uploaded);
+  30 minutes after (a write to them is still uploaded) — unless the timing follows projects:
+  the daemon's (:data:`FOLLOW_TIMING`) checks every directory every 20 s, no backoff;
 - a token bucket of about 20 requests a minute is shared by every directory;
 - a 429 pauses every directory until its deadline; transient failures (``unavailable``,
   ``network``) are retried after 60 s; other errors wait for the next regular check;
@@ -55,6 +56,28 @@ REQUESTS_PER_MINUTE = 20
 LOCAL_ERROR_CODES = frozenset({"not_logged_in", "config"})
 SWITCHED_OFF = "cloud sync is switched off ('oharness sync on')"
 Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SyncTiming:
+    """How often directories are checked when nothing was written here.
+
+    The default is spec 07.5's (a minute, backing off; a project only while in use). The
+    daemon follows every project this machine used (:data:`FOLLOW_TIMING`).
+    """
+
+    #: The regular check's wait after 0, 1, 2, … quiet passes (the last one repeats).
+    check_intervals_ms: tuple[int, ...] = CHECK_INTERVALS_MS
+    #: (unchanged for at least, check at most this often): the long backoff.
+    idle_intervals_ms: tuple[tuple[int, int], ...] = IDLE_INTERVALS_MS
+    #: A project's notes are checked always, like user notes, not only while in use.
+    follow_projects: bool = False
+
+
+#: The daemon's: every followed directory checked every 20 s, so a note written on another
+#: machine is here within about 30 s (a quiet check is one request).
+FOLLOW_CHECK_MS = 20_000
+FOLLOW_TIMING = SyncTiming((FOLLOW_CHECK_MS,), (), follow_projects=True)
 
 
 class OffSwitch(Protocol):
@@ -134,6 +157,7 @@ class _Schedule:
 
     target: SyncTarget
     next_check: int
+    timing: SyncTiming = field(default_factory=SyncTiming)
     registrations: int = 0
     quiet: int = 0  # consecutive passes that changed nothing
     burst_first: int | None = None
@@ -155,7 +179,7 @@ class _Schedule:
 
     def check_due_at(self) -> int | None:
         """The regular check, when it falls while the directory is looked after."""
-        if self.target.scope == "user":
+        if self.target.scope == "user" or self.timing.follow_projects:
             return self.next_check
         if self.used_at is not None and self.next_check < self.used_at + PROJECT_IN_USE_MS:
             return self.next_check
@@ -167,18 +191,20 @@ class _Schedule:
 
     def interval(self, now: int) -> int:
         """The wait before the next regular check, from quiet passes and quiet time."""
-        wait = CHECK_INTERVALS_MS[min(self.quiet, len(CHECK_INTERVALS_MS) - 1)]
-        for after, every in IDLE_INTERVALS_MS:
+        intervals = self.timing.check_intervals_ms
+        wait = intervals[min(self.quiet, len(intervals) - 1)]
+        for after, every in self.timing.idle_intervals_ms:
             if now - self.unchanged_since >= after:
                 wait = max(wait, every)
         return wait
 
     def wake_from_idle(self, now: int) -> None:
         """The directory is in use again: leave the long backoff (next check within 60 s)."""
-        if self.interval(now) > CHECK_INTERVALS_MS[-1]:
+        intervals = self.timing.check_intervals_ms
+        if self.interval(now) > intervals[-1]:
             self.quiet = 0
             self.unchanged_since = now
-            self.next_check = min(self.next_check, now + CHECK_INTERVALS_MS[0])
+            self.next_check = min(self.next_check, now + intervals[0])
 
 
 def directory_key(target: SyncTarget) -> Path:
@@ -196,12 +222,14 @@ class SyncCoordinator:
         clock: Clock,
         requests_per_minute: int = REQUESTS_PER_MINUTE,
         counts_requests: bool = False,
+        timing: SyncTiming | None = None,
     ) -> None:
         """``counts_requests``: the service calls :meth:`count_request` before each request,
         so the bucket is debited exactly instead of estimated from the pass report."""
         self.service = service
         self.clock = clock
         self.counts_requests = counts_requests
+        self.timing = timing if timing is not None else SyncTiming()
         self._lock = threading.RLock()
         self._schedules: dict[Path, _Schedule] = {}
         self._bucket = TokenBucket(requests_per_minute, now=clock())
@@ -223,7 +251,7 @@ class SyncCoordinator:
             key = directory_key(target)
             schedule = self._schedules.get(key)
             if schedule is None:
-                schedule = _Schedule(target, next_check=self.clock())
+                schedule = _Schedule(target, next_check=self.clock(), timing=self.timing)
                 self._schedules[key] = schedule
             schedule.registrations += 1
             target = schedule.target
@@ -398,7 +426,11 @@ class SyncCoordinator:
                 schedules = list(self._schedules.values())
             else:
                 found = self._schedules.get(directory_key(target))
-                schedules = [found if found is not None else _Schedule(target, self.clock())]
+                schedules = [
+                    found
+                    if found is not None
+                    else _Schedule(target, self.clock(), timing=self.timing)
+                ]
         reports: list[PassReport] = []
         for schedule in schedules:
             now = self.clock()

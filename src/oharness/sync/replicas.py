@@ -40,13 +40,6 @@ from oharness.project.paths import scope_key_digest
 _MARKER_DEPTH = 4
 
 
-def folder_state_key(scope_key: str, directory: Path) -> str:
-    """The key of one notes folder's sync state: the scope key and the folder's real path."""
-    if scope_key == "user":
-        return scope_key
-    return f"{scope_key}@{os.path.realpath(directory)}"
-
-
 @dataclass(frozen=True)
 class RecordedState:
     """A sync state folder of the scope and the notes folder its base last recorded."""

@@ -22,12 +22,12 @@ import httpx2
 from oharness.errors import OHarnessError, SyncError, is_transient
 from oharness.notes.backups import BackupStore
 from oharness.notes.store import NoteStore
-from oharness.project.paths import HomeLayout
+from oharness.project.paths import HomeLayout, folder_state_key
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.protocol import SyncScope
-from oharness.sync.replicas import Claim, claim, folder_state_key, is_git_clone, take_over
+from oharness.sync.replicas import Claim, claim, is_git_clone, take_over
 from oharness.sync.result import PassResult
 from oharness.sync.scope_sync import ScopeSync
 from oharness.sync.settings_file import SyncSettingsFile
@@ -132,7 +132,7 @@ class SyncService:
 
     @property
     def sync_dir(self) -> Path:
-        return self.home.home / "memory-sync"
+        return self.home.sync_dir
 
     def base(self, target: SyncTarget) -> AncestorStore:
         """The sync state of ``target``'s notes folder (taken over from an earlier release's
@@ -351,14 +351,22 @@ class SyncService:
 
     def status(self, target: SyncTarget) -> dict[str, Any]:
         """The 07.7 status of one scope."""
-        base = self.base(target)
+        return self._status(target.scope, target.scope_key, self.base(target))
+
+    def status_of(self, scope: Scope, scope_key: str, directory: Path) -> dict[str, Any]:
+        """The 07.7 status of the notes folder ``directory`` of ``scope_key`` (its workspace
+        need not be open; nothing is taken over or written)."""
+        base = AncestorStore(self.sync_dir, scope_key, folder_state_key(scope_key, directory))
+        return self._status(scope, scope_key, base)
+
+    def _status(self, scope: Scope, scope_key: str, base: AncestorStore) -> dict[str, Any]:
         saved = base.load_status()
-        bound = self.settings.target(target.scope_key)
+        bound = self.settings.target(scope_key)
         account = _dict(saved.get("account"))
         last_pass = _dict(saved.get("lastPass"))
         return {
-            "scope": target.scope,
-            "key": target.scope_key,
+            "scope": scope,
+            "key": scope_key,
             "enabled": bound.enabled,
             "account": bound.user_id,
             "origin": bound.origin,

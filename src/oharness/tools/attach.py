@@ -28,6 +28,7 @@ from typing import Any, Final
 from oharness.notes.quoting import quote, quote_attribute
 from oharness.notes.secrets import MODEL_MARKER, redact_for_model, redact_secrets
 from oharness.notes.store import StoredNote
+from oharness.tools.conflict_marks import RESOLVE, WAITING
 from oharness.tools.scope_recall import MemoryRecall, NoteKey
 from oharness.types import Scope
 
@@ -41,6 +42,10 @@ PREAMBLE: Final = (
     "out of date: check them before relying on them."
 )
 _MIN_BODY_CHARS: Final = 80
+CONFLICT_NOTE: Final = (
+    f'A note marked conflict="{WAITING}" was changed differently on another machine; the text '
+    f"above is this machine's. Say so before relying on it: the person resolves it in {RESOLVE}."
+)
 
 
 @dataclass(frozen=True)
@@ -98,21 +103,27 @@ LinkTarget = tuple[str, str] | None
 
 
 def render_note(
-    stored: StoredNote, body_room: int | None, summary_of: Summaries
+    stored: StoredNote, body_room: int | None, summary_of: Summaries, conflict: bool = False
 ) -> tuple[str, bool]:
-    """One note's block; ``body_room`` limits the body (None: whole)."""
-    return _render(stored, body_room, tuple(summary_of(target) for target in stored.links))
+    """One note's block; ``body_room`` limits the body (None: whole); ``conflict``: a sync
+    conflict waits for it."""
+    targets = tuple(summary_of(target) for target in stored.links)
+    return _render(stored, body_room, targets, conflict)
 
 
 def _render(
-    stored: StoredNote, body_room: int | None, targets: tuple[LinkTarget, ...]
+    stored: StoredNote,
+    body_room: int | None,
+    targets: tuple[LinkTarget, ...],
+    conflict: bool = False,
 ) -> tuple[str, bool]:
     note = stored.note
     # Every field is quoted: no note text can close or forge this block (notes.quoting).
     kind = f' type="{quote_attribute(note.type)}"' if note.type else ""
+    waiting = f' conflict="{WAITING}"' if conflict else ""
     head = (
         f'<note id="{quote_attribute(note.id)}" scope="{stored.scope}"{kind} '
-        f'updated="{_date(note.updated_at)}">\n{quote(note.summary)}\n'
+        f'updated="{_date(note.updated_at)}"{waiting}>\n{quote(note.summary)}\n'
     )
     if note.tags:
         head += f"Tags: {quote(', '.join(note.tags))}\n"
@@ -171,15 +182,19 @@ class BlockCache:
                 self._entries.popitem(last=False)
 
     def render(
-        self, stored: StoredNote, body_room: int | None, summary_of: Summaries
+        self,
+        stored: StoredNote,
+        body_room: int | None,
+        summary_of: Summaries,
+        conflict: bool = False,
     ) -> tuple[str, bool]:
         """:func:`render_note`, from the cache when this version was rendered before."""
         targets = tuple(summary_of(target) for target in stored.links)
         key = (stored.scope, stored.id, body_room)
-        version = (stored.revision, targets)
+        version = (stored.revision, targets, conflict)
         found = self._get(key, version)
         if found is None:
-            found = _render(stored, body_room, targets)
+            found = _render(stored, body_room, targets, conflict)
             self._put(key, version, found)
         return found
 
@@ -212,8 +227,10 @@ def build_block(
     budget: int,
     summary_of: Summaries,
     cache: BlockCache | None = None,
+    waiting: Collection[NoteKey] = frozenset(),
 ) -> RecallOutcome:
-    """Render the attached notes within ``budget`` characters of note blocks."""
+    """Render the attached notes within ``budget`` characters of note blocks (``waiting``:
+    the notes with a sync conflict waiting, marked ``conflict="waiting"``)."""
     if cache is None:
         cache = BlockCache()
     blocks: list[str] = []
@@ -221,15 +238,16 @@ def build_block(
     mentioned: list[str] = []
     remaining = budget
     for stored, score in found:
-        text, _ = cache.render(stored, None, summary_of)
+        conflict = (stored.scope, stored.id) in waiting
+        text, _ = cache.render(stored, None, summary_of, conflict)
         cut = False
         if len(text) > remaining:
-            bare, _ = cache.render(stored, 0, summary_of)
+            bare, _ = cache.render(stored, 0, summary_of, conflict)
             room = remaining - len(bare)
             if room < _MIN_BODY_CHARS:
                 mentioned.append(cache.mention(stored))
                 continue
-            text, cut = cache.render(stored, room, summary_of)
+            text, cut = cache.render(stored, room, summary_of, conflict)
             if len(text) > remaining:
                 mentioned.append(cache.mention(stored))
                 continue
@@ -239,6 +257,8 @@ def build_block(
     if not blocks and not mentioned:
         return RecallOutcome()
     parts = [OPEN, PREAMBLE, *blocks]
+    if any((note.scope, note.id) in waiting for note in attached):
+        parts.append(CONFLICT_NOTE)
     if mentioned:
         parts.append("Also relevant, not shown for space (use memory(id)): " + "; ".join(mentioned))
     parts.append(CLOSE)
@@ -271,7 +291,8 @@ def recall_for_message(
         if not found:
             return RecallOutcome()
         budget = recall.settings.budget_chars
-        outcome = build_block(found, budget, recall.summary_of, block_cache(recall))
+        waiting = recall.waiting_conflicts()
+        outcome = build_block(found, budget, recall.summary_of, block_cache(recall), waiting)
         if record and outcome.attached:
             recall.record_usage([(note.scope, note.id) for note in outcome.attached])
         return outcome

@@ -12,13 +12,15 @@ block (:func:`oharness.notes.quoting.quote`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Final
 
 from oharness.notes.quoting import STORED_DATA, quote
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
+from oharness.tools.conflict_marks import conflict_line
 from oharness.tools.results import ListingItem
+from oharness.types import Scope
 
 HEADING: Final = "# Memory"
 
@@ -45,23 +47,29 @@ No notes yet. When you learn something a future session needs (a correction, a d
 reason, a constraint, the user's preferences), save it with the `remember` tool."""
 
 
-def index_line(stored: StoredNote) -> str:
-    """One index line for a note."""
+def index_line(stored: StoredNote, conflict: bool = False) -> str:
+    """One index line for a note (marked when a sync conflict waits for it)."""
     note = stored.note
-    line = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at).line()
+    item = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at, conflict)
+    line = item.line()
     # The index goes to a model: one line per note (a hand-written type may hold a line break).
     return redact_for_model(quote(" ".join(line.split())))
 
 
-def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:
-    """The whole Memory section for these notes (both scopes)."""
+def render_index(
+    notes: Iterable[StoredNote],
+    index_chars: int,
+    waiting: Collection[tuple[Scope, str]] = frozenset(),
+) -> str:
+    """The whole Memory section for these notes (both scopes); ``waiting``: the notes with a
+    sync conflict waiting, marked on their lines and counted at the end."""
     ordered = sorted(notes, key=lambda s: (-s.note.updated_at, s.scope, s.id))
     if not ordered:
-        return EMPTY
+        return "\n".join([EMPTY, conflict_line(len(waiting))]).rstrip("\n")
     lines: list[str] = []
     used = 0
     for stored in ordered:
-        line = index_line(stored)
+        line = index_line(stored, (stored.scope, stored.id) in waiting)
         if used + len(line) + 1 > index_chars:
             break
         lines.append(line)
@@ -73,4 +81,6 @@ def render_index(notes: Iterable[StoredNote], index_chars: int) -> str:
             f"… and {rest} more note{'s' if rest != 1 else ''} not shown: the `memory` tool lists "
             "and searches them all."
         )
+    if waiting:
+        more.append(conflict_line(len(waiting)))
     return "\n".join([HEADING, GUIDANCE, STORED_DATA, OPEN, *lines, CLOSE, *more])

@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from oharness.tools.conflict_marks import RESOLVE, WAITING
 from oharness.types import Scope
+
+
+def _conflict(note_id: str) -> dict[str, Any]:
+    """The ``memory`` tool's mark on a note whose sync conflict waits."""
+    return {
+        "conflict": WAITING,
+        "conflictHelp": f"this machine and another changed {note_id} differently; the text "
+        f"here is this machine's. Ask the person to resolve it in {RESOLVE}.",
+    }
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,8 @@ class NoteView:
     links: tuple[LinkView, ...]
     incoming: tuple[LinkView, ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A sync conflict waits for this note (the local version is not the only one).
+    conflict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +98,7 @@ class NoteView:
             "links": [link.to_dict() for link in self.links],
             "incoming": [link.to_dict() for link in self.incoming],
             **({"extra": self.extra} if self.extra else {}),
+            **(_conflict(self.id) if self.conflict else {}),
         }
 
 
@@ -96,12 +109,15 @@ class ListingItem:
     type: str | None
     summary: str
     updated_at: int
+    conflict: bool = False
 
     def line(self) -> str:
-        """``- [type] summary (id)`` with a ``user:`` marker for user notes."""
+        """``- [type] summary (id)`` with a ``user:`` marker for user notes, and
+        `` [conflict waiting]`` when a sync conflict waits for it."""
         kind = f"[{self.type}] " if self.type else ""
         marker = "user:" if self.scope == "user" else ""
-        return f"- {kind}{self.summary} ({marker}{self.id})"
+        flag = f" [conflict {WAITING}]" if self.conflict else ""
+        return f"- {kind}{self.summary} ({marker}{self.id}){flag}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +126,7 @@ class ListingItem:
             "type": self.type,
             "summary": self.summary,
             "updatedAt": self.updated_at,
+            **({"conflict": WAITING} if self.conflict else {}),
         }
 
 

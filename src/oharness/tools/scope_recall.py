@@ -25,6 +25,7 @@ from oharness.errors import OHarnessError
 from oharness.notes.secrets import MODEL_MARKER, redact_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.settings import RecallSettings
+from oharness.tools.conflict_marks import WAITING, waiting_conflicts
 from oharness.tools.usage import UsageLog
 from oharness.types import SCOPES, Clock, Scope
 
@@ -50,6 +51,8 @@ class SearchHit:
     summary: str
     score: float
     snippet: str
+    #: A sync conflict waits for this note.
+    conflict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +61,7 @@ class SearchHit:
             "summary": self.summary,
             "score": round(self.score, 3),
             "snippet": self.snippet,
+            **({"conflict": WAITING} if self.conflict else {}),
         }
 
 
@@ -91,8 +95,10 @@ class MemoryRecall:
         clock: Clock,
         cache_dir: Path | None = None,
         usage: UsageLog | None = None,
+        conflict_dirs: Mapping[Scope, Path] | None = None,
     ) -> None:
         self._stores = dict(stores)
+        self._conflict_dirs = dict(conflict_dirs or {})
         self.settings = settings
         self._scope_keys = dict(scope_keys)
         self._clock = clock
@@ -104,6 +110,10 @@ class MemoryRecall:
         self._indexed: dict[NoteKey, StoredNote | None] = {}
         self._unsaved = 0
         self._lock = threading.RLock()
+
+    def waiting_conflicts(self) -> frozenset[NoteKey]:
+        """The notes with a sync conflict waiting (marked in the recall block)."""
+        return waiting_conflicts(self._conflict_dirs)
 
     # ---- keeping the index in step ---------------------------------------------------------
 

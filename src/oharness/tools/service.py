@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,6 +32,7 @@ from oharness.notes.links import LinkIndex
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.tools.attach import RecallOutcome, recall_for_message
+from oharness.tools.conflict_marks import waiting_conflicts
 from oharness.tools.results import (
     ForgetResult,
     LinkView,
@@ -77,6 +78,8 @@ class ScopeHandle:
 
     store: NoteStore
     key: str
+    #: Where this scope's open sync conflicts are recorded (None: no sync state here).
+    conflicts: Path | None = None
 
 
 class MemoryService:
@@ -125,6 +128,11 @@ class MemoryService:
             reason = self._unavailable.get(scope, f"the {scope} scope is not available here")
             raise UnavailableError(reason, scope=scope)
         return handle
+
+    def waiting_conflicts(self) -> frozenset[tuple[Scope, str]]:
+        """``(scope, id)`` of the notes with a sync conflict waiting."""
+        folders = {s: h.conflicts for s, h in self._scopes.items() if h.conflicts is not None}
+        return waiting_conflicts(folders)
 
     def all_notes(self) -> list[StoredNote]:
         """Every loaded note of both scopes, project first."""
@@ -306,7 +314,11 @@ class MemoryService:
             raise ValidationError("query is empty: give words to search for", field="query")
         if limit < 1:
             raise ValidationError("limit must be >= 1", field="limit")
-        return self.recall.search(query, limit)
+        waiting = self.waiting_conflicts()
+        return [
+            replace(hit, conflict=True) if (hit.scope, hit.id) in waiting else hit
+            for hit in self.recall.search(query, limit)
+        ]
 
     def recall_preview(self, message: str, exclude: Iterable[str] = ()) -> RecallOutcome:
         """Exactly what would be attached to ``message`` (nothing recorded; errors raised)."""
@@ -359,6 +371,7 @@ class MemoryService:
             links=tuple(outgoing),
             incoming=tuple(incoming),
             extra=dict(note.extra),
+            conflict=(stored.scope, note.id) in self.waiting_conflicts(),
         )
 
     def listing(self, offset: int = 0, limit: int = 50) -> Listing:
@@ -369,8 +382,17 @@ class MemoryService:
             self.all_notes(), key=lambda stored: (-stored.note.updated_at, stored.scope, stored.id)
         )
         page = ordered[offset : offset + limit]
+        waiting = self.waiting_conflicts()
         items = tuple(
-            ListingItem(s.id, s.scope, s.note.type, s.note.summary, s.note.updated_at) for s in page
+            ListingItem(
+                s.id,
+                s.scope,
+                s.note.type,
+                s.note.summary,
+                s.note.updated_at,
+                conflict=(s.scope, s.id) in waiting,
+            )
+            for s in page
         )
         end = offset + len(page)
         return Listing(items, len(ordered), offset, end if end < len(ordered) else None)

@@ -24,6 +24,7 @@ from oharness.project.identity import (
     resolve_memory_dir,
 )
 from oharness.project.paths import HomeLayout, secure_home, stable_scope_key
+from oharness.project.used import mark_used
 from oharness.settings import MemorySettings, Settings
 from oharness.tools.prompt import render_index
 from oharness.tools.scope_recall import MemoryRecall
@@ -68,7 +69,11 @@ class Workspace:
 
     def memory_index(self) -> str:
         """The Memory section of the system prompt, as a model sees it."""
-        return render_index(self.service.all_notes(), self.settings.memory.index_chars)
+        return render_index(
+            self.service.all_notes(),
+            self.settings.memory.index_chars,
+            self.service.waiting_conflicts(),
+        )
 
     def close(self) -> None:
         """Save derived state worth keeping (the recall cache, when enough changed)."""
@@ -145,6 +150,9 @@ def open_workspace(
         backups_unavailable=opened.backups_problem(),
     )
     opened.warn_unloaded(service)
+    if project is not None and project.identity is not None and home_problem is None:
+        # the daemon syncs it from now on
+        mark_used(layout, project.root, project.identity.id, project.memory_dir)
     return Workspace(layout, settings, project, service, opened.warnings)
 
 
@@ -237,7 +245,15 @@ class _Opening:
             )
             store = self.store(project.memory_dir, "project", lock_path)
             key = stable_scope_key("project", project.identity.id)
-            self.scopes["project"] = ScopeHandle(store, key)
+            self.scopes["project"] = ScopeHandle(
+                store, key, self.conflicts_dir(key, store.directory)
+            )
+
+    def conflicts_dir(self, scope_key: str, directory: Path) -> Path | None:
+        """Where sync records this notes folder's conflicts (none without a usable home)."""
+        if self.home_problem is not None:
+            return None
+        return self.layout.conflicts_dir(scope_key, directory)
 
     def add_user_scope(self) -> BackupStore | None:
         """The user scope and the backups, both in the home (None when it is unusable)."""
@@ -253,7 +269,8 @@ class _Opening:
             return None
         folder = layout.user_memory_dir
         store = self.store(folder, "user", layout.lock_path_for(folder))
-        self.scopes["user"] = ScopeHandle(store, stable_scope_key("user", None))
+        key = stable_scope_key("user", None)
+        self.scopes["user"] = ScopeHandle(store, key, self.conflicts_dir(key, folder))
         return BackupStore(layout.backups_dir, clock=self.clock)
 
     def backups_problem(self) -> str | None:
@@ -271,6 +288,11 @@ class _Opening:
             {scope: handle.store for scope, handle in self.scopes.items()},
             self.memory.recall,
             scope_keys={scope: handle.key for scope, handle in self.scopes.items()},
+            conflict_dirs={
+                scope: handle.conflicts
+                for scope, handle in self.scopes.items()
+                if handle.conflicts is not None
+            },
             clock=self.clock,
             cache_dir=self.layout.cache_dir if usable else None,
             usage=UsageLog(self.layout.usage_dir, clock=self.clock) if usable else None,

@@ -67,7 +67,7 @@ def test_a_429_is_too_frequent_and_holds_sync_now_back(daemon: LiveDaemon) -> No
         assert "同步过于频繁，稍后将自动重试。" in zh
 
 
-def test_a_free_plan_shows_its_limits(daemon: LiveDaemon) -> None:
+def test_a_free_plan_shows_its_limits(daemon: LiveDaemon, tmp_path: Path) -> None:
     with daemon.client() as http:
         deadline = time.monotonic() + 30
         while "Free plan:" not in (page := http.get("/memory/sync").text):
@@ -76,6 +76,9 @@ def test_a_free_plan_shows_its_limits(daemon: LiveDaemon) -> None:
             time.sleep(0.2)
     assert "at most 200 notes;" in page
     assert "each note&#39;s body at most 8,192 bytes." in page
+    projects = page.split('id="sync-projects"', 1)[1]  # when each used project last synced
+    row = projects.split(str((tmp_path / "project").resolve()), 1)[1].split("</tr>", 1)[0]
+    assert "never" not in row and "<td>" in row
 
 
 def test_notes_that_did_not_sync_are_listed_with_their_reason(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from oharness.notes.backups import BackupStore
 from oharness.notes.store import NoteStore
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import (
+    FOLLOW_TIMING,
     SyncCoordinator,
     SyncLoop,
     TokenBucket,
@@ -417,6 +418,16 @@ def test_a_project_is_checked_only_while_in_use_and_thirty_minutes_after(
     clock.to(START + 2 * 60 * MINUTE)
     coordinator.touch(project)  # its Memory page opened again
     assert coordinator.due() == [project]
+
+
+def test_the_daemons_timing_follows_a_project_every_20_s_never_in_use_or_backing_off(
+    service: FakeService, clock: Clock, project: SyncTarget
+) -> None:
+    coordinator = SyncCoordinator(service, clock=clock, timing=FOLLOW_TIMING)
+    coordinator.register(project)  # never touched
+    ran = passes_between(coordinator, service, clock, 0, 3 * 60 * MINUTE)
+    assert ran[:3] == [0, 20 * SECOND, 40 * SECOND]
+    assert {later - earlier for earlier, later in itertools.pairwise(ran)} == {20 * SECOND}
 
 
 def test_touching_a_project_in_use_does_not_add_passes(

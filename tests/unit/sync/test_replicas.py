@@ -8,11 +8,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from oharness.project.paths import scope_key_digest
+from oharness.project.paths import folder_state_key, scope_key_digest
 from oharness.sync.replicas import (
     claim,
     folder_id,
-    folder_state_key,
     is_git_clone,
     take_over,
 )

@@ -26,6 +26,7 @@ from oharness.daemon.page.messages import note_error_text, pause_text, sync_erro
 from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
+from oharness.sync.actions import used_project_statuses
 from oharness.sync.panel import SyncPanel, sync_panel
 from oharness.sync.service import PassReport, combined_status
 
@@ -56,8 +57,10 @@ def _said(view: PageView, panel: SyncPanel) -> dict[str, dict[str, Any]]:
 
 
 def _context(view: PageView, outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    panel = current_panel(view, cloud_of(view))
-    return {"panel": panel, "said": _said(view, panel), "outcome": outcome}
+    cloud = cloud_of(view)
+    panel = current_panel(view, cloud)
+    projects = used_project_statuses(cloud.service)  # when each project last synced
+    return {"panel": panel, "said": _said(view, panel), "outcome": outcome, "projects": projects}
 
 
 def _reported(view: PageView, reports: list[PassReport]) -> dict[str, Any]:
@@ -113,7 +116,12 @@ async def _now(request: Request) -> Response:
             command=command("oharness login --origin URL"),
         )
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
-        context = {"panel": panel, "said": _said(view, panel), "outcome": outcome}
+        context = {
+            "panel": panel,
+            "said": _said(view, panel),
+            "outcome": outcome,
+            "projects": used_project_statuses(cloud.service),
+        }
         return await fragment(view, STATUS_TEMPLATE, lambda: context, status=422)
     reports = await asyncio.to_thread(_run_now, cloud)
     return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, _reported(view, reports)))

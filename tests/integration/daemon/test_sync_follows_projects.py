@@ -1,0 +1,222 @@
+"""Two machines (two homes), a real sync server and a real daemon on each, signed in both: a
+note written on A through MCP or the CLI reaches B's files with no command on either machine,
+and a conflict made on both is seen on B through MCP ``memory``, the index, recall and the
+session-start hook.
+
+The daemons check every second (``OHARNESS_DAEMON_SYNC_SECONDS``) so the test takes seconds;
+the budget asserted is the issue's 30 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from sync_support import OHARNESS, free_port, run_cli, sync_server_process
+
+SECRET = "follow-sync-secret-0123456789abcdef0123456789"
+BUDGET = 30.0
+
+
+@dataclass(frozen=True)
+class Machine:
+    home: Path
+    project: Path
+
+    def run(self, *args: str, stdin: str | None = None) -> str:
+        if stdin is None:
+            return run_cli(self.home, self.project, *args, secret=SECRET)
+        env = {**os.environ, "OHARNESS_HOME": str(self.home)}
+        env.pop("OHARNESS_TOKEN", None)
+        done = subprocess.run(
+            [str(OHARNESS), *args],
+            cwd=self.project,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "--json"))
+
+    def note(self, note_id: str) -> Path:
+        return self.project / "MEMORY" / f"{note_id}.md"
+
+    def mcp(self, body: Callable[[ClientSession], Any]) -> Any:
+        """One session of ``oharness mcp`` in the project (the official SDK's client)."""
+        params = StdioServerParameters(
+            command=str(OHARNESS),
+            args=["mcp"],
+            env={**os.environ, "OHARNESS_HOME": str(self.home)},
+            cwd=str(self.project),
+        )
+
+        async def run() -> Any:
+            with open(os.devnull, "w") as errlog:
+                async with (
+                    stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    return await body(session)
+
+        return anyio.run(run)
+
+
+def _daemon(home: Path, cwd: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "OHARNESS_HOME": str(home), "OHARNESS_DAEMON_SYNC_SECONDS": "1"}
+    env.pop("OHARNESS_TOKEN", None)
+    cwd.mkdir()
+    return subprocess.Popen(
+        [str(OHARNESS), "serve", "--port", str(free_port())],
+        cwd=cwd,  # not a project: the daemon syncs the projects it finds used
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, Machine]]:
+    root = tmp_path_factory.mktemp("two-machines")
+    a = Machine(root / "home-a", root / "a")
+    b = Machine(root / "home-b", root / "b")
+    a.project.mkdir()
+    b.project.mkdir()
+    a.run("project", "init")
+    (b.project / ".oharness").mkdir()
+    shutil.copy(a.project / ".oharness" / "project.json", b.project / ".oharness")
+    with sync_server_process(root / "storage", SECRET) as origin:
+        daemons = [_daemon(a.home, root / "elsewhere-a"), _daemon(b.home, root / "elsewhere-b")]
+        try:
+            deadline = time.monotonic() + 60
+            for machine, daemon in zip((a, b), daemons, strict=True):
+                while not (machine.home / "daemon.json").exists():
+                    assert daemon.poll() is None and time.monotonic() < deadline, "no daemon"
+                    time.sleep(0.1)
+            token = a.run("sync-server", "token", "--user", "ann", "--plan", "paid").strip()
+            for machine in (a, b):
+                machine.run("login", "--origin", origin, "--token", token)
+            b.run("memory", "list")  # B has used the project once: its daemon follows it
+            yield a, b
+        finally:
+            for daemon in daemons:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.communicate(timeout=60)
+
+
+def _arrives(path: Path, since: float) -> float:
+    """Seconds from ``since`` until ``path`` exists (fails past the budget)."""
+    while not path.exists():
+        assert time.monotonic() - since < BUDGET, f"{path.name} did not arrive in {BUDGET} s"
+        time.sleep(0.2)
+    return time.monotonic() - since
+
+
+def _data(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.content and isinstance(result.content[0], types.TextContent)
+    data: dict[str, Any] = json.loads(result.content[0].text)
+    return data
+
+
+def test_notes_written_through_mcp_and_the_cli_reach_the_other_machine(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+
+    async def remember(session: ClientSession) -> dict[str, Any]:
+        arguments = {"summary": "Deploys happen on Tuesdays", "body": "At noon, never Friday."}
+        return _data(await session.call_tool("remember", arguments))
+
+    through_mcp = a.mcp(remember)
+    _arrives(b.note(through_mcp["id"]), time.monotonic())
+    through_cli = a.json("memory", "remember", "-s", "The staging database is db-2", "-b", "x")
+    _arrives(b.note(through_cli["id"]), time.monotonic())
+    assert "Deploys happen on Tuesdays" in b.note(through_mcp["id"]).read_text(encoding="utf-8")
+    status = b.json("sync", "status")
+    followed = [p for p in status["projects"] if Path(p["root"]) == b.project.resolve()]
+    assert followed and isinstance(followed[0]["lastSyncedAt"], int)
+    assert "last synced" in b.run("sync", "status").split("projects used on this machine")[1]
+
+
+def _conflict_on_b(a: Machine, b: Machine) -> str:
+    """A note edited differently on both machines while sync was off: B holds the conflict."""
+    note = a.json("memory", "remember", "-s", "The release train leaves weekly", "-b", "Monday")
+    _arrives(b.note(note["id"]), time.monotonic())
+    for machine in (a, b):
+        machine.run("sync", "off")
+    a.run("memory", "remember", "--id", note["id"], "-s", "The release train", "-b", "Wednesday")
+    b.run("memory", "remember", "--id", note["id"], "-s", "The release train", "-b", "Friday")
+    a.run("sync", "on")  # A's edit reaches the server first
+    a.run("sync", "now")
+    b.run("sync", "on")
+    since = time.monotonic()
+    while note["id"] not in {c["id"] for c in b.json("sync", "conflicts")["conflicts"]}:
+        assert time.monotonic() - since < BUDGET, "B's daemon never met the conflict"
+        time.sleep(0.3)
+    return str(note["id"])
+
+
+def _hook(machine: Machine, event: str, payload: dict[str, Any]) -> str:
+    output = machine.run("hook", "claude-code", event, stdin=json.dumps(payload))
+    context: str = json.loads(output)["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    note_id = _conflict_on_b(a, b)
+
+    async def look(session: ClientSession) -> tuple[dict[str, Any], dict[str, Any], str]:
+        listing = _data(await session.call_tool("memory", {}))
+        found = _data(await session.call_tool("memory", {"query": "release train"}))
+        listing["found"] = {hit["id"]: hit.get("conflict") for hit in found["results"]}
+        read = _data(await session.call_tool("memory", {"id": note_id}))
+        index = await session.read_resource("oharness://memory/index")  # type: ignore[arg-type]
+        text = index.contents[0]
+        assert isinstance(text, types.TextResourceContents)
+        return listing, read, text.text
+
+    listing, read, index = b.mcp(look)
+    marked = {item["id"]: item.get("conflict") for item in listing["notes"]}
+    assert marked[note_id] == "waiting"
+    assert [note for note, mark in marked.items() if mark] == [note_id]
+    assert listing["found"][note_id] == "waiting"
+    assert read["conflict"] == "waiting" and "oharness sync resolve" in read["conflictHelp"]
+    assert f"({note_id}) [conflict waiting]" in index
+    assert "1 note has a sync conflict waiting" in index
+
+    session = {"session_id": "s-1", "transcript_path": "/tmp/s-1.jsonl", "cwd": str(b.project)}
+    start = _hook(b, "session-start", {**session, "hook_event_name": "SessionStart"})
+    assert "1 note has a sync conflict waiting" in start
+    assert "oharness sync resolve ID --keep local|cloud|both" in start
+    page = json.loads((b.home / "daemon.json").read_text(encoding="utf-8"))["url"]
+    assert f"{page}/memory/conflicts?workspace=" in start  # B's daemon runs: the page's link
+    prompt = {
+        **session,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "when is the release train",
+    }
+    recalled = _hook(b, "user-prompt-submit", prompt)
+    assert f'<note id="{note_id}"' in recalled
+    assert 'conflict="waiting"' in recalled
