@@ -142,5 +142,7 @@ def _report(outcomes: list[Outcome], *, dry_run: bool) -> None:
         click.echo("nothing changed")
     if problems and not dry_run:
         for outcome in problems:
-            click.echo(f"oharness: {outcome.area}: {outcome.fix}", err=True)
+            click.echo(
+                f"oharness: error: {outcome.area}: {outcome.said} (fix: {outcome.fix})", err=True
+            )
         raise click.exceptions.Exit(EXIT_FAILED)

@@ -74,7 +74,8 @@ def agent_step(request: SetupRequest, agent: str, echo: Callable[[str], None]) -
         return _with_codex_flag(request, agent, Outcome(agent, said))
     if request.dry_run:
         said = ", ".join(str(change.path) for change in changed) + f" {verb}changed"
-        return Outcome(agent, said, changed=True, fix=missing and install_command(["mcp"]))
+        fix = install_command(["mcp"]) if missing else None
+        return _with_codex_flag(request, agent, Outcome(agent, said, changed=True, fix=fix))
     backups = apply(changes)
     said = "updated " + ", ".join(str(change.path) for change in changed)
     if backups:
@@ -99,7 +100,8 @@ def _with_codex_flag(request: SetupRequest, agent: str, outcome: Outcome) -> Out
         agent,
         f"{outcome.said}; but [features] {key} = false in config.toml keeps the prompt hooks off",
         changed=outcome.changed,
-        fix=f"set [features] hooks = true in {request.user_home / '.codex' / 'config.toml'}",
+        fix=outcome.fix
+        or f"set [features] hooks = true in {request.user_home / '.codex' / 'config.toml'}",
     )
 
 
