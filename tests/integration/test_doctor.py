@@ -26,12 +26,12 @@ def test_a_fresh_machine_is_told_what_to_fix(tmp_path: Path) -> None:
     project.mkdir()
     code, checks = _doctor(home, project, user)
     assert code == 3
-    assert checks["daemon"]["fix"] and "oharness serve" in str(checks["daemon"]["fix"])
-    assert checks["sign-in"]["fix"] and "oharness login" in str(checks["sign-in"]["fix"])
+    assert checks["daemon"]["fix"] and "oharness setup --start" in str(checks["daemon"]["fix"])
+    assert checks["sign-in"]["fix"] and "oharness setup --origin" in str(checks["sign-in"]["fix"])
     assert checks["claude-code"]["ok"] and "not set up" in str(checks["claude-code"]["seen"])
     assert "not registered" in str(checks["project"]["seen"])
     text = run(home, project, "doctor", "--user-home", str(user))
-    assert text.returncode == 3 and "fix: oharness login" in text.stdout
+    assert text.returncode == 3 and "fix: oharness setup --origin" in text.stdout
     assert not home.exists() or not (home / "daemon.json").exists()  # it only looked
 
 

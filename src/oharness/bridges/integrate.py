@@ -202,6 +202,24 @@ def kept_arguments(known: Any) -> list[str]:
     return ["mcp", *extra]
 
 
+def codex_hooks_switched_off(text: str) -> str | None:
+    """The ``[features]`` key of a Codex ``config.toml`` that switches lifecycle hooks off
+    (``hooks``, or its older name ``codex_hooks``), or None. Hooks are on by default in
+    current Codex releases; older ones needed ``codex_hooks = true``."""
+    import tomllib
+
+    try:
+        features = tomllib.loads(text).get("features", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    if not isinstance(features, dict):
+        return None
+    for key in ("hooks", "codex_hooks"):
+        if features.get(key) is False:
+            return key
+    return None
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")

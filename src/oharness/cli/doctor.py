@@ -11,20 +11,13 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import dataclass
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import click
 
 from oharness.cli.context import EXIT_PROBLEMS, emit_json, home_from_environment, say
-
-#: The extras and the modules that tell whether each is installed.
-EXTRAS = {
-    "server": ("fastapi", "uvicorn", "jwt"),
-    "mcp": ("mcp", "tomlkit"),
-    "s3": ("boto3",),
-}
+from oharness.cli.installation import install_command, installed_extras
 
 
 @dataclass(frozen=True)
@@ -43,14 +36,6 @@ class Finding:
         return {"area": self.area, "ok": self.ok, "seen": self.seen, "fix": self.fix}
 
 
-def installed_extras() -> dict[str, bool]:
-    """Each extra: are all its modules importable here?"""
-    return {
-        name: all(find_spec(module) is not None for module in modules)
-        for name, modules in EXTRAS.items()
-    }
-
-
 def check_extras(extras: dict[str, bool]) -> Finding:
     have = [name for name, present in extras.items() if present]
     missing = [name for name, present in extras.items() if not present]
@@ -67,9 +52,9 @@ def check_daemon(home: Path, extras: dict[str, bool]) -> Finding:
         token = (home / "daemon-token").read_text("utf-8").strip()
         url = str(info["url"])
     except (OSError, ValueError, KeyError, TypeError):
-        fix = "start it: oharness serve (at login: oharness serve --print-service systemd)"
+        fix = "oharness setup --start (a user service; or run oharness serve)"
         if not extras["server"]:
-            fix = "install the server extra, then start it: pip install 'oharness[server]'"
+            fix = f"{install_command(['server'])}, then oharness setup --start"
         return Finding("daemon", "not running (background sync and the Memory page are off)", fix)
     try:
         answer = httpx2.get(
@@ -79,7 +64,7 @@ def check_daemon(home: Path, extras: dict[str, bool]) -> Finding:
         return Finding(
             "daemon",
             f"{url} does not answer ({type(exc).__name__})",
-            "restart it: stop the old process, then oharness serve",
+            "restart it: stop the old process, then oharness setup --start",
         )
     if answer.status_code != 200:
         return Finding("daemon", f"{url} answered {answer.status_code}", "restart oharness serve")
@@ -103,7 +88,7 @@ def check_sign_in(home: Path) -> list[Finding]:
             Finding(
                 "sign-in",
                 "not signed in: notes stay on this machine",
-                "oharness login --origin URL --token TOKEN (docs/sync-client.md)",
+                "oharness setup --origin URL --token TOKEN (or oharness login)",
             )
         ]
     found = [Finding("sign-in", f"signed in to {origin}")]
@@ -157,7 +142,7 @@ def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> F
     if problems:
         fix = f"oharness integrate {agent}"
         if not extras["mcp"]:
-            fix = f"pip install 'oharness[mcp]', then {fix}"
+            fix = f"{install_command(['mcp'])}, then {fix}"
         return Finding(agent, f"missing or broken: {'; '.join(problems)}", fix)
     return Finding(agent, f"MCP server and prompt hooks set up ({command})")
 

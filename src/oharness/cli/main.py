@@ -25,6 +25,7 @@ COMMANDS = {
     "mcp": "oharness.cli.mcp:mcp",
     "integrate": "oharness.cli.integrate:integrate",
     "doctor": "oharness.cli.doctor:doctor",
+    "setup": "oharness.cli.setup:setup",
 }
 
 

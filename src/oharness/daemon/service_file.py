@@ -1,6 +1,7 @@
 """User service definitions that start the daemon at login (``--print-service``).
 
-Printed for a person to install; the project never installs them itself:
+Printed by ``serve --print-service`` for a person to install, and installed by ``oharness
+setup`` (which writes only inside the person's own home):
 
 - systemd: save as ``~/.config/systemd/user/oharness.service``, then
   ``systemctl --user daemon-reload && systemctl --user enable --now oharness``;
@@ -19,19 +20,24 @@ def _systemd_quote(value: str) -> str:
 
 
 def service_definition(
-    kind: str, *, executable: str, home: Path, project: Path, host: str, port: int
+    kind: str,
+    *,
+    executable: str,
+    home: Path,
+    project: Path | None,
+    host: str,
+    port: int,
+    folder: Path | None = None,
 ) -> str:
-    """The text of a systemd user unit or a launchd agent for ``oharness serve``."""
-    arguments = [
-        executable,
-        "serve",
-        "--host",
-        host,
-        "--port",
-        str(port),
-        "--project",
-        str(project),
-    ]
+    """The text of a systemd user unit or a launchd agent for ``oharness serve``: with
+    ``project`` its default workspace, else (``oharness setup``) none, started in ``folder``
+    (the person's home: a folder the daemon never registers as a project)."""
+    arguments = [executable, "serve", "--host", host, "--port", str(port)]
+    if project is not None:
+        arguments += ["--project", str(project)]
+    working = project if project is not None else folder
+    if working is None:
+        raise ValueError("a service needs its project or its working folder")
     if kind == "systemd":
         command = " ".join(_systemd_quote(argument) for argument in arguments)
         return (
@@ -41,7 +47,7 @@ def service_definition(
             "[Service]\n"
             f"ExecStart={command}\n"
             f"Environment={_systemd_quote('OHARNESS_HOME=' + str(home))}\n"
-            f"WorkingDirectory={_systemd_quote(str(project))}\n"
+            f"WorkingDirectory={_systemd_quote(str(working))}\n"
             "Restart=on-failure\n"
             "KillSignal=SIGTERM\n"
             "TimeoutStopSec=30\n\n"
@@ -60,7 +66,7 @@ def service_definition(
             "  <key>EnvironmentVariables</key>\n  <dict>\n"
             f"    <key>OHARNESS_HOME</key>\n    <string>{escape(str(home))}</string>\n"
             "  </dict>\n"
-            f"  <key>WorkingDirectory</key>\n  <string>{escape(str(project))}</string>\n"
+            f"  <key>WorkingDirectory</key>\n  <string>{escape(str(working))}</string>\n"
             "  <key>RunAtLoad</key>\n  <true/>\n"
             "  <key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>\n"
             "  </dict>\n</dict>\n</plist>\n"

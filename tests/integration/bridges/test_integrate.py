@@ -49,7 +49,7 @@ def test_claude_code_install_keeps_everything_and_backs_up(home: Path, tmp_path:
     before_settings = (user / ".claude" / "settings.json").read_text()
     before_state = (user / ".claude.json").read_text()
     out = _integrate(user, tmp_path, "claude-code")
-    assert "+" in out and "backup:" in out
+    assert "+" in out and "backups:" in out
     settings = json.loads((user / ".claude" / "settings.json").read_text())
     assert settings["model"] == "opus" and settings["permissions"] == CLAUDE_SETTINGS["permissions"]
     assert settings["hooks"]["PreToolUse"] == CLAUDE_SETTINGS["hooks"]["PreToolUse"]
@@ -67,7 +67,7 @@ def test_claude_code_install_keeps_everything_and_backs_up(home: Path, tmp_path:
     assert next(user.glob(".claude.json.oharness-backup-*")).read_text() == before_state
 
     again = _integrate(user, tmp_path, "claude-code")
-    assert "already installed" in again
+    assert "already set up" in again and "nothing changed" in again
     assert sum(len(g["hooks"]) for g in settings["hooks"]["UserPromptSubmit"]) == 2
 
     _integrate(user, tmp_path, "claude-code", "--uninstall")
@@ -149,7 +149,7 @@ def test_a_customised_entry_keeps_its_arguments_and_a_rerun_changes_nothing(
     assert entry["env"] == {"OHARNESS_HOME": "/srv/notes"}
     assert entry["command"] != "/old/bin/oharness"
     again = _integrate(user, tmp_path, "claude-code")
-    assert "nothing to change" in again
+    assert "already set up" in again
 
 
 def test_codex_inline_tables_and_a_customised_entry(home: Path, tmp_path: Path) -> None:
@@ -166,29 +166,22 @@ def test_codex_inline_tables_and_a_customised_entry(home: Path, tmp_path: Path) 
     assert parsed["mcp_servers"]["docs"]["command"] == "docs-mcp"
     assert parsed["mcp_servers"]["oharness"]["args"] == ["mcp", "--allow-forget"]
     assert parsed["mcp_servers"]["oharness"]["startup_timeout_sec"] == 20
-    assert "nothing to change" in _integrate(user, tmp_path, "codex")
+    assert "nothing changed" in _integrate(user, tmp_path, "codex")
 
 
-def test_no_entry_that_cannot_start_is_written(
-    tmp_path: Path, monkeypatch: Any, capsys: Any
-) -> None:
-    """Without the mcp extra, integrate refuses with the install command and writes nothing
-    (a dry run shows the diff and the same warning)."""
-    import importlib.util
-
-    from oharness.cli import integrate as command
-    from oharness.cli.main import main
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        command, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
-    )
+def test_no_entry_that_cannot_start_is_written(home: Path, tmp_path: Path) -> None:
+    """Without the mcp extra (hidden from a real process), integrate writes nothing, says the
+    install command and exits 1; a dry run shows the diff and the same fix."""
+    hidden = tmp_path / "hide-mcp"
+    hidden.mkdir()
+    (hidden / "sitecustomize.py").write_text("import sys\nsys.modules['mcp'] = None\n")
     user = tmp_path / "empty-user"
     user.mkdir()
-    code = main(["integrate", "claude-code", "--user-home", str(user)])
-    captured = capsys.readouterr()
-    assert code == 1 and "pip install 'oharness[mcp]'" in captured.err
+    args = ("integrate", "claude-code", "--user-home", str(user))
+    result = run(home, tmp_path, *args, PYTHONPATH=str(hidden))
+    assert result.returncode == 1, result.stdout
+    assert "mcp extra" in result.stdout and "[mcp,server]" in result.stderr
+    assert "nothing was written" in result.stdout and list(user.iterdir()) == []
+    result = run(home, tmp_path, *args, "--dry-run", PYTHONPATH=str(hidden))
+    assert result.returncode == 0 and "+++ " in result.stdout and "fix: " in result.stdout
     assert list(user.iterdir()) == []
-    code = main(["integrate", "claude-code", "--user-home", str(user), "--dry-run"])
-    captured = capsys.readouterr()
-    assert code == 0 and "oharness[mcp]" in captured.err and list(user.iterdir()) == []
