@@ -70,6 +70,7 @@ def serve(
 ) -> None:
     """Run the local daemon: memory tasks, recall, events and background sync."""
     try:
+        from oharness.cli.capture_run import WorkspaceCapturer
         from oharness.daemon.dream import ReviewDreamer
         from oharness.daemon.serve import DaemonServer, is_loopback
         from oharness.daemon.service_file import service_definition
@@ -112,5 +113,6 @@ def serve(
         sync_token=token,
         small_model=_small_model(home, start),
         dreamer=ReviewDreamer(clock=wall_clock_ms, token=token),
+        capturer=WorkspaceCapturer(),
     )
     DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()
