@@ -118,7 +118,9 @@ def turns_of(entries: list[Entry]) -> list[Turn]:
     ]
 
 
-def _enough(event: str, user_turns: int, entries: list[Entry], settings: AutoExtractSettings) -> bool:
+def _enough(
+    event: str, user_turns: int, entries: list[Entry], settings: AutoExtractSettings
+) -> bool:
     if event == "pre-compact":
         return any(entry.role != "tool" and entry.text.strip() for entry in entries)
     if event == "session-end":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +99,9 @@ def run_capture_command(home: str, job_text: str) -> int:
             workspace.close()
     except Exception as exc:  # detached: the log is the only place anyone will see it
         reason = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
-        log_failure(home, job.event, f"capture of session {job.session_id} failed: {reason}", job.agent)
+        log_failure(
+            home, job.event, f"capture of session {job.session_id} failed: {reason}", job.agent
+        )
         return 1
     if result.outcome == "failed":
         log_failure(home, job.event, f"capture gave up: {result.error}", job.agent)

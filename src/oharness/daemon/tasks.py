@@ -208,8 +208,8 @@ class TaskLane:
                 raise ApiError(
                     429,
                     "remember_queue_full",
-                    f"{busy} forget/dream/capture tasks are pending (the most there can be, so that "
-                    "remember keeps room); retry when one has finished",
+                    f"{busy} forget/dream/capture tasks are pending (the most there can be, so "
+                    "that remember keeps room); retry when one has finished",
                 )
 
     def submit(

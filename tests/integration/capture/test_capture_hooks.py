@@ -4,17 +4,12 @@ commands, with a loopback OpenAI-compatible stub answering extraction."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import stat
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from capture_support import OHARNESS, Agent, append, extraction_answer, transcript, wait_for
+from capture_support import Agent, append, extraction_answer, transcript, wait_for
 from stub_model_server import StubModelServer, openai_text
 
 ZEPHYR = {"summary": "Deploys go out through the Zephyr release train", "body": "Tuesdays."}
@@ -42,7 +37,7 @@ def test_stop_hands_the_stretch_to_a_background_pass_that_saves_notes_and_moves_
     stub.script(openai_text(extraction_answer(ZEPHYR)))
     stop = agent.hook("claude-code", "stop", session_id="cc-1", transcript_path=str(path))
     assert stop.stdout == ""
-    [note_id] = wait_for(agent.notes, "the first note")
+    assert len(wait_for(agent.notes, "the first note")) == 1
     cursor = wait_for(lambda: agent.cursor("claude-code", "cc-1"), "the cursor")
     assert cursor["offset"] == path.stat().st_size and cursor["last"]["via"] == "process"
     assert stat.S_IMODE(agent.cursor_path("claude-code", "cc-1").stat().st_mode) == 0o600
@@ -67,7 +62,9 @@ def test_stop_hands_the_stretch_to_a_background_pass_that_saves_notes_and_moves_
     assert len(agent.prompts()) == 2
 
     start = {"session_id": "cc-2", "transcript_path": str(tmp_path / "cc-2.jsonl")}
-    announced = json.loads(agent.hook("claude-code", "session-start", source="startup", **start).stdout)
+    announced = json.loads(
+        agent.hook("claude-code", "session-start", source="startup", **start).stdout
+    )
     message = announced["systemMessage"]
     assert message.startswith("saved 2 memories from your last session")
     assert all(note in message for note in agent.notes())
@@ -155,38 +152,3 @@ def test_a_resumed_session_starts_counting_where_it_was_resumed(
     assert agent.cursor("claude-code", "cc-r")["offset"] == path.stat().st_size
     agent.capture_run("claude-code", "stop", "cc-r", path)
     assert agent.prompts() == []
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@pytest.fixture
-def daemon(agent: Agent) -> Iterator[subprocess.Popen[bytes]]:
-    _extracting(agent)
-    process = subprocess.Popen(
-        [str(OHARNESS), "serve", "--port", str(_free_port())],
-        cwd=agent.project,
-        env=agent.environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    wait_for(lambda: (agent.home / "daemon.json").exists() or process.poll(), "the daemon", 60)
-    assert process.poll() is None
-    yield process
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=30)
-
-
-def test_the_daemon_runs_the_pass_when_it_runs(
-    agent: Agent, stub: StubModelServer, tmp_path: Path, daemon: subprocess.Popen[bytes]
-) -> None:
-    path = transcript(tmp_path, "claude_code_session.jsonl")
-    stub.script(openai_text(extraction_answer(ZEPHYR)))
-    agent.hook("claude-code", "stop", session_id="cc-d", transcript_path=str(path))
-    wait_for(agent.notes, "the note")
-    cursor = wait_for(lambda: agent.cursor("claude-code", "cc-d"), "the cursor")
-    assert cursor["last"]["via"] == "daemon" and cursor["offset"] == os.path.getsize(path)
