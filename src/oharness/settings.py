@@ -34,6 +34,9 @@ class AutoExtractSettings:
     on_compaction: bool = False
     on_stop: bool = False
     min_user_turns: int = 3
+    #: Without a model, the Stop hook of Claude Code or Codex asks the agent itself, once per
+    #: session, to save what is worth keeping (it costs the user's own tokens).
+    ask_agent: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ _KNOWN: Final[dict[tuple[str, ...], tuple[tuple[type, ...], str]]] = {
     ("memory", "autoExtract", "onCompaction"): _BOOL,
     ("memory", "autoExtract", "onStop"): _BOOL,
     ("memory", "autoExtract", "minUserTurns"): _INT,
+    ("memory", "autoExtract", "askAgent"): _BOOL,
     ("memory", "consolidate", "unusedDays"): _POS_INT,
     ("memory", "consolidate", "auto"): _AUTO,
     ("memory", "consolidate", "cooldownHours"): _INT,
@@ -201,7 +205,7 @@ def _strip_switch_ons(
 ) -> dict[str, Any]:
     """Drop the project layer's attempts to switch automatic model work on."""
     data = _deep_merge({}, layer.data)
-    for flag in ("onCompaction", "onStop"):
+    for flag in ("onCompaction", "onStop", "askAgent"):
         wanted = _get(data, "memory", "autoExtract", flag)
         current = bool(_get(merged_before, "memory", "autoExtract", flag, default=False))
         if wanted is True and not current:
@@ -272,6 +276,7 @@ def _memory_settings(merged: Mapping[str, Any]) -> MemorySettings:
             on_compaction=get("autoExtract", "onCompaction", default=a.on_compaction),
             on_stop=get("autoExtract", "onStop", default=a.on_stop),
             min_user_turns=get("autoExtract", "minUserTurns", default=a.min_user_turns),
+            ask_agent=get("autoExtract", "askAgent", default=a.ask_agent),
         ),
         consolidate=ConsolidateSettings(
             unused_days=get("consolidate", "unusedDays", default=c.unused_days),

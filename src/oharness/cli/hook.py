@@ -1,4 +1,8 @@
-"""``oharness hook claude-code|codex user-prompt-submit|session-start``: prompt hooks.
+"""``oharness hook claude-code|codex EVENT``: the prompt hooks and the capture hooks.
+
+Events: ``user-prompt-submit`` and ``session-start`` (recall, the Memory index), ``stop``,
+``pre-compact`` and ``session-end`` (capture, :mod:`oharness.bridges.capture_hook`). ``oharness
+hook capture-run JOB`` is the detached pass a capture hook starts when no daemon runs.
 
 Runs without click and without the rest of the CLI (a hook runs on every prompt): the entry
 point hands ``hook …`` arguments straight here, and until the daemon has answered nothing but
@@ -19,11 +23,14 @@ if TYPE_CHECKING:
 
 MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
 MAX_LOG_BYTES: Final = 1024 * 1024
-EVENTS: Final = ("user-prompt-submit", "session-start")
+EVENTS: Final = ("user-prompt-submit", "session-start", "stop", "pre-compact", "session-end")
 AGENTS: Final = ("claude-code", "codex")  # Codex's hooks take Claude Code's input and output
 #: Thread counts of the BLAS libraries numpy may load (a person's own setting wins).
 BLAS_THREADS: Final = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-USAGE: Final = "usage: oharness hook claude-code|codex user-prompt-submit|session-start"
+USAGE: Final = (
+    "usage: oharness hook claude-code|codex "
+    "user-prompt-submit|session-start|stop|pre-compact|session-end"
+)
 
 
 def hook_home() -> str:
@@ -53,6 +60,10 @@ def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") 
 
 def run_hook(args: list[str]) -> int:
     """Run one hook; always 0 except for a wrong command line (2)."""
+    if len(args) == 2 and args[0] == "capture-run":
+        from oharness.cli.capture_run import run_capture_command
+
+        return run_capture_command(hook_home(), args[1])
     if len(args) != 2 or args[0] not in AGENTS or args[1] not in EVENTS:
         if args[-1:] in (["-h"], ["--help"]):
             print(USAGE)
@@ -76,10 +87,18 @@ def run_hook(args: list[str]) -> int:
             output = handle_prompt(
                 payload, home, log=lambda reason: log_failure(home, event, reason, agent)
             )
-        else:
+        elif event == "session-start":
+            from oharness.bridges.capture_hook import announce_saved, note_resume
             from oharness.bridges.claude_hook import handle_session_start
 
-            output = handle_session_start(payload, home)
+            note_resume(agent, payload, home)
+            output = announce_saved(handle_session_start(payload, home), payload, home)
+        else:
+            from oharness.bridges.capture_hook import handle_capture
+
+            output = handle_capture(
+                agent, event, payload, home, lambda reason: log_failure(home, event, reason, agent)
+            )
     except Exception as exc:  # a hook failure must never block the prompt
         detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
         log_failure(home, event, detail, agent)

@@ -70,6 +70,7 @@ def serve(
 ) -> None:
     """Run the local daemon: memory tasks, recall, events and background sync."""
     try:
+        from oharness.cli.capture_run import WorkspaceCapturer
         from oharness.daemon.dream import ReviewDreamer
         from oharness.daemon.serve import DaemonServer, is_loopback
         from oharness.daemon.service_file import service_definition
@@ -113,6 +114,7 @@ def serve(
         sync_token=token,
         small_model=_small_model(home, start),
         dreamer=ReviewDreamer(clock=wall_clock_ms, token=token),
+        capturer=WorkspaceCapturer(),
     )
     if check is not None:
         options.sync_check_ms = int(check * 1000)

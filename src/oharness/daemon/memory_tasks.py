@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 from oharness.daemon.errors import TaskFailure
 from oharness.daemon.tasks import CancelToken, Task, TaskOutcome
@@ -111,6 +111,12 @@ class Dreamer(Protocol):
     def dream(self, workspace: Workspace, cancel: CancelToken) -> DreamOutcome: ...
 
 
+class Capturer(Protocol):
+    """The capture pass of a Claude Code or Codex session (installed by ``oharness serve``)."""
+
+    def capture(self, workspace: Workspace, payload: str) -> tuple[dict[str, Any], list[str]]: ...
+
+
 class MemoryTasks:
     """The model-free work of remember, forget and dream for one workspace."""
 
@@ -120,9 +126,11 @@ class MemoryTasks:
         *,
         dreamer: Dreamer | None = None,
         notify_write: NotifyWrite | None = None,
+        capturer: Capturer | None = None,
     ) -> None:
         self.workspace = workspace
         self.dreamer = dreamer
+        self.capturer = capturer
         self._notify = notify_write
 
     @property
@@ -135,6 +143,8 @@ class MemoryTasks:
                 return self.remember(task)
             if task.kind == "forget":
                 return self.forget(task)
+            if task.kind == "capture":
+                return self.capture(task)
             return self.dream(task)
         except TaskFailure:
             raise
@@ -311,3 +321,18 @@ class MemoryTasks:
             },
             tuple(outcome.touched_scopes),
         )
+
+    # ---- capture ---------------------------------------------------------------------------
+
+    def capture(self, task: Task) -> TaskOutcome:
+        """A capture pass over a Claude Code or Codex transcript (see docs/capture.md)."""
+        if self.capturer is None:
+            raise TaskFailure(
+                "capture_failed",
+                "capture is not available in this daemon (it was started without it); the "
+                "hook falls back to a background process",
+            )
+        result, scopes = self.capturer.capture(self.workspace, task.payload)
+        for scope in scopes:
+            self.notify(cast(Scope, scope))
+        return TaskOutcome(result, tuple(scopes))

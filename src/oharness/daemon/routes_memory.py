@@ -54,6 +54,17 @@ BODIES: Final[dict[str, dict[str, Any]]] = {
         "required": ["query"],
     },
     "dream": {"type": "object"},
+    "capture": {
+        "type": "object",
+        "properties": {
+            "agent": {"enum": ["claude-code", "codex"]},
+            "event": {"enum": ["stop", "pre-compact", "session-end"]},
+            "sessionId": {"type": "string", "minLength": 1},
+            "transcriptPath": {"type": "string", "minLength": 1},
+            "projectRoot": {"type": "string", "minLength": 1},
+        },
+        "required": ["agent", "event", "sessionId", "transcriptPath", "projectRoot"],
+    },
 }
 
 
@@ -174,6 +185,8 @@ def capabilities(state: DaemonState) -> dict[str, Any]:
     }
     if state.options.dreamer is not None:
         found["workspace_memory_dream"] = {"since": "v1"}
+    if state.options.capturer is not None:
+        found["workspace_memory_capture"] = {"since": "v1"}
     return {"capabilities": found}
 
 

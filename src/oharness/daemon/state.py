@@ -15,7 +15,7 @@ from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.folders import FolderWatch
 from oharness.daemon.following import ProjectFollower
-from oharness.daemon.memory_tasks import Dreamer, MemoryTasks
+from oharness.daemon.memory_tasks import Capturer, Dreamer, MemoryTasks
 from oharness.daemon.notices import FolderNotices
 from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
@@ -61,6 +61,7 @@ class DaemonOptions:
     limits: LaneLimits = field(default_factory=LaneLimits)
     timeouts: Timeouts = field(default_factory=Timeouts)
     dreamer: Dreamer | None = None
+    capturer: Capturer | None = None
     sessions: SessionHost | None = None
     heartbeat: float = HEARTBEAT_SECONDS
     queue_limit: int = QUEUE_LIMIT
@@ -150,7 +151,9 @@ class DaemonState:
                 except Exception:
                     log.exception("write listener failed")
 
-        tasks = MemoryTasks(workspace, dreamer=options.dreamer, notify_write=wrote)
+        tasks = MemoryTasks(
+            workspace, dreamer=options.dreamer, notify_write=wrote, capturer=options.capturer
+        )
         work: TaskWork = tasks
         if options.small_model is not None:
             from oharness.daemon.agent import MemoryAgent

@@ -34,10 +34,10 @@ from oharness.types import Clock
 
 log = logging.getLogger(__name__)
 
-TaskKind = Literal["remember", "forget", "dream"]
-TASK_KINDS: Final[tuple[TaskKind, ...]] = ("remember", "forget", "dream")
+TaskKind = Literal["remember", "forget", "dream", "capture"]
+TASK_KINDS: Final[tuple[TaskKind, ...]] = ("remember", "forget", "dream", "capture")
 TaskStatus = Literal["queued", "running", "completed", "failed"]
-MAINTENANCE: Final = frozenset({"forget", "dream"})
+MAINTENANCE: Final = frozenset({"forget", "dream", "capture"})
 TTL_MS: Final = 5 * 60_000
 
 
@@ -208,8 +208,8 @@ class TaskLane:
                 raise ApiError(
                     429,
                     "remember_queue_full",
-                    f"{busy} forget/dream tasks are pending (the most there can be, so that "
-                    "remember keeps room); retry when one has finished",
+                    f"{busy} forget/dream/capture tasks are pending (the most there can be, so "
+                    "that remember keeps room); retry when one has finished",
                 )
 
     def submit(

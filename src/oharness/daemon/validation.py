@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from starlette.requests import Request
 
+from oharness.capture.extraction_pass import CaptureJob
 from oharness.daemon.errors import ApiError
 from oharness.daemon.guards import MAX_BODY_BYTES, read_capped
 from oharness.daemon.tasks import TaskKind
@@ -105,5 +106,12 @@ async def task_request(request: Request, kind: TaskKind) -> TaskRequest:
         query = _text(data, "query", "invalid_query")
         scope = _scope(data)
         return TaskRequest(kind, query, client_id_of(request), None, scope)
+    if kind == "capture":
+        data = await read_object(request, "invalid_capture")
+        try:
+            job = CaptureJob.from_dict(data)
+        except ValueError as exc:
+            raise ApiError(400, "invalid_capture", str(exc)) from exc
+        return TaskRequest(kind, json.dumps(job.to_dict()), client_id_of(request))
     await read_object(request, "invalid_request")
     return TaskRequest(kind, "", client_id_of(request))

@@ -53,7 +53,7 @@ class Announcement:
     def count(self) -> int:
         return len(self.notes)
 
-    def text(self) -> str:
+    def text(self, source: str = "this conversation") -> str:
         """One line for people: the count, then each note's summary and id."""
         word = "memory" if self.count == 1 else "memories"
         named = "; ".join(
@@ -61,7 +61,7 @@ class Announcement:
             f"{', updated' if note.action == 'updated' else ''})"
             for note in self.notes
         )
-        return f"saved {self.count} {word} from this conversation: {named}"
+        return f"saved {self.count} {word} from {source}: {named}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "notes": [note.to_dict() for note in self.notes]}

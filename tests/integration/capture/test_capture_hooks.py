@@ -1,0 +1,154 @@
+"""Capture from recorded Claude Code and Codex transcripts through the real ``oharness hook``
+commands, with a loopback OpenAI-compatible stub answering extraction."""
+
+from __future__ import annotations
+
+import json
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from capture_support import Agent, append, extraction_answer, transcript, wait_for
+from stub_model_server import StubModelServer, openai_text
+
+ZEPHYR = {"summary": "Deploys go out through the Zephyr release train", "body": "Tuesdays."}
+PYTEST = {"summary": "The test suite runs with pytest -n 2 at most", "body": "Never more."}
+MODEL = {"models": {"small": "openai:capture-small"}}
+
+
+@pytest.fixture
+def agent(home: Path, project_dir: Path, stub: StubModelServer) -> Agent:
+    runner = Agent(home, project_dir, stub)
+    runner.run("project", "init")
+    return runner
+
+
+def _extracting(agent: Agent, min_turns: int = 2) -> None:
+    auto = {"onStop": True, "minUserTurns": min_turns}
+    agent.configure({**MODEL, "memory": {"autoExtract": auto}})
+
+
+def test_stop_hands_the_stretch_to_a_background_pass_that_saves_notes_and_moves_the_cursor(
+    agent: Agent, stub: StubModelServer, tmp_path: Path
+) -> None:
+    _extracting(agent)
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    stub.script(openai_text(extraction_answer(ZEPHYR)))
+    stop = agent.hook("claude-code", "stop", session_id="cc-1", transcript_path=str(path))
+    assert stop.stdout == ""
+    assert len(wait_for(agent.notes, "the first note")) == 1
+    cursor = wait_for(lambda: agent.cursor("claude-code", "cc-1"), "the cursor")
+    assert cursor["offset"] == path.stat().st_size and cursor["last"]["via"] == "process"
+    assert stat.S_IMODE(agent.cursor_path("claude-code", "cc-1").stat().st_mode) == 0o600
+    [prompt] = agent.prompts()
+    assert "We deploy with the Zephyr release train" in prompt
+    assert "nice weather today" in prompt  # chit-chat is the model's to leave out
+    for hidden in ("RECALLED-NOTE-TEXT", "SIDECHAIN-ONLY", "Caveat:"):
+        assert hidden not in prompt
+    assert not list((agent.project / "MEMORY").glob("*.jsonl"))  # read, never copied
+
+    append(path, "claude_code_more.jsonl")
+    stub.script(openai_text(extraction_answer(PYTEST)))
+    agent.hook("claude-code", "stop", session_id="cc-1", transcript_path=str(path))
+    wait_for(lambda: len(agent.notes()) == 2, "the second note")
+    second = wait_for(lambda: len(agent.prompts()) == 2 and agent.prompts()[1], "a second pass")
+    assert "pytest -n 2 on this machine" in second
+    assert "We deploy with the Zephyr" not in second  # only the stretch no pass has read
+    wait_for(lambda: agent.cursor("claude-code", "cc-1").get("passes") == 2, "the cursor")
+
+    # A restart reads the cursor from disk: nothing new, no model call.
+    agent.capture_run("claude-code", "stop", "cc-1", path)
+    assert len(agent.prompts()) == 2
+
+    start = {"session_id": "cc-2", "transcript_path": str(tmp_path / "cc-2.jsonl")}
+    announced = json.loads(
+        agent.hook("claude-code", "session-start", source="startup", **start).stdout
+    )
+    message = announced["systemMessage"]
+    assert message.startswith("saved 2 memories from your last session")
+    assert all(note in message for note in agent.notes())
+    assert message in announced["hookSpecificOutput"]["additionalContext"]
+    again = agent.hook("claude-code", "session-start", source="startup", **start).stdout
+    assert "systemMessage" not in (json.loads(again) if again else {})
+
+
+def test_a_credential_typed_in_never_reaches_the_model(
+    agent: Agent, stub: StubModelServer, tmp_path: Path
+) -> None:
+    _extracting(agent)
+    path = transcript(tmp_path, "claude_code_credential.jsonl")
+    stub.script(openai_text(extraction_answer()))
+    agent.capture_run("claude-code", "stop", "cc-cred", path)
+    [prompt] = agent.prompts()
+    assert "db-staging.internal" in prompt
+    assert "sk-proj-AbCdEf0123456789" not in prompt
+
+
+def test_codex_rollout_thresholds_and_the_compaction_stretch(
+    agent: Agent, stub: StubModelServer, tmp_path: Path
+) -> None:
+    _extracting(agent, min_turns=3)
+    path = transcript(tmp_path, "codex_rollout.jsonl")
+    agent.capture_run("codex", "stop", "cx-1", path)  # two user turns: below minUserTurns
+    assert agent.prompts() == [] and agent.cursor("codex", "cx-1") == {}
+    stub.script(openai_text(extraction_answer(ZEPHYR)))
+    agent.capture_run("codex", "pre-compact", "cx-1", path)  # the last chance: always read
+    [prompt] = agent.prompts()
+    assert "changelog entries go at the end" in prompt
+    assert "AGENTS.md text" not in prompt and "token_count" not in prompt
+    assert "Assistant called shell" in prompt
+    assert len(agent.notes()) == 1
+
+
+def test_subagents_are_never_read(agent: Agent, stub: StubModelServer, tmp_path: Path) -> None:
+    _extracting(agent, min_turns=1)
+    path = transcript(tmp_path, "codex_subagent.jsonl")
+    agent.capture_run("codex", "stop", "cx-sub", path)
+    assert agent.prompts() == [] and agent.cursor("codex", "cx-sub")["subagent"] is True
+    claude = transcript(tmp_path, "claude_code_session.jsonl")
+    fields = {"session_id": "cc-sub", "transcript_path": str(claude), "agent_id": "a-1"}
+    assert agent.hook("claude-code", "stop", **fields).stdout == ""
+    time.sleep(0.5)  # long enough for a pass that should not have started
+    assert agent.prompts() == [] and agent.cursor("claude-code", "cc-sub") == {}
+
+
+def test_ask_the_agent_once_per_session_only_when_the_user_switched_it_on(
+    agent: Agent, tmp_path: Path
+) -> None:
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    fields = {"session_id": "ask-1", "transcript_path": str(path), "stop_hook_active": False}
+    agent.configure({}, project={"memory": {"autoExtract": {"askAgent": True}}})
+    assert agent.hook("claude-code", "stop", **fields).stdout == ""  # a repository cannot
+
+    agent.configure({"memory": {"autoExtract": {"askAgent": True, "minUserTurns": 2}}})
+    active = {**fields, "session_id": "ask-2", "stop_hook_active": True}
+    assert agent.hook("claude-code", "stop", **active).stdout == ""
+    answer = json.loads(agent.hook("claude-code", "stop", **fields).stdout)
+    assert answer["decision"] == "block" and "`remember` tool" in answer["reason"]
+    assert set(answer) == {"decision", "reason"}
+    assert agent.hook("claude-code", "stop", **fields).stdout == ""  # once per session
+    codex = transcript(tmp_path, "codex_rollout.jsonl")
+    codex_fields = {"session_id": "cx-ask", "transcript_path": str(codex), "turn_id": "t1"}
+    assert json.loads(agent.hook("codex", "stop", **codex_fields).stdout)["decision"] == "block"
+    sub = {**fields, "session_id": "ask-3", "agent_id": "a-1"}
+    assert agent.hook("claude-code", "stop", **sub).stdout == ""
+
+    agent.configure(
+        {"memory": {"autoExtract": {"askAgent": True}}},
+        project={"memory": {"autoExtract": {"askAgent": False}}},
+    )
+    off = {**fields, "session_id": "ask-4"}
+    assert agent.hook("claude-code", "stop", **off).stdout == ""  # a repository can switch off
+
+
+def test_a_resumed_session_starts_counting_where_it_was_resumed(
+    agent: Agent, tmp_path: Path
+) -> None:
+    _extracting(agent, min_turns=1)
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    resume = {"session_id": "cc-r", "transcript_path": str(path), "source": "resume"}
+    agent.hook("claude-code", "session-start", **resume)
+    assert agent.cursor("claude-code", "cc-r")["offset"] == path.stat().st_size
+    agent.capture_run("claude-code", "stop", "cc-r", path)
+    assert agent.prompts() == []
