@@ -176,6 +176,9 @@ def _load_problem(load: LoadProblem, store: NoteStore) -> NoteProblem:
     loose = from_problem(load, store.scope)
     if loose is not None and loose.note_id is not None:
         return _held(loose)
+    if loose is not None:  # not a note yet: the same reason and fix as 'memory list'
+        ids = (load.note_id,) if load.note_id is not None else ()
+        return NoteProblem(name, _id_of(name), load.reason, loose.message, ids)
     return NoteProblem(
         name,
         _id_of(name),
