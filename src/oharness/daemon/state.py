@@ -198,6 +198,7 @@ class DaemonState:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
         options = self.options
+        follower = ProjectFollower(self.registry, options.home)
         sync = DaemonSync(
             default,
             self.bus,
@@ -205,9 +206,10 @@ class DaemonState:
             token=options.sync_token,
             signature=self.folders.signature_now,
             timing=SyncTiming((options.sync_check_ms,), (), follow_projects=True),
-            follow=ProjectFollower(self.registry, options.home).follow,
+            follow=follower.follow,
             follow_seconds=options.follow_seconds,
         )
+        follower.folders = sync
         self.sync = sync
         for hosted in self.registry.all():
             sync.add(hosted)
