@@ -113,6 +113,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if options.background_sync:
             state.start_sync()
+        state.start_consolidation()
         if options.watch_seconds > 0:
             state.note_watcher = NoteWatcher(state, options.watch_seconds)
             state.folders.add(state.note_watcher)

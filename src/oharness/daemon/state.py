@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
 from oharness.daemon.background import FOLLOW_SECONDS, DaemonSync
+from oharness.daemon.consolidation import DaemonConsolidation
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.folders import FolderWatch
@@ -101,6 +102,8 @@ class DaemonState:
         self.use_listeners: list[Callable[[DaemonWorkspace], None]] = []
         #: Called at shutdown before the workspaces drain (background sync).
         self.stoppers: list[Callable[[], None]] = []
+        #: Background consolidation (spec 05.3), when a small model is configured.
+        self.consolidation: DaemonConsolidation | None = None
         self.sync: DaemonSync | None = None
         #: The one thread that looks at the hosted folders (background sync, the page).
         self.folders = FolderWatch(
@@ -190,6 +193,22 @@ class DaemonState:
             )
 
         return publish
+
+    def start_consolidation(self) -> None:
+        """Background consolidation of every hosted workspace (spec 05.3), with the small
+        model; nothing without one."""
+        model = self.options.small_model
+        if model is None:
+            return
+        consolidation = DaemonConsolidation(
+            model, self.bus, clock=self.options.clock, token=self.options.sync_token
+        )
+        for hosted in self.registry.all():
+            consolidation.add(hosted)
+        self.registry.on_added.append(consolidation.add)
+        self.registry.on_removed.append(consolidation.remove)
+        self.stoppers.append(consolidation.stop)
+        self.consolidation = consolidation
 
     def start_sync(self) -> None:
         """Background sync over every hosted folder (needs a usable home for its state)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Final
 
 from oharness.errors import OHarnessError, UnavailableError
@@ -50,6 +51,7 @@ def build_consolidator(
     clock: Clock,
     token: str | None = None,
     cancel: CancelToken | None = None,
+    scopes: tuple[Scope, ...] | None = None,
 ) -> Consolidator:
     """A consolidator over a workspace's scopes, starting its launch delay now."""
     try:
@@ -73,6 +75,7 @@ def build_consolidator(
         runs=ConsolidationLog(review_dir(workspace.home.home)),
         clock=clock,
         started_at=clock(),
+        scopes=scopes,
     )
 
 
@@ -89,8 +92,13 @@ class ConsolidationService:
         clock: Clock,
         token: str | None = None,
         run_thread: bool = True,
+        scopes: tuple[Scope, ...] | None = None,
+        on_outcomes: Callable[[list[PassOutcome]], None] | None = None,
     ) -> None:
         self._workspace = workspace
+        self._scopes = scopes
+        #: Told of every pass that ran (the daemon announces merges as events).
+        self._on_outcomes = on_outcomes
         self._model = model
         self._clock = clock
         self._token = token
@@ -113,6 +121,7 @@ class ConsolidationService:
                 clock=self._clock,
                 token=self._token,
                 cancel=self._cancel,
+                scopes=self._scopes,
             )
         except OHarnessError as exc:  # never stops a harness from starting; said in the log
             log.warning("background consolidation is off: %s", exc.message)
@@ -129,6 +138,11 @@ class ConsolidationService:
             return []
         outcomes = self.consolidator.tick()
         self.outcomes.extend(outcomes)
+        if outcomes and self._on_outcomes is not None:
+            try:
+                self._on_outcomes(outcomes)
+            except Exception:  # an announcement never stops the loop
+                log.exception("announcing a consolidation pass failed")
         return outcomes
 
     def _loop(self) -> None:

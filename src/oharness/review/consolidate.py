@@ -106,8 +106,12 @@ class Consolidator:
         runs: ConsolidationLog,
         clock: Clock,
         started_at: int,
+        scopes: tuple[Scope, ...] | None = None,
     ) -> None:
         self.review = review
+        #: The scopes this consolidator looks after (``None``: every available one; a daemon
+        #: hosting several projects leaves the shared user scope to one of them).
+        self.scopes = scopes
         self.settings = settings
         self.model = model
         self.plan_of = plan_of
@@ -129,14 +133,18 @@ class Consolidator:
 
     def next_wake(self) -> int | None:
         """When a pass may next be due (None: consolidation is off for every scope)."""
-        times = [self.due_at(s) for s in self.review.memory.available_scopes() if self.enabled(s)]
+        times = [self.due_at(s) for s in self._scopes() if self.enabled(s)]
         return min(times) if times else None
+
+    def _scopes(self) -> list[Scope]:
+        available = self.review.memory.available_scopes()
+        return [s for s in available if self.scopes is None or s in self.scopes]
 
     def tick(self) -> list[PassOutcome]:
         """Run the passes that are due now (never raises: failures are logged and reported)."""
         outcomes = []
         now = self.clock()
-        for scope in self.review.memory.available_scopes():
+        for scope in self._scopes():
             try:
                 if self.enabled(scope) and now >= self.due_at(scope):
                     outcomes.append(self.run_pass(scope))
