@@ -10,6 +10,8 @@ Tree::
     ├── ConfigError             a config file or key is wrong (names the file and key)
     ├── ProjectError            no project here, home used as a project, bad memory.dir
     ├── NoteFormatError         a note file or frontmatter cannot be parsed
+    │   └── FrontmatterError    an imported file's frontmatter cannot be read (also a
+    │                           ValueError; importers.frontmatter)
     ├── ValidationError         input refused: bad id, summary, type, tags, size
     │   └── SecretError         input looks like a credential (never echoes it)
     ├── NotFoundError           no note / backup with that id
@@ -17,6 +19,8 @@ Tree::
     ├── LimitError              maxNotes reached, body too large
     ├── UnavailableError        a feature or scope is not available here (says why)
     ├── PathSafetyError         a path would escape its directory
+    ├── DaemonRefused           the local daemon answered a hook, but not 200 (``status``,
+    │                           ``code``; also a ValueError; bridges.prompt_hook)
     ├── SyncError               the sync server refused a request or could not be reached
     │                           (``code``: the server's error code; ``retry_after`` seconds)
     └── StorageError            the file system refused (permission, disk full, lock timeout)
@@ -33,7 +37,9 @@ Merge conflicts and sync rejections are values, not exceptions.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # not typing's: the per-prompt hook imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The error codes of failures worth retrying later with nothing changed: the service or the
 #: network could not be reached, or requests came too fast (``retry_after`` then says when).

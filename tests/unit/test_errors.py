@@ -30,3 +30,29 @@ def test_errors_describe_themselves_as_json() -> None:
     error = SyncError("slow down", code="rate_limited", retry_after=3.0, scope="user")
     assert error.to_dict() == {"code": "rate_limited", "message": "slow down", "scope": "user"}
     assert isinstance(error, OHarnessError) and error.retry_after == 3.0
+
+
+def test_every_exception_the_library_defines_derives_from_the_root() -> None:
+    """A caller's ``except OHarnessError`` catches whatever oharness raises on purpose."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import oharness
+
+    outside = []
+    for info in pkgutil.walk_packages(oharness.__path__, "oharness."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra not installed here
+            continue
+        for name, value in vars(module).items():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, BaseException)
+                and value.__module__ == info.name
+                and not name.startswith("_")  # private control flow that never leaves
+                and not issubclass(value, OHarnessError)
+            ):
+                outside.append(f"{info.name}.{name}")
+    assert outside == []

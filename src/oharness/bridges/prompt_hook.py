@@ -22,6 +22,8 @@ import json
 import os
 import time
 
+from oharness.errors import OHarnessError
+
 TYPE_CHECKING = False  # not typing's: importing typing would cost a hook more than its work
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -121,11 +123,11 @@ def _unlink(path: str) -> None:
         pass
 
 
-class DaemonRefused(ValueError):
+class DaemonRefused(OHarnessError, ValueError):
     """The daemon answered, but not 200: its status and error code."""
 
     def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"daemon answered {status} {code}: {message}")
+        super().__init__(f"daemon answered {status} {code}: {message}", status=status)
         self.status = status
         self.code = code
 

@@ -13,11 +13,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from oharness.errors import NoteFormatError
+
 MAX_FRONTMATTER_CHARS: Final = 16_384
 MAX_KEYS: Final = 64
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(NoteFormatError, ValueError):
     """The frontmatter could not be read; ``str(exc)`` says why."""
 
 
