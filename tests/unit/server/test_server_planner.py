@@ -282,3 +282,20 @@ def test_fit_objects_counts_json_escaping() -> None:
     quoted = '"' * 50
     objects, pending = fit_objects([("r1", quoted), ("r2", quoted)], budget=120)
     assert list(objects) == ["r1"] and pending == ["r2"]
+
+
+def test_each_limit_at_its_boundary() -> None:
+    """A body of exactly the quota's bytes (or the plan's) is taken, one byte more is not; a
+    scope may fill to exactly its note quota and no further."""
+    quotas = Quotas(max_body_bytes=100)
+    plan = PlanLimits(max_notes=None, max_body_bytes=100)
+    for limit in ({"quotas": quotas}, {"plan": plan}):
+        exact = commit(Manifest(), put("a-1", note_text("a-1", "é" * 50)), **limit)
+        assert not exact.rejected and exact.changed
+        over = commit(Manifest(), put("a-1", note_text("a-1", "é" * 50 + "x")), **limit)
+        assert set(reasons(over).values()) <= {"too_large", "plan_limit"} and reasons(over)
+    one_left = seeded("a-1")
+    filled = commit(one_left, put("b-1", note_text("b-1")), quotas=Quotas(max_notes=2))
+    assert not filled.rejected and set(filled.manifest.notes) == {"a-1", "b-1"}
+    by_plan = commit(one_left, put("b-1", note_text("b-1")), plan=PlanLimits(max_notes=2))
+    assert not by_plan.rejected
