@@ -112,10 +112,10 @@ def _refusal(exc: OHarnessError, not_found: str) -> ApiError:
     return ApiError(500, "memory_failed", f"{exc.message}; nothing was changed")
 
 
-def _text_param(request: Request, name: str, most: int) -> str | None:
+def _text_param(request: Request, name: str, most: int, code: str) -> str | None:
     value = request.query_params.get(name)
     if value is not None and len(value) > most:
-        raise ApiError(400, f"invalid_{name}", f"{name} is {len(value)} characters; at most {most}")
+        raise ApiError(400, code, f"{name} is {len(value)} characters; at most {most}")
     return value
 
 
@@ -176,7 +176,7 @@ async def list_notes(request: Request, project_id: str | None) -> Response:
 
 
 async def search_notes(request: Request, project_id: str | None) -> Response:
-    query = _text_param(request, "q", MAX_QUERY_CHARS)
+    query = _text_param(request, "q", MAX_QUERY_CHARS, "invalid_query")
     if query is None or not query.strip():
         raise ApiError(400, "invalid_query", "q is required: the words to search for")
     filters = _filters(request)
