@@ -182,6 +182,9 @@ def capabilities(state: DaemonState) -> dict[str, Any]:
         "workspace_recall": {"since": "v1"},
         "workspaces": {"since": "v1"},
         "sync": {"since": "v1"},
+        # list, search and show notes; list and restore backups (routes_notes)
+        "workspace_memory_notes": {"since": "v1"},
+        "workspace_memory_backups": {"since": "v1"},
     }
     if state.options.dreamer is not None:
         found["workspace_memory_dream"] = {"since": "v1"}

@@ -91,7 +91,8 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
         )
     except OHarnessError as exc:
         raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
-    sync.coordinator.notify_write(target)
+    # The next pass uploads it (sync wakes for the scope); subscribers hear memory_changed.
+    state_of(request).changed(hosted, target.scope, "api")
     return JSONResponse(resolution_json(resolution))
 
 

@@ -9,7 +9,10 @@ import asyncio
 import contextlib
 import re
 import subprocess
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,25 @@ def _seed(service: MemoryService) -> dict[str, str]:
     return {"target": target.id, "deploy": deploy.id, "person": person.id}
 
 
+def _listen(daemon: LiveDaemon, wanted: Callable[[dict[str, Any]], bool]) -> Future[Any]:
+    """The first SDK event ``wanted`` accepts, heard on a thread subscribed before this returns."""
+    heard: Future[Any] = Future()
+
+    def listen() -> None:
+        with DaemonClient(daemon.url, daemon.token) as listener:
+            for event in listener.events():
+                if wanted(event):
+                    heard.set_result(event)
+                    return
+
+    subscribers = daemon.state.bus.subscribers
+    threading.Thread(target=listen, daemon=True).start()
+    deadline = time.monotonic() + 30
+    while daemon.state.bus.subscribers == subscribers and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return heard
+
+
 def _refused(call: object, status: int, code: str) -> DaemonError:
     assert callable(call)
     with pytest.raises(DaemonError) as caught:
@@ -80,6 +102,8 @@ def test_notes_are_listed_with_each_filter_searched_and_shown_with_links(
 ) -> None:
     ids = _seed(_service(daemon))
     with DaemonClient(daemon.url, daemon.token) as client:
+        offered = client.capabilities()["capabilities"]
+        assert {"workspace_memory_notes", "workspace_memory_backups"} <= set(offered)
         every = client.list_notes()
         assert every["total"] == 3 and every["nextOffset"] is None
         assert {note["id"] for note in every["notes"]} == set(ids.values())
@@ -160,6 +184,7 @@ def test_a_backup_is_listed_and_restored_and_a_newer_version_needs_a_yes(
     ids = _seed(service)
     forgotten = service.forget(ids["target"])
     path = Path(service.store("project").directory) / f"{ids['target']}.md"
+    heard = _listen(daemon, lambda event: event["data"].get("source") == "api")
     with DaemonClient(daemon.url, daemon.token) as client:
         (listed,) = client.list_backups()["backups"]
         assert listed["backupId"] == forgotten.backup_id and listed["reason"] == "forget"
@@ -167,6 +192,9 @@ def test_a_backup_is_listed_and_restored_and_a_newer_version_needs_a_yes(
         assert listed["restoreScope"] == "project" and listed["restorable"] is True
         restored = client.restore_backup(forgotten.backup_id)
         assert restored["changed"] is True and restored["replacedBackupId"] is None
+        event = heard.result(timeout=30)  # subscribers hear it, named in the SDK's scheme
+        assert (event["type"], event["wireType"]) == ("workspace.memory.changed", "memory_changed")
+        assert event["data"] == {"scope": "project", "source": "api"}
         assert client.get_note(ids["target"])["body"] == "db-staging.internal\n"
         assert client.restore_backup(forgotten.backup_id)["changed"] is False
 
