@@ -39,7 +39,7 @@ from oharness.errors import (
 from oharness.notes.ids import ID_PATTERN
 from oharness.tools.backup_list import BackupEntry, backup_listing, restore_backup
 from oharness.tools.note_filter import MAX_TAG_CHARS, UNTYPED, NoteFilter
-from oharness.tools.service import MemoryService
+from oharness.tools.service import MODEL_HINTS, PERSON_HINTS, MemoryService
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
 #: The most notes one listing page holds, the most search results, the most backups listed.
@@ -97,8 +97,18 @@ RESTORE_BODY: Final = {
 }
 
 
+#: The library words its hints for a model (the daemon's memory serves tasks too); an API
+#: caller is told what to call instead.
+_API_HINTS: Final = (
+    (MODEL_HINTS.list_notes, "GET /workspace/memory/notes lists the ids"),
+    (MODEL_HINTS.unreadable, PERSON_HINTS.unreadable),
+)
+
+
 def _refusal(exc: OHarnessError, not_found: str) -> ApiError:
     """A library error as the daemon's refusal: the status its kind calls for, a stable code."""
+    for model_hint, api_hint in _API_HINTS:
+        exc.message = exc.message.replace(model_hint, api_hint)
     if isinstance(exc, NotFoundError):
         return ApiError(404, not_found, exc.message)
     if isinstance(exc, ValidationError):

@@ -160,7 +160,7 @@ def test_bad_input_is_refused_with_a_clear_error_and_nothing_changes(daemon: Liv
         _refused(lambda: client.search_notes("   "), 400, "invalid_query")
         _refused(lambda: client.search_notes("x" * 1001), 400, "invalid_query")
         missing = _refused(lambda: client.get_note("no-such-note"), 404, "note_not_found")
-        assert "no-such-note" in missing.reason
+        assert "no-such-note" in missing.reason and "GET /workspace/memory/notes" in missing.reason
         _refused(lambda: client.get_note("bad id!"), 400, "invalid_id")
         _refused(lambda: client.get_note(ids["deploy"], scope="user"), 404, "note_not_found")
         _refused(lambda: client.list_backups(limit=501), 400, "invalid_limit")
