@@ -214,6 +214,18 @@ def test_a_backup_is_listed_and_restored_and_a_newer_version_needs_a_yes(
         reasons = [b["reason"] for b in client.list_backups()["backups"]]
         assert reasons[0] == "restore-replace"
 
+    async def through_async_client() -> None:
+        async with AsyncDaemonClient(daemon.url, daemon.token) as client:
+            listed = (await client.list_backups(limit=1))["backups"]
+            assert [b["reason"] for b in listed] == ["restore-replace"]
+            again = await client.restore_backup(forgotten.backup_id)
+            assert again["changed"] is False  # the note already has this content
+            with pytest.raises(DaemonError) as caught:
+                await client.list_conflicts()
+            assert caught.value.code == "sync_unavailable"
+
+    asyncio.run(through_async_client())
+
 
 def _routes(routes: list[Any]) -> Iterator[Route]:
     """Every route of the app, those of included routers too (each already has its prefix)."""
@@ -312,6 +324,9 @@ def test_a_conflict_from_a_real_sync_is_listed_and_resolved_through_the_sdk(
         here.service.remember("Shared note", "line one from here\n", id=note_id)
         client.sync_now()
 
+        with synced.client() as http:  # a default route takes no workspace from the query
+            status = http.get("/sync/status", params={"project_id": "not-hosted"})
+            assert status.status_code == 200 and status.json()["enabled"] is True
         (conflict,) = client.list_conflicts()["conflicts"]
         assert (conflict["id"], conflict["scope"]) == (note_id, "project")
         assert client.get_note(note_id)["conflict"] == "waiting"
