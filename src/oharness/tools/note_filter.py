@@ -3,8 +3,8 @@
 One definition for ``oharness memory list/search --scope/--type/--tag``, the daemon's
 ``/workspace/memory/notes`` and ``/workspace/memory/search``; every field left empty keeps
 every note. A value that can never match (an unknown scope or type, a tag longer than any tag) is
-refused with the fix, so a typo is not mistaken for "no such notes". A tag is compared as
-notes store it (trimmed, ASCII lower-case).
+refused with the fix, so a typo is not mistaken for "no such notes". A tag is compared trimmed
+and without regard to case (Unicode case folding: notes store tags ASCII lower-cased only).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from oharness.types import NOTE_TYPES, SCOPES
 UNTYPED: Final = "none"
 #: The longest tag a filter takes (notes' tags are shorter).
 MAX_TAG_CHARS: Final = 100
-ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class NoteFilter:
     ) -> NoteFilter:
         """A checked filter (``None`` or ``""`` leaves a field open), else ValidationError."""
         scope, type = scope or "", type or ""
-        tag = (tag or "").strip().translate(ASCII_LOWER)  # as tags are stored
+        tag = (tag or "").strip().casefold()
         if scope and scope not in SCOPES:
             raise ValidationError(
                 f"unknown scope {scope!r}: use project or user, or leave it out", field="scope"
@@ -67,7 +66,7 @@ class NoteFilter:
             return False
         if self.type and (note.type or UNTYPED) != self.type:
             return False
-        return not (self.tag and self.tag not in note.tags)
+        return not self.tag or any(tag.casefold() == self.tag for tag in note.tags)
 
 
 #: Keeps every note.

@@ -347,3 +347,26 @@ def test_a_conflict_from_a_real_sync_is_listed_and_resolved_through_the_sdk(
         assert client.list_conflicts()["conflicts"] == []
         assert "from elsewhere" in client.get_note(note_id)["body"]
         assert "conflict" not in client.get_note(note_id)
+
+
+def test_the_page_and_the_api_keep_the_same_notes_for_each_filter(daemon: LiveDaemon) -> None:
+    service = _service(daemon)
+    ids = _seed(service)
+    service.remember("Café opening hours", "Nine to five.", type="reference", tags="Café")
+    summaries = {stored.id: stored.note.summary for stored in service.all_notes()}
+    filters: list[dict[str, Any]] = [
+        {"scope": "user"},
+        {"type": "reference"},
+        {"tag": "deploy"},
+        {"tag": "CAFÉ"},  # stored "café": compared without regard to case
+        {"scope": "project", "type": "project", "tag": "release"},
+    ]
+    with DaemonClient(daemon.url, daemon.token) as client, _signed_in(daemon) as browser:
+        for chosen in filters:
+            kept = {note["id"] for note in client.list_notes(**chosen)["notes"]}
+            assert kept, chosen
+            page = browser.get("/memory/notes/list", params=chosen)
+            assert page.status_code == 200, page.text
+            shown = {note_id for note_id, summary in summaries.items() if summary in page.text}
+            assert shown == kept, chosen
+        assert [note["id"] for note in client.list_notes(tag="release")["notes"]] == [ids["deploy"]]
