@@ -216,3 +216,46 @@ def test_search_index_and_recall_inspection(cli: Cli) -> None:
     assert excluded == {"attached": [], "linked": [], "block": ""}
     assert "nothing would be attached" in cli.ok("memory", "recall", "hello there!").stdout
     assert not (cli.home / "memory-usage").exists()
+
+
+def test_list_and_search_filter_by_scope_type_and_tag(cli: Cli) -> None:
+    deploy = cli.json(
+        "memory",
+        "remember",
+        "-s",
+        "Deploys go out on Tuesdays",
+        "--type",
+        "project",
+        "--tags",
+        "deploy",
+        "-b",
+        "Release train at noon.",
+    )["id"]
+    host = cli.json(
+        "memory",
+        "remember",
+        "-s",
+        "Deploy host is ci-1",
+        "--type",
+        "reference",
+        "-b",
+        "The deploy runner.",
+    )["id"]
+    person = cli.json(
+        "memory", "remember", "-s", "I prefer short answers", "--type", "user", "-b", "Brief."
+    )["id"]
+
+    def listed(*filters: str) -> list[str]:
+        return [note["id"] for note in cli.json("memory", "list", *filters)["notes"]]
+
+    assert set(listed()) == {deploy, host, person}
+    assert listed("--scope", "user") == [person]
+    assert listed("--type", "reference") == [host]
+    assert listed("--tag", "DEPLOY") == [deploy]
+    assert listed("--type", "none") == []
+    assert "No notes match these filters." in cli.ok("memory", "list", "--type", "feedback").stdout
+    found = cli.json("memory", "search", "deploy", "--type", "reference")["results"]
+    assert [hit["id"] for hit in found] == [host]
+    assert cli.json("memory", "search", "deploy", "--scope", "user")["results"] == []
+    assert "--type" in cli.fails("memory", "list", "--type", "memo")
+    assert "at most 100" in cli.fails("memory", "list", "--tag", "x" * 101)

@@ -6,6 +6,7 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -27,6 +28,7 @@ from oharness.fsio import atomic_write
 from oharness.notes.store import StoredNote
 from oharness.notes.text import terminal_safe
 from oharness.tools.doctor import diagnose, loose_files
+from oharness.tools.note_filter import UNTYPED, NoteFilter
 from oharness.tools.service import UNSET, Unset, note_file_text
 from oharness.tools.workspace import Workspace
 from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
@@ -120,15 +122,38 @@ def remember(
         say("related: " + ", ".join(f"{hit['id']}" for hit in result.related))
 
 
+def _filter_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--scope``, ``--type`` and ``--tag``: which notes a listing or a search keeps."""
+    command = click.option("--tag", default=None, help="Only notes with this tag.")(command)
+    command = click.option(
+        "--type",
+        "note_type",
+        type=click.Choice([*NOTE_TYPES, UNTYPED]),
+        default=None,
+        help=f"Only notes of this type ({UNTYPED}: without a type).",
+    )(command)
+    return click.option("--scope", type=_SCOPE, default=None, help="Only this scope.")(command)
+
+
 @memory.command()
 @common_options
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1, max=200), default=10)
-def search(project_path: Path | None, as_json: bool, debug: bool, query: str, limit: int) -> None:
+@_filter_options
+def search(
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    query: str,
+    limit: int,
+    scope: str | None,
+    note_type: str | None,
+    tag: str | None,
+) -> None:
     """Find notes in both scopes matching QUERY, best first (no threshold)."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    hits = workspace.service.search(query, limit)
+    hits = workspace.service.search(query, limit, NoteFilter.of(scope, note_type, tag))
     if as_json:
         emit_json({"query": query, "results": [hit.to_dict() for hit in hits]})
         return
@@ -211,17 +236,29 @@ def show_note(
 @common_options
 @click.option("--offset", type=click.IntRange(min=0), default=0)
 @click.option("--limit", type=click.IntRange(min=1), default=50)
+@_filter_options
 def list_notes(
-    project_path: Path | None, as_json: bool, debug: bool, offset: int, limit: int
+    project_path: Path | None,
+    as_json: bool,
+    debug: bool,
+    offset: int,
+    limit: int,
+    scope: str | None,
+    note_type: str | None,
+    tag: str | None,
 ) -> None:
     """List notes of both scopes, most recently updated first, then the Markdown files of
     the notes folders that are not notes (yet), with the reason and the fix."""
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
-    listing = workspace.service.listing(offset, limit)
-    loose = loose_files(workspace.service)
+    filters = NoteFilter.of(scope, note_type, tag)
+    listing = workspace.service.listing(offset, limit, filters)
+    loose = [] if filters.narrows else loose_files(workspace.service)
     if as_json:
         emit_json({**listing.to_dict(), "notNotes": [found.to_json() for found in loose]})
+        return
+    if listing.total == 0 and filters.narrows:
+        say("No notes match these filters.")
         return
     if listing.total == 0 and not loose:
         say("No notes yet. Save one with: oharness memory remember --summary ... --body ...")

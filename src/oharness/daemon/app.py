@@ -30,6 +30,7 @@ from oharness.daemon.page.watch import NoteWatcher
 from oharness.daemon.recall_route import RecallFastPath, add_recall_paths, recall_target
 from oharness.daemon.routes import api_router
 from oharness.daemon.routes_memory import memory_router
+from oharness.daemon.routes_notes import notes_router
 from oharness.daemon.routes_sync import sync_router
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonOptions, DaemonState
@@ -134,6 +135,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     app.state.daemon = state
     state.open_default()
     app.include_router(memory_router())
+    app.include_router(notes_router())
     app.include_router(api_router())
     app.include_router(sync_router())
     app.include_router(page_router())

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from oharness.daemon.openapi_notes import NOTE_SCHEMAS
 from oharness.daemon.tasks import TASK_KINDS
 
 _REF: Final = "#/components/schemas/"
@@ -52,16 +53,19 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         },
         "required": ["projectId", "root", "default", "pendingTasks", "draining"],
     },
+    **NOTE_SCHEMAS,
 }
 _DESCRIPTIONS: Final = {
     400: "the request is malformed: the code names the field",
     401: "token_required: no credential, or a wrong one",
     403: "host_not_allowed or origin_not_allowed",
-    404: "workspace_not_found, or a task or route that does not exist",
+    404: "workspace_not_found, note_not_found, backup_not_found, or a task or route that "
+    "does not exist",
     409: "the workspace or sync state refuses it (the code says which)",
     413: "body_too_large: the request body is over 1 MiB",
     429: "too_many_attempts (wrong credentials: Retry-After), or remember_queue_full",
-    500: "remember_failed, forget_failed, dream_failed or recall_failed: memory is unreadable",
+    500: "remember_failed, forget_failed, dream_failed, recall_failed or memory_failed: "
+    "memory is unreadable",
     503: "workspace_draining: the workspace is being removed",
 }
 #: What the guards in front of every route may answer.
@@ -95,6 +99,30 @@ _ARRAY: Final = {"type": "array"}
 _RECALL: Final = _obj({"attached": _ARRAY, "linked": _ARRAY, "block": _STRING})
 _WORKSPACES: Final = _obj({"workspaces": {"type": "array", "items": _ref("Workspace")}})
 _CONFLICTS: Final = _obj({"conflicts": {"type": "array", "items": _OBJECT}})
+_NULLABLE_STRING: Final = {"type": ["string", "null"]}
+_SCOPE: Final = {"enum": ["project", "user"]}
+_NOTES: Final = _obj(
+    {
+        "notes": {"type": "array", "items": _ref("NoteItem")},
+        "total": {"type": "integer", "minimum": 0},
+        "offset": {"type": "integer", "minimum": 0},
+        "nextOffset": {"type": ["integer", "null"]},
+    }
+)
+_SEARCH: Final = _obj(
+    {"query": _STRING, "results": {"type": "array", "items": _ref("SearchResult")}}
+)
+_BACKUPS: Final = _obj({"backups": {"type": "array", "items": _ref("Backup")}})
+_RESTORED: Final = _obj(
+    {
+        "id": _STRING,
+        "scope": _SCOPE,
+        "path": _STRING,
+        "backupId": _STRING,
+        "replacedBackupId": _NULLABLE_STRING,
+        "changed": {"type": "boolean"},
+    }
+)
 #: (method, path pattern) → answers, first match wins.
 TABLE: Final[tuple[tuple[str, str, Answers], ...]] = (
     (
@@ -108,6 +136,19 @@ TABLE: Final[tuple[tuple[str, str, Answers], ...]] = (
         Answers((200,), _ref("TaskSnapshot"), (400, 404)),
     ),
     ("post", rf"{_TASKS}/recall", Answers((200,), _RECALL, (400, 404, 409, 500))),
+    ("get", rf"{_TASKS}/memory/notes", Answers((200,), _NOTES, (400, 404, 409, 500))),
+    ("get", rf"{_TASKS}/memory/search", Answers((200,), _SEARCH, (400, 404, 409, 500))),
+    (
+        "get",
+        rf"{_TASKS}/memory/notes/\{{note_id\}}",
+        Answers((200,), _ref("Note"), (400, 404, 409, 500)),
+    ),
+    ("get", rf"{_TASKS}/memory/backups", Answers((200,), _BACKUPS, (400, 404, 409, 500))),
+    (
+        "post",
+        rf"{_TASKS}/memory/backups/\{{backup_id\}}/restore",
+        Answers((200,), _RESTORED, (400, 404, 409, 500)),
+    ),
     ("get", r"/capabilities", Answers((200,), _obj({"capabilities": _OBJECT}))),
     ("get", r"/events", Answers((200,), _STRING, (400, 404), media="text/event-stream")),
     ("get", r"/workspaces", Answers((200,), _WORKSPACES)),

@@ -25,11 +25,11 @@ log = logging.getLogger(__name__)
 
 #: Python's whitespace (what ``str.strip`` removes), spelled out so that JSON Schema's
 #: ECMAScript regexes and Python's agree: the text must hold something else.
-_NOT_BLANK: Final = (
+NOT_BLANK: Final = (
     "[^\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680"
     "\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
 )
-_STRING_64K: Final = {"type": "string", "minLength": 1, "maxLength": 65536, "pattern": _NOT_BLANK}
+_STRING_64K: Final = {"type": "string", "minLength": 1, "maxLength": 65536, "pattern": NOT_BLANK}
 #: Left out and ``null`` mean the same: the scope the rules infer.
 _SCOPE: Final = {"enum": ["project", "user", None]}
 _CLIENT_HEADER: Final = {
@@ -182,6 +182,9 @@ def capabilities(state: DaemonState) -> dict[str, Any]:
         "workspace_recall": {"since": "v1"},
         "workspaces": {"since": "v1"},
         "sync": {"since": "v1"},
+        # list, search and show notes; list and restore backups (routes_notes)
+        "workspace_memory_notes": {"since": "v1"},
+        "workspace_memory_backups": {"since": "v1"},
     }
     if state.options.dreamer is not None:
         found["workspace_memory_dream"] = {"since": "v1"}

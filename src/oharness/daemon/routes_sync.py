@@ -7,7 +7,7 @@ for the default workspace (``/sync/...``) and any hosted one (``/workspaces/{id}
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
@@ -27,6 +27,7 @@ from oharness.sync.actions import (
     sync_status,
 )
 
+_STRING: Final = {"type": "string"}
 RESOLVE_BODY = {
     "type": "object",
     "properties": {
@@ -91,7 +92,8 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
         )
     except OHarnessError as exc:
         raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
-    sync.coordinator.notify_write(target)
+    # The next pass uploads it (sync wakes for the scope); subscribers hear memory_changed.
+    state_of(request).changed(hosted, target.scope, "api")
     return JSONResponse(resolution_json(resolution))
 
 
@@ -116,30 +118,47 @@ def sync_router() -> APIRouter:
     return router
 
 
+_PROJECT_ID: Final = {"name": "project_id", "in": "path", "required": True, "schema": _STRING}
+_NOTE_ID: Final = {"name": "note_id", "in": "path", "required": True, "schema": _STRING}
+
+
 def _add_routes(router: APIRouter, prefix: str) -> None:
+    """The routes of one prefix. Their endpoints read the path parameters themselves: a
+    default route has no ``project_id`` (as a query parameter it would pick a workspace)."""
     qualified = bool(prefix)
 
-    async def status(request: Request, project_id: str | None = None) -> Response:
-        return JSONResponse(_status(_sync(request), _hosted(request, project_id)))
+    def project_of(request: Request) -> str | None:
+        return str(request.path_params["project_id"]) if qualified else None
 
-    async def now(request: Request, project_id: str | None = None) -> Response:
-        return await _now(request, project_id)
+    async def status(request: Request) -> Response:
+        return JSONResponse(_status(_sync(request), _hosted(request, project_of(request))))
 
-    async def conflicts(request: Request, project_id: str | None = None) -> Response:
-        sync, hosted = _sync(request), _hosted(request, project_id)
+    async def now(request: Request) -> Response:
+        return await _now(request, project_of(request))
+
+    async def conflicts(request: Request) -> Response:
+        sync, hosted = _sync(request), _hosted(request, project_of(request))
         found = await asyncio.to_thread(list_conflicts, sync.service, sync.targets(hosted))
         return JSONResponse({"conflicts": found})
 
-    async def resolve(request: Request, note_id: str, project_id: str | None = None) -> Response:
-        return await _resolve(request, project_id, note_id)
+    async def resolve(request: Request) -> Response:
+        return await _resolve(request, project_of(request), str(request.path_params["note_id"]))
 
     suffix = "_qualified" if qualified else ""
-    body = {"requestBody": {"content": {"application/json": {"schema": RESOLVE_BODY}}}}
-    router.add_api_route(f"{prefix}/sync/status", status, methods=["GET"], name="status" + suffix)
-    router.add_api_route(f"{prefix}/sync/now", now, methods=["POST"], name="now" + suffix)
-    router.add_api_route(
-        f"{prefix}/sync/conflicts", conflicts, methods=["GET"], name="conflicts" + suffix
-    )
+    where = [_PROJECT_ID] if qualified else []
+    plain = {"parameters": where}
+    body = {
+        "parameters": [*where, _NOTE_ID],
+        "requestBody": {"content": {"application/json": {"schema": RESOLVE_BODY}}},
+    }
+    for path, endpoint, method, name in (
+        ("/sync/status", status, "GET", "status"),
+        ("/sync/now", now, "POST", "now"),
+        ("/sync/conflicts", conflicts, "GET", "conflicts"),
+    ):
+        router.add_api_route(
+            prefix + path, endpoint, methods=[method], openapi_extra=plain, name=name + suffix
+        )
     router.add_api_route(
         f"{prefix}/sync/conflicts/{{note_id}}/resolve",
         resolve,

@@ -240,6 +240,15 @@ class DaemonState:
         self.folders.add(sync)
         sync.start()
 
+    def changed(self, hosted: DaemonWorkspace, scope: Scope, source: str) -> None:
+        """After a request wrote notes of ``scope`` (the page, the API): wake sync for that
+        scope and tell every subscriber (``memory_changed`` with ``source``)."""
+        for listener in self.write_listeners:
+            listener(hosted, scope)
+        self.bus.publish(
+            Event("memory_changed", {"scope": scope, "source": source}, workspace=hosted.project_id)
+        )
+
     def workspace_for(self, project_id: str | None) -> DaemonWorkspace:
         if project_id is None:
             return self.registry.default

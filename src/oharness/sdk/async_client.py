@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx2
 
@@ -18,6 +18,14 @@ from oharness.sdk.client import (
     _Requests,
     raise_for,
     task_kind,
+)
+from oharness.sdk.shapes import (
+    BackupListing,
+    ConflictListing,
+    Note,
+    NoteListing,
+    Restored,
+    SearchResults,
 )
 
 
@@ -161,6 +169,69 @@ class AsyncDaemonClient:
         path = "/sync/on" if enabled else "/sync/off"
         result: dict[str, Any] = await self._call("POST", path)
         return result
+
+    # ---- showing and managing memory (see DaemonClient) ----------------------------------
+
+    async def list_notes(
+        self,
+        *,
+        scope: str | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> NoteListing:
+        """One page of notes, newest first, kept by scope, type and tag."""
+        params = self._paths.params(scope=scope, type=type, tag=tag, offset=offset, limit=limit)
+        path = self._paths.memory("notes")
+        return cast(NoteListing, await self._call("GET", path, params=params))
+
+    async def search_notes(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        limit: int = 10,
+    ) -> SearchResults:
+        """Notes matching ``query``, best first, with snippets."""
+        params = self._paths.params(q=query, scope=scope, type=type, tag=tag, limit=limit)
+        path = self._paths.memory("search")
+        return cast(SearchResults, await self._call("GET", path, params=params))
+
+    async def get_note(self, note_id: str, *, scope: str | None = None) -> Note:
+        """One note with its links and the notes linking to it."""
+        params = self._paths.params(scope=scope)
+        return cast(Note, await self._call("GET", self._paths.note(note_id), params=params))
+
+    async def list_conflicts(self) -> ConflictListing:
+        """Open sync conflicts with both sides."""
+        return cast(ConflictListing, await self._call("GET", self._paths.conflicts()))
+
+    async def resolve_conflict(
+        self,
+        note_id: str,
+        *,
+        keep: str | None = None,
+        text: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Resolve a conflict by ``keep`` (local, cloud, both) or the merged ``text``."""
+        body = self._paths.resolve_body(keep, text, scope)
+        result: dict[str, Any] = await self._call("POST", self._paths.resolve(note_id), json=body)
+        return result
+
+    async def list_backups(self, *, limit: int = 50) -> BackupListing:
+        """This workspace's newest backups."""
+        params = self._paths.params(limit=limit)
+        path = self._paths.memory("backups")
+        return cast(BackupListing, await self._call("GET", path, params=params))
+
+    async def restore_backup(self, backup_id: str, *, confirmed: bool = False) -> Restored:
+        """Put a backup back; replacing a newer version needs ``confirmed``."""
+        body = {"confirmed": confirmed}
+        return cast(Restored, await self._call("POST", self._paths.restore(backup_id), json=body))
 
     async def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
         body = {"message": message, "exclude": exclude or []}

@@ -5,8 +5,8 @@ Both find the daemon themselves when not told: the URL from ``$OHARNESS_HOME/dae
 is passed in (``home=``) or, for convenience at the edge, read from ``OHARNESS_HOME`` by
 :func:`find_daemon`. Every non-2xx response raises :class:`DaemonError` with the status, the
 daemon's stable code and its message. ``wait(task)`` polls to a terminal state with backoff;
-``events()`` yields normalised events (``memory_changed`` with scope ``managed`` becomes
-``workspace.memory.changed``).
+``events()`` yields normalised events, named by :data:`EVENT_NAMES` (``memory_changed``
+becomes ``workspace.memory.changed``).
 """
 
 from __future__ import annotations
@@ -18,12 +18,21 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
+from urllib.parse import quote
 
 import httpx2
 
 from oharness.errors import OHarnessError
 from oharness.sdk.connection import JsonConnection
+from oharness.sdk.shapes import (
+    BackupListing,
+    ConflictListing,
+    Note,
+    NoteListing,
+    Restored,
+    SearchResults,
+)
 
 TaskKind = Literal["remember", "forget", "dream"]
 TERMINAL: Final = frozenset({"completed", "failed"})
@@ -64,18 +73,31 @@ def find_daemon(home: Path | None = None) -> DaemonAddress:
     return DaemonAddress(url, token)
 
 
+#: The daemon's wire event types and the names the SDK gives them: one scheme,
+#: ``<where>.<what>.<what happened>`` (spec 10.3's ``workspace.memory.changed`` is the model).
+#: The table in docs/daemon.md ("Events") says what each carries.
+EVENT_NAMES: Final[Mapping[str, str]] = {
+    "memory_changed": "workspace.memory.changed",
+    "notes_changed": "workspace.notes.changed",
+    "recalled": "workspace.memory.recalled",
+    "sync_status": "workspace.sync.changed",
+    "conflicts": "workspace.conflicts.found",
+    "gap": "events.dropped",
+}
+
+
 def normalise_event(kind: str, envelope: Mapping[str, Any]) -> dict[str, Any]:
     """One SSE event as the SDK yields it: ``{"type", "data", "originatorClientId",
-    "workspace"}`` with managed-memory changes renamed ``workspace.memory.changed``."""
+    "workspace", "wireType"}``, ``type`` named by :data:`EVENT_NAMES` (a type the table does
+    not know is passed on as sent)."""
     data = envelope.get("data") if isinstance(envelope.get("data"), dict) else {}
-    name = str(envelope.get("type") or kind)
-    if name == "memory_changed" and isinstance(data, dict) and data.get("scope") == "managed":
-        name = "workspace.memory.changed"
+    wire = str(envelope.get("type") or kind)
     return {
-        "type": name,
+        "type": EVENT_NAMES.get(wire, wire),
         "data": data,
         "originatorClientId": envelope.get("originatorClientId"),
         "workspace": envelope.get("workspace"),
+        "wireType": wire,
     }
 
 
@@ -168,6 +190,38 @@ class _Requests:
     @staticmethod
     def remember_body(content: str, context_mode: str, scope: str | None) -> dict[str, Any]:
         body: dict[str, Any] = {"content": content, "contextMode": context_mode}
+        if scope is not None:
+            body["scope"] = scope
+        return body
+
+    def memory(self, tail: str) -> str:
+        """``.../memory/<tail>`` of this workspace."""
+        return f"{self.prefix}/memory/{tail}"
+
+    def note(self, note_id: str) -> str:
+        return self.memory(f"notes/{quote(note_id, safe='')}")
+
+    def restore(self, backup_id: str) -> str:
+        return self.memory(f"backups/{quote(backup_id, safe='')}/restore")
+
+    def conflicts(self) -> str:
+        return f"{self.sync_prefix}/sync/conflicts"
+
+    def resolve(self, note_id: str) -> str:
+        return f"{self.sync_prefix}/sync/conflicts/{quote(note_id, safe='')}/resolve"
+
+    @staticmethod
+    def params(**values: str | int | None) -> dict[str, str | int]:
+        """Query parameters, those left as None left out."""
+        return {name: value for name, value in values.items() if value is not None}
+
+    @staticmethod
+    def resolve_body(keep: str | None, text: str | None, scope: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if keep is not None:
+            body["keep"] = keep
+        if text is not None:
+            body["text"] = text
         if scope is not None:
             body["scope"] = scope
         return body
@@ -330,6 +384,71 @@ class DaemonClient:
         path = "/sync/on" if enabled else "/sync/off"
         result: dict[str, Any] = self._call("POST", path)
         return result
+
+    # ---- showing and managing memory ----------------------------------------------------
+
+    def list_notes(
+        self,
+        *,
+        scope: str | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> NoteListing:
+        """One page of notes, newest first, kept by scope, type (``"none"``: untyped) and tag
+        (``oharness memory list``); ``nextOffset`` asks for the next page."""
+        params = self._paths.params(scope=scope, type=type, tag=tag, offset=offset, limit=limit)
+        return cast(NoteListing, self._call("GET", self._paths.memory("notes"), params=params))
+
+    def search_notes(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        type: str | None = None,
+        tag: str | None = None,
+        limit: int = 10,
+    ) -> SearchResults:
+        """Notes matching ``query``, best first, with snippets (``oharness memory search``)."""
+        params = self._paths.params(q=query, scope=scope, type=type, tag=tag, limit=limit)
+        return cast(SearchResults, self._call("GET", self._paths.memory("search"), params=params))
+
+    def get_note(self, note_id: str, *, scope: str | None = None) -> Note:
+        """One note with its links and the notes linking to it (``oharness memory show``);
+        ``scope`` when the id is in both scopes."""
+        params = self._paths.params(scope=scope)
+        return cast(Note, self._call("GET", self._paths.note(note_id), params=params))
+
+    def list_conflicts(self) -> ConflictListing:
+        """Open sync conflicts with both sides (``oharness sync conflicts``)."""
+        return cast(ConflictListing, self._call("GET", self._paths.conflicts()))
+
+    def resolve_conflict(
+        self,
+        note_id: str,
+        *,
+        keep: str | None = None,
+        text: str | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """Resolve a conflict: ``keep`` ``"local"``, ``"cloud"`` or ``"both"``, or the note's
+        merged ``text`` (``oharness sync resolve``); ``{"id", "keep", "newId", "backups"}``."""
+        body = self._paths.resolve_body(keep, text, scope)
+        result: dict[str, Any] = self._call("POST", self._paths.resolve(note_id), json=body)
+        return result
+
+    def list_backups(self, *, limit: int = 50) -> BackupListing:
+        """This workspace's newest backups, each with when, why and what restoring it would
+        replace (the Memory page's Backups)."""
+        params = self._paths.params(limit=limit)
+        return cast(BackupListing, self._call("GET", self._paths.memory("backups"), params=params))
+
+    def restore_backup(self, backup_id: str, *, confirmed: bool = False) -> Restored:
+        """Put a backup back (the note there now is backed up first). Replacing a newer
+        version is refused (409 ``replaces_newer``) unless ``confirmed``."""
+        body = {"confirmed": confirmed}
+        return cast(Restored, self._call("POST", self._paths.restore(backup_id), json=body))
 
     def recall(self, message: str, exclude: list[str] | None = None) -> dict[str, Any]:
         """The ``<recalled-memory>`` block for a message (``{"block", "attached", ...}``)."""

@@ -33,6 +33,7 @@ from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.tools.attach import RecallOutcome, recall_for_message
 from oharness.tools.conflict_marks import waiting_conflicts
+from oharness.tools.note_filter import EVERY_NOTE, NoteFilter
 from oharness.tools.results import (
     ForgetResult,
     LinkView,
@@ -306,8 +307,11 @@ class MemoryService:
             likely_duplicate=duplicate,
         )
 
-    def search(self, query: str, limit: int = 10) -> list[SearchHit]:
-        """``memory(query)``: ranked matches across both scopes with snippets, no threshold."""
+    def search(
+        self, query: str, limit: int = 10, filters: NoteFilter = EVERY_NOTE
+    ) -> list[SearchHit]:
+        """``memory(query)``: ranked matches across both scopes with snippets, no threshold;
+        ``filters`` keeps the best ``limit`` of the notes it keeps."""
         if self.recall is None:
             raise UnavailableError("search needs the recall index, which is not available here")
         if not query.strip():
@@ -315,9 +319,17 @@ class MemoryService:
         if limit < 1:
             raise ValidationError("limit must be >= 1", field="limit")
         waiting = self.waiting_conflicts()
+        if filters.narrows:  # every match ranked, then the first ``limit`` the filter keeps
+            hits = [
+                hit
+                for hit in self.recall.search(query, max(limit, len(self.all_notes())))
+                if (stored := self.store(hit.scope).get(hit.id)) is not None
+                and filters.keeps(stored)
+            ][:limit]
+        else:
+            hits = self.recall.search(query, limit)
         return [
-            replace(hit, conflict=True) if (hit.scope, hit.id) in waiting else hit
-            for hit in self.recall.search(query, limit)
+            replace(hit, conflict=True) if (hit.scope, hit.id) in waiting else hit for hit in hits
         ]
 
     def recall_preview(self, message: str, exclude: Iterable[str] = ()) -> RecallOutcome:
@@ -374,12 +386,15 @@ class MemoryService:
             conflict=(stored.scope, note.id) in self.waiting_conflicts(),
         )
 
-    def listing(self, offset: int = 0, limit: int = 50) -> Listing:
-        """Every note of both scopes, most recently updated first, one page of it."""
+    def listing(
+        self, offset: int = 0, limit: int = 50, filters: NoteFilter = EVERY_NOTE
+    ) -> Listing:
+        """The notes of both scopes ``filters`` keeps, most recently updated first, one page."""
         if offset < 0 or limit < 1:
             raise ValidationError("offset must be >= 0 and limit >= 1", field="limit")
+        kept = [stored for stored in self.all_notes() if filters.keeps(stored)]
         ordered = sorted(
-            self.all_notes(), key=lambda stored: (-stored.note.updated_at, stored.scope, stored.id)
+            kept, key=lambda stored: (-stored.note.updated_at, stored.scope, stored.id)
         )
         page = ordered[offset : offset + limit]
         waiting = self.waiting_conflicts()

@@ -134,3 +134,48 @@ def test_the_document_names_the_bearer_scheme_and_every_answer(daemon: LiveDaemo
             assert "422" not in declared, (method, path)  # validation errors are 400 here
     with daemon.client(token=None) as anonymous:
         assert anonymous.get("/openapi.json").status_code == 401
+
+
+def test_the_memory_routes_answer_real_notes_and_backups_as_documented(
+    daemon: LiveDaemon,
+) -> None:
+    """Generated ids name no note: these cases check the bodies of real ones (links, a
+    backup, a restore that replaces a newer version) against the document."""
+    service = daemon.state.registry.default.workspace.service
+    target = service.remember("Fuzz target note", "The target.", type="reference")
+    linker = service.remember("Fuzz linking note", f"See [[{target.id}]] and [[nowhere]].")
+    service.remember("Fuzz user note", "I like it.", type="user", tags="fuzz")
+    backup = service.forget(target.id).backup_id
+    operations = _operations(daemon)
+
+    def call(method: str, path: str, status: int, **parts: Any) -> Any:
+        case = operations[(method, path)].Case(**parts)
+        response = case.call_and_validate(
+            base_url=daemon.url, headers=_headers(daemon), checks=CHECKS
+        )
+        assert response.status_code == status, response.text
+        return response.json()
+
+    memory = "/workspace/memory"
+    listed = call("GET", f"{memory}/notes", 200, query={"type": "user", "tag": "fuzz"})
+    assert [note["summary"] for note in listed["notes"]] == ["Fuzz user note"]
+    assert call("GET", f"{memory}/search", 200, query={"q": "fuzz linking"})["results"]
+    shown = call("GET", f"{memory}/notes/{{note_id}}", 200, path_parameters={"note_id": linker.id})
+    assert [link["missing"] for link in shown["links"]] == [True, True]  # the target is gone
+    backups = call("GET", f"{memory}/backups", 200)["backups"]  # generated tasks add theirs
+    assert [b["current"] for b in backups if b["backupId"] == backup] == ["absent"]
+    restore = f"{memory}/backups/{{backup_id}}/restore"
+    restored = call("POST", restore, 200, path_parameters={"backup_id": backup}, body={})
+    assert restored["changed"] is True
+    service.remember("Fuzz target note", "Changed since.", id=target.id)
+    refused = call("POST", restore, 409, path_parameters={"backup_id": backup}, body={})
+    assert refused["code"] == "replaces_newer"
+    project_id = daemon.state.registry.default.project_id
+    again = call(
+        "POST",
+        "/workspaces/{project_id}/memory/backups/{backup_id}/restore",
+        200,
+        path_parameters={"project_id": project_id, "backup_id": backup},
+        body={"confirmed": True},
+    )
+    assert again["replacedBackupId"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -56,6 +57,7 @@ def test_a_new_passphrase_rewraps_the_same_data_key() -> None:
 
 def test_a_damaged_envelope_is_refused_with_the_way_out() -> None:
     good = new_account_key("p", n=CHEAP).envelope.to_json()
+    broken: Any
     for broken in ({}, {**good, "version": 9}, {**good, "byPassphrase": "!!"}, []):
         with pytest.raises(SealError, match="recovery key"):
             KeyEnvelope.from_json(broken)

@@ -35,6 +35,7 @@ from oharness.errors import OHarnessError, SecretError, ValidationError
 from oharness.importers.adopt import adopt_file
 from oharness.notes.store import StoredNote
 from oharness.tools.doctor import loose_files
+from oharness.tools.note_filter import MAX_TAG_CHARS, NoteFilter
 from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
@@ -59,17 +60,13 @@ class Filters:
         return cls(
             query=params.get("q", "").strip()[:500],
             type=kind if kind in (*NOTE_TYPES, "none") else "",
-            tag=params.get("tag", "").strip().lower()[:100],
+            tag=params.get("tag", "").strip().casefold()[:MAX_TAG_CHARS],
             scope=scope if scope in SCOPES else "",
         )
 
     def keeps(self, stored: StoredNote) -> bool:
-        note = stored.note
-        if self.scope and stored.scope != self.scope:
-            return False
-        if self.type and (note.type or "none") != self.type:
-            return False
-        return not (self.tag and self.tag not in note.tags)
+        """The library's filter (``NoteFilter``: the CLI's and the API's too)."""
+        return NoteFilter(self.scope, self.type, self.tag).keeps(stored)
 
     def query_params(self) -> dict[str, str]:
         return {"q": self.query, "type": self.type, "tag": self.tag, "scope": self.scope}

@@ -18,7 +18,6 @@ from starlette.requests import Request
 
 from oharness.daemon.auth import SAFE_METHODS
 from oharness.daemon.errors import ApiError
-from oharness.daemon.events import Event
 from oharness.daemon.page.i18n import DEFAULT_LANGUAGE, Translator, choose_language
 from oharness.daemon.state import DaemonState
 from oharness.daemon.workspaces import DaemonWorkspace
@@ -87,15 +86,7 @@ class PageView:
 
     def changed(self, scope: Scope, source: str = "page") -> None:
         """After the page wrote a note: wake sync for that scope and tell other tabs."""
-        for listener in self.state.write_listeners:
-            listener(self.hosted, scope)
-        self.state.bus.publish(
-            Event(
-                "memory_changed",
-                {"scope": scope, "source": source},
-                workspace=self.hosted.project_id,
-            )
-        )
+        self.state.changed(self.hosted, scope, source)
 
 
 def page_view(request: Request, *, check: bool = True) -> PageView:
