@@ -135,14 +135,23 @@ def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: 
 
 def hand_over(home: str, project_id: str, job: dict[str, str], log: Callable[[str], None]) -> str:
     """Queue the pass in the daemon, else start a detached process: ``daemon`` or ``process``."""
+    from oharness.bridges.prompt_hook import cooling_down, start_cooldown
+
     body = json.dumps(job).encode("utf-8", "surrogatepass")
-    try:
-        _post_capture(home, project_id, job["projectRoot"], body)
-        return "daemon"
-    except FileNotFoundError:
-        pass  # no daemon runs for this home
-    except (OSError, ValueError) as exc:
-        log(f"the daemon did not take the capture, a background process does: {exc}")
+    if not cooling_down(home):  # a daemon that hung a moment ago is not waited for again
+        try:
+            _post_capture(home, project_id, job["projectRoot"], body)
+            return "daemon"
+        except FileNotFoundError:
+            pass  # no daemon runs for this home
+        except (OSError, ValueError) as exc:
+            reason = f"the daemon did not take the capture, a background process does: {exc}"
+            if isinstance(exc, TimeoutError):
+                try:
+                    start_cooldown(home)
+                except OSError as mark:
+                    reason += f"; the cool-down could not be recorded ({mark})"
+            log(reason)
     spawn_worker(home, job)
     return "process"
 

@@ -4,12 +4,19 @@ commands, with a loopback OpenAI-compatible stub answering extraction."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
 import stat
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
-from capture_support import Agent, append, extraction_answer, transcript, wait_for
+from capture_support import OHARNESS, Agent, append, extraction_answer, transcript, wait_for
 from stub_model_server import StubModelServer, openai_text
 
 ZEPHYR = {"summary": "Deploys go out through the Zephyr release train", "body": "Tuesdays."}
@@ -152,3 +159,108 @@ def test_a_resumed_session_starts_counting_where_it_was_resumed(
     assert agent.cursor("claude-code", "cc-r")["offset"] == path.stat().st_size
     agent.capture_run("claude-code", "stop", "cc-r", path)
     assert agent.prompts() == []
+
+
+@pytest.fixture
+def daemon(agent: Agent, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """``oharness serve`` started outside the project: the hook registers the project."""
+    _extracting(agent)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    process = subprocess.Popen(
+        [str(OHARNESS), "serve", "--port", "0"],
+        cwd=elsewhere,
+        env=agent.environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for(lambda: (agent.home / "daemon.json").exists() or process.poll(), "the daemon", 60)
+    assert process.poll() is None
+    yield process
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+def test_the_daemon_runs_the_pass_when_it_runs(
+    agent: Agent, stub: StubModelServer, tmp_path: Path, daemon: subprocess.Popen[bytes]
+) -> None:
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    stub.script(openai_text(extraction_answer(ZEPHYR)))
+    stop = agent.hook("claude-code", "stop", session_id="cc-d", transcript_path=str(path))
+    assert stop.stdout == ""
+    assert len(wait_for(agent.notes, "the note")) == 1
+    cursor = wait_for(lambda: agent.cursor("claude-code", "cc-d"), "the cursor")
+    assert cursor["last"]["via"] == "daemon" and cursor["offset"] == os.path.getsize(path)
+    [prompt] = agent.prompts()
+    assert "We deploy with the Zephyr release train" in prompt
+    assert "RECALLED-NOTE-TEXT" not in prompt
+    assert not (agent.home / "logs" / "hooks.log").exists()  # no fallback was needed
+
+    # A job queued before the project's config switched capture off: the daemon obeys.
+    append(path, "claude_code_more.jsonl")
+    user = {**MODEL, "memory": {"autoExtract": {"onStop": True, "minUserTurns": 1}}}
+    agent.configure(user, project={"memory": {"autoExtract": {"onStop": False}}})
+    job = {
+        "agent": "claude-code",
+        "event": "stop",
+        "sessionId": "cc-d",
+        "transcriptPath": str(path),
+        "projectRoot": str(agent.project),
+    }
+    assert _daemon_task(agent, job)["result"]["outcome"] == "off"
+    elsewhere = {**job, "projectRoot": str(tmp_path / "elsewhere")}
+    refused = _daemon_task(agent, elsewhere)
+    assert (
+        refused["status"] == "failed" and "post it to the workspace" in refused["error"]["message"]
+    )
+    assert len(agent.prompts()) == 1 and agent.cursor("claude-code", "cc-d")["passes"] == 1
+
+
+def _daemon_task(agent: Agent, job: dict[str, str]) -> dict[str, Any]:
+    info = json.loads((agent.home / "daemon.json").read_text("utf-8"))
+    token = (agent.home / "daemon-token").read_text("utf-8").strip()
+    project_id = json.loads((agent.project / ".oharness" / "project.json").read_text())["id"]
+    headers = {"Authorization": f"Bearer {token}", "X-OHarness-Client-Id": "capture-test"}
+    with httpx2.Client(base_url=info["url"], headers=headers, timeout=30) as client:
+        base = f"/workspaces/{project_id}/memory/capture"
+        posted = client.post(base, json=job)
+        assert posted.status_code == 202, posted.text
+        task_id = posted.json()["taskId"]
+        return wait_for(
+            lambda: (
+                (got := client.get(f"{base}/{task_id}").json())["status"] in ("completed", "failed")
+                and got
+            ),
+            "the task",
+        )
+
+
+def test_a_daemon_that_does_not_answer_costs_one_short_wait_then_a_process_captures(
+    agent: Agent, stub: StubModelServer, tmp_path: Path
+) -> None:
+    _extracting(agent)
+    with socket.socket() as hanging:  # accepts connections, never answers
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(8)
+        port = hanging.getsockname()[1]
+        (agent.home / "daemon.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}"}))
+        (agent.home / "daemon-token").write_text("t" * 32)
+        path = transcript(tmp_path, "claude_code_session.jsonl")
+        stub.script(openai_text(extraction_answer(ZEPHYR)))
+        started = time.monotonic()
+        agent.hook("claude-code", "stop", session_id="cc-h", transcript_path=str(path))
+        assert time.monotonic() - started < 10
+        wait_for(agent.notes, "the note")
+        cursor = wait_for(lambda: agent.cursor("claude-code", "cc-h"), "the cursor")
+        assert cursor["last"]["via"] == "process"
+        log = (agent.home / "logs" / "hooks.log").read_text("utf-8")
+        assert "the daemon did not take the capture, a background process does" in log
+        second = transcript(tmp_path, "codex_rollout.jsonl")
+        stub.script(openai_text(extraction_answer(PYTEST)))
+        started = time.monotonic()
+        agent.hook("codex", "session-end", session_id="cx-h", transcript_path=str(second))
+        cooled = time.monotonic() - started
+        wait_for(lambda: agent.cursor("codex", "cx-h"), "the second pass")
+        wait_for(lambda: len(agent.notes()) == 2, "the second note")
+        assert log == (agent.home / "logs" / "hooks.log").read_text("utf-8")  # not asked again
+        assert cooled < 10
