@@ -186,6 +186,7 @@ def _locked_pass(
         },
     )
     state.add_pending(job.project_root, result.saved)
+    state.add_recent(job.project_root, job.agent, job.session_id, result.saved)
     return result
 
 

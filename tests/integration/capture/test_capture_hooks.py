@@ -3,14 +3,17 @@ commands, with a loopback OpenAI-compatible stub answering extraction."""
 
 from __future__ import annotations
 
+import contextlib
+import html
 import json
 import os
 import signal
 import socket
 import stat
 import subprocess
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,13 +170,14 @@ def daemon(agent: Agent, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     _extracting(agent)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    process = subprocess.Popen(
-        [str(OHARNESS), "serve", "--port", "0"],
-        cwd=elsewhere,
-        env=agent.environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with (tmp_path / "daemon.err").open("wb") as errors:
+        process = subprocess.Popen(
+            [str(OHARNESS), "serve", "--port", "0"],
+            cwd=elsewhere,
+            env=agent.environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
     wait_for(lambda: (agent.home / "daemon.json").exists() or process.poll(), "the daemon", 60)
     assert process.poll() is None
     yield process
@@ -181,20 +185,111 @@ def daemon(agent: Agent, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     process.wait(timeout=30)
 
 
+class Events:
+    """The daemon's event stream, read in a thread from before the hooks run."""
+
+    def __init__(self, agent: Agent) -> None:
+        info = json.loads((agent.home / "daemon.json").read_text("utf-8"))
+        token = (agent.home / "daemon-token").read_text("utf-8").strip()
+        self.client = httpx2.Client(
+            base_url=info["url"], headers={"Authorization": f"Bearer {token}"}, timeout=60
+        )
+        self.seen: list[dict[str, Any]] = []
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        assert self.ready.wait(30)
+
+    def _read(self) -> None:
+        try:
+            with self.client.stream("GET", "/events") as stream:
+                self.ready.set()
+                for line in stream.iter_lines():
+                    if line.startswith("data: "):
+                        self.seen.append(json.loads(line[len("data: ") :]))
+        except httpx2.HTTPError:
+            return  # the daemon stopped
+
+    def __enter__(self) -> Events:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [event for event in self.seen if event["type"] == kind]
+
+
+@contextlib.contextmanager
+def memory_page(tmp_path: Path, project_id: str) -> Iterator[Callable[[], str]]:
+    """The Memory page's notes section of a project, signed in once through the link the
+    daemon printed."""
+    printed = (tmp_path / "daemon.err").read_text("utf-8")
+    link = next(word for word in printed.split() if "/auth?code=" in word)
+    with httpx2.Client(timeout=30) as client:
+        assert client.get(link).status_code == 200
+
+        def notes_section() -> str:
+            url = link.split("/auth?")[0] + "/memory/notes"
+            page = client.get(url, params={"workspace": project_id})
+            assert page.status_code == 200
+            return html.unescape(page.text)
+
+        yield notes_section
+
+
+@pytest.fixture
+def stack() -> Iterator[contextlib.ExitStack]:
+    with contextlib.ExitStack() as resources:
+        yield resources
+
+
 def test_the_daemon_runs_the_pass_when_it_runs(
-    agent: Agent, stub: StubModelServer, tmp_path: Path, daemon: subprocess.Popen[bytes]
+    agent: Agent,
+    stub: StubModelServer,
+    tmp_path: Path,
+    daemon: subprocess.Popen[bytes],
+    stack: contextlib.ExitStack,
 ) -> None:
+    events = stack.enter_context(Events(agent))
+    chat = transcript(tmp_path, "codex_rollout.jsonl")
+    stub.script(openai_text(extraction_answer()))  # a pass that saves nothing says nothing
+    agent.hook("codex", "session-end", session_id="cx-d", transcript_path=str(chat))
+    wait_for(lambda: agent.cursor("codex", "cx-d").get("last"), "the first pass")
+    page = stack.enter_context(memory_page(tmp_path, _project_id(agent)))
+    assert 'id="notes-captured"' not in page()
+
     path = transcript(tmp_path, "claude_code_session.jsonl")
     stub.script(openai_text(extraction_answer(ZEPHYR)))
     stop = agent.hook("claude-code", "stop", session_id="cc-d", transcript_path=str(path))
     assert stop.stdout == ""
-    assert len(wait_for(agent.notes, "the note")) == 1
+    [note_id] = wait_for(agent.notes, "the note")
     cursor = wait_for(lambda: agent.cursor("claude-code", "cc-d"), "the cursor")
     assert cursor["last"]["via"] == "daemon" and cursor["offset"] == os.path.getsize(path)
-    [prompt] = agent.prompts()
+    prompt = agent.prompts()[-1]
     assert "We deploy with the Zephyr release train" in prompt
     assert "RECALLED-NOTE-TEXT" not in prompt
     assert not (agent.home / "logs" / "hooks.log").exists()  # no fallback was needed
+
+    [extracted] = wait_for(lambda: events.of("memory_extracted"), "the event")
+    assert extracted["data"] == {
+        "count": 1,
+        "notes": [{"id": note_id, "scope": "project", "action": "created"}],
+        "source": "capture",
+        "agent": "claude-code",
+        "event": "stop",
+        "sessionId": "cc-d",
+    }
+    assert "Zephyr" not in json.dumps(extracted)  # events carry ids, never note text
+    shown = page()
+    assert "Saved 1 memory from your last Claude Code session" in shown
+    assert f"{ZEPHYR['summary']}</a> ({note_id})" in shown
+    start = {"session_id": "cc-next", "transcript_path": str(tmp_path / "next.jsonl")}
+    told = agent.hook("claude-code", "session-start", source="startup", **start).stdout
+    assert json.loads(told)["systemMessage"] == (
+        f"saved 1 memory from your last session: {ZEPHYR['summary']} ({note_id})"
+    )
+    assert len(events.of("memory_extracted")) == 1
 
     # A job queued before the project's config switched capture off: the daemon obeys.
     append(path, "claude_code_more.jsonl")
@@ -213,13 +308,17 @@ def test_the_daemon_runs_the_pass_when_it_runs(
     assert (
         refused["status"] == "failed" and "post it to the workspace" in refused["error"]["message"]
     )
-    assert len(agent.prompts()) == 1 and agent.cursor("claude-code", "cc-d")["passes"] == 1
+    assert len(agent.prompts()) == 2 and agent.cursor("claude-code", "cc-d")["passes"] == 1
+
+
+def _project_id(agent: Agent) -> str:
+    return str(json.loads((agent.project / ".oharness" / "project.json").read_text())["id"])
 
 
 def _daemon_task(agent: Agent, job: dict[str, str]) -> dict[str, Any]:
     info = json.loads((agent.home / "daemon.json").read_text("utf-8"))
     token = (agent.home / "daemon-token").read_text("utf-8").strip()
-    project_id = json.loads((agent.project / ".oharness" / "project.json").read_text())["id"]
+    project_id = _project_id(agent)
     headers = {"Authorization": f"Bearer {token}", "X-OHarness-Client-Id": "capture-test"}
     with httpx2.Client(base_url=info["url"], headers=headers, timeout=30) as client:
         base = f"/workspaces/{project_id}/memory/capture"
