@@ -22,14 +22,13 @@ import sys
 
 from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S, DaemonRefused, find_project, post_json
 from oharness.capture.cursor import CaptureState
+from oharness.capture.switches import Switches, read_switches
 from oharness.capture.transcript import complete_end, read_stretch
 
 TYPE_CHECKING = False  # not typing's: a hook pays for every import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any, Final
-
-    from oharness.settings import Settings
 
 CAPTURE_EVENTS: Final = ("stop", "pre-compact", "session-end")
 ASK_AGENT: Final = (
@@ -63,25 +62,26 @@ class CaptureInput:
         self.subagent = in_subagent or f"{os.sep}subagents{os.sep}" in self.transcript_path
 
 
-def load_hook_settings(home: str, root: str) -> Settings:
-    """The user's config, then the project's (which may only switch capture off)."""
+def hook_switches(home: str, root: str) -> Switches:
+    """The capture switches: read plainly, else through the full settings loader (which
+    raises :class:`oharness.errors.ConfigError` naming the fix for a broken value)."""
+    plain = read_switches(home, root)
+    if plain is not None:
+        return plain
     from pathlib import Path
 
     from oharness.project.config import load_settings
 
-    return load_settings(Path(home) / "config.json", Path(root))
-
-
-def model_configured(settings: Settings) -> bool:
-    """A model to extract with: ``models.small``, else ``models.main`` (as ``oharness chat``)."""
-    return bool(settings.models.small or settings.models.main)
-
-
-def wants_extraction(event: str, settings: Settings) -> bool:
+    settings = load_settings(Path(home) / "config.json", Path(root))
     auto = settings.memory.auto_extract
+    model = bool(settings.models.small or settings.models.main)  # as ``oharness chat`` picks
+    return Switches(model, auto.on_stop, auto.on_compaction, auto.ask_agent, auto.min_user_turns)
+
+
+def wants_extraction(event: str, switches: Switches) -> bool:
     if event == "pre-compact":
-        return auto.on_compaction or auto.on_stop
-    return auto.on_stop
+        return switches.on_compaction or switches.on_stop
+    return switches.on_stop
 
 
 def handle_capture(
@@ -95,9 +95,9 @@ def handle_capture(
     if project is None:
         return ""  # capture writes a project's notes: no registered project, no capture
     root, project_id = project
-    settings = load_hook_settings(home, root)
-    if model_configured(settings):
-        if wants_extraction(event, settings):
+    switches = hook_switches(home, root)
+    if switches.model:
+        if wants_extraction(event, switches):
             job = {
                 "agent": agent,
                 "event": event,
@@ -107,8 +107,8 @@ def handle_capture(
             }
             hand_over(home, project_id, job, log)
         return ""
-    if event == "stop" and settings.memory.auto_extract.ask_agent and not fields.stop_hook_active:
-        return ask_agent_once(agent, fields, home, settings.memory.auto_extract.min_user_turns)
+    if event == "stop" and switches.ask_agent and not fields.stop_hook_active:
+        return ask_agent_once(agent, fields, home, switches.min_user_turns)
     return ""
 
 
@@ -172,12 +172,25 @@ def _post_capture(home: str, project_id: str, root: str, body: bytes) -> None:
 
 
 def spawn_worker(home: str, job: dict[str, str]) -> None:
-    """Start ``oharness hook capture-run JOB`` in its own session: it outlives the agent."""
+    """Start ``oharness hook capture-run JOB`` in its own session: it outlives the agent.
+
+    ``os.posix_spawn`` where it can start a session (``subprocess`` alone costs the hook a
+    tenth of its start-up); the worker opens the project by the job's path, not its folder."""
+    argv = [sys.executable, "-m", "oharness.cli.entry", "hook", "capture-run", json.dumps(job)]
+    environment = {**os.environ, "OHARNESS_HOME": home}
+    quiet = [
+        (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
+    ] if hasattr(os, "posix_spawn") else []  # fmt: skip
+    if quiet:
+        try:
+            os.posix_spawn(sys.executable, argv, environment, file_actions=quiet, setsid=True)
+            return
+        except NotImplementedError:
+            pass  # no session flag on this system: subprocess starts the session itself
     import subprocess
 
-    environment = {**os.environ, "OHARNESS_HOME": home}
     subprocess.Popen(
-        [sys.executable, "-m", "oharness.cli.entry", "hook", "capture-run", json.dumps(job)],
+        argv,
         cwd=job["projectRoot"],
         env=environment,
         stdin=subprocess.DEVNULL,

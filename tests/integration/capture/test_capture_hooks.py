@@ -11,6 +11,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -363,3 +364,54 @@ def test_a_daemon_that_does_not_answer_costs_one_short_wait_then_a_process_captu
         wait_for(lambda: len(agent.notes()) == 2, "the second note")
         assert log == (agent.home / "logs" / "hooks.log").read_text("utf-8")  # not asked again
         assert cooled < 10
+
+
+_PRINT_MODULES = (
+    "import json, sys\n"
+    "from oharness.cli.entry import main\n"
+    "code = main(['hook', 'claude-code', 'stop'])\n"
+    "with open(sys.argv[1], 'w') as out:\n"
+    "    json.dump(sorted(sys.modules), out)\n"
+    "sys.exit(code)\n"
+)
+
+
+def test_the_stop_hook_imports_almost_nothing_and_its_pass_still_runs(
+    agent: Agent, stub: StubModelServer, tmp_path: Path
+) -> None:
+    _extracting(agent)
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    stub.script(openai_text(extraction_answer(ZEPHYR)))
+    listing = tmp_path / "modules.json"
+    payload = {"cwd": str(agent.project), "hook_event_name": "Stop", "session_id": "cc-lean"}
+    result = subprocess.run(
+        [sys.executable, "-c", _PRINT_MODULES, str(listing)],
+        input=json.dumps({**payload, "transcript_path": str(path), "stop_hook_active": False}),
+        capture_output=True,
+        text=True,
+        env=agent.environment(),
+        cwd=agent.project,
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    wait_for(agent.notes, "the note the detached pass saved")
+    modules = set(json.loads(listing.read_text()))
+    ours = {name for name in modules if name == "oharness" or name.startswith("oharness.")}
+    assert ours == {
+        "oharness",
+        "oharness.exports",
+        "oharness.cli",
+        "oharness.cli.entry",
+        "oharness.cli.hook",
+        "oharness.bridges",
+        "oharness.bridges.prompt_hook",
+        "oharness.bridges.capture_hook",
+        "oharness.capture",
+        "oharness.capture.cursor",
+        "oharness.capture.switches",
+        "oharness.capture.transcript",
+        "oharness.project",
+        "oharness.project.discovery",
+    }
+    if "coverage" not in modules:  # a measured run loads coverage's own imports too
+        assert not {"subprocess", "typing", "pathlib", "dataclasses", "socket"} & modules
