@@ -337,7 +337,12 @@ def quality_report(
         if secret in text
     )  # fmt: skip
     missed = ", ".join(f"{p}/{f}" for (p, f), found in holding.items() if not found)
+    ran: dict[str, int] = {}
+    for record in (bench.home / "capture" / "sessions").glob("*.json"):
+        via = json.loads(record.read_text("utf-8")).get("last", {}).get("via", "none")
+        ran[via] = ran.get(via, 0) + 1
     lines = [
+        f"sessions whose last pass ran in: {', '.join(f'{k} {v}' for k, v in sorted(ran.items()))}",
         f"facts captured: {captured} of {len(facts)} ({missed or 'none missed'})",
         f"facts told in two sessions of one project: {len(repeated)}; extra notes holding one "
         f"(duplicates): {duplicates}",
