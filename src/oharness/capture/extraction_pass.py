@@ -15,6 +15,7 @@ is never retried (spec 04's cost guard). The transcript is read, never copied.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -71,6 +72,9 @@ class CaptureJob:
             if not isinstance(value, str) or not value:
                 raise ValueError(f"capture job field {key!r} is missing or not a string")
             values[key] = value
+        for key in ("transcriptPath", "projectRoot"):
+            if not os.path.isabs(values[key]):
+                raise ValueError(f"capture job field {key!r} must be an absolute path")
         if values["agent"] not in AGENTS or values["event"] not in EVENTS:
             raise ValueError(f"capture job names an unknown agent or event: {data!r:.200}")
         return cls(

@@ -312,6 +312,32 @@ def test_the_daemon_runs_the_pass_when_it_runs(
     assert len(agent.prompts()) == 2 and agent.cursor("claude-code", "cc-d")["passes"] == 1
 
 
+def test_the_daemon_refuses_a_malformed_capture_job_with_the_field_named(
+    agent: Agent, daemon: subprocess.Popen[bytes]
+) -> None:
+    info = json.loads((agent.home / "daemon.json").read_text("utf-8"))
+    token = (agent.home / "daemon-token").read_text("utf-8").strip()
+    job = {
+        "agent": "claude-code",
+        "event": "stop",
+        "sessionId": "s",
+        "transcriptPath": "transcript.jsonl",
+        "projectRoot": str(agent.project),
+    }
+    bad = {
+        "'transcriptPath' must be an absolute path": job,
+        "unknown agent or event": {**job, "transcriptPath": "/t.jsonl", "agent": "cursor"},
+        "'sessionId' is missing": {**job, "sessionId": 7},
+    }
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx2.Client(base_url=info["url"], headers=headers, timeout=30) as client:
+        client.post("/workspaces", json={"path": str(agent.project)}).raise_for_status()
+        for said, body in bad.items():
+            answer = client.post(f"/workspaces/{_project_id(agent)}/memory/capture", json=body)
+            assert answer.status_code == 400 and answer.json()["code"] == "invalid_capture"
+            assert said in answer.json()["error"]
+
+
 def _project_id(agent: Agent) -> str:
     return str(json.loads((agent.project / ".oharness" / "project.json").read_text())["id"])
 
