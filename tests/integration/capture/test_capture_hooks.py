@@ -28,13 +28,6 @@ PYTEST = {"summary": "The test suite runs with pytest -n 2 at most", "body": "Ne
 MODEL = {"models": {"small": "openai:capture-small"}}
 
 
-@pytest.fixture
-def agent(home: Path, project_dir: Path, stub: StubModelServer) -> Agent:
-    runner = Agent(home, project_dir, stub)
-    runner.run("project", "init")
-    return runner
-
-
 def _extracting(agent: Agent, min_turns: int = 2) -> None:
     auto = {"onStop": True, "minUserTurns": min_turns}
     agent.configure({**MODEL, "memory": {"autoExtract": auto}})
