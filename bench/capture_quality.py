@@ -15,10 +15,11 @@ is the stub's own). Printed: facts captured, notes per session, duplicates acros
 sessions of one project, chit-chat notes, secrets in prompts or notes.
 
 Latency: the hook process's wall and CPU time as the agent waits for it, ``stop`` on a new
-session each time: with no daemon (the hook starts a detached pass), with ``oharness serve``
-running (the hook posts a task), and in ask-the-agent mode (no model; the hook reads the
-transcript and answers itself). Each pass is let finish before the next hook runs, so the
-figures are the hook's own. Baseline in the same run: ``python -c pass``.
+session each time: below ``minUserTurns`` (the hook reads the transcript and hands nothing
+over: most stops of a session), and with enough new user messages with no daemon (the hook
+starts a detached pass), with ``oharness serve`` running (the hook posts a task), and in
+ask-the-agent mode (no model; the hook answers itself). Each pass is let finish before the
+next hook runs, so the figures are the hook's own. Baseline in the same run: ``python -c pass``.
 
     python bench/capture_quality.py            # 60 hook runs per latency case
     python bench/capture_quality.py --daemon   # the quality run through a daemon
@@ -447,20 +448,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures = run_sessions(bench, sessions)
             report = quality_report(bench, sessions, figures)
             bench.stop_daemon()
-            short = _short_transcript(bench, 2)  # one user turn: the pass stops at the threshold
+            short = _short_transcript(bench, 2)  # one user turn: below the threshold
+            enough = _short_transcript(bench, 11)  # four user turns: handed over, or asked
+            alpha = bench.project("alpha")
             rows: dict[str, tuple[list[float], list[float]]] = {}
             rows["python -c pass (floor)"] = floor(runs, env)
-            bench.run("hook", "claude-code", "stop", cwd=bench.project("alpha"),
-                      stdin=bench.hook_input("claude-code", "stop", "warm", short,
-                                             bench.project("alpha")))  # fmt: skip
+            warm = bench.hook_input("claude-code", "stop", "warm", enough, alpha)
+            bench.run("hook", "claude-code", "stop", cwd=alpha, stdin=warm)
             bench.settle()
-            rows["stop, no daemon (detached pass)"] = time_hooks(bench, runs, "process", short)
+            rows["stop, below minUserTurns (no pass)"] = time_hooks(bench, runs, "few", short)
+            rows["stop, no daemon (detached pass)"] = time_hooks(bench, runs, "process", enough)
             bench.start_daemon()
-            rows["stop, daemon running (task)"] = time_hooks(bench, runs, "daemon", short)
+            rows["stop, daemon running (task)"] = time_hooks(bench, runs, "daemon", enough)
             bench.stop_daemon()
             bench.configure({"memory": {"autoExtract": {"askAgent": True}}})
-            asking = _short_transcript(bench, 11)  # four user turns: the hook answers itself
-            rows["stop, ask-the-agent mode"] = time_hooks(bench, runs, "ask", asking)
+            rows["stop, ask-the-agent mode"] = time_hooks(bench, runs, "ask", enough)
         finally:
             bench.stop_daemon()
             stub.stop()

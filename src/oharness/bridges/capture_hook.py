@@ -23,7 +23,7 @@ import sys
 from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S, DaemonRefused, find_project, post_json
 from oharness.capture.cursor import CaptureState
 from oharness.capture.switches import Switches, read_switches
-from oharness.capture.transcript import complete_end, read_stretch
+from oharness.capture.transcript import Stretch, complete_end, read_stretch
 
 TYPE_CHECKING = False  # not typing's: a hook pays for every import
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ def handle_capture(
     root, project_id = project
     switches = hook_switches(home, root)
     if switches.model:
-        if wants_extraction(event, switches):
+        if wants_extraction(event, switches) and unread_enough(
+            agent, event, fields, home, switches
+        ):
             job = {
                 "agent": agent,
                 "event": event,
@@ -112,20 +114,41 @@ def handle_capture(
     return ""
 
 
+def unread_stretch(
+    agent: str, fields: CaptureInput, state: CaptureState, record: dict[str, Any]
+) -> Stretch | None:
+    """What no pass has read of the session's transcript; None for a subagent's (marked)."""
+    same_file = record.get("transcript") == fields.transcript_path
+    offset = record.get("offset") if same_file else 0
+    start = offset if isinstance(offset, int) and offset >= 0 else 0
+    stretch = read_stretch(fields.transcript_path, agent, start)
+    if stretch.subagent:
+        state.save_session(agent, fields.session_id, {**record, "subagent": True})
+        return None
+    return stretch
+
+
+def unread_enough(
+    agent: str, event: str, fields: CaptureInput, home: str, switches: Switches
+) -> bool:
+    """Whether a pass would read anything: most stops of a session are below the threshold,
+    and a pass not started costs nothing (the pass checks again under the project's lock)."""
+    state = CaptureState(home)
+    record = state.session(agent, fields.session_id)
+    if record.get("subagent"):
+        return False
+    stretch = unread_stretch(agent, fields, state, record)
+    return stretch is not None and stretch.enough_for(event, switches.min_user_turns)
+
+
 def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: int) -> str:
     """The Stop answer asking the agent to save, at most once per session."""
     state = CaptureState(home)
     record = state.session(agent, fields.session_id)
     if record.get("askedAt") or record.get("subagent"):
         return ""
-    same_file = record.get("transcript") == fields.transcript_path
-    offset = record.get("offset") if same_file else 0
-    start = offset if isinstance(offset, int) else 0
-    stretch = read_stretch(fields.transcript_path, agent, start)
-    if stretch.subagent:
-        state.save_session(agent, fields.session_id, {**record, "subagent": True})
-        return ""
-    if stretch.user_turns < max(min_user_turns, 1):
+    stretch = unread_stretch(agent, fields, state, record)
+    if stretch is None or not stretch.enough_for("stop", min_user_turns):
         return ""
     import time
 

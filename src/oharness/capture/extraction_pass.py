@@ -122,16 +122,6 @@ def turns_of(entries: list[Entry]) -> list[Turn]:
     ]
 
 
-def _enough(
-    event: str, user_turns: int, entries: list[Entry], settings: AutoExtractSettings
-) -> bool:
-    if event == "pre-compact":
-        return any(entry.role != "tool" and entry.text.strip() for entry in entries)
-    if event == "session-end":
-        return user_turns >= 1
-    return user_turns >= max(settings.min_user_turns, 1)
-
-
 def run_capture(
     job: CaptureJob,
     service: MemoryService,
@@ -170,7 +160,7 @@ def _locked_pass(
     user_turns = stretch.user_turns
     if not stretch.entries:
         return CaptureResult("nothing-new")
-    if not _enough(job.event, user_turns, stretch.entries, settings):
+    if not stretch.enough_for(job.event, settings.min_user_turns):
         return CaptureResult("below-threshold", user_turns)
     result = _extract(job, stretch.entries, service, model, options)
     result.user_turns = user_turns

@@ -60,11 +60,12 @@ def _file(path: str) -> dict[str, Any]:
 
 
 def _section(data: dict[str, Any], *path: str) -> dict[str, Any]:
-    node: Any = data
+    node = data
     for key in path:
-        node = node.get(key, {}) if isinstance(node, dict) else None
-        if not isinstance(node, dict):
+        inner = node.get(key, {})
+        if not isinstance(inner, dict):
             raise _NotPlain
+        node = inner
     return node
 
 

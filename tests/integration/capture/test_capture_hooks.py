@@ -434,3 +434,24 @@ def test_the_stop_hook_imports_almost_nothing_and_its_pass_still_runs(
     }
     if "coverage" not in modules:  # a measured run loads coverage's own imports too
         assert not {"subprocess", "typing", "pathlib", "dataclasses", "socket"} & modules
+
+
+def test_a_stop_below_the_threshold_hands_nothing_over(agent: Agent, tmp_path: Path) -> None:
+    """Most stops of a session are below ``minUserTurns``: the hook starts no pass for them.
+    A listening socket stands in for the daemon and shows whether the hook knocked."""
+    _extracting(agent, min_turns=4)
+    with socket.socket() as door:
+        door.bind(("127.0.0.1", 0))
+        door.listen(8)
+        door.setblocking(False)
+        port = door.getsockname()[1]
+        (agent.home / "daemon.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}"}))
+        (agent.home / "daemon-token").write_text("t" * 32)
+        path = transcript(tmp_path, "claude_code_session.jsonl")  # three user messages
+        agent.hook("claude-code", "stop", session_id="cc-few", transcript_path=str(path))
+        with pytest.raises(BlockingIOError):
+            door.accept()  # nobody knocked
+        append(path, "claude_code_more.jsonl")  # the fourth
+        agent.hook("claude-code", "stop", session_id="cc-few", transcript_path=str(path))
+        knock, _ = door.accept()
+        knock.close()
