@@ -56,6 +56,7 @@ BENCHMARKS=(
   bench/extraction_pass.py
   bench/daemon_recall.py
   bench/hook_latency.py
+  bench/capture_quality.py
   bench/mcp_startup.py
   bench/page_render.py
   bench/write_latency.py

@@ -59,6 +59,17 @@ def test_a_set_up_machine_and_a_broken_integration(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    settings = user / ".claude" / "settings.json"
+    kept = settings.read_text()
+    before_capture = json.loads(kept)
+    del before_capture["hooks"]["Stop"], before_capture["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(before_capture))
+    code, checks = _doctor(home, project, user)
+    assert code == 3 and "the capture hooks (Stop, SessionEnd)" in str(
+        checks["claude-code"]["seen"]
+    )
+    assert checks["claude-code"]["fix"] == "oharness integrate claude-code"
+    settings.write_text(kept)
     state = user / ".claude.json"
     data = json.loads(state.read_text())
     data["mcpServers"]["oharness"]["command"] = str(tmp_path / "gone" / "oharness")

@@ -175,3 +175,32 @@ def test_codex_hooks_switched_off_are_named_with_the_fix(person: Person) -> None
     assert "[features] codex_hooks = false" in result.stdout
     assert "fix: set [features] hooks = true" in result.stdout
     assert codex.read_text() == "[features]\ncodex_hooks = false\n"  # a dry run wrote nothing
+
+
+def test_capture_by_asking_the_agent_is_switched_on_only_when_chosen(person: Person) -> None:
+    person.home.mkdir(mode=0o700)
+    config = person.home / "config.json"
+    mine = {"memory": {"recall": {"perTurn": 3}}, "models": {"main": None}}
+    config.write_text(json.dumps(mine))
+    port = str(free_port())
+    first = person.run("setup", "--agent", "claude-code", "--port", port)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "ok   capture: off (docs/capture.md" in first.stdout  # no terminal: never asked
+    assert json.loads(config.read_text()) == mine
+
+    dry = person.run("setup", "--agent", "claude-code", "--ask-agent", "--dry-run")
+    assert "ask-the-agent mode would be switched on" in dry.stdout
+    assert json.loads(config.read_text()) == mine
+
+    on = person.run("setup", "--agent", "claude-code", "--ask-agent", "--port", port)
+    assert "done capture: ask-the-agent mode switched on" in on.stdout, on.stdout
+    expected = {**mine, "memory": {"recall": {"perTurn": 3}, "autoExtract": {"askAgent": True}}}
+    assert json.loads(config.read_text()) == expected
+    again = person.run("setup", "--agent", "claude-code", "--ask-agent", "--port", port)
+    assert "ok   capture: on: the agent is asked to save" in again.stdout
+    settings = json.loads((person.user / ".claude" / "settings.json").read_text())
+    assert {"Stop", "PreCompact", "SessionEnd"} <= set(settings["hooks"])
+
+    off = person.run("setup", "--agent", "claude-code", "--no-ask-agent", "--port", port)
+    assert "done capture: ask-the-agent mode switched off" in off.stdout
+    assert json.loads(config.read_text())["memory"]["autoExtract"] == {"askAgent": False}

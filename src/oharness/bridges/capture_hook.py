@@ -22,14 +22,13 @@ import sys
 
 from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S, DaemonRefused, find_project, post_json
 from oharness.capture.cursor import CaptureState
-from oharness.capture.transcript import complete_end, read_stretch
+from oharness.capture.switches import Switches, read_switches
+from oharness.capture.transcript import Stretch, complete_end, read_stretch
 
 TYPE_CHECKING = False  # not typing's: a hook pays for every import
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any, Final
-
-    from oharness.settings import Settings
 
 CAPTURE_EVENTS: Final = ("stop", "pre-compact", "session-end")
 ASK_AGENT: Final = (
@@ -63,25 +62,26 @@ class CaptureInput:
         self.subagent = in_subagent or f"{os.sep}subagents{os.sep}" in self.transcript_path
 
 
-def load_hook_settings(home: str, root: str) -> Settings:
-    """The user's config, then the project's (which may only switch capture off)."""
+def hook_switches(home: str, root: str) -> Switches:
+    """The capture switches: read plainly, else through the full settings loader (which
+    raises :class:`oharness.errors.ConfigError` naming the fix for a broken value)."""
+    plain = read_switches(home, root)
+    if plain is not None:
+        return plain
     from pathlib import Path
 
     from oharness.project.config import load_settings
 
-    return load_settings(Path(home) / "config.json", Path(root))
-
-
-def model_configured(settings: Settings) -> bool:
-    """A model to extract with: ``models.small``, else ``models.main`` (as ``oharness chat``)."""
-    return bool(settings.models.small or settings.models.main)
-
-
-def wants_extraction(event: str, settings: Settings) -> bool:
+    settings = load_settings(Path(home) / "config.json", Path(root))
     auto = settings.memory.auto_extract
+    model = bool(settings.models.small or settings.models.main)  # as ``oharness chat`` picks
+    return Switches(model, auto.on_stop, auto.on_compaction, auto.ask_agent, auto.min_user_turns)
+
+
+def wants_extraction(event: str, switches: Switches) -> bool:
     if event == "pre-compact":
-        return auto.on_compaction or auto.on_stop
-    return auto.on_stop
+        return switches.on_compaction or switches.on_stop
+    return switches.on_stop
 
 
 def handle_capture(
@@ -95,9 +95,11 @@ def handle_capture(
     if project is None:
         return ""  # capture writes a project's notes: no registered project, no capture
     root, project_id = project
-    settings = load_hook_settings(home, root)
-    if model_configured(settings):
-        if wants_extraction(event, settings):
+    switches = hook_switches(home, root)
+    if switches.model:
+        if wants_extraction(event, switches) and unread_enough(
+            agent, event, fields, home, switches
+        ):
             job = {
                 "agent": agent,
                 "event": event,
@@ -107,9 +109,36 @@ def handle_capture(
             }
             hand_over(home, project_id, job, log)
         return ""
-    if event == "stop" and settings.memory.auto_extract.ask_agent and not fields.stop_hook_active:
-        return ask_agent_once(agent, fields, home, settings.memory.auto_extract.min_user_turns)
+    if event == "stop" and switches.ask_agent and not fields.stop_hook_active:
+        return ask_agent_once(agent, fields, home, switches.min_user_turns)
     return ""
+
+
+def unread_stretch(
+    agent: str, fields: CaptureInput, state: CaptureState, record: dict[str, Any]
+) -> Stretch | None:
+    """What no pass has read of the session's transcript; None for a subagent's (marked)."""
+    same_file = record.get("transcript") == fields.transcript_path
+    offset = record.get("offset") if same_file else 0
+    start = offset if isinstance(offset, int) and offset >= 0 else 0
+    stretch = read_stretch(fields.transcript_path, agent, start)
+    if stretch.subagent:
+        state.save_session(agent, fields.session_id, {**record, "subagent": True})
+        return None
+    return stretch
+
+
+def unread_enough(
+    agent: str, event: str, fields: CaptureInput, home: str, switches: Switches
+) -> bool:
+    """Whether a pass would read anything: most stops of a session are below the threshold,
+    and a pass not started costs nothing (the pass checks again under the project's lock)."""
+    state = CaptureState(home)
+    record = state.session(agent, fields.session_id)
+    if record.get("subagent"):
+        return False
+    stretch = unread_stretch(agent, fields, state, record)
+    return stretch is not None and stretch.enough_for(event, switches.min_user_turns)
 
 
 def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: int) -> str:
@@ -118,14 +147,8 @@ def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: 
     record = state.session(agent, fields.session_id)
     if record.get("askedAt") or record.get("subagent"):
         return ""
-    same_file = record.get("transcript") == fields.transcript_path
-    offset = record.get("offset") if same_file else 0
-    start = offset if isinstance(offset, int) else 0
-    stretch = read_stretch(fields.transcript_path, agent, start)
-    if stretch.subagent:
-        state.save_session(agent, fields.session_id, {**record, "subagent": True})
-        return ""
-    if stretch.user_turns < max(min_user_turns, 1):
+    stretch = unread_stretch(agent, fields, state, record)
+    if stretch is None or not stretch.enough_for("stop", min_user_turns):
         return ""
     import time
 
@@ -135,14 +158,23 @@ def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: 
 
 def hand_over(home: str, project_id: str, job: dict[str, str], log: Callable[[str], None]) -> str:
     """Queue the pass in the daemon, else start a detached process: ``daemon`` or ``process``."""
+    from oharness.bridges.prompt_hook import cooling_down, start_cooldown
+
     body = json.dumps(job).encode("utf-8", "surrogatepass")
-    try:
-        _post_capture(home, project_id, job["projectRoot"], body)
-        return "daemon"
-    except FileNotFoundError:
-        pass  # no daemon runs for this home
-    except (OSError, ValueError) as exc:
-        log(f"the daemon did not take the capture, a background process does: {exc}")
+    if not cooling_down(home):  # a daemon that hung a moment ago is not waited for again
+        try:
+            _post_capture(home, project_id, job["projectRoot"], body)
+            return "daemon"
+        except FileNotFoundError:
+            pass  # no daemon runs for this home
+        except (OSError, ValueError) as exc:
+            reason = f"the daemon did not take the capture, a background process does: {exc}"
+            if isinstance(exc, TimeoutError):
+                try:
+                    start_cooldown(home)
+                except OSError as mark:
+                    reason += f"; the cool-down could not be recorded ({mark})"
+            log(reason)
     spawn_worker(home, job)
     return "process"
 
@@ -163,12 +195,25 @@ def _post_capture(home: str, project_id: str, root: str, body: bytes) -> None:
 
 
 def spawn_worker(home: str, job: dict[str, str]) -> None:
-    """Start ``oharness hook capture-run JOB`` in its own session: it outlives the agent."""
+    """Start ``oharness hook capture-run JOB`` in its own session: it outlives the agent.
+
+    ``os.posix_spawn`` where it can start a session (``subprocess`` alone costs the hook a
+    tenth of its start-up); the worker opens the project by the job's path, not its folder."""
+    argv = [sys.executable, "-m", "oharness.cli.entry", "hook", "capture-run", json.dumps(job)]
+    environment = {**os.environ, "OHARNESS_HOME": home}
+    quiet = [
+        (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
+    ] if hasattr(os, "posix_spawn") else []  # fmt: skip
+    if quiet:
+        try:
+            os.posix_spawn(sys.executable, argv, environment, file_actions=quiet, setsid=True)
+            return
+        except NotImplementedError:
+            pass  # no session flag on this system: subprocess starts the session itself
     import subprocess
 
-    environment = {**os.environ, "OHARNESS_HOME": home}
     subprocess.Popen(
-        [sys.executable, "-m", "oharness.cli.entry", "hook", "capture-run", json.dumps(job)],
+        argv,
         cwd=job["projectRoot"],
         env=environment,
         stdin=subprocess.DEVNULL,

@@ -5,9 +5,10 @@ what a real run writes. Only our own entries are ever added or removed: the MCP 
 ``oharness`` and hook commands that run ``oharness hook``; every other key stays as it was, and
 TOML comments survive (``tomlkit``). JSON has no comments to keep; key order is kept.
 
-Files (contracts as documented late 2026):
-- Claude Code: hooks in ``~/.claude/settings.json`` (``hooks.UserPromptSubmit`` /
-  ``hooks.SessionStart``: ``[{"hooks": [{"type": "command", "command", "timeout"}]}]``);
+Files (contracts as documented late 2026; docs/capture.md names the versions):
+- Claude Code: hooks in ``~/.claude/settings.json`` (``hooks.UserPromptSubmit``,
+  ``hooks.SessionStart``, and for capture ``hooks.Stop``, ``hooks.PreCompact``,
+  ``hooks.SessionEnd``: ``[{"hooks": [{"type": "command", "command", "timeout"}]}]``);
   user-scope MCP servers in ``~/.claude.json`` (``mcpServers.<name>``: ``type``, ``command``,
   ``args``).
 - Codex: ``~/.codex/config.toml`` (``[mcp_servers.<name>]`` with ``command`` and ``args``) and
@@ -29,8 +30,17 @@ from oharness.errors import UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 
 SERVER_NAME: Final = "oharness"
-HOOK_EVENTS: Final = (("UserPromptSubmit", "user-prompt-submit"), ("SessionStart", "session-start"))
+HOOK_EVENTS: Final = (
+    ("UserPromptSubmit", "user-prompt-submit"),
+    ("SessionStart", "session-start"),
+    ("Stop", "stop"),
+    ("PreCompact", "pre-compact"),
+    ("SessionEnd", "session-end"),
+)
 HOOK_TIMEOUT_S: Final = 10
+#: Codex caps a SessionEnd hook at 3 s and warns at every start about a longer timeout; the
+#: capture hook hands the session over and returns well within it.
+SHORT_TIMEOUTS_S: Final = {("codex", "SessionEnd"): 3}
 AGENTS: Final = ("claude-code", "codex")
 
 
@@ -71,6 +81,12 @@ def _is_ours(hook: Any) -> bool:
     return len(words) >= 3 and Path(words[0]).name == "oharness" and words[1] == "hook"
 
 
+def _hooks_of(group: Any) -> list[Any]:
+    if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+        return list(group["hooks"])
+    return []
+
+
 def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
@@ -97,6 +113,14 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise ValidationError(f"{path}: hooks.{event} is not a list; fix it first")
+        ours = {
+            "type": "command",
+            "command": f"{shlex.quote(command)} hook {agent} {name}",
+            "timeout": SHORT_TIMEOUTS_S.get((agent, event), HOOK_TIMEOUT_S),
+        }
+        found = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+        if install and found == [ours]:
+            continue  # already there as it would be written: left where the person keeps it
         kept = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
@@ -106,11 +130,6 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
             else:
                 kept.append(group)
         if install:
-            ours = {
-                "type": "command",
-                "command": f"{shlex.quote(command)} hook {agent} {name}",
-                "timeout": HOOK_TIMEOUT_S,
-            }
             kept.append({"hooks": [ours]})
         if kept:
             hooks[event] = kept

@@ -5,6 +5,8 @@
   agent was asked to save (``askedAt``) and the last pass's outcome;
 - ``announce/<sha256(project root)>.json`` — the notes saved and not yet announced, claimed
   by the next session start of that project;
+- ``recent/<sha256(project root)>.json`` — the last sessions of that project whose passes
+  saved notes (what the Memory page shows; never claimed);
 - ``locks/<sha256(project root)>.lock`` — held by the one pass that runs for a project.
 
 Every file is written 0600 in 0700 folders, through a unique temporary file, ``fsync`` and
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 FILE_MODE: Final = 0o600
 FOLDER_MODE: Final = 0o700
 MAX_PENDING: Final = 200
+MAX_RECENT_SESSIONS: Final = 5
 
 
 def _digest(text: str) -> str:
@@ -131,3 +134,38 @@ class CaptureState:
         finally:
             os.unlink(claimed)
         return [note for note in notes if isinstance(note, dict)] if isinstance(notes, list) else []
+
+    def _recent_path(self, project_root: str) -> str:
+        return os.path.join(self.root, "recent", f"{_digest(project_root)}.json")
+
+    def add_recent(
+        self, project_root: str, agent: str, session_id: str, notes: list[dict[str, Any]]
+    ) -> None:
+        """Add saved notes to the session's entry, newest session first (call under the
+        project's lock); nothing is kept for a pass that saved nothing."""
+        if not notes:
+            return
+        self._folder("recent")
+        path = self._recent_path(project_root)
+        others, earlier = [], []
+        for entry in self.recent(project_root):
+            if (entry.get("agent"), entry.get("sessionId")) != (agent, session_id):
+                others.append(entry)
+            elif isinstance(entry.get("notes"), list):
+                earlier = entry["notes"]
+        known = [*earlier, *notes][-MAX_PENDING:]
+        entry = {
+            "agent": agent,
+            "sessionId": session_id,
+            "at": int(time.time() * 1000),
+            "notes": known,
+        }
+        kept = [entry, *others][:MAX_RECENT_SESSIONS]
+        write_private(path, {"projectRoot": project_root, "sessions": kept})
+
+    def recent(self, project_root: str) -> list[dict[str, Any]]:
+        """The project's last sessions that saved notes, newest first."""
+        sessions = (_read(self._recent_path(project_root)) or {}).get("sessions")
+        if not isinstance(sessions, list):
+            return []
+        return [entry for entry in sessions if isinstance(entry, dict)]

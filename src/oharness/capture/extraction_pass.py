@@ -15,6 +15,7 @@ is never retried (spec 04's cost guard). The transcript is read, never copied.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -71,6 +72,9 @@ class CaptureJob:
             if not isinstance(value, str) or not value:
                 raise ValueError(f"capture job field {key!r} is missing or not a string")
             values[key] = value
+        for key in ("transcriptPath", "projectRoot"):
+            if not os.path.isabs(values[key]):
+                raise ValueError(f"capture job field {key!r} must be an absolute path")
         if values["agent"] not in AGENTS or values["event"] not in EVENTS:
             raise ValueError(f"capture job names an unknown agent or event: {data!r:.200}")
         return cls(
@@ -118,16 +122,6 @@ def turns_of(entries: list[Entry]) -> list[Turn]:
     ]
 
 
-def _enough(
-    event: str, user_turns: int, entries: list[Entry], settings: AutoExtractSettings
-) -> bool:
-    if event == "pre-compact":
-        return any(entry.role != "tool" and entry.text.strip() for entry in entries)
-    if event == "session-end":
-        return user_turns >= 1
-    return user_turns >= max(settings.min_user_turns, 1)
-
-
 def run_capture(
     job: CaptureJob,
     service: MemoryService,
@@ -166,7 +160,7 @@ def _locked_pass(
     user_turns = stretch.user_turns
     if not stretch.entries:
         return CaptureResult("nothing-new")
-    if not _enough(job.event, user_turns, stretch.entries, settings):
+    if not stretch.enough_for(job.event, settings.min_user_turns):
         return CaptureResult("below-threshold", user_turns)
     result = _extract(job, stretch.entries, service, model, options)
     result.user_turns = user_turns
@@ -186,6 +180,7 @@ def _locked_pass(
         },
     )
     state.add_pending(job.project_root, result.saved)
+    state.add_recent(job.project_root, job.agent, job.session_id, result.saved)
     return result
 
 

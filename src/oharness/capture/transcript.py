@@ -75,6 +75,15 @@ class Stretch:
     def user_turns(self) -> int:
         return sum(1 for entry in self.entries if entry.is_user_words)
 
+    def enough_for(self, event: str, min_user_turns: int) -> bool:
+        """Spec 04's thresholds: ``pre-compact`` takes any words (its last chance to read
+        them), ``session-end`` one user message, ``stop`` ``minUserTurns`` (at least 1)."""
+        if event == "pre-compact":
+            return any(entry.role != "tool" and entry.text.strip() for entry in self.entries)
+        if event == "session-end":
+            return self.user_turns >= 1
+        return self.user_turns >= max(min_user_turns, 1)
+
 
 def complete_end(path: str) -> int:
     """The offset just after the file's last whole line (0 when it has none)."""

@@ -42,11 +42,21 @@ def _switched_on(job: CaptureJob, settings: Settings) -> bool:
     return auto.on_compaction or auto.on_stop if job.event == "pre-compact" else auto.on_stop
 
 
+def current_settings(workspace: Workspace) -> Settings:
+    """The workspace's settings as the config files say now (a daemon's workspace may have
+    been opened days ago; a capture switched off since must stay off)."""
+    from oharness.project.config import load_settings
+
+    project = workspace.project
+    root = project.root if project is not None and project.refused is None else None
+    return load_settings(workspace.home.config_file, root)
+
+
 def capture_in_workspace(
     workspace: Workspace, job: CaptureJob, via: str = "process"
 ) -> CaptureResult:
     """One pass for ``job`` over the workspace's notes (``off`` when config says no)."""
-    settings = workspace.settings
+    settings = current_settings(workspace)
     if not _switched_on(job, settings):
         return CaptureResult("off")
     model = extraction_model(settings.models)
@@ -74,8 +84,17 @@ class WorkspaceCapturer:
     """The daemon's capture work: the task payload is the job's JSON."""
 
     def capture(self, workspace: Workspace, payload: str) -> tuple[dict[str, Any], list[str]]:
-        """``(result, scopes written)``; ``ValueError`` for a malformed job."""
+        """``(result, scopes written)``; ``TaskFailure`` for a job of another project."""
+        from oharness.daemon.errors import TaskFailure
+
         job = CaptureJob.from_dict(json.loads(payload))
+        project = workspace.project
+        if project is None or Path(job.project_root).resolve() != project.root.resolve():
+            raise TaskFailure(
+                "capture_failed",
+                f"the capture job names project {job.project_root}, not this workspace's; post "
+                "it to the workspace of that project",
+            )
         result = capture_in_workspace(workspace, job, "daemon")
         scopes = sorted({str(note.get("scope")) for note in result.saved})
         return result.to_dict(), scopes

@@ -113,10 +113,10 @@ def _our_mcp_command(agent: str, user_home: Path) -> str | None:
         return None
 
 
-def _our_hooks(agent: str, user_home: Path) -> bool:
+def _our_hooks(agent: str, user_home: Path, event: str = "UserPromptSubmit") -> bool:
     path = user_home / (".claude/settings.json" if agent == "claude-code" else ".codex/hooks.json")
     try:
-        groups = json.loads(path.read_text("utf-8")).get("hooks", {}).get("UserPromptSubmit", [])
+        groups = json.loads(path.read_text("utf-8")).get("hooks", {}).get(event, [])
     except (OSError, ValueError, AttributeError):
         return False
     for group in groups if isinstance(groups, list) else []:
@@ -125,6 +125,10 @@ def _our_hooks(agent: str, user_home: Path) -> bool:
             if isinstance(command, str) and " hook " in f" {' '.join(shlex.split(command))} ":
                 return True
     return False
+
+
+#: The hooks capture needs (docs/capture.md); an install from before capture lacks them.
+CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd")
 
 
 def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> Finding:
@@ -137,6 +141,9 @@ def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> F
         problems.append("the MCP server" if command is None else "the prompt hooks")
     elif not Path(command).is_file():
         problems.append(f"the MCP entry's command {command} (no such file)")
+    missing = [event for event in CAPTURE_EVENTS if not _our_hooks(agent, user_home, event)]
+    if hooks and missing:
+        problems.append(f"the capture hooks ({', '.join(missing)})")
     if command is not None and not extras["mcp"]:
         problems.append("the mcp extra (the MCP server cannot start without it)")
     if problems:
@@ -144,7 +151,7 @@ def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> F
         if not extras["mcp"]:
             fix = f"{install_command(['mcp'])}, then {fix}"
         return Finding(agent, f"missing or broken: {'; '.join(problems)}", fix)
-    return Finding(agent, f"MCP server and prompt hooks set up ({command})")
+    return Finding(agent, f"MCP server, prompt and capture hooks set up ({command})")
 
 
 def check_project(start: Path, home: Path) -> Finding:

@@ -63,10 +63,16 @@ def setup_options(func: F) -> F:
     type=click.Choice(AGENTS),
     help="Set up this agent (repeatable; default: the agents found in your home).",
 )
+@click.option(
+    "--ask-agent/--no-ask-agent",
+    default=None,
+    help="Capture by asking the agent to save at the end of a session (costs its tokens; "
+    "asked when left out, on a terminal, with no capture set up).",
+)
 @setup_options
-def setup(agents: tuple[str, ...], **options: Any) -> None:
-    """Set up memory here: extras, agents, the daemon as a user service, sign-in."""
-    run_setup(list(agents) or None, **options)
+def setup(agents: tuple[str, ...], ask_agent: bool | None, **options: Any) -> None:
+    """Set up memory here: extras, agents, capture, the daemon as a user service, sign-in."""
+    run_setup(list(agents) or None, ask_agent=ask_agent, **options)
 
 
 def run_setup(
@@ -80,8 +86,10 @@ def run_setup(
     token: str | None,
     user_home: Path | None,
     debug: bool,
+    ask_agent: bool | None = None,
 ) -> None:
     """Run every step, print each outcome, and exit 1 when one needs fixing."""
+    from oharness.cli.setup_capture import capture_step
     from oharness.cli.user_service import daemon_step
 
     request = _request(user_home, install=not uninstall, dry_run=dry_run, start=start, port=port)
@@ -94,8 +102,10 @@ def run_setup(
         outcomes.append(
             Outcome("agents", "no Claude Code or Codex found (oharness setup --agent NAME)")
         )
+    terminal = stdin_is_terminal() and not dry_run
+    outcomes.append(capture_step(request, ask_agent, _confirm if terminal else None))
     outcomes.append(daemon_step(request))
-    ask = _prompt if stdin_is_terminal() and not dry_run and origin is None else None
+    ask = _prompt if terminal and origin is None else None
     outcomes.append(sign_in_step(request, origin, token, ask))
     _report(outcomes, dry_run=dry_run)
 
@@ -123,6 +133,10 @@ def _request(
         port=port,
         environ=dict(os.environ),
     )
+
+
+def _confirm(text: str) -> bool:
+    return bool(click.confirm(text, default=False))
 
 
 def _prompt(text: str, secret: bool) -> str:

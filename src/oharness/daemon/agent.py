@@ -161,7 +161,7 @@ class MemoryAgent:
         )
 
     def __call__(self, task: Task) -> TaskOutcome:
-        if task.kind == "dream":
+        if task.kind in ("dream", "capture"):  # their own paths: review merges, extraction
             return self.tasks(task)
         try:
             return self._run(task)

@@ -64,8 +64,8 @@ _DESCRIPTIONS: Final = {
     409: "the workspace or sync state refuses it (the code says which)",
     413: "body_too_large: the request body is over 1 MiB",
     429: "too_many_attempts (wrong credentials: Retry-After), or remember_queue_full",
-    500: "remember_failed, forget_failed, dream_failed, recall_failed or memory_failed: "
-    "memory is unreadable",
+    500: "remember_failed, forget_failed, dream_failed, capture_failed, recall_failed or "
+    "memory_failed: memory is unreadable",
     503: "workspace_draining: the workspace is being removed",
 }
 #: What the guards in front of every route may answer.

@@ -32,6 +32,8 @@ NOT_BLANK: Final = (
 _STRING_64K: Final = {"type": "string", "minLength": 1, "maxLength": 65536, "pattern": NOT_BLANK}
 #: Left out and ``null`` mean the same: the scope the rules infer.
 _SCOPE: Final = {"enum": ["project", "user", None]}
+#: The capture job's paths: absolute, as the daemon's own working folder means nothing to them.
+_ABSOLUTE_PATH: Final = {"type": "string", "minLength": 1, "pattern": "^/"}
 _CLIENT_HEADER: Final = {
     "name": "X-OHarness-Client-Id",
     "in": "header",
@@ -60,8 +62,8 @@ BODIES: Final[dict[str, dict[str, Any]]] = {
             "agent": {"enum": ["claude-code", "codex"]},
             "event": {"enum": ["stop", "pre-compact", "session-end"]},
             "sessionId": {"type": "string", "minLength": 1},
-            "transcriptPath": {"type": "string", "minLength": 1},
-            "projectRoot": {"type": "string", "minLength": 1},
+            "transcriptPath": _ABSOLUTE_PATH,
+            "projectRoot": _ABSOLUTE_PATH,
         },
         "required": ["agent", "event", "sessionId", "transcriptPath", "projectRoot"],
     },

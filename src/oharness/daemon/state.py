@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -87,6 +88,29 @@ class DaemonOptions:
     folder_notifications: bool = True
     #: How long recall usage counts are collected before they are written (one write each).
     usage_window: float = WINDOW_SECONDS
+
+
+def extraction_event(task: Task, outcome: TaskOutcome, project_id: str | None) -> Event | None:
+    """``memory_extracted`` for a capture that saved notes: the count and each note's id, scope
+    and action (never its text), the agent and its session; None when nothing was saved."""
+    saved = outcome.result.get("saved")
+    notes = [
+        {key: note.get(key) for key in ("id", "scope", "action")}
+        for note in (saved if isinstance(saved, list) else [])
+        if isinstance(note, dict) and isinstance(note.get("id"), str)
+    ]
+    if not notes:
+        return None
+    try:
+        job = json.loads(task.payload)
+    except ValueError:
+        job = {}
+    data: dict[str, Any] = {"count": len(notes), "notes": notes, "source": "capture"}
+    if isinstance(job, dict):
+        data.update({key: job.get(key) for key in ("agent", "event", "sessionId")})
+    return Event(
+        "memory_extracted", data, workspace=project_id, originator_client_id=task.client_id
+    )
 
 
 class DaemonState:
@@ -191,6 +215,10 @@ class DaemonState:
                     originator_client_id=task.client_id,
                 )
             )
+            if task.kind == "capture":
+                extracted = extraction_event(task, outcome, project_id)
+                if extracted is not None:
+                    self.bus.publish(extracted)
 
         return publish
 

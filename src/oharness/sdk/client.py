@@ -80,6 +80,7 @@ EVENT_NAMES: Final[Mapping[str, str]] = {
     "memory_changed": "workspace.memory.changed",
     "notes_changed": "workspace.notes.changed",
     "recalled": "workspace.memory.recalled",
+    "memory_extracted": "workspace.memory.extracted",
     "sync_status": "workspace.sync.changed",
     "conflicts": "workspace.conflicts.found",
     "gap": "events.dropped",

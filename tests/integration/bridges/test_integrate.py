@@ -185,3 +185,68 @@ def test_no_entry_that_cannot_start_is_written(home: Path, tmp_path: Path) -> No
     result = run(home, tmp_path, *args, "--dry-run", PYTHONPATH=str(hidden))
     assert result.returncode == 0 and "+++ " in result.stdout and "fix: " in result.stdout
     assert list(user.iterdir()) == []
+
+
+CAPTURE_EVENTS = {"Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
+
+
+def _ours(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [
+        hook
+        for group in settings["hooks"].get(event, [])
+        for hook in group["hooks"]
+        if " hook " in hook["command"]
+    ]
+
+
+def test_capture_hooks_are_registered_beside_the_prompt_hooks_and_kept_where_moved(
+    home: Path, tmp_path: Path
+) -> None:
+    user = _claude_home(tmp_path)
+    settings_path = user / ".claude" / "settings.json"
+    mine = {"hooks": [{"type": "command", "command": "~/bin/notify-done"}]}
+    old = {**CLAUDE_SETTINGS, "hooks": {**CLAUDE_SETTINGS["hooks"], "Stop": [mine]}}
+    settings_path.write_text(json.dumps(old, indent=2))
+    _integrate(user, tmp_path, "claude-code")
+    settings = json.loads(settings_path.read_text())
+    for event, name in CAPTURE_EVENTS.items():
+        [hook] = _ours(settings, event)
+        assert hook["command"].endswith(f"hook claude-code {name}") and hook["timeout"] == 10
+    assert settings["hooks"]["Stop"][0] == mine
+
+    # The person moves our Stop entry before theirs: a rerun leaves it there.
+    settings["hooks"]["Stop"].reverse()
+    settings_path.write_text(json.dumps(settings, indent=2))
+    moved = settings_path.read_text()
+    assert "nothing changed" in _integrate(user, tmp_path, "claude-code")
+    assert settings_path.read_text() == moved
+
+    # An install from before capture (prompt hooks only) gains the capture hooks on a rerun.
+    for event in CAPTURE_EVENTS:
+        settings["hooks"][event] = [
+            g for g in settings["hooks"][event] if not _ours({"hooks": {event: [g]}}, event)
+        ]
+        if not settings["hooks"][event]:
+            del settings["hooks"][event]
+    settings_path.write_text(json.dumps(settings, indent=2))
+    assert "+" in _integrate(user, tmp_path, "claude-code")
+    upgraded = json.loads(settings_path.read_text())
+    assert all(len(_ours(upgraded, event)) == 1 for event in CAPTURE_EVENTS)
+    assert len(_ours(upgraded, "UserPromptSubmit")) == 1
+
+    _integrate(user, tmp_path, "claude-code", "--uninstall")
+    assert json.loads(settings_path.read_text())["hooks"]["Stop"] == [mine]
+
+
+def test_codex_capture_hooks_keep_within_codex_session_end_budget(
+    home: Path, tmp_path: Path
+) -> None:
+    user = tmp_path / "user"
+    (user / ".codex").mkdir(parents=True)
+    (user / ".codex" / "config.toml").write_text(CODEX_CONFIG)
+    _integrate(user, tmp_path, "codex")
+    hooks = json.loads((user / ".codex" / "hooks.json").read_text())
+    timeouts = {event: _ours(hooks, event)[0]["timeout"] for event in CAPTURE_EVENTS}
+    assert timeouts == {"Stop": 10, "PreCompact": 10, "SessionEnd": 3}
+    assert _ours(hooks, "Stop")[0]["command"].endswith("hook codex stop")
+    assert "nothing changed" in _integrate(user, tmp_path, "codex")

@@ -12,6 +12,7 @@ _HARNESS = Path(__file__).resolve().parent.parent / "harness"
 if str(_HARNESS) not in sys.path:
     sys.path.insert(0, str(_HARNESS))
 
+from capture_support import Agent  # noqa: E402
 from stub_model_server import StubModelServer  # noqa: E402
 
 
@@ -23,3 +24,10 @@ def stub() -> Iterator[StubModelServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def agent(home: Path, project_dir: Path, stub: StubModelServer) -> Agent:
+    runner = Agent(home, project_dir, stub)
+    runner.run("project", "init")
+    return runner

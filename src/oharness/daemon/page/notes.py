@@ -26,6 +26,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from oharness.daemon.page.captured import captured_context
 from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
 from oharness.daemon.page.render import marked, render_fragment
@@ -141,6 +142,7 @@ def _context(view: PageView) -> Mapping[str, Any]:
         ),
         "notice": _notice(view),
         "similar": _similar(view),
+        "captured": captured_context(view),
     }
 
 
