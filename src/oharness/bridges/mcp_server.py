@@ -188,7 +188,8 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         return _result(call_tool(memory, params.name, arguments))
 
     def index_text() -> str:
-        return workspace().memory_index()
+        opened = workspace()
+        return opened.memory_index() + last_capture_line(opened)
 
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams
@@ -221,6 +222,27 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         on_list_prompts=_list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+def last_capture_line(workspace: Workspace) -> str:
+    """What capture saved from the project's last Claude Code or Codex session (within a
+    week), as one line after the index: ids only, so no note text reaches the model outside
+    the index's own quoting. Empty when it saved nothing."""
+    from oharness.capture.cursor import AGENT_NAMES, CaptureState, latest_saved
+    from oharness.tools.workspace import wall_clock_ms
+
+    project = workspace.project
+    if project is None or project.identity is None or not workspace.user_available:
+        return ""
+    found = latest_saved(CaptureState(workspace.home.home), str(project.root), wall_clock_ms())
+    if found is None:
+        return ""
+    latest, notes = found
+    agent = AGENT_NAMES.get(str(latest.get("agent")), "")
+    word = "memory" if len(notes) == 1 else "memories"
+    ids = ", ".join(f"{'user:' if n['scope'] == 'user' else ''}{n['id']}" for n in notes)
+    where = f"your last {agent} session" if agent else "your last session"
+    return f"\n\nSaved {len(notes)} {word} from {where}: {ids} (read one with memory(id)).\n"
 
 
 async def serve_stdio(server: Server[Any]) -> None:

@@ -169,3 +169,31 @@ class CaptureState:
         if not isinstance(sessions, list):
             return []
         return [entry for entry in sessions if isinstance(entry, dict)]
+
+
+#: The agents' names as people know them.
+AGENT_NAMES: Final = {"claude-code": "Claude Code", "codex": "Codex"}
+#: How long the last session's saved notes are mentioned (the page, the MCP index).
+SHOWN_FOR_MS: Final = 7 * 24 * 3600 * 1000
+
+
+def latest_saved(
+    state: CaptureState, project_root: str, now_ms: int
+) -> tuple[dict[str, Any], list[dict[str, str]]] | None:
+    """The project's newest session whose passes saved notes, within a week of its last save:
+    ``(its entry, its notes as {"id", "scope", "summary"})``, or None."""
+    sessions = state.recent(project_root)
+    if not sessions:
+        return None
+    latest = sessions[0]
+    at = latest.get("at")
+    if not isinstance(at, int) or now_ms - at > SHOWN_FOR_MS:
+        return None
+    saved = latest.get("notes")
+    notes = [
+        {"id": note["id"], "scope": note["scope"], "summary": note["summary"]}
+        for note in (saved if isinstance(saved, list) else [])
+        if isinstance(note, dict)
+        and all(isinstance(note.get(key), str) for key in ("id", "scope", "summary"))
+    ]
+    return (latest, notes) if notes else None

@@ -1,19 +1,16 @@
 """The notes section's line about the last Claude Code or Codex session capture saved from.
 
-Read from the capture state (:meth:`oharness.capture.cursor.CaptureState.recent`): the newest
-session of this project whose passes saved notes, for a week after its last save. A session
-that saved nothing is never recorded, so nothing is said about it.
+Read from the capture state (:func:`oharness.capture.cursor.latest_saved`): the newest session
+of this project whose passes saved notes, for a week after its last save. A session that saved
+nothing is never recorded, so nothing is said about it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from oharness.capture.cursor import CaptureState
+from oharness.capture.cursor import AGENT_NAMES, CaptureState, latest_saved
 from oharness.daemon.page.view import PageView
-
-SHOWN_FOR_MS: Final = 7 * 24 * 3600 * 1000
-AGENT_NAMES: Final = {"claude-code": "Claude Code", "codex": "Codex"}
 
 
 def captured_context(view: PageView) -> dict[str, Any] | None:
@@ -22,25 +19,15 @@ def captured_context(view: PageView) -> dict[str, Any] | None:
     project = workspace.project
     if project is None or project.identity is None or not workspace.user_available:
         return None
-    sessions = CaptureState(workspace.home.home).recent(str(project.root))
-    if not sessions:
+    found = latest_saved(
+        CaptureState(workspace.home.home), str(project.root), view.state.options.clock()
+    )
+    if found is None:
         return None
-    latest = sessions[0]
-    at = latest.get("at")
-    if not isinstance(at, int) or view.state.options.clock() - at > SHOWN_FOR_MS:
-        return None
-    saved = latest.get("notes")
+    latest, saved = found
     notes = [
-        {
-            "ref": f"{note['scope']}:{note['id']}",
-            "id": note["id"],
-            "summary": note["summary"],
-        }
-        for note in (saved if isinstance(saved, list) else [])
-        if isinstance(note, dict)
-        and all(isinstance(note.get(key), str) for key in ("id", "scope", "summary"))
+        {"ref": f"{note['scope']}:{note['id']}", "id": note["id"], "summary": note["summary"]}
+        for note in saved
     ]
-    if not notes:
-        return None
     agent = AGENT_NAMES.get(str(latest.get("agent")), str(latest.get("agent")))
-    return {"count": len(notes), "agent": agent, "at": at, "notes": notes}
+    return {"count": len(notes), "agent": agent, "at": latest["at"], "notes": notes}
