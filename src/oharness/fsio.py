@@ -107,13 +107,7 @@ def atomic_write(
             _fault_hook("before-replace", target)
         os.replace(temp, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise StorageError(
-            f"could not write {target}: {exc.strerror or exc}; check the folder's permissions "
-            "and free disk space",
-            path=str(target),
-        ) from exc
+        raise _write_failed(target, temp, exc) from exc
     fsync_directory(target.parent)
     if private:
         _tighten_folders(target.parent)
@@ -121,6 +115,17 @@ def atomic_write(
         on_durable()
     if _fault_hook is not None:
         _fault_hook("after-replace", target)
+
+
+def _write_failed(target: Path, temp: Path, exc: OSError) -> StorageError:
+    """The error of a write that failed, its temp file removed."""
+    with contextlib.suppress(OSError):
+        os.unlink(temp)
+    return StorageError(
+        f"could not write {target}: {exc.strerror or exc}; check the folder's permissions "
+        "and free disk space",
+        path=str(target),
+    )
 
 
 def _copy_mode(target: Path, temp: Path) -> None:
@@ -256,13 +261,7 @@ def replace_checked(
             _fault_hook("before-replace", target)
         done = _swap_checked(temp, target, data, unchanged, on_displaced)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise StorageError(
-            f"could not write {target}: {exc.strerror or exc}; check the folder's permissions "
-            "and free disk space",
-            path=str(target),
-        ) from exc
+        raise _write_failed(target, temp, exc) from exc
     fsync_directory(target.parent)
     if done and on_durable is not None:
         on_durable()
@@ -409,13 +408,7 @@ def create_new(target: Path, data: bytes, *, on_durable: Callable[[], None] | No
         else:
             os.unlink(temp)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise StorageError(
-            f"could not write {target}: {exc.strerror or exc}; check the folder's permissions "
-            "and free disk space",
-            path=str(target),
-        ) from exc
+        raise _write_failed(target, temp, exc) from exc
     fsync_directory(target.parent)
     if on_durable is not None:
         on_durable()
