@@ -41,7 +41,6 @@ from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop, SyncTiming, directory_key
 from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
-from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)
@@ -93,11 +92,7 @@ class DaemonSync:
         self._followed_at: float | None = None
         self.loop = SyncLoop(self.coordinator, on_report=self._reported)
         self._workspaces: dict[str, DaemonWorkspace] = {}
-        #: The project notes of each hosted workspace (by project id) and of each other folder
-        #: of a hosted project (another clone on this machine, by ``folder:<real path>``).
         self._targets: dict[str, list[SyncTarget]] = {}
-        #: The workspaces of those other folders (closed when dropped or at stop).
-        self._others: dict[str, Workspace] = {}
         self._signatures: dict[Path, Signature] = {}
         #: When each project was last used (ms), kept for folders not scheduled yet.
         self._used_at: dict[str, int] = {}
@@ -123,8 +118,6 @@ class DaemonSync:
         self.loop.stop(timeout=10.0)
         if self.service.http is not None:
             self.service.http.close()
-        for folder in list(self._others):
-            self.drop_folder(folder)
 
     # ---- workspaces ------------------------------------------------------------------------
 
@@ -144,31 +137,6 @@ class DaemonSync:
             self._workspaces.pop(hosted.key, None)
             self._targets.pop(hosted.key, None)
             self._used_at.pop(hosted.key, None)
-
-    def add_folder(self, folder: str, workspace: Workspace) -> None:
-        """Sync the project notes of ``folder`` too: another clone of a project hosted from
-        elsewhere (the API serves one folder per project; each clone is its own replica)."""
-        key = f"folder:{folder}"
-        with self._lock:
-            if key in self._targets:
-                workspace.close()
-                return
-            self._others[key] = workspace
-            self._targets[key] = [t for t in sync_targets(workspace) if t.scope == "project"]
-            if self._signed_in:
-                self._register(key)
-
-    def drop_folder(self, folder: str) -> None:
-        """Stop syncing a folder added by :meth:`add_folder` (gone, or no longer used)."""
-        key = f"folder:{folder}"
-        with self._lock:
-            workspace = self._others.pop(key, None)
-            targets = self._targets.pop(key, [])
-            if self._signed_in:
-                for target in targets:
-                    self.coordinator.unregister(target)
-        if workspace is not None:
-            workspace.close()
 
     def _register(self, project_id: str) -> None:
         registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]

@@ -245,7 +245,6 @@ class DaemonState:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
         options = self.options
-        follower = ProjectFollower(self.registry, options.home)
         sync = DaemonSync(
             default,
             self.bus,
@@ -253,10 +252,9 @@ class DaemonState:
             token=options.sync_token,
             signature=self.folders.signature_now,
             timing=SyncTiming((options.sync_check_ms,), (), follow_projects=True),
-            follow=follower.follow,
+            follow=ProjectFollower(self.registry, options.home).follow,
             follow_seconds=options.follow_seconds,
         )
-        follower.folders = sync
         self.sync = sync
         for hosted in self.registry.all():
             sync.add(hosted)

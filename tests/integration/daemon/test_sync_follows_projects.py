@@ -220,29 +220,3 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
     recalled = _hook(b, "user-prompt-submit", prompt)
     assert f'<note id="{note_id}"' in recalled
     assert 'conflict="waiting"' in recalled
-
-
-def _git(*args: str, cwd: Path) -> None:
-    identity = ["-c", "user.name=Ann", "-c", "user.email=ann@example.com"]
-    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
-
-
-def test_two_clones_on_one_machine_sync_by_themselves(machines: tuple[Machine, Machine]) -> None:
-    """B's daemon hosts a repository's project from the clone used first; a second clone of it
-    on B is its own replica, followed once used: a note written in either reaches the other
-    through the cloud with no command."""
-    _, b = machines
-    origin = b.project.parent / "shop-origin"
-    origin.mkdir()
-    _git("init", "-q", cwd=origin)
-    _git("commit", "-q", "--allow-empty", "-m", "start", cwd=origin)
-    first, second = (Machine(b.home, b.project.parent / name) for name in ("shop-1", "shop-2"))
-    for clone in (first, second):
-        _git("clone", "-q", str(origin), str(clone.project), cwd=origin.parent)
-    note = first.json("memory", "remember", "-s", "The CDN purge takes ten minutes", "-b", "x")
-    second.run("project", "init")  # the same id (the root commit's); B's daemon follows it
-    _arrives(second.note(note["id"]), time.monotonic())
-    back = second.json("memory", "remember", "-s", "Feature flags live in one file", "-b", "y")
-    _arrives(first.note(back["id"]), time.monotonic())
-    rows = {Path(p["root"]): p for p in second.json("sync", "status")["projects"]}
-    assert isinstance(rows[second.project.resolve()]["lastSyncedAt"], int)
