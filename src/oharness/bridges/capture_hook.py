@@ -158,25 +158,36 @@ def ask_agent_once(agent: str, fields: CaptureInput, home: str, min_user_turns: 
 
 def hand_over(home: str, project_id: str, job: dict[str, str], log: Callable[[str], None]) -> str:
     """Queue the pass in the daemon, else start a detached process: ``daemon`` or ``process``."""
-    from oharness.bridges.prompt_hook import cooling_down, start_cooldown
+    from oharness.bridges.prompt_hook import cooling_down
 
-    body = json.dumps(job).encode("utf-8", "surrogatepass")
-    if not cooling_down(home):  # a daemon that hung a moment ago is not waited for again
-        try:
-            _post_capture(home, project_id, job["projectRoot"], body)
-            return "daemon"
-        except FileNotFoundError:
-            pass  # no daemon runs for this home
-        except (OSError, ValueError) as exc:
-            reason = f"the daemon did not take the capture, a background process does: {exc}"
-            if isinstance(exc, TimeoutError):
-                try:
-                    start_cooldown(home)
-                except OSError as mark:
-                    reason += f"; the cool-down could not be recorded ({mark})"
-            log(reason)
+    # A daemon that hung a moment ago is not waited for again.
+    if not cooling_down(home) and _queued_in_daemon(home, project_id, job, log):
+        return "daemon"
     spawn_worker(home, job)
     return "process"
+
+
+def _queued_in_daemon(
+    home: str, project_id: str, job: dict[str, str], log: Callable[[str], None]
+) -> bool:
+    """Whether the daemon took the pass (False when none runs, or it refused or hung: said)."""
+    from oharness.bridges.prompt_hook import start_cooldown
+
+    body = json.dumps(job).encode("utf-8", "surrogatepass")
+    try:
+        _post_capture(home, project_id, job["projectRoot"], body)
+    except FileNotFoundError:  # no daemon runs for this home
+        return False
+    except (OSError, ValueError) as exc:
+        reason = f"the daemon did not take the capture, a background process does: {exc}"
+        if isinstance(exc, TimeoutError):
+            try:
+                start_cooldown(home)
+            except OSError as mark:
+                reason += f"; the cool-down could not be recorded ({mark})"
+        log(reason)
+        return False
+    return True
 
 
 def _post_capture(home: str, project_id: str, root: str, body: bytes) -> None:
@@ -204,12 +215,8 @@ def spawn_worker(home: str, job: dict[str, str]) -> None:
     quiet = [
         (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)
     ] if hasattr(os, "posix_spawn") else []  # fmt: skip
-    if quiet:
-        try:
-            os.posix_spawn(sys.executable, argv, environment, file_actions=quiet, setsid=True)
-            return
-        except NotImplementedError:
-            pass  # no session flag on this system: subprocess starts the session itself
+    if quiet and _spawned_in_session(argv, environment, quiet):
+        return
     import subprocess
 
     subprocess.Popen(
@@ -222,6 +229,16 @@ def spawn_worker(home: str, job: dict[str, str]) -> None:
         start_new_session=True,
         close_fds=True,
     )
+
+
+def _spawned_in_session(argv: list[str], environment: dict[str, str], quiet: list[Any]) -> bool:
+    """``os.posix_spawn`` in a new session; False where the system has no session flag (then
+    ``subprocess`` starts the session itself)."""
+    try:
+        os.posix_spawn(sys.executable, argv, environment, file_actions=quiet, setsid=True)
+    except NotImplementedError:
+        return False
+    return True
 
 
 def note_resume(agent: str, payload: Mapping[str, Any], home: str) -> None:

@@ -62,16 +62,21 @@ def mark_used(layout: HomeLayout, root: Path, project_id: str, memory_dir: Path)
     """
     path = _mark_path(layout, root)
     data = _encode(root, project_id, memory_dir)
-    try:
-        if path.stat().st_size == len(data) and path.read_bytes() == data:
-            return
-    except OSError:
-        pass  # not written yet
+    if _holds(path, data):
+        return
     try:
         make_directory(path.parent)
         atomic_write(path, data, mode=0o600)
     except (OSError, OHarnessError) as exc:
         log.warning("cannot note that %s was used (%s); it syncs once noted", root, exc)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the mark at ``path`` already says ``data`` (one ``stat`` when it does not)."""
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:  # not written yet
+        return False
 
 
 def used_projects(layout: HomeLayout) -> list[UsedProject]:
