@@ -5,29 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from daemon_support import LiveDaemon, live_daemon, wait_terminal
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 from stub_model_server import StubModelServer, openai_text, openai_tool_call
 
 from oharness.daemon import DaemonOptions
 from oharness.harness.openai_provider import OpenAIChatModel
-
-
-@pytest.fixture
-def stub() -> Iterator[StubModelServer]:
-    server = StubModelServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -6,14 +6,9 @@ same-topic notes of the hosted project merged (backed up first) and the pass ann
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from daemon_support import events_until, live_daemon
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 from stub_model_server import StubModelServer, openai_text
 
 from oharness.daemon import DaemonOptions
@@ -30,16 +25,6 @@ class Clock:
 
     def __call__(self) -> int:
         return self.now
-
-
-@pytest.fixture
-def stub() -> Iterator[StubModelServer]:
-    server = StubModelServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _project(tmp_path: Path, auto: bool) -> tuple[Path, Path, list[str]]:
