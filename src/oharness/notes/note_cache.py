@@ -30,6 +30,7 @@ from typing import Final
 from oharness.errors import NoteFormatError
 from oharness.fsio import is_temp_name
 from oharness.notes.format import parse_note_bytes
+from oharness.notes.snapshot import REWRITE_AFTER, NoteSnapshot
 from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
 from oharness.types import Clock, Scope
 
@@ -70,8 +71,11 @@ class NoteCache:
         sweep_interval: float,
         monotonic: Callable[[], float],
         wall_clock: Clock,
+        snapshot: NoteSnapshot | None = None,
     ) -> None:
         self.directory = directory
+        #: The parsed notes a former process left (notes/snapshot.py), if the home has a cache.
+        self._snapshot = snapshot
         self.scope: Scope = scope
         self.max_notes = max_notes
         self._sweep_interval = sweep_interval
@@ -310,11 +314,13 @@ class NoteCache:
         problems = self._pending_problems
         by_name: dict[str, StoredNote] = {}
         skipped: dict[str, tuple[FileStamp, LoadProblem]] = {}
+        stats: dict[str, os.stat_result] = {}
+        parsed = 0
         for name, (path, st) in pending.items():
             stamp = self._swept[name]
             cached = self._known(name, stamp)
             if cached is not None:
-                by_name[name] = cached
+                by_name[name], stats[name] = cached, st
                 continue
             known = self._skipped.get(name)
             if known is not None and known[0] == stamp:
@@ -325,18 +331,31 @@ class NoteCache:
                 if stamp != self._swept[name]:
                     moved = True
                     self._swept[name] = stamp
-            stored = None if name in problems else self._load_file(name, path, st, problems)
+            stored = None
+            if name not in problems:
+                stored = self._from_snapshot(name, path, st)
+                if stored is None:
+                    parsed += 1
+                    stored = self._load_file(name, path, st, problems)
             if stored is not None:
-                by_name[name] = stored
+                by_name[name], stats[name] = stored, st
             else:
                 skipped[name] = (stamp, problems[name])
         problems.update({name: problem for name, (_, problem) in skipped.items()})
         self._skipped = skipped
         self._peeked = {}
         self._install(by_name, problems)
+        if self._snapshot is not None and parsed >= REWRITE_AFTER:
+            self._snapshot.save([(stored, stats[name]) for name, stored in by_name.items()])
         if moved:
             self._new_generation()
         return moved
+
+    def _from_snapshot(self, name: str, path: str, st: os.stat_result) -> StoredNote | None:
+        if self._snapshot is None:
+            return None
+        cached = self._by_name.get(name)  # the same path: one Path object per note
+        return self._snapshot.take(name, cached.path if cached is not None else Path(path), st)
 
     def _restat(
         self, name: str, path: str, st: os.stat_result, problems: dict[str, LoadProblem]

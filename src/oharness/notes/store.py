@@ -45,6 +45,7 @@ from oharness.fsio import (
 from oharness.notes.format import Note, file_revision, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import check_id
 from oharness.notes.note_cache import NOTE_SUFFIX, NoteCache
+from oharness.notes.snapshot import NoteSnapshot
 from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name, is_stale_temp, remove_stale_temp_files
 from oharness.types import Clock, Scope
@@ -73,6 +74,7 @@ class NoteStore:
         sweep_interval: float = 2.0,
         monotonic: Callable[[], float] = time.monotonic,
         wall_clock: Clock = _wall_ms,
+        snapshot_path: Path | None = None,
     ) -> None:
         self.directory = directory
         self.scope: Scope = scope
@@ -84,6 +86,7 @@ class NoteStore:
             sweep_interval=sweep_interval,
             monotonic=monotonic,
             wall_clock=wall_clock,
+            snapshot=None if snapshot_path is None else NoteSnapshot(snapshot_path, scope),
         )
         self._lock: filelock.FileLock | None = None  # made on the first write (an import)
         self._lock_timeout = lock_timeout

@@ -11,6 +11,7 @@ from typing import Any
 from oharness.fsio import make_directory
 from oharness.notes.backups import BackupStore
 from oharness.notes.ids import random_hex
+from oharness.notes.snapshot import snapshot_path
 from oharness.notes.store import NoteStore
 from oharness.project.config import load_settings
 from oharness.project.discovery import refusal
@@ -214,6 +215,9 @@ class _Opening:
             lock_path=lock_path,
             max_notes=self.memory.max_notes,
             wall_clock=self.file_clock,
+            snapshot_path=None
+            if self.home_problem is not None
+            else snapshot_path(self.layout.cache_dir, scope, directory),
         )
 
     def add_project_scope(self, project: ProjectInfo | None) -> None:

@@ -215,16 +215,16 @@ class Events:
 
 
 @contextlib.contextmanager
-def memory_page(tmp_path: Path, project_id: str) -> Iterator[Callable[[], str]]:
-    """The Memory page's notes section of a project, signed in once through the link the
-    daemon printed."""
+def memory_page(tmp_path: Path, project_id: str) -> Iterator[Callable[..., str]]:
+    """The Memory page's notes section of a project (or another of its routes), signed in
+    once through the link the daemon printed."""
     printed = (tmp_path / "daemon.err").read_text("utf-8")
     link = next(word for word in printed.split() if "/auth?code=" in word)
     with httpx2.Client(timeout=30) as client:
         assert client.get(link).status_code == 200
 
-        def notes_section() -> str:
-            url = link.split("/auth?")[0] + "/memory/notes"
+        def notes_section(route: str = "notes") -> str:
+            url = link.split("/auth?")[0] + "/memory/" + route
             page = client.get(url, params={"workspace": project_id})
             assert page.status_code == 200
             return html.unescape(page.text)
@@ -251,7 +251,10 @@ def test_the_daemon_runs_the_pass_when_it_runs(
     agent.hook("codex", "session-end", session_id="cx-d", transcript_path=str(chat))
     wait_for(lambda: agent.cursor("codex", "cx-d").get("last"), "the first pass")
     page = stack.enter_context(memory_page(tmp_path, _project_id(agent)))
-    assert 'id="notes-captured"' not in page()
+    first = page()
+    assert 'id="notes-captured"' not in first
+    # The line's place follows the capture's event: it shows without a reload.
+    assert "sse:memory_extracted" in first and 'id="notes-captured-live"' in first
 
     path = transcript(tmp_path, "claude_code_session.jsonl")
     stub.script(openai_text(extraction_answer(ZEPHYR)))
@@ -278,6 +281,9 @@ def test_the_daemon_runs_the_pass_when_it_runs(
     shown = page()
     assert "Saved 1 memory from your last Claude Code session" in shown
     assert f"{ZEPHYR['summary']}</a> ({note_id})" in shown
+    live = page("notes/captured")  # what the page fetches when the event arrives
+    assert live.startswith('<div id="notes-captured-live"')
+    assert f"{ZEPHYR['summary']}</a> ({note_id})" in live
     start = {"session_id": "cc-next", "transcript_path": str(tmp_path / "next.jsonl")}
     told = agent.hook("claude-code", "session-start", source="startup", **start).stdout
     assert json.loads(told)["systemMessage"] == (

@@ -322,6 +322,12 @@ def _routes(router: APIRouter) -> None:
     async def notes_list(request: Request) -> Response:
         return await asyncio.to_thread(_list, request)
 
+    @router.get("/notes/captured")
+    async def notes_captured(request: Request) -> Response:
+        view = page_view(request)
+        context = {"captured": await asyncio.to_thread(captured_context, view)}
+        return render_fragment(view, "notes/captured.html", context)
+
     @router.get("/notes/panel")
     async def notes_panel(request: Request) -> Response:
         return await asyncio.to_thread(_panel, request)
