@@ -8,6 +8,7 @@ quotas and plan limits, and is re-run on every manifest CAS attempt; :func:`plan
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,13 @@ from oharness.sync.protocol import (
     is_valid_segment,
     object_key,
 )
+from oharness.sync.protocol.sealed import (
+    SEAL_OVERHEAD,
+    bucket_size,
+    is_opaque_id,
+    is_sealed,
+    sealed_bytes,
+)
 
 DAY_MS: Final = 86_400_000
 
@@ -49,6 +57,8 @@ class PreparedChange:
     size: int = 0
     body_bytes: int = 0
     typed: bool = False
+    #: For sealed content (an encrypted scope): the padded plaintext's length, else 0.
+    sealed_padded: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class CommitLimits:
     quotas: Quotas
     #: The free plan's limits when the caller is on it, else ``None``.
     plan_limits: PlanLimits | None = None
+    frontmatter_allowance: int = 65536
 
 
 @dataclass(frozen=True)
@@ -76,8 +87,45 @@ def _reject(change: Change, reason: RejectReason, message: str) -> PreparedChang
     return PreparedChange(change, RejectedEntry(change.id, reason, message))
 
 
-def _prepare_put(change: Change, protocol: int, frontmatter_allowance: int) -> PreparedChange:
+def _prepare_sealed(change: Change, sealed_scope: bool) -> PreparedChange:
+    """A put into an end-to-end encrypted scope: stored as sent, never parsed
+    (:mod:`oharness.sync.protocol.sealed`)."""
     assert change.content is not None
+    if not sealed_scope:
+        return _reject(
+            change,
+            "invalid_request",
+            "sealed content belongs in an end-to-end encrypted scope (an opaque scope id)",
+        )
+    if not is_sealed(change.content):
+        return _reject(
+            change,
+            "invalid_request",
+            "this scope is end-to-end encrypted: it takes sealed notes only; enter the "
+            "passphrase on this device ('oharness sync unlock')",
+        )
+    if not is_opaque_id(change.id):
+        return _reject(change, "invalid_request", "a sealed note needs an opaque id (e-…)")
+    raw = sealed_bytes(change.content)
+    if raw is None or len(raw) < SEAL_OVERHEAD:
+        return _reject(change, "invalid_request", "the sealed content is not valid base64url")
+    data = change.content.encode("ascii")
+    return PreparedChange(
+        change,
+        data=data,
+        rev=file_revision(data),
+        hash="sha256:" + hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        sealed_padded=len(raw) - SEAL_OVERHEAD,
+    )
+
+
+def _prepare_put(
+    change: Change, protocol: int, frontmatter_allowance: int, sealed_scope: bool = False
+) -> PreparedChange:
+    assert change.content is not None
+    if sealed_scope or is_sealed(change.content):
+        return _prepare_sealed(change, sealed_scope)
     try:
         data = change.content.encode("utf-8")
     except UnicodeEncodeError:
@@ -121,6 +169,8 @@ def prepare_changes(request: CommitRequest, frontmatter_allowance: int) -> list[
     """Validate every change on its own: shape, id, duplicates, note syntax, protocol."""
     prepared: list[PreparedChange] = []
     seen: set[str] = set()
+    scope = request.scope
+    sealed_scope = scope.kind == "project" and is_opaque_id(scope.project_id)
     for change in request.changes:
         if change.problem is not None:
             prepared.append(_reject(change, "invalid_request", change.problem))
@@ -142,7 +192,9 @@ def prepare_changes(request: CommitRequest, frontmatter_allowance: int) -> list[
                 )
             )
         elif change.op == "put":
-            prepared.append(_prepare_put(change, request.protocol, frontmatter_allowance))
+            prepared.append(
+                _prepare_put(change, request.protocol, frontmatter_allowance, sealed_scope)
+            )
         else:
             prepared.append(PreparedChange(change))
         seen.add(change.id)
@@ -212,6 +264,18 @@ def _size_problem(
     shrinking = current is not None and prepared.size <= current.size
     note_id = prepared.change.id
     body_limit = limits.quotas.max_body_bytes
+    if prepared.sealed_padded:
+        # The body is not visible: the padded size a note of the largest allowed body and
+        # frontmatter can take (twice: JSON escaping inside the seal) is the cap.
+        cap = bucket_size(2 * (body_limit + limits.frontmatter_allowance))
+        if prepared.sealed_padded > cap and not shrinking:
+            return RejectedEntry(
+                note_id,
+                "too_large",
+                f"the sealed note is {prepared.sealed_padded} bytes, over the {cap} a note of "
+                f"the server's {body_limit}-byte body limit can take: split it",
+            )
+        return None
     if prepared.body_bytes > body_limit and not shrinking:
         return RejectedEntry(
             note_id,

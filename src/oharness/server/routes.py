@@ -1,4 +1,5 @@
-"""The HTTP routes: identity, snapshot, commit (spec 06), admin erase (06.7), health (08).
+"""The HTTP routes: identity, snapshot, commit (spec 06), the key envelope of end-to-end
+encryption (:mod:`oharness.server.keys`), admin erase (06.7), health (08).
 
 Handlers are ``async`` Starlette endpoints; storage work runs in the thread pool. A request body
 is read with a size cap, then parsed through its declaration in :mod:`oharness.sync.protocol`
@@ -20,6 +21,7 @@ from starlette.routing import Route
 
 from oharness.errors import ValidationError
 from oharness.server.context import ServerContext, authorize, in_thread
+from oharness.server.keys import check_scope_allowed, keys_key, read_keys, write_keys
 from oharness.server.logs import log_event
 from oharness.server.planner import CommitLimits
 from oharness.server.responses import ApiError, json_response, read_json_body
@@ -30,11 +32,14 @@ from oharness.sync.protocol import (
     EraseResponse,
     HealthResponse,
     Identity,
+    KeysRequestBody,
+    KeysResponse,
     SnapshotRequestBody,
     SnapshotResponse,
     TeamEntitlement,
     parse_commit_request,
     parse_erase_request,
+    parse_keys_request,
     parse_snapshot_request,
     protocol_scope_problem,
     read_protocol,
@@ -93,6 +98,7 @@ async def identity(request: Request) -> Response:
         for team in caller.principal.teams
         if user_key_segment(team.id) not in caller.erased_teams
     )
+    stored = await in_thread(read_keys, context.store, caller.principal.segment)
     body = Identity(
         user_id=caller.principal.user_id,
         plan=caller.plan,
@@ -100,8 +106,37 @@ async def identity(request: Request) -> Response:
         protocols=context.settings.protocols,
         quotas=context.settings.quotas,
         plan_limits=context.settings.free_plan_limits if caller.plan == "free" else None,
+        encrypted=stored.envelope is not None,
     )
     return json_response(body.encode())
+
+
+async def get_keys(request: Request) -> Response:
+    """``GET /v1/memory/keys``: the account's key envelope (end-to-end encryption)."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    stored = await in_thread(read_keys, context.store, caller.principal.segment)
+    answer = KeysResponse(stored.envelope, stored.version, context.settings.quotas, caller.plan)
+    return json_response(answer.encode())
+
+
+async def put_keys(request: Request) -> Response:
+    """``PUT /v1/memory/keys``: replace the envelope if it is still at ``baseVersion``."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    body = await _protocol_body(context, request)
+    try:
+        parsed = parse_keys_request(body)
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    segment = caller.principal.segment
+    async with context.locks.hold(keys_key(segment)):
+        stored = await in_thread(
+            write_keys, context.store, segment, parsed.envelope, parsed.base_version
+        )
+    log_event(logging.INFO, "keys", user=segment, encrypted=stored.envelope is not None)
+    answer = KeysResponse(stored.envelope, stored.version, context.settings.quotas, caller.plan)
+    return json_response(answer.encode())
 
 
 async def snapshot(request: Request) -> Response:
@@ -119,6 +154,10 @@ async def snapshot(request: Request) -> Response:
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
     segment = caller.principal.segment
     result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
+    if not result.unchanged or parsed.want:
+        # An idle check reads the manifest's head only (docs/scaling.md); it returns no note,
+        # and an encrypted account's plain scopes are erased, so their next check is not idle.
+        await in_thread(check_scope_allowed, context.store, segment, parsed.scope)
     # Up to maxResponseBytes of JSON: encode it off the event loop.
     return json_response(await in_thread(result.encode, parsed.protocol))
 
@@ -143,8 +182,11 @@ async def commit(request: Request) -> Response:
             f"{quotas.max_changes_per_commit}: split it",
         )
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
+    await in_thread(check_scope_allowed, context.store, caller.principal.segment, parsed.scope)
     limits = CommitLimits(
-        quotas, context.settings.free_plan_limits if caller.plan == "free" else None
+        quotas,
+        context.settings.free_plan_limits if caller.plan == "free" else None,
+        context.settings.frontmatter_allowance,
     )
     async with context.locks.hold(prefix):
         result = await in_thread(context.scopes.commit, prefix, parsed, limits, caller.plan)
@@ -200,6 +242,8 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
     Operation("/v1/memory/identity", "GET", identity, Identity),
     Operation("/v1/memory/snapshot", "POST", snapshot, SnapshotResponse, SnapshotRequestBody),
     Operation("/v1/memory/commit", "POST", commit, CommitResponse, CommitRequestBody),
+    Operation("/v1/memory/keys", "GET", get_keys, KeysResponse),
+    Operation("/v1/memory/keys", "PUT", put_keys, KeysResponse, KeysRequestBody),
     Operation("/healthz", "GET", healthz, HealthResponse, errors="health", bearer=False),
 )
 ADMIN_OPERATIONS: tuple[Operation, ...] = (

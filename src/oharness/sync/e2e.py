@@ -17,14 +17,22 @@ together:
 - **Opaque ids**: the server sees ``e-`` and 26 base32 letters of HMAC-SHA256(id key, scope key,
   note id) instead of a note id (the same note has the same opaque id on every device, so the
   server's per-note versions and conflicts keep working).
-- **A sealed note** is ``version byte | 12-byte random nonce | AES-256-GCM(ciphertext + tag)``.
+- **A sealed note** is ``version byte | 12-byte nonce | AES-256-GCM(ciphertext + tag)``.
   Its plaintext is the note id and the note file's text, padded to a size bucket (the next power
   of two from 512 bytes), so the server learns a size class, not a size. The associated data is
   the scope key and the opaque id: a ciphertext moved to another note or another scope fails its
-  tag, and the id inside is checked against the opaque id it came under.
+  tag, and the id inside is checked against the opaque id it came under. The nonce is
+  synthetic: HMAC-SHA256 (a key of its own) over the associated data and the padded plaintext,
+  cut to 12 bytes. The same note sealed twice is the same bytes, so a retried upload and two
+  devices sealing one merge name one revision; different contents never share a nonce (short of
+  a 96-bit collision). What that tells the server — that a note went back to an earlier content —
+  its revisions told it already.
+- **Scopes** are opaque too: an encrypted account keeps each scope under a project id made like
+  a note's opaque id (:meth:`NoteCipher.opaque_scope`), the user scope included, so the server
+  cannot tell a repository from its id (a ``git-…`` id names its first commit).
 
 What the server still learns: how many notes a scope has, their size buckets, when they change,
-which device changes them, and the account's scope keys. (See docs/sync-client.md.)
+which device changes them, and how many scopes the account has. (See docs/sync-client.md.)
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from oharness.errors import OHarnessError
+from oharness.sync.protocol.sealed import bucket_size
 
 ENVELOPE_VERSION: Final = 1
 SEAL_VERSION: Final = 1
@@ -54,7 +63,6 @@ SCRYPT_P: Final = 1
 _KEY_BYTES: Final = 32
 _NONCE_BYTES: Final = 12
 _SALT_BYTES: Final = 16
-_MIN_BUCKET: Final = 512
 _AAD_PREFIX: Final = b"oharness-e2e/1\x00"
 
 
@@ -205,6 +213,7 @@ class NoteCipher:
             raise ValueError("a data key is 32 bytes")
         self._aead = AESGCM(_subkey(data_key, b"oharness-e2e/1 note cipher"))
         self._id_key = _subkey(data_key, b"oharness-e2e/1 note id")
+        self._nonce_key = _subkey(data_key, b"oharness-e2e/1 note nonce")
 
     def opaque_id(self, scope_key: str, note_id: str) -> str:
         """The id the server sees for ``note_id`` in ``scope_key`` (the same on every device)."""
@@ -213,12 +222,21 @@ class NoteCipher:
         digest = base64.b32encode(mac.finalize()).decode("ascii").lower()
         return "e-" + digest[:26]
 
+    def opaque_scope(self, scope_key: str) -> str:
+        """The project id the server sees for a scope (``user`` or a project id)."""
+        return self.opaque_id("\x00scope", scope_key)
+
     def seal(self, scope_key: str, note_id: str, text: str) -> bytes:
         """The note file's ``text``, sealed under its scope and opaque id, padded to a bucket."""
         plain = json.dumps({"id": note_id, "text": text}, ensure_ascii=False).encode("utf-8")
         padded = _pad(plain)
-        nonce = os.urandom(_NONCE_BYTES)
         aad = _AAD_PREFIX + _frame(scope_key, self.opaque_id(scope_key, note_id))
+        # A synthetic nonce (SIV-style): keyed by the content, so the same note sealed twice
+        # gives the same bytes (a retried upload names the same revision on every device),
+        # and two different contents never share a nonce.
+        mac = crypto_hmac.HMAC(self._nonce_key, hashes.SHA256())
+        mac.update(aad + padded)
+        nonce = mac.finalize()[:_NONCE_BYTES]
         return bytes([SEAL_VERSION]) + nonce + self._aead.encrypt(nonce, padded, aad)
 
     def open(self, scope_key: str, opaque_id: str, sealed: bytes) -> tuple[str, str]:
@@ -243,14 +261,6 @@ class NoteCipher:
         if not std_hmac.compare_digest(self.opaque_id(scope_key, note_id), opaque_id):
             raise SealError(f"note {opaque_id} holds another note's content; it is left as it is")
         return note_id, text
-
-
-def bucket_size(length: int) -> int:
-    """The padded size of a plaintext of ``length`` bytes (4 more for its length prefix)."""
-    size = _MIN_BUCKET
-    while size < length + 4:
-        size *= 2
-    return size
 
 
 def _pad(plain: bytes) -> bytes:

@@ -212,6 +212,7 @@ def test_error_table_and_error_bodies() -> None:
         "account_erased": 403,
         "plan_limit": 403,
         "conflict": 409,
+        "encrypted_account": 409,
         "manifest_changed": 412,
         "too_large": 413,
         "quota_exceeded": 422,

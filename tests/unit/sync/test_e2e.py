@@ -73,7 +73,14 @@ def test_a_sealed_note_round_trips_and_hides_id_text_and_size() -> None:
     assert cipher.open("project:p-1", opaque, sealed) == ("deploy-day-1a2", NOTE)
     for plain in (b"Tuesdays", b"deploy-day", b"summary"):
         assert plain not in sealed
-    assert sealed != cipher.seal("project:p-1", "deploy-day-1a2", NOTE)  # a fresh nonce
+    # The same content sealed again is the same bytes (one revision on every device); any
+    # other content, even one letter, gets another nonce and other bytes.
+    assert sealed == cipher.seal("project:p-1", "deploy-day-1a2", NOTE)
+    other = cipher.seal("project:p-1", "deploy-day-1a2", NOTE.replace("noon", "moon"))
+    assert other[1:13] != sealed[1:13] and other != sealed
+    assert opaque != cipher.opaque_scope("project:p-1")
+    assert cipher.opaque_scope("user").startswith("e-")
+    assert cipher.opaque_scope("user") == cipher.opaque_scope("user")
     short = cipher.seal("project:p-1", "a-1", "x")
     longer = cipher.seal("project:p-1", "a-1", "x" * 400)
     assert len(short) == len(longer)  # one size bucket

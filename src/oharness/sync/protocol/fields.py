@@ -43,6 +43,7 @@ ERROR_STATUS: Final[Mapping[str, int]] = {
     "account_erased": 403,
     "plan_limit": 403,
     "conflict": 409,
+    "encrypted_account": 409,
     "manifest_changed": 412,
     "too_large": 413,
     "quota_exceeded": 422,

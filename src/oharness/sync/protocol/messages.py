@@ -345,7 +345,8 @@ class TeamEntitlement(Wire, frozen=True):
 
 
 class Identity(Wire, frozen=True):
-    """``GET /v1/memory/identity`` (spec 06.2)."""
+    """``GET /v1/memory/identity`` (spec 06.2); ``encrypted`` when the account keeps a key
+    envelope (end-to-end encryption is on: only sealed scopes are served)."""
 
     user_id: str
     plan: Plan
@@ -353,6 +354,36 @@ class Identity(Wire, frozen=True):
     protocols: tuple[int, ...]
     quotas: Quotas
     plan_limits: PlanLimits | None
+    encrypted: bool = False
+
+
+class KeysRequest(Wire, frozen=True):
+    """``PUT /v1/memory/keys``: store the account's key envelope (``null``: turn end-to-end
+    encryption off) if the stored one is still at ``baseVersion`` (0: none stored yet)."""
+
+    envelope: JsonObject | None
+    base_version: Count
+    protocol: ProtocolNumber = sent(CURRENT_PROTOCOL)
+
+
+KeysRequestBody = Annotated[
+    KeysRequest, Meta(extra_json_schema={"required": ["protocol", "envelope", "baseVersion"]})
+]
+
+
+def parse_keys_request(value: object) -> KeysRequest:
+    """Parse a key envelope body."""
+    read_protocol(value)
+    return convert(value, KeysRequest, "request body")
+
+
+class KeysResponse(Wire, frozen=True):
+    """``GET`` and ``PUT /v1/memory/keys``: the envelope (``null`` when none) and its version."""
+
+    envelope: JsonObject | None
+    version: Count
+    quotas: Quotas
+    plan: Plan
 
 
 def parse_identity(value: object) -> Identity:
