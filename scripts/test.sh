@@ -46,6 +46,7 @@ BENCHMARKS=(
   bench/recall_rankings.py
   bench/recall_end_to_end.py
   bench/recall_quality.py
+  bench/recall_developer.py
   bench/review_quality.py
   bench/review_speed.py
   bench/sync_server.py
