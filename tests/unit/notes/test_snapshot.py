@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from oharness.notes import note_cache, snapshot
-from oharness.notes.format import Note, serialise_note_bytes
+from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.snapshot import REWRITE_AFTER, snapshot_path
 from oharness.notes.store import NoteStore
 
@@ -41,11 +41,10 @@ def folder(tmp_path: Path) -> Path:
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many files the note cache parsed itself."""
     counted: list[int] = []
-    real = note_cache.parse_note_bytes
 
     def counting(data: bytes, **kwargs: int) -> Note:
         counted.append(1)
-        return real(data, **kwargs)
+        return parse_note_bytes(data, **kwargs)
 
     monkeypatch.setattr(note_cache, "parse_note_bytes", counting)
     return counted
