@@ -17,10 +17,10 @@ from oharness.sync.e2e import (
     ScryptParams,
     SealError,
     WrongKey,
-    bucket_size,
     new_account_key,
     parse_recovery_key,
 )
+from oharness.sync.protocol.sealed import bucket_size
 
 CHEAP = 2**10  # scrypt's cost in these tests (the real one is measured on its own below)
 NOTE = '---\n{"id": "deploy-day-1a2", "summary": "Deploys go out on Tuesdays"}\n---\nAt noon.\n'

@@ -1,0 +1,301 @@
+"""The sync client of an end-to-end encrypted account: the engine's requests sealed on the way
+out, the server's answers opened on the way in (issue 31).
+
+The sync engine (:class:`~oharness.sync.scope_sync.ScopeSync`) works as for any account, on
+note ids, note files and their revisions as this device knows them. :class:`SealedClient`
+stands between it and the server:
+
+- a scope is sent under its opaque id (:meth:`NoteCipher.opaque_scope`), a note under its
+  opaque id, a note file sealed (:mod:`oharness.sync.protocol.sealed`);
+- the server's revisions are those of the sealed bytes; each is recorded beside the plain
+  revision, content hash and type of the file it seals (:class:`SealMap`), so the engine is
+  answered in its own terms and its base revisions are sent back in the server's;
+- a listing is opened before the engine sees it: every note's body is read (``have`` is never
+  sent: the server could not match it), and a note the answer left in ``pending`` whose
+  revision this device never saw is asked for at once (``want``), so no entry reaches the
+  engine without its plain id and revision. A tombstone of a note this device never saw is left
+  out (it has no base for it; a first sync deletes nothing anyway).
+
+A note that does not open (damaged, moved from another note or scope, sealed with another key)
+stops the pass with that note named: nothing is decided from garbage.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import httpx2
+import msgspec
+
+from oharness.errors import OHarnessError, SyncError
+from oharness.fsio import atomic_write
+from oharness.notes.format import file_revision, parse_note_bytes
+from oharness.sync.client import SyncClient
+from oharness.sync.e2e import NoteCipher
+from oharness.sync.protocol import (
+    AppliedEntry,
+    Change,
+    CommitRequest,
+    CommitResponse,
+    NoteEntry,
+    RejectedEntry,
+    SnapshotRequest,
+    SnapshotResponse,
+    SyncScope,
+    TombstoneEntry,
+)
+from oharness.sync.protocol.sealed import sealed_bytes, sealed_text
+
+#: Rounds of ``want`` a pull may take for bodies the server left pending.
+_MAX_WANT_ROUNDS: Final = 64
+
+
+@dataclass(frozen=True)
+class PlainFile:
+    """What a sealed revision holds, as this device's engine knows it."""
+
+    id: str
+    rev: str
+    hash: str
+    size: int
+    typed: bool
+
+
+class SealMap:
+    """The sealed revisions this device sealed or opened, and the opaque ids it knows (kept in
+    one JSON file per scope beside its sync state; derived data, rebuilt by a pull)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.files: dict[str, PlainFile] = {}
+        self.ids: dict[str, str] = {}
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            data = json.loads(path.read_bytes())
+            self.ids = {str(k): str(v) for k, v in data["ids"].items()}
+            self.files = {str(k): PlainFile(*v) for k, v in data["files"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.ids, self.files = {}, {}
+
+    def record(self, sealed_rev: str, opaque_id: str, plain: PlainFile) -> None:
+        self.files[sealed_rev] = plain
+        self.ids[opaque_id] = plain.id
+
+    def sealed_rev(self, plain_rev: str) -> str | None:
+        """The server's revision of the file this device knows as ``plain_rev``."""
+        for sealed, plain in self.files.items():
+            if plain.rev == plain_rev:
+                return sealed
+        return None
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        data = {
+            "ids": self.ids,
+            "files": {k: [v.id, v.rev, v.hash, v.size, v.typed] for k, v in self.files.items()},
+        }
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(self.path, json.dumps(data, separators=(",", ":")).encode(), mode=0o600)
+
+
+def plain_file(text: str) -> PlainFile:
+    """The engine's view of a note file's text."""
+    data = text.encode("utf-8")
+    note = parse_note_bytes(data)
+    return PlainFile(
+        note.id, file_revision(data), note.content_hash, len(data), note.type is not None
+    )
+
+
+def scope_key_of(scope: SyncScope) -> str:
+    """The name a scope is sealed under (the same on every device of the account)."""
+    return "user" if scope.kind == "user" else f"project:{scope.project_id}"
+
+
+class SealedClient(SyncClient):
+    """A :class:`SyncClient` that seals what it sends and opens what it receives."""
+
+    def __init__(
+        self,
+        origin: str,
+        token: str,
+        cipher: NoteCipher,
+        *,
+        maps_dir: Path | None = None,
+        http: httpx2.Client | None = None,
+        on_request: object = None,
+    ) -> None:
+        super().__init__(origin, token, http=http, on_request=on_request)  # type: ignore[arg-type]
+        self.cipher = cipher
+        self._maps_dir = maps_dir
+        self._maps: dict[str, SealMap] = {}
+
+    def _map(self, key: str) -> SealMap:
+        found = self._maps.get(key)
+        if found is None:
+            path = None
+            if self._maps_dir is not None:
+                name = self.cipher.opaque_scope(key)  # no readable project id in a file name
+                path = self._maps_dir / f"{name}.sealed.json"
+            found = self._maps[key] = SealMap(path)
+        return found
+
+    def _sealed_scope(self, scope: SyncScope) -> SyncScope:
+        return SyncScope("project", self.cipher.opaque_scope(scope_key_of(scope)))
+
+    # ---- commit ----------------------------------------------------------------------------
+
+    def commit(self, request: CommitRequest) -> CommitResponse:
+        key = scope_key_of(request.scope)
+        seal_map = self._map(key)
+        plain_ids: dict[str, str] = {}
+        sent: dict[str, tuple[str, PlainFile]] = {}  # opaque id -> (sealed rev, plain file)
+        changes = []
+        for change in request.changes:
+            opaque = self.cipher.opaque_id(key, change.id)
+            plain_ids[opaque] = change.id
+            base = None if change.base_rev is None else seal_map.sealed_rev(change.base_rev)
+            if change.base_rev is not None and base is None:
+                base = change.base_rev  # not known here: the server answers a conflict
+            content = None
+            if change.content is not None:
+                plain = plain_file(change.content)
+                content = sealed_text(self.cipher.seal(key, change.id, change.content))
+                sealed_rev = file_revision(content.encode("ascii"))
+                seal_map.record(sealed_rev, opaque, plain)
+                sent[opaque] = (sealed_rev, plain)
+            changes.append(Change(change.op, opaque, base, content))
+        sealed_request = msgspec.structs.replace(
+            request, scope=self._sealed_scope(request.scope), changes=tuple(changes)
+        )
+        answer = super().commit(sealed_request)
+        seal_map.save()
+        return msgspec.structs.replace(
+            answer,
+            applied=tuple(self._plain_applied(a, plain_ids, seal_map) for a in answer.applied),
+            rejected=tuple(self._plain_rejected(r, plain_ids, seal_map) for r in answer.rejected),
+        )
+
+    @staticmethod
+    def _plain_applied(
+        entry: AppliedEntry, plain_ids: dict[str, str], seal_map: SealMap
+    ) -> AppliedEntry:
+        known = seal_map.files.get(entry.rev)
+        return AppliedEntry(
+            plain_ids.get(entry.id, entry.id), entry.op, known.rev if known else entry.rev
+        )
+
+    @staticmethod
+    def _plain_rejected(
+        entry: RejectedEntry, plain_ids: dict[str, str], seal_map: SealMap
+    ) -> RejectedEntry:
+        current = entry.current_rev
+        known = seal_map.files.get(current) if current is not None else None
+        return msgspec.structs.replace(
+            entry,
+            id=plain_ids.get(entry.id, entry.id),
+            current_rev=known.rev if known else current,
+        )
+
+    # ---- snapshot --------------------------------------------------------------------------
+
+    def snapshot(self, request: SnapshotRequest) -> SnapshotResponse:
+        key = scope_key_of(request.scope)
+        seal_map = self._map(key)
+        want = tuple(seal_map.sealed_rev(rev) or rev for rev in request.want)
+        sealed_request = msgspec.structs.replace(
+            request, scope=self._sealed_scope(request.scope), have=frozenset(), want=want
+        )
+        answer = super().snapshot(sealed_request)
+        if answer.reset:
+            return answer
+        objects = dict(answer.objects)
+        pending = list(answer.pending)
+        unknown = [
+            e.rev for e in answer.notes if e.rev not in objects and e.rev not in seal_map.files
+        ]
+        rounds = 0
+        while unknown:
+            rounds += 1
+            if rounds > _MAX_WANT_ROUNDS:
+                raise SyncError(
+                    "the server kept sealed notes back; the next pass retries", code="unavailable"
+                )
+            more = super().snapshot(
+                msgspec.structs.replace(sealed_request, since=answer.version, want=tuple(unknown))
+            )
+            if not more.unchanged:
+                raise SyncError(
+                    "the notes changed on the server during the pull; the next pass retries",
+                    code="unavailable",
+                )
+            objects.update(more.objects)
+            unknown = [rev for rev in unknown if rev not in objects]
+            pending = [rev for rev in pending if rev not in objects]
+        opened = {
+            rev: self._open(key, answer, rev, text, seal_map) for rev, text in objects.items()
+        }
+        seal_map.save()
+        notes = []
+        for entry in answer.notes:
+            plain = seal_map.files.get(entry.rev)
+            if plain is None:  # cannot happen: every unknown revision was fetched above
+                raise SyncError(f"note {entry.id} could not be read", code="invalid_response")
+            notes.append(
+                NoteEntry(
+                    plain.id, plain.rev, plain.hash, plain.size, plain.typed, entry.changed_at
+                )
+            )
+        tombstones = []
+        for tomb in answer.tombstones:
+            plain_id = seal_map.ids.get(tomb.id)
+            if plain_id is None:
+                continue
+            known = seal_map.files.get(tomb.rev)
+            tombstones.append(
+                TombstoneEntry(plain_id, known.rev if known else tomb.rev, tomb.deleted_at)
+            )
+        return msgspec.structs.replace(
+            answer,
+            notes=tuple(notes),
+            tombstones=tuple(tombstones),
+            objects={seal_map.files[rev].rev: text for rev, text in opened.items()},
+            pending=tuple(
+                seal_map.files[rev].rev if rev in seal_map.files else rev for rev in pending
+            ),
+        )
+
+    def _open(
+        self, key: str, answer: SnapshotResponse, rev: str, text: str, seal_map: SealMap
+    ) -> str:
+        opaque = next((e.id for e in answer.notes if e.rev == rev), None)
+        if opaque is None:
+            opaque = next(
+                (
+                    o
+                    for o, p in seal_map.ids.items()
+                    if seal_map.files.get(rev) and p == seal_map.files[rev].id
+                ),
+                None,
+            )
+        raw = sealed_bytes(text)
+        if opaque is None or raw is None:
+            raise SyncError(
+                f"the server sent a note that is not sealed ({rev})", code="invalid_response"
+            )
+        try:
+            note_id, plain_text = self.cipher.open(key, opaque, raw)
+            plain = plain_file(plain_text)
+        except OHarnessError as exc:
+            raise SyncError(exc.message, code="invalid_response") from exc
+        if plain.id != note_id:
+            raise SyncError(f"note {opaque} holds a file of another note", code="invalid_response")
+        seal_map.record(rev, opaque, plain)
+        return plain_text
