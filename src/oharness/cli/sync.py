@@ -83,6 +83,13 @@ def sync() -> None:
 
 def _print_status(data: dict[str, Any]) -> None:
     click.echo(f"cloud sync: {'on' if data['enabled'] else 'off'}")
+    if data.get("endToEnd") == "on":
+        click.echo("end-to-end encrypted: this machine holds the key; the server reads no note")
+    elif data.get("endToEnd") == "pending":
+        click.echo(
+            "end-to-end encryption: turning it on did not finish; 'oharness sync encrypt' "
+            "completes it"
+        )
     for scope in data["scopes"]:
         when = format_time(scope["lastSyncedAt"]) if scope.get("lastSyncedAt") else "never"
         click.echo(f"{scope['scope']}: last synced {when}")
@@ -377,3 +384,102 @@ def unbind(
 
     removed = unbind_scope(workspace.home, key)
     click.echo(f"Unbound {key}." if removed else f"{key} was not bound; nothing changed.")
+
+
+# ---- end-to-end encryption ---------------------------------------------------------------
+
+
+def _signed_in_client() -> Any:
+    from oharness.sync.client import SyncClient
+    from oharness.sync.settings_file import SyncSettingsFile
+
+    settings = SyncSettingsFile(_home())
+    origin, token = settings.origin(), settings.token(os.environ.get("OHARNESS_TOKEN"))
+    if not origin or not token:
+        raise ValidationError("not signed in: run 'oharness login --origin URL' first")
+    return SyncClient(origin, token)
+
+
+def _read_secret(label: str, from_stdin: bool, *, confirm: bool) -> str:
+    """A passphrase from the first line of stdin (scripts) or typed, hidden, on a terminal."""
+    if from_stdin:
+        line = sys.stdin.readline().rstrip("\r\n")
+        if not line:
+            raise ValidationError(f"no {label} on stdin: write it as the first line")
+        return line
+    if not stdin_is_terminal():
+        raise ValidationError(f"no terminal to type the {label} on: pass --passphrase-stdin")
+    typed: str = click.prompt(label.capitalize(), hide_input=True, confirmation_prompt=confirm)
+    return typed
+
+
+@sync.command()
+@click.option("--passphrase-stdin", is_flag=True, help="Read the passphrase from stdin.")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def encrypt(passphrase_stdin: bool, yes: bool, debug: bool) -> None:
+    """Turn on end-to-end encryption for the signed-in account and move its cloud notes."""
+    from oharness.sync.encryption import LOSS_WARNING, turn_on
+
+    click.echo(LOSS_WARNING)
+    if not yes:
+        if not stdin_is_terminal():
+            raise ValidationError("no terminal to confirm on: pass --yes")
+        click.confirm("Turn on end-to-end encryption?", abort=True)
+    passphrase = _read_secret("passphrase", passphrase_stdin, confirm=True)
+    client = _signed_in_client()
+
+    def show(recovery: str) -> None:
+        click.echo(
+            f"Recovery key (shown once; keep it somewhere safe, away from this machine):\n"
+            f"  {recovery}"
+        )
+
+    try:
+        done = turn_on(_home(), client, passphrase, show_recovery=show)
+    finally:
+        client.close()
+    click.echo(
+        f"End-to-end encryption is on: {done.notes} notes of {done.scopes} scopes moved sealed; "
+        f"the readable copies were erased from the server ({done.erased} objects)."
+    )
+    click.echo("On your other machines: 'oharness sync unlock' enters the passphrase.")
+
+
+@sync.command()
+@click.option("--passphrase-stdin", is_flag=True, help="Read the passphrase from stdin.")
+@click.option("--recovery-key", "use_recovery", is_flag=True, help="Enter the recovery key.")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def unlock(passphrase_stdin: bool, use_recovery: bool, debug: bool) -> None:
+    """Enter the passphrase of an end-to-end encrypted account on this machine."""
+    from oharness.sync.encryption import unlock as enter
+
+    label = "recovery key" if use_recovery else "passphrase"
+    secret = _read_secret(label, passphrase_stdin, confirm=False)
+    client = _signed_in_client()
+    try:
+        key = enter(
+            _home(),
+            client,
+            passphrase=None if use_recovery else secret,
+            recovery_key=secret if use_recovery else None,
+        )
+    finally:
+        client.close()
+    click.echo(f"Unlocked: this machine syncs {key.user_id}'s notes end-to-end encrypted.")
+
+
+@sync.command()
+@click.option("--passphrase-stdin", is_flag=True, help="Read the new passphrase from stdin.")
+@click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
+def passphrase(passphrase_stdin: bool, debug: bool) -> None:
+    """Change the passphrase of an end-to-end encrypted account (no note is uploaded again)."""
+    from oharness.sync.encryption import change_passphrase
+
+    new = _read_secret("new passphrase", passphrase_stdin, confirm=True)
+    client = _signed_in_client()
+    try:
+        change_passphrase(_home(), client, new)
+    finally:
+        client.close()
+    click.echo("Passphrase changed; the recovery key is the same.")

@@ -121,7 +121,7 @@ def _write_marker(store: ObjectStore, key: str, now: int) -> None:
         store.put(key, data, if_none_match=True)
 
 
-def _delete_prefixes(store: ObjectStore, prefixes: list[str], concurrency: int) -> int:
+def delete_prefixes(store: ObjectStore, prefixes: list[str], concurrency: int) -> int:
     keys = [key for prefix in prefixes for key in store.list(prefix)]
     # The manifests first: an idle check on any instance then finds none and reads the marker.
     manifests = [key for key in keys if key.rsplit("/", 1)[-1] == _MANIFEST_NAME]
@@ -151,7 +151,7 @@ def erase_user(
     _write_marker(store, user_erase_marker_key(segment), now)
     if gate is not None:
         gate.mark_user(segment)
-    return _delete_prefixes(store, [user_prefix(segment), user_feed_prefix(segment)], concurrency)
+    return delete_prefixes(store, [user_prefix(segment), user_feed_prefix(segment)], concurrency)
 
 
 def erase_team(
@@ -167,4 +167,4 @@ def erase_team(
     _write_marker(store, team_erase_marker_key(segment), now)
     if gate is not None:
         gate.mark_team(segment)
-    return _delete_prefixes(store, [team_feed_prefix(segment)], concurrency)
+    return delete_prefixes(store, [team_feed_prefix(segment)], concurrency)

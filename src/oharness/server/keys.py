@@ -19,7 +19,7 @@ from typing import Any, Final
 from oharness.errors import PreconditionFailed
 from oharness.server.responses import ApiError
 from oharness.storage.object_store import ObjectStore
-from oharness.sync.protocol import SyncScope, user_prefix
+from oharness.sync.protocol import SyncScope, manifest_key, scope_prefix, user_prefix
 from oharness.sync.protocol.sealed import is_opaque_id
 
 #: An envelope holds two sealed 32-byte keys and a few parameters: far below this.
@@ -93,6 +93,19 @@ def check_scope_allowed(store: ObjectStore, segment: str, scope: SyncScope) -> N
             "this account is end-to-end encrypted: enter the passphrase on this device "
             "('oharness sync unlock') before it syncs",
         )
+
+
+def account_scopes(store: ObjectStore, segment: str) -> tuple[SyncScope, ...]:
+    """Every scope of the account that has a manifest: the user scope first, then projects."""
+    found: list[SyncScope] = []
+    if store.get(manifest_key(scope_prefix(segment, SyncScope("user")))) is not None:
+        found.append(SyncScope("user"))
+    projects = user_prefix(segment) + "projects/"
+    for key in store.list(projects):
+        project_id, _, rest = key[len(projects) :].partition("/")
+        if rest == "memory/manifest.json":
+            found.append(SyncScope("project", project_id))
+    return tuple(found)
 
 
 def _changed(version: int) -> ApiError:

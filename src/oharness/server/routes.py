@@ -21,7 +21,14 @@ from starlette.routing import Route
 
 from oharness.errors import ValidationError
 from oharness.server.context import ServerContext, authorize, in_thread
-from oharness.server.keys import check_scope_allowed, keys_key, read_keys, write_keys
+from oharness.server.erase import delete_prefixes
+from oharness.server.keys import (
+    account_scopes,
+    check_scope_allowed,
+    keys_key,
+    read_keys,
+    write_keys,
+)
 from oharness.server.logs import log_event
 from oharness.server.planner import CommitLimits
 from oharness.server.responses import ApiError, json_response, read_json_body
@@ -34,12 +41,16 @@ from oharness.sync.protocol import (
     Identity,
     KeysRequestBody,
     KeysResponse,
+    ScopeEraseRequestBody,
+    ScopeEraseResponse,
+    ScopesResponse,
     SnapshotRequestBody,
     SnapshotResponse,
     TeamEntitlement,
     parse_commit_request,
     parse_erase_request,
     parse_keys_request,
+    parse_scope_erase_request,
     parse_snapshot_request,
     protocol_scope_problem,
     read_protocol,
@@ -193,6 +204,38 @@ async def commit(request: Request) -> Response:
     return json_response(result.encode())
 
 
+async def list_scopes(request: Request) -> Response:
+    """``GET /v1/memory/scopes``: every scope the account keeps (what a migration copies)."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    found = await in_thread(account_scopes, context.store, caller.principal.segment)
+    answer = ScopesResponse(found, context.settings.quotas, caller.plan)
+    return json_response(answer.encode())
+
+
+async def erase_scope(request: Request) -> Response:
+    """``POST /v1/memory/scopes/erase``: remove one of the caller's scopes (the manifest
+    first, then every revision); what a migration to end-to-end encryption does last."""
+    context = _context(request)
+    caller = await authorize(context, request)
+    body = await _protocol_body(context, request)
+    try:
+        parsed = parse_scope_erase_request(body)
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
+    if problem is not None:
+        raise ApiError("invalid_request", problem)
+    prefix = scope_prefix(caller.principal.segment, parsed.scope)
+    async with context.locks.hold(prefix):
+        deleted = await in_thread(
+            delete_prefixes, context.store, [prefix], context.settings.io_concurrency
+        )
+    log_event(logging.INFO, "scope_erase", user=caller.principal.segment, deleted=deleted)
+    answer = ScopeEraseResponse(deleted, context.settings.quotas, caller.plan)
+    return json_response(answer.encode())
+
+
 def _check_admin_key(request: Request) -> None:
     expected: bytes = request.app.state.admin_key
     scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
@@ -243,6 +286,10 @@ MEMORY_OPERATIONS: tuple[Operation, ...] = (
     Operation("/v1/memory/snapshot", "POST", snapshot, SnapshotResponse, SnapshotRequestBody),
     Operation("/v1/memory/commit", "POST", commit, CommitResponse, CommitRequestBody),
     Operation("/v1/memory/keys", "GET", get_keys, KeysResponse),
+    Operation("/v1/memory/scopes", "GET", list_scopes, ScopesResponse),
+    Operation(
+        "/v1/memory/scopes/erase", "POST", erase_scope, ScopeEraseResponse, ScopeEraseRequestBody
+    ),
     Operation("/v1/memory/keys", "PUT", put_keys, KeysResponse, KeysRequestBody),
     Operation("/healthz", "GET", healthz, HealthResponse, errors="health", bearer=False),
 )

@@ -21,6 +21,7 @@ from oharness.project.paths import HomeLayout, stable_scope_key
 from oharness.project.used import used_projects
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
+from oharness.sync.encryption import load_key
 from oharness.sync.resolve import DEFAULT_MAX_NOTE_BYTES, ConflictResolver, Resolution
 from oharness.sync.service import (
     PassReport,
@@ -137,6 +138,9 @@ def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str
         [service.status(target) for target in targets], service.settings.enabled()
     )
     status["projects"] = used_project_statuses(service)
+    held = load_key(service.home)
+    # "pending": a turning-on that did not finish ('oharness sync encrypt' again completes it).
+    status["endToEnd"] = None if held is None else ("on" if held.active else "pending")
     return status
 
 

@@ -37,6 +37,7 @@ from oharness.notes.format import file_revision, parse_note_bytes
 from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
+from oharness.sync.encryption import sealed_client_for
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
 from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
@@ -126,7 +127,13 @@ class CommitFirst:
             raise SyncError(
                 "not signed in: run 'oharness login --origin URL'", code="not_logged_in"
             )
-        return SyncClient(origin, token, http=self.service.http, on_request=self.service.on_request)
+        return sealed_client_for(
+            self.service.home,
+            origin,
+            token,
+            http=self.service.http,
+            on_request=self.service.on_request,
+        )
 
     def _sync_first(self, target: SyncTarget) -> None:
         report = self._pass_after_others(target)

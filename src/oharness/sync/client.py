@@ -20,8 +20,15 @@ from oharness.sync.protocol import (
     CommitResponse,
     ErrorResponse,
     Identity,
+    JsonObject,
+    KeysRequest,
+    KeysResponse,
+    ScopeEraseRequest,
+    ScopeEraseResponse,
+    ScopesResponse,
     SnapshotRequest,
     SnapshotResponse,
+    SyncScope,
     decode,
 )
 
@@ -47,6 +54,16 @@ class SyncClient:
         self._http = http if http is not None else httpx2.Client(timeout=timeout)
         self._owns_http = http is None
         self._on_request = on_request
+
+    @property
+    def token(self) -> str:
+        """The bearer token this client sends."""
+        return self._token
+
+    @property
+    def http(self) -> httpx2.Client:
+        """The connection pool (shared with a client made from this one)."""
+        return self._http
 
     def close(self) -> None:
         """Release the connection pool (when this client created it)."""
@@ -108,6 +125,24 @@ class SyncClient:
     def commit(self, request: CommitRequest) -> CommitResponse:
         """``POST /v1/memory/commit``."""
         return self._request("POST", "/v1/memory/commit", CommitResponse, request.encode())
+
+    def keys(self) -> KeysResponse:
+        """``GET /v1/memory/keys``: the account's key envelope (end-to-end encryption)."""
+        return self._request("GET", "/v1/memory/keys", KeysResponse)
+
+    def put_keys(self, envelope: JsonObject | None, base_version: int) -> KeysResponse:
+        """``PUT /v1/memory/keys``: replace the envelope stored at ``base_version``."""
+        body = KeysRequest(envelope, base_version).encode()
+        return self._request("PUT", "/v1/memory/keys", KeysResponse, body)
+
+    def scopes(self) -> ScopesResponse:
+        """``GET /v1/memory/scopes``: every scope the account keeps on the server."""
+        return self._request("GET", "/v1/memory/scopes", ScopesResponse)
+
+    def erase_scope(self, scope: SyncScope) -> ScopeEraseResponse:
+        """``POST /v1/memory/scopes/erase``: remove one scope from the server."""
+        body = ScopeEraseRequest(scope).encode()
+        return self._request("POST", "/v1/memory/scopes/erase", ScopeEraseResponse, body)
 
 
 def _is_json_object(data: bytes) -> bool:

@@ -170,10 +170,12 @@ class NewAccountKey:
     recovery_key: str
 
 
-def new_account_key(passphrase: str, *, n: int = SCRYPT_N) -> NewAccountKey:
-    """A fresh data key sealed under ``passphrase`` and a fresh recovery key (``n``: scrypt's
-    cost, lowered only by tests)."""
-    data_key = os.urandom(_KEY_BYTES)
+def new_account_key(
+    passphrase: str, *, n: int = SCRYPT_N, data_key: bytes | None = None
+) -> NewAccountKey:
+    """A fresh data key (or ``data_key``) sealed under ``passphrase`` and a fresh recovery key
+    (``n``: scrypt's cost, lowered only by tests)."""
+    data_key = os.urandom(_KEY_BYTES) if data_key is None else data_key
     recovery = os.urandom(_KEY_BYTES)
     params = ScryptParams(os.urandom(_SALT_BYTES), n)
     envelope = KeyEnvelope(

@@ -217,28 +217,11 @@ class SealedClient(SyncClient):
         if answer.reset:
             return answer
         objects = dict(answer.objects)
-        pending = list(answer.pending)
         unknown = [
             e.rev for e in answer.notes if e.rev not in objects and e.rev not in seal_map.files
         ]
-        rounds = 0
-        while unknown:
-            rounds += 1
-            if rounds > _MAX_WANT_ROUNDS:
-                raise SyncError(
-                    "the server kept sealed notes back; the next pass retries", code="unavailable"
-                )
-            more = super().snapshot(
-                msgspec.structs.replace(sealed_request, since=answer.version, want=tuple(unknown))
-            )
-            if not more.unchanged:
-                raise SyncError(
-                    "the notes changed on the server during the pull; the next pass retries",
-                    code="unavailable",
-                )
-            objects.update(more.objects)
-            unknown = [rev for rev in unknown if rev not in objects]
-            pending = [rev for rev in pending if rev not in objects]
+        objects.update(self._fetch(sealed_request, answer.version, unknown))
+        pending = [rev for rev in answer.pending if rev not in objects]
         opened = {
             rev: self._open(key, answer, rev, text, seal_map) for rev, text in objects.items()
         }
@@ -270,6 +253,26 @@ class SealedClient(SyncClient):
             pending=tuple(
                 seal_map.files[rev].rev if rev in seal_map.files else rev for rev in pending
             ),
+        )
+
+    def _fetch(self, request: SnapshotRequest, version: int, revs: list[str]) -> dict[str, str]:
+        """The bodies of ``revs`` (left pending by the answer at ``version``), at once."""
+        found: dict[str, str] = {}
+        for _ in range(_MAX_WANT_ROUNDS):
+            if not revs:
+                return found
+            more = super().snapshot(
+                msgspec.structs.replace(request, since=version, want=tuple(revs))
+            )
+            if not more.unchanged:
+                raise SyncError(
+                    "the notes changed on the server during the pull; the next pass retries",
+                    code="unavailable",
+                )
+            found.update(more.objects)
+            revs = [rev for rev in revs if rev not in found]
+        raise SyncError(
+            "the server kept sealed notes back; the next pass retries", code="unavailable"
         )
 
     def _open(

@@ -26,6 +26,7 @@ from oharness.project.paths import HomeLayout, folder_state_key
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
+from oharness.sync.encryption import sealed_client_for
 from oharness.sync.protocol import SyncScope
 from oharness.sync.replicas import Claim, claim, is_git_clone, take_over
 from oharness.sync.result import PassResult
@@ -193,7 +194,9 @@ class SyncService:
         bound = self.settings.target(target.scope_key)
         if bound.origin and bound.origin != origin:
             return PassReport(target, paused=self._other("origin", bound.origin, origin, target))
-        client = SyncClient(origin, token, http=self.http, on_request=self.on_request)
+        client = sealed_client_for(
+            self.home, origin, token, http=self.http, on_request=self.on_request
+        )
         try:
             protocol, paused = self._verify(target, client, status, token, origin)
             if paused:
@@ -313,6 +316,8 @@ class SyncService:
                 f"{target.label}: sync was too frequent; it will be retried in {int(wait)} s"
             )
             return PassReport(target, error=error, retry_after_ms=deadline)
+        if exc.code == "encrypted_account":
+            return PassReport(target, paused=f"encrypted: {exc.message}")
         if exc.code == "account_erased":
             return PassReport(
                 target,

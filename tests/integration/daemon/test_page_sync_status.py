@@ -94,3 +94,16 @@ def test_notes_that_did_not_sync_are_listed_with_their_reason(tmp_path: Path) ->
     section = page.split('id="sync-scope-project"', 1)[1].split('id="sync-scope-user"', 1)[0]
     assert "Notes that did not sync" in section and "broken.md" in section
     assert "the file cannot be read as a note" in section and "no_frontmatter" in section
+
+
+def test_the_panel_says_whether_sync_is_end_to_end_encrypted(tmp_path: Path) -> None:
+    from oharness.sync.encryption import DeviceKey, save_key
+
+    with _running(tmp_path, 0, "paid") as running, running.client() as http:
+        plain = http.get("/memory/sync").text
+        assert "Sync is not end-to-end encrypted" in plain and "oharness sync encrypt" in plain
+        layout = HomeLayout(tmp_path / "home")
+        save_key(layout, DeviceKey("http://sync.test", "bob", bytes(32), active=True))
+        sealed = http.get("/memory/sync/status").text
+        assert "End-to-end encrypted: the sync service stores your notes sealed" in sealed
+        assert "已端到端加密" in http.get("/memory/sync?lang=zh-CN").text

@@ -27,6 +27,7 @@ from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.sync.actions import used_project_statuses
+from oharness.sync.encryption import load_key
 from oharness.sync.panel import SyncPanel, sync_panel
 from oharness.sync.service import PassReport, combined_status
 
@@ -60,7 +61,14 @@ def _context(view: PageView, outcome: Mapping[str, Any] | None = None) -> dict[s
     cloud = cloud_of(view)
     panel = current_panel(view, cloud)
     projects = used_project_statuses(cloud.service)  # when each project last synced
-    return {"panel": panel, "said": _said(view, panel), "outcome": outcome, "projects": projects}
+    held = load_key(cloud.service.home)
+    return {
+        "panel": panel,
+        "said": _said(view, panel),
+        "outcome": outcome,
+        "projects": projects,
+        "end_to_end": held is not None and held.active,
+    }
 
 
 def _reported(view: PageView, reports: list[PassReport]) -> dict[str, Any]:

@@ -377,6 +377,40 @@ def parse_keys_request(value: object) -> KeysRequest:
     return convert(value, KeysRequest, "request body")
 
 
+class ScopesResponse(Wire, frozen=True):
+    """``GET /v1/memory/scopes``: every scope the account keeps on the server."""
+
+    scopes: tuple[SyncScope, ...]
+    quotas: Quotas
+    plan: Plan
+
+
+class ScopeEraseRequest(Wire, frozen=True):
+    """``POST /v1/memory/scopes/erase``: remove one scope of the account, notes and history."""
+
+    scope: SyncScope
+    protocol: ProtocolNumber = sent(CURRENT_PROTOCOL)
+
+
+ScopeEraseRequestBody = Annotated[
+    ScopeEraseRequest, Meta(extra_json_schema={"required": ["protocol", "scope"]})
+]
+
+
+def parse_scope_erase_request(value: object) -> ScopeEraseRequest:
+    """Parse a scope erase body."""
+    read_protocol(value)
+    return convert(value, ScopeEraseRequest, "request body")
+
+
+class ScopeEraseResponse(Wire, frozen=True):
+    """What a scope erase removed (objects, the manifest included)."""
+
+    deleted: Count
+    quotas: Quotas
+    plan: Plan
+
+
 class KeysResponse(Wire, frozen=True):
     """``GET`` and ``PUT /v1/memory/keys``: the envelope (``null`` when none) and its version."""
 

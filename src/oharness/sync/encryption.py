@@ -1,0 +1,254 @@
+"""Turning end-to-end encryption on, joining an encrypted account, changing the passphrase
+(issue 31): what ``oharness sync encrypt|unlock|passphrase`` do.
+
+This device keeps the account's data key in ``$OHARNESS_HOME/e2e-key.json`` (0600, the same
+trust as the token beside it in ``credentials.json``), with the origin and account it belongs
+to. While it holds the key, every sync pass goes through
+:class:`~oharness.sync.sealed_client.SealedClient`; without it, a pass of an encrypted account
+is paused with "enter the passphrase" and uploads nothing.
+
+Turning it on migrates what the server holds, in an order where an interruption loses nothing:
+
+1. the key is made and kept here as *pending* (a second run reuses it);
+2. every plain scope of the account is read whole (``GET /v1/memory/scopes``, a full listing
+   with every body) and copied, sealed, into its sealed scope (a note already there is
+   updated from its current revision: a second run completes the first);
+3. the key envelope is stored (from here on the server refuses the plain scopes);
+4. the plain scopes are erased from the server, and the key here becomes *active*.
+
+Local notes are never touched. A note another device wrote between 2 and 3 is refused to it
+afterwards and stays on that device until it is unlocked there, then it is uploaded sealed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from oharness.errors import SyncError, ValidationError
+from oharness.fsio import atomic_write
+from oharness.project.paths import HomeLayout
+from oharness.sync.client import SyncClient
+from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
+from oharness.sync.protocol.sealed import is_opaque_id
+from oharness.sync.sealed_client import SealedClient
+
+if TYPE_CHECKING:  # cryptography loads only when a key is used, not for every sync import
+    from oharness.sync.sealed_client import SealedClient
+
+KEY_FILE: Final = "e2e-key.json"
+#: Puts per migration commit (well under every server's maxChangesPerCommit).
+_BATCH: Final = 100
+_MIN_PASSPHRASE: Final = 10
+LOSS_WARNING: Final = (
+    "If you lose both the passphrase and the recovery key, the cloud copy of your notes cannot "
+    "be read by anyone, you included; the notes on your machines stay as they are."
+)
+
+
+@dataclass(frozen=True)
+class DeviceKey:
+    """The data key this device holds for one account."""
+
+    origin: str
+    user_id: str
+    data_key: bytes
+    active: bool
+
+
+def key_path(home: HomeLayout) -> Path:
+    return home.home / KEY_FILE
+
+
+def load_key(home: HomeLayout) -> DeviceKey | None:
+    """The key this device holds, if any (a damaged file reads as none: unlock again)."""
+    try:
+        data = json.loads(key_path(home).read_bytes())
+        raw = base64.b64decode(data["dataKey"], validate=True)
+        key = DeviceKey(str(data["origin"]), str(data["userId"]), raw, data["state"] == "active")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return key if len(key.data_key) == 32 else None
+
+
+def save_key(home: HomeLayout, key: DeviceKey) -> None:
+    data = {
+        "origin": key.origin,
+        "userId": key.user_id,
+        "dataKey": base64.b64encode(key.data_key).decode("ascii"),
+        "state": "active" if key.active else "pending",
+    }
+    home.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    atomic_write(key_path(home), json.dumps(data).encode("utf-8"), mode=0o600)
+
+
+def forget_key(home: HomeLayout) -> bool:
+    try:
+        os.unlink(key_path(home))
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def check_passphrase(passphrase: str) -> None:
+    """Refuse a passphrase too short to resist guessing once the envelope is known."""
+    if len(passphrase) < _MIN_PASSPHRASE:
+        raise ValidationError(
+            f"the passphrase is under {_MIN_PASSPHRASE} characters: choose a longer one (a few "
+            "words are easier to remember than symbols)",
+            field="passphrase",
+        )
+
+
+@dataclass(frozen=True)
+class TurnedOn:
+    """What ``oharness sync encrypt`` did."""
+
+    recovery_key: str | None
+    scopes: int
+    notes: int
+    erased: int
+
+
+def turn_on(
+    home: HomeLayout,
+    client: SyncClient,
+    passphrase: str,
+    *,
+    show_recovery: Callable[[str], None],
+    n: int | None = None,
+) -> TurnedOn:
+    """Make the account end-to-end encrypted and migrate its notes (see the module notes).
+
+    ``show_recovery`` is given the recovery key before the envelope is stored, so a run cut
+    off after storing it has shown the key already.
+    """
+    from oharness.sync.e2e import SCRYPT_N, NoteCipher, new_account_key
+    from oharness.sync.sealed_client import SealedClient
+
+    check_passphrase(passphrase)
+    identity = client.identity()
+    stored = client.keys()
+    held = load_key(home)
+    ours = held is not None and held.user_id == identity.user_id and held.origin == client.origin
+    if stored.envelope is not None and not ours:
+        raise ValidationError(
+            "this account is already end-to-end encrypted: 'oharness sync unlock' enters the "
+            "passphrase on this device"
+        )
+    if held is not None and ours:
+        data_key = held.data_key  # a second run: the key of the first
+    else:
+        data_key = os.urandom(32)
+        save_key(home, DeviceKey(client.origin, identity.user_id, data_key, active=False))
+    cipher = NoteCipher(data_key)
+    plain = [scope for scope in client.scopes().scopes if not _sealed(scope)]
+    copied = 0
+    recovery: str | None = None
+    if stored.envelope is None:
+        sealed = SealedClient(client.origin, client.token, cipher, http=client.http)
+        for scope in plain:
+            copied += _copy_sealed(client, sealed, scope)
+        made = new_account_key(passphrase, n=n or SCRYPT_N, data_key=data_key)
+        recovery = made.recovery_key
+        show_recovery(recovery)
+        client.put_keys(made.envelope.to_json(), stored.version)
+    erased = sum(client.erase_scope(scope).deleted for scope in plain)
+    save_key(home, DeviceKey(client.origin, identity.user_id, data_key, active=True))
+    return TurnedOn(recovery, len(plain), copied, erased)
+
+
+def _sealed(scope: SyncScope) -> bool:
+    return scope.kind == "project" and is_opaque_id(scope.project_id)
+
+
+def _copy_sealed(client: SyncClient, sealed: SealedClient, scope: SyncScope) -> int:
+    """Every live note of a plain scope, put into its sealed scope; how many."""
+    bodies: dict[str, str] = {}
+    listing = client.snapshot(SnapshotRequest(scope))
+    bodies.update(listing.objects)
+    missing = [entry.rev for entry in listing.notes if entry.rev not in bodies]
+    while missing:
+        more = client.snapshot(SnapshotRequest(scope, since=listing.version, want=tuple(missing)))
+        if not more.objects:
+            raise SyncError("the server kept notes back during the migration; run it again")
+        bodies.update(more.objects)
+        missing = [rev for rev in missing if rev not in bodies]
+    current = sealed.snapshot(SnapshotRequest(scope))  # what a first run already copied
+    live = {entry.id: entry.rev for entry in current.notes}
+    changes = [
+        Change("put", entry.id, live.get(entry.id), bodies[entry.rev]) for entry in listing.notes
+    ]
+    for start in range(0, len(changes), _BATCH):
+        answer = sealed.commit(CommitRequest(scope, tuple(changes[start : start + _BATCH])))
+        if answer.rejected:
+            first = answer.rejected[0]
+            raise SyncError(
+                f"note {first.id} could not be copied ({first.message}); nothing was turned "
+                "on: run 'oharness sync encrypt' again",
+                code="invalid_request",
+            )
+    return len(changes)
+
+
+def unlock(
+    home: HomeLayout, client: SyncClient, *, passphrase: str | None, recovery_key: str | None
+) -> DeviceKey:
+    """Enter the passphrase (or the recovery key) on this device; a wrong one changes nothing."""
+    from oharness.sync.e2e import KeyEnvelope
+
+    identity = client.identity()
+    stored = client.keys()
+    if stored.envelope is None:
+        raise ValidationError("this account is not end-to-end encrypted: nothing to unlock")
+    envelope = KeyEnvelope.from_json(stored.envelope)
+    if recovery_key is not None:
+        data_key = envelope.open_with_recovery(recovery_key)
+    else:
+        data_key = envelope.open_with_passphrase(passphrase or "")
+    key = DeviceKey(client.origin, identity.user_id, data_key, active=True)
+    save_key(home, key)
+    return key
+
+
+def change_passphrase(
+    home: HomeLayout, client: SyncClient, new_passphrase: str, *, n: int | None = None
+) -> None:
+    """Seal the account's key under a new passphrase (no note is uploaded again)."""
+    from oharness.sync.e2e import SCRYPT_N, KeyEnvelope
+
+    check_passphrase(new_passphrase)
+    held = load_key(home)
+    if held is None or not held.active:
+        raise ValidationError(
+            "this device does not hold the account's key: 'oharness sync unlock' first"
+        )
+    stored = client.keys()
+    if stored.envelope is None:
+        raise ValidationError("this account is not end-to-end encrypted")
+    envelope = KeyEnvelope.from_json(stored.envelope).with_passphrase(
+        held.data_key, new_passphrase, n=n or SCRYPT_N
+    )
+    client.put_keys(envelope.to_json(), stored.version)
+
+
+def sealed_client_for(home: HomeLayout, origin: str, token: str, **kwargs: object) -> SyncClient:
+    """The client a sync pass uses: sealed while this device holds the account's key."""
+    held = load_key(home)
+    if held is None or not held.active or held.origin != origin:
+        return SyncClient(origin, token, **kwargs)  # type: ignore[arg-type]
+    from oharness.sync.e2e import NoteCipher
+    from oharness.sync.sealed_client import SealedClient
+
+    return SealedClient(
+        origin,
+        token,
+        NoteCipher(held.data_key),
+        maps_dir=home.sync_dir / "sealed",
+        **kwargs,  # type: ignore[arg-type]
+    )

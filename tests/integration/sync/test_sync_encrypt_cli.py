@@ -1,0 +1,125 @@
+"""End-to-end encryption as people turn it on: the real CLI on three machines against a real
+``oharness sync-server serve`` on file storage and S3, the storage scanned for plaintext
+(issue 31)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cliworld import OHARNESS, Machine, Server, Storage, machines
+
+PASSPHRASE = "correct horse battery staple"
+NEW_PASSPHRASE = "a much longer passphrase now"
+PROJECT_ID = "p-divergence-0123456789abcdef"
+
+
+@pytest.fixture(params=["file", "s3"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    if request.param == "file":
+        directory = tmp_path / "storage"
+        directory.mkdir()
+        return Storage(f"file://{directory}", {}, directory=directory)
+    s3 = request.getfixturevalue("s3_server")
+    prefix = f"encrypt-{tmp_path.name}"
+    return Storage(f"s3://{s3.bucket}/{prefix}", s3.environ(), s3=s3.store(prefix))
+
+
+@pytest.fixture
+def server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
+    running = Server(storage, tmp_path / "server.log")
+    yield running
+    running.stop()
+
+
+def typed(machine: Machine, *args: str, text: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with ``text`` on stdin (a passphrase for --passphrase-stdin)."""
+    environment = {k: v for k, v in os.environ.items() if k != "OHARNESS_TOKEN"}
+    environment["OHARNESS_HOME"] = str(machine.home)
+    return subprocess.run(
+        [str(OHARNESS), *args],
+        cwd=machine.root,
+        input=text,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+
+
+def plaintext_in(storage: Storage, words: list[str]) -> list[str]:
+    everything = b"".join(storage.keys().values()) + "".join(storage.keys()).encode()
+    return [word for word in words if word.encode() in everything]
+
+
+def test_turn_on_join_recover_and_change_the_passphrase(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    a, b, c, d = machines(tmp_path, 4)
+    for machine in (a, b, c, d):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok(
+        "memory",
+        "remember",
+        "-s",
+        "I prefer small pull requests",
+        "-b",
+        "Under 300 lines.",
+        "--scope",
+        "user",
+    )
+    a.ok("sync", "now"), b.ok("sync", "now")
+    assert b.files() == a.files()
+    words = ["Tuesdays", "Deploy day", "deploy-day-1a2", "small pull requests", PROJECT_ID]
+    assert plaintext_in(storage, words)  # readable before: the baseline of the scan
+
+    turned = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert turned.returncode == 0, turned.stderr
+    assert "cloud copy of your notes cannot be read" in turned.stdout
+    recovery = re.search(r"Recovery key[^\n]*\n\s+(\S+)", turned.stdout)
+    assert recovery is not None, turned.stdout
+    assert plaintext_in(storage, words) == []
+    assert a.ok("sync", "now")  # a holds the key: its passes go sealed
+    assert plaintext_in(storage, words) == []
+
+    # b has no key yet: paused, nothing uploaded, its notes untouched.
+    before = b.files()
+    b.write("written-on-b-7c1", "A note b wrote meanwhile.\n", summary="From b")
+    paused = b.run("sync", "now")
+    assert "encrypted" in paused.stdout + paused.stderr
+    assert "oharness sync unlock" in paused.stdout + paused.stderr
+    assert plaintext_in(storage, ["A note b wrote", "written-on-b-7c1"]) == []
+    assert {k: v for k, v in b.files().items() if k in before} == before
+
+    wrong = typed(b, "sync", "unlock", "--passphrase-stdin", text="not the passphrase\n")
+    assert wrong.returncode != 0 and "wrong passphrase" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1
+    assert not (b.home / "e2e-key.json").exists()
+    joined = typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert joined.returncode == 0, joined.stderr
+    b.ok("sync", "now")
+    a.ok("sync", "now")
+    assert "written-on-b-7c1.md" in a.files() and a.files() == b.files()
+    assert plaintext_in(storage, words + ["A note b wrote", "written-on-b-7c1"]) == []
+
+    # c joins with the recovery key; the passphrase changes; d joins with the new one only.
+    recovered = typed(
+        c, "sync", "unlock", "--recovery-key", "--passphrase-stdin", text=recovery.group(1) + "\n"
+    )
+    assert recovered.returncode == 0, recovered.stderr
+    c.ok("sync", "now")
+    assert c.files() == a.files()
+    changed = typed(a, "sync", "passphrase", "--passphrase-stdin", text=NEW_PASSPHRASE + "\n")
+    assert changed.returncode == 0, changed.stderr
+    old = typed(d, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert old.returncode != 0 and "wrong passphrase" in old.stderr
+    new = typed(d, "sync", "unlock", "--passphrase-stdin", text=NEW_PASSPHRASE + "\n")
+    assert new.returncode == 0, new.stderr
+    d.ok("sync", "now")
+    assert d.files() == a.files()
+    assert "end-to-end encrypted" in d.ok("sync", "status")
