@@ -105,7 +105,7 @@ def test_turn_on_join_recover_and_change_the_passphrase(
     b.ok("sync", "now")
     a.ok("sync", "now")
     assert "written-on-b-7c1.md" in a.files() and a.files() == b.files()
-    assert plaintext_in(storage, words + ["A note b wrote", "written-on-b-7c1"]) == []
+    assert plaintext_in(storage, [*words, "A note b wrote", "written-on-b-7c1"]) == []
 
     # c joins with the recovery key; the passphrase changes; d joins with the new one only.
     recovered = typed(
