@@ -53,6 +53,7 @@ BENCHMARKS=(
   bench/sync_traffic.py
   bench/storage_ops.py
   bench/sync_cost.py
+  bench/sync_e2e.py
   bench/wire_models.py
   bench/extraction_pass.py
   bench/daemon_recall.py

@@ -72,6 +72,7 @@ class SealMap:
         self.path = path
         self.files: dict[str, PlainFile] = {}
         self.ids: dict[str, str] = {}
+        self._by_plain_rev: dict[str, str] = {}
         if path is not None:
             self._load(path)
 
@@ -82,17 +83,16 @@ class SealMap:
             self.files = {str(k): PlainFile(*v) for k, v in data["files"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.ids, self.files = {}, {}
+        self._by_plain_rev = {plain.rev: sealed for sealed, plain in self.files.items()}
 
     def record(self, sealed_rev: str, opaque_id: str, plain: PlainFile) -> None:
         self.files[sealed_rev] = plain
         self.ids[opaque_id] = plain.id
+        self._by_plain_rev[plain.rev] = sealed_rev
 
     def sealed_rev(self, plain_rev: str) -> str | None:
         """The server's revision of the file this device knows as ``plain_rev``."""
-        for sealed, plain in self.files.items():
-            if plain.rev == plain_rev:
-                return sealed
-        return None
+        return self._by_plain_rev.get(plain_rev)
 
     def save(self) -> None:
         if self.path is None:
@@ -222,8 +222,10 @@ class SealedClient(SyncClient):
         ]
         objects.update(self._fetch(sealed_request, answer.version, unknown))
         pending = [rev for rev in answer.pending if rev not in objects]
+        opaque_of = {entry.rev: entry.id for entry in answer.notes}
         opened = {
-            rev: self._open(key, answer, rev, text, seal_map) for rev, text in objects.items()
+            rev: self._open(key, opaque_of.get(rev), rev, text, seal_map)
+            for rev, text in objects.items()
         }
         seal_map.save()
         notes = []
@@ -275,19 +277,10 @@ class SealedClient(SyncClient):
             "the server kept sealed notes back; the next pass retries", code="unavailable"
         )
 
-    def _open(
-        self, key: str, answer: SnapshotResponse, rev: str, text: str, seal_map: SealMap
-    ) -> str:
-        opaque = next((e.id for e in answer.notes if e.rev == rev), None)
-        if opaque is None:
-            opaque = next(
-                (
-                    o
-                    for o, p in seal_map.ids.items()
-                    if seal_map.files.get(rev) and p == seal_map.files[rev].id
-                ),
-                None,
-            )
+    def _open(self, key: str, opaque: str | None, rev: str, text: str, seal_map: SealMap) -> str:
+        if opaque is None and rev in seal_map.files:  # asked for by revision (``want``)
+            plain_id = seal_map.files[rev].id
+            opaque = self.cipher.opaque_id(key, plain_id)
         raw = sealed_bytes(text)
         if opaque is None or raw is None:
             raise SyncError(

@@ -146,3 +146,29 @@ def test_an_encrypted_account_refuses_its_plain_scopes(make_api: MakeApi) -> Non
     assert api.snapshot(since=seen["version"]).json()["unchanged"] is True
     sealed_scope = project_scope(keys.opaque_scope(SCOPE_KEY))
     assert api.ok_commit([sealed_put(keys, "a-1", "x")], scope=sealed_scope)["applied"]
+
+
+def test_an_account_lists_and_erases_its_own_scopes_only(
+    make_api: MakeApi, store: MemoryObjectStore
+) -> None:
+    api, keys = make_api(), cipher()
+    api.ok_commit([put("a-1", note_text("a-1", "x"))])
+    api.ok_commit([put("u-1", note_text("u-1", "y"))], scope={"kind": "user"})
+    sealed_scope = project_scope(keys.opaque_scope(SCOPE_KEY))
+    api.ok_commit([sealed_put(keys, "b-2", "z")], scope=sealed_scope)
+    bob = make_api(user="bob")
+    bob.ok_commit([put("bob-1", note_text("bob-1", "bob's"))])
+    listed = api.client.get("/v1/memory/scopes", headers=auth(api.token)).json()["scopes"]
+    assert listed == [{"kind": "user"}, project_scope("git-abc"), sealed_scope] or listed == [
+        {"kind": "user"},
+        sealed_scope,
+        project_scope("git-abc"),
+    ]
+    body = {"protocol": 2, "scope": project_scope("git-abc")}
+    erased = api.client.post("/v1/memory/scopes/erase", json=body, headers=auth(api.token))
+    assert erased.status_code == 200 and erased.json()["deleted"] == 2  # manifest, one object
+    assert not [key for key in store._objects if key.startswith("users/alice/projects/git-abc/")]
+    assert bob.ok_snapshot()["notes"][0]["id"] == "bob-1"  # another account's scope is its own
+    assert api.ok_snapshot(scope=sealed_scope)["notes"]
+    again = api.client.post("/v1/memory/scopes/erase", json=body, headers=auth(api.token))
+    assert again.json()["deleted"] == 0

@@ -57,9 +57,12 @@ def _said(view: PageView, panel: SyncPanel) -> dict[str, dict[str, Any]]:
     }
 
 
-def _context(view: PageView, outcome: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _context(
+    view: PageView, outcome: Mapping[str, Any] | None = None, panel: SyncPanel | None = None
+) -> dict[str, Any]:
+    """Everything the Cloud sync panel shows (``panel``: already read by the caller)."""
     cloud = cloud_of(view)
-    panel = current_panel(view, cloud)
+    panel = panel or current_panel(view, cloud)
     projects = used_project_statuses(cloud.service)  # when each project last synced
     held = load_key(cloud.service.home)
     return {
@@ -124,12 +127,7 @@ async def _now(request: Request) -> Response:
             command=command("oharness login --origin URL"),
         )
         outcome = {"kind": "refused", "lines": [{"scope": "", "text": text}]}
-        context = {
-            "panel": panel,
-            "said": _said(view, panel),
-            "outcome": outcome,
-            "projects": used_project_statuses(cloud.service),
-        }
+        context = _context(view, outcome, panel)
         return await fragment(view, STATUS_TEMPLATE, lambda: context, status=422)
     reports = await asyncio.to_thread(_run_now, cloud)
     return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, _reported(view, reports)))
