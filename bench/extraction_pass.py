@@ -36,8 +36,8 @@ from oharness.extraction import (
     run_extraction,
 )
 from oharness.extraction.context import select_notes
-from oharness.tools.attach import recall_for_message
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.attach import recall_for_message
+from oharness.memory.workspace import Workspace, open_workspace
 
 _SHOWN = re.compile(r'<note id="([^"]+)"')
 

@@ -12,7 +12,7 @@ from page_support import PageDaemon
 from playwright.sync_api import Page, Response, expect
 from words_support import english_in, own_words, plural_errors
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 SECTIONS = ("notes", "sync", "conflicts", "tidy", "backups", "graph")
 
@@ -120,9 +120,11 @@ def test_no_request_fails_on_any_page_load(
     # (refused, reset, timed out) is one.
     ui.on(
         "requestfailed",
-        lambda request: None
-        if "ERR_ABORTED" in (request.failure or "")
-        else failed.append(f"{request.failure} {request.url}"),
+        lambda request: (
+            None
+            if "ERR_ABORTED" in (request.failure or "")
+            else failed.append(f"{request.failure} {request.url}")
+        ),
     )
     for lang in ("en", "zh-CN"):
         for section in SECTIONS:

@@ -105,15 +105,25 @@ PLANTED = {
         "lint",
         "oharness.merge",
     ),
-    "inside L2: tools -> sync": ("tools/service.py", "from oharness.sync import plan", "lint", ""),
+    "inside L2: memory -> sync": (
+        "memory/memory_service.py",
+        "from oharness.sync import plan",
+        "lint",
+        "",
+    ),
     "lowest layer upwards": ("errors.py", "from oharness.harness import model", "lint", ""),
     "type-checking import": (
         "notes/links.py",
-        "import typing\nif typing.TYPE_CHECKING:\n    from oharness.tools import service",
+        "import typing\nif typing.TYPE_CHECKING:\n    from oharness.memory import memory_service",
         "lint",
-        "oharness.tools",
+        "oharness.memory",
     ),
-    "server -> tools": ("server/app.py", "from oharness.tools import workspace", "lint", "tools"),
+    "server -> memory": (
+        "server/app.py",
+        "from oharness.memory import workspace",
+        "lint",
+        "memory",
+    ),
     "server -> sync engine": (
         "server/app.py",
         "from oharness.sync import scope_sync",
@@ -141,9 +151,9 @@ PLANTED = {
     "lazy re-export": (
         "notes/links.py",
         "from oharness.exports import lazy_exports\n"
-        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.tools.service'})",
+        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.memory.memory_service'})",
         "rules",
-        "oharness.tools.service",
+        "oharness.memory.memory_service",
     ),
     "__import__": ("project/config.py", "__import__('oharness.sync.scope_sync')", "rules", "sync"),
     "computed module name": (

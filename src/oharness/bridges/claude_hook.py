@@ -32,8 +32,8 @@ __all__ = ["MAX_SESSIONS", "HookState", "handle_prompt", "handle_session_start"]
 
 def library_recall(home: str, start: str, message: str, exclude: list[str]) -> dict[str, Any]:
     """Recall in this process, through the library (no daemon)."""
-    from oharness.tools.attach import recall_for_message
-    from oharness.tools.workspace import open_workspace
+    from oharness.memory.attach import recall_for_message
+    from oharness.memory.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
     try:
@@ -55,7 +55,7 @@ def _split_key(key: str) -> tuple[Any, str]:
 def library_index(home: str, start: str) -> str:
     """The Memory section (guidance and one line per note) for the project at ``start``; with
     sync conflicts waiting and a daemon running, the Memory page's link to them too."""
-    from oharness.tools.workspace import open_workspace
+    from oharness.memory.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
     try:

@@ -24,11 +24,11 @@ from mcp.server.stdio import stdio_server
 
 from oharness import __version__
 from oharness.errors import OHarnessError
-from oharness.tools.definitions import call_tool, tool_definitions
-from oharness.tools.service import MemoryService
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.tools import call_tool, tool_definitions
 
 if TYPE_CHECKING:
-    from oharness.tools.workspace import Workspace
+    from oharness.memory.workspace import Workspace
 
 INDEX_URI: Final = "oharness://memory/index"
 INDEX_PROMPT: Final = "memory-index"
@@ -229,7 +229,7 @@ def last_capture_line(workspace: Workspace) -> str:
     week), as one line after the index: ids only, so no note text reaches the model outside
     the index's own quoting. Empty when it saved nothing."""
     from oharness.capture.cursor import AGENT_NAMES, CaptureState, latest_saved
-    from oharness.tools.workspace import wall_clock_ms
+    from oharness.memory.workspace import wall_clock_ms
 
     project = workspace.project
     if project is None or project.identity is None or not workspace.user_available:

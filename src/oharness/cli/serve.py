@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 from oharness.cli.context import home_from_environment
+from oharness.memory.workspace import wall_clock_ms
 from oharness.project.paths import default_home
-from oharness.tools.workspace import wall_clock_ms
 
 if TYPE_CHECKING:
     from oharness.harness.model import ChatModel

@@ -34,10 +34,10 @@ from oharness.errors import OHarnessError
 from oharness.harness.message import Message, ToolCall
 from oharness.harness.model import CancelToken as ModelCancelToken
 from oharness.harness.model import ChatModel, ModelError, ModelRequest, ToolSpec
+from oharness.memory.tools import FORGET, REMEMBER, call_tool
 from oharness.notes.quoting import quote_in
 from oharness.notes.restatement import missing_facts
 from oharness.notes.secrets import redact_for_model_in
-from oharness.tools.definitions import FORGET, REMEMBER, call_tool
 from oharness.types import Scope, parse_scope
 
 MAX_TURNS: Final = 6

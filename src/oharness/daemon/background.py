@@ -40,7 +40,7 @@ from oharness.daemon.folders import Signature, folder_signature
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop, SyncTiming, directory_key
-from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
+from oharness.sync.sync_service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@
 2. for each group, plans the merge against the notes as they are now (so an earlier merge's
    relinks never make a later plan stale), builds the concatenated draft (手动合并: every
    original's text kept, oldest first), checks the task's cancel token, and applies it through
-   :meth:`~oharness.review.service.ReviewService.apply` — the merge path of spec 05.2: the
+   :meth:`~oharness.review.review_service.ReviewService.apply` — the merge path of spec 05.2: the
    oldest note's id is kept, the others deleted, ``[[links]]`` to them rewritten, everything
    changed backed up with reason ``merge``; when the scope syncs, the batch is committed to the
    cloud first (:class:`~oharness.sync.batch.CommitFirst`);
@@ -37,9 +37,9 @@ import httpx2
 from oharness.daemon.memory_tasks import DreamOutcome
 from oharness.daemon.tasks import CancelToken, TaskCancelled
 from oharness.errors import OHarnessError
+from oharness.memory.workspace import Workspace
 from oharness.review.findings import Finding
-from oharness.review.service import BatchCommitter, MergeResult, ReviewService, open_review
-from oharness.tools.workspace import Workspace
+from oharness.review.review_service import BatchCommitter, MergeResult, ReviewService, open_review
 from oharness.types import Clock, Scope
 
 HttpFactory = Callable[[], httpx2.Client]
@@ -128,7 +128,7 @@ class ReviewDreamer:
         if not self.sync or not workspace.user_available:
             return None
         from oharness.sync.batch import PASS_WAIT_S, commit_first_for
-        from oharness.sync.service import SyncService
+        from oharness.sync.sync_service import SyncService
 
         http = stack.enter_context(self.http())
         service = SyncService(

@@ -38,12 +38,12 @@ from typing import Any, Final, Protocol, cast
 from oharness.daemon.errors import TaskFailure
 from oharness.daemon.tasks import CancelToken, Task, TaskOutcome
 from oharness.errors import NotFoundError, OHarnessError, ValidationError
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import Note
 from oharness.notes.ids import check_id
 from oharness.notes.restatement import missing_facts, restates
 from oharness.notes.store import StoredNote
-from oharness.tools.service import MemoryService
-from oharness.tools.workspace import Workspace
 from oharness.types import NoteType, Scope, default_scope_for, parse_scope
 
 FORGET_CANDIDATES: Final = 50

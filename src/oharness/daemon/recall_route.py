@@ -27,8 +27,8 @@ from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
 from oharness.daemon.validation import MAX_TEXT_BYTES
 from oharness.daemon.workspaces import DaemonWorkspace
-from oharness.tools.attach import recall_for_message
-from oharness.tools.scope_recall import NoteKey
+from oharness.memory.attach import recall_for_message
+from oharness.memory.scope_recall import NoteKey
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
 """Showing and managing memory over HTTP: notes, search, one note with its links, backups.
 
 The same library calls as the CLI and the Memory page: ``MemoryService.listing`` and
-``search`` with a :class:`~oharness.tools.note_filter.NoteFilter` (``oharness memory list`` /
+``search`` with a :class:`~oharness.memory.note_filter.NoteFilter` (``oharness memory list`` /
 ``search --scope --type --tag``), ``MemoryService.read`` (``oharness memory show``),
-:func:`~oharness.tools.backup_list.backup_listing` and
-:func:`~oharness.tools.backup_list.restore_backup` (the page's Backups; the restore is
+:func:`~oharness.memory.backup_list.backup_listing` and
+:func:`~oharness.memory.backup_list.restore_backup` (the page's Backups; the restore is
 ``MemoryService.restore``, which backs up the version it replaces). Conflicts are the sync
 routes' (``/sync/conflicts``). Every route exists for the default workspace
 (``/workspace/memory/...``) and any hosted one (``/workspaces/{projectId}/memory/...``).
@@ -36,10 +36,10 @@ from oharness.errors import (
     UnavailableError,
     ValidationError,
 )
+from oharness.memory.backup_list import BackupEntry, backup_listing, restore_backup
+from oharness.memory.memory_service import MODEL_HINTS, PERSON_HINTS, MemoryService
+from oharness.memory.note_filter import MAX_TAG_CHARS, UNTYPED, NoteFilter
 from oharness.notes.ids import ID_PATTERN
-from oharness.tools.backup_list import BackupEntry, backup_listing, restore_backup
-from oharness.tools.note_filter import MAX_TAG_CHARS, UNTYPED, NoteFilter
-from oharness.tools.service import MODEL_HINTS, PERSON_HINTS, MemoryService
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
 #: The most notes one listing page holds, the most search results, the most backups listed.

@@ -23,8 +23,8 @@ from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskW
 from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
+from oharness.memory.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.sync.coordinator import FOLLOW_CHECK_MS, SyncTiming
-from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import threading
 from typing import Final
 
 from oharness.errors import OHarnessError
-from oharness.tools.scope_recall import MemoryRecall, NoteKey
+from oharness.memory.scope_recall import MemoryRecall, NoteKey
 
 log = logging.getLogger(__name__)
 

@@ -26,8 +26,8 @@ from oharness.daemon.memory_tasks import MemoryTasks
 from oharness.daemon.tasks import TaskLane
 from oharness.errors import OHarnessError
 from oharness.harness.plugin_config import read_plugins_file
+from oharness.memory.workspace import Workspace
 from oharness.project.identity import find_project
-from oharness.tools.workspace import Workspace
 
 MEMORY_PLUGIN: str = "memory"
 FileStamp = tuple[int, int, int, int] | None

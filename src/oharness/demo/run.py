@@ -36,8 +36,8 @@ from oharness.demo.seed import (
 )
 from oharness.demo.status import StatusWatch
 from oharness.errors import StorageError
+from oharness.memory.workspace import wall_clock_ms
 from oharness.server.auth import mint_token
-from oharness.tools.workspace import wall_clock_ms
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT: Final = 4319

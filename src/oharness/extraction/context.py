@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from oharness.memory.memory_service import MemoryService
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import StoredNote
-from oharness.tools.service import MemoryService
 from oharness.types import Scope
 
 log = logging.getLogger(__name__)

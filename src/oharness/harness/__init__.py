@@ -10,6 +10,12 @@ Public API (see docs/harness.md):
   :func:`configured_models`, :class:`ProviderEnvironment` — models;
 - :data:`PermissionMode`, :class:`PermissionRules`, :class:`ApprovalRequest`,
   :func:`headless_approver` — permissions.
+
+Modules: ``harness`` (the loop), ``plugin``, ``plugin_host``, ``plugin_config``, ``tool``,
+``permission``, ``run`` (tool calls through the permission rules), ``session``, ``message``,
+``transcript``, ``compaction``; models: ``model``, ``providers``, ``openai_provider``,
+``anthropic_provider``, ``http_call``, ``transport``, ``scripted``; memory: ``memory_plugin``,
+``agent_memory``, ``memory_sync``, ``consolidation``, ``extraction_trigger``; ``config``.
 """
 
 from oharness.harness.agent_memory import AgentMemory, AgentOptions, UserTurn

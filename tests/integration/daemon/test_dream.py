@@ -17,7 +17,7 @@ from daemon_support import CLIENT, live_daemon, wait_terminal
 from oharness.daemon import DaemonOptions
 from oharness.daemon.memory_tasks import DreamOutcome
 from oharness.daemon.tasks import CancelToken
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 from oharness.types import Scope
 
 

@@ -19,10 +19,10 @@ from oharness.daemon.events import Subscription
 from oharness.daemon.folders import FolderWatch
 from oharness.daemon.page.watch import NOTES_CHANGED, NoteWatcher
 from oharness.daemon.state import DaemonState
+from oharness.memory.workspace import open_workspace, wall_clock_ms
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import WRITE_DEBOUNCE_MS
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import open_workspace, wall_clock_ms
 
 
 @pytest.fixture

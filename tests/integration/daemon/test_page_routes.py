@@ -17,7 +17,7 @@ from oharness.daemon.events import Event
 from oharness.daemon.page.router import described_sections
 from oharness.daemon.page.watch import NoteWatcher
 from oharness.harness.plugin import PageDescriptor, PageSection
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 FORM = {
     "id": "",

@@ -15,7 +15,7 @@ from daemon_support import LiveDaemon, events_until, project_daemon
 
 from oharness.daemon import DaemonOptions
 from oharness.daemon.events import Event
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 
 @pytest.fixture

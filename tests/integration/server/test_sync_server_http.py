@@ -33,7 +33,7 @@ from sync_server_support import (
 
 from oharness.server.config import JwtSettings
 from oharness.storage.file import FileObjectStore
-from oharness.storage.memory import MemoryObjectStore, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, fail_on
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import pytest
 
 from oharness.daemon.usage_writer import UsageWriter
 from oharness.errors import StorageError
-from oharness.tools.scope_recall import MemoryRecall, NoteKey
-from oharness.tools.workspace import Workspace
+from oharness.memory.scope_recall import MemoryRecall, NoteKey
+from oharness.memory.workspace import Workspace
 
 
 def _recall(workspace: Workspace) -> MemoryRecall:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from oharness.memory.attach import recall_for_message
+from oharness.memory.prompt import EMPTY, render_index
+from oharness.memory.scope_recall import MemoryRecall
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import parse_note, serialise_note
-from oharness.tools.attach import recall_for_message
-from oharness.tools.prompt import EMPTY, render_index
-from oharness.tools.scope_recall import MemoryRecall
-from oharness.tools.workspace import Workspace
 
 
 def _recall(workspace: Workspace) -> MemoryRecall:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from oharness.tools.conflict_marks import RESOLVE, WAITING
+from oharness.memory.conflict_marks import RESOLVE, WAITING
 from oharness.types import Scope
 
 

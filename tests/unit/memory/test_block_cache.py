@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from oharness.memory import attach
+from oharness.memory.attach import BlockCache, build_block, recall_for_message, render_note
+from oharness.memory.scope_recall import MemoryRecall
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import serialise_note
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
-from oharness.tools import attach
-from oharness.tools.attach import BlockCache, build_block, recall_for_message, render_note
-from oharness.tools.scope_recall import MemoryRecall
-from oharness.tools.workspace import Workspace
 
 MESSAGE = "how do the billing webhooks retry?"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import ConflictError
-from oharness.tools.backup_list import backup_listing, restore_backup
-from oharness.tools.workspace import Workspace
+from oharness.memory.backup_list import backup_listing, restore_backup
+from oharness.memory.workspace import Workspace
 
 
 def _body(workspace: Workspace, note_id: str) -> str | None:

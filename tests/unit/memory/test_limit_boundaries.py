@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import LimitError, OHarnessError, ValidationError
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.ids import MAX_SUMMARY_CHARS
-from oharness.tools.workspace import Workspace, open_workspace
 
 
 def _workspace(tmp_path: Path, **memory: object) -> Workspace:

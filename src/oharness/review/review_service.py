@@ -1,6 +1,6 @@
 """The review as a library (spec 05): findings, dismissals, merge plan, draft and apply.
 
-:class:`ReviewService` reads the stores of a :class:`~oharness.tools.service.MemoryService`
+:class:`ReviewService` reads the stores of a :class:`~oharness.memory.memory_service.MemoryService`
 and hands values back (findings, plans, drafts, results) for the CLI, the daemon and the page.
 The planning is pure (:mod:`.findings`, :mod:`.merge`); this module is the I/O around it.
 
@@ -41,10 +41,10 @@ from oharness.settings import Settings
 from oharness.types import SCOPES, Clock, Scope
 
 if TYPE_CHECKING:
+    from oharness.memory.memory_service import MemoryService
+    from oharness.memory.usage import UsageLog
+    from oharness.memory.workspace import Workspace
     from oharness.recall.index import RecallIndex
-    from oharness.tools.service import MemoryService
-    from oharness.tools.usage import UsageLog
-    from oharness.tools.workspace import Workspace
 
 Writes = Sequence[tuple[str, bytes | None]]
 
@@ -318,7 +318,7 @@ def open_review(
     workspace: Workspace, *, clock: Clock, committer: BatchCommitter | None = None
 ) -> ReviewService:
     """The review of a workspace: its stores, usage counts, dismissals and project root."""
-    from oharness.tools.usage import UsageLog
+    from oharness.memory.usage import UsageLog
 
     home_ok = workspace.user_available
     project = workspace.project

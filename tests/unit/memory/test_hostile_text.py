@@ -21,10 +21,10 @@ from hostile_text import (
 
 from oharness.extraction.context import ShownNotes
 from oharness.extraction.prompt import build_request
+from oharness.memory.attach import recall_for_message
+from oharness.memory.tools import call_tool
+from oharness.memory.workspace import Workspace
 from oharness.notes.quoting import quote, quote_attribute
-from oharness.tools.attach import recall_for_message
-from oharness.tools.definitions import call_tool
-from oharness.tools.workspace import Workspace
 
 OpenWorkspace = Callable[..., Workspace]
 

@@ -16,6 +16,19 @@ from oharness.errors import (
     UnavailableError,
     ValidationError,
 )
+from oharness.memory.attach import RecallOutcome, recall_for_message
+from oharness.memory.conflict_marks import waiting_conflicts
+from oharness.memory.note_filter import EVERY_NOTE, NoteFilter
+from oharness.memory.results import (
+    ForgetResult,
+    LinkView,
+    Listing,
+    ListingItem,
+    NoteView,
+    RememberResult,
+    RestoreResult,
+)
+from oharness.memory.scope_recall import MemoryRecall, SearchHit
 from oharness.notes.backups import BackupRecord, BackupStore
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import (
@@ -31,19 +44,6 @@ from oharness.notes.ids import (
 from oharness.notes.links import LinkIndex
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
-from oharness.tools.attach import RecallOutcome, recall_for_message
-from oharness.tools.conflict_marks import waiting_conflicts
-from oharness.tools.note_filter import EVERY_NOTE, NoteFilter
-from oharness.tools.results import (
-    ForgetResult,
-    LinkView,
-    Listing,
-    ListingItem,
-    NoteView,
-    RememberResult,
-    RestoreResult,
-)
-from oharness.tools.scope_recall import MemoryRecall, SearchHit
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 
 _ID_ATTEMPTS = 32

@@ -17,8 +17,8 @@ from oharness.errors import (
     UnavailableError,
     ValidationError,
 )
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import parse_note
-from oharness.tools.workspace import Workspace
 
 
 def _file(path: str) -> str:

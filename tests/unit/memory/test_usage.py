@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import StorageError
-from oharness.tools.usage import UsageLog
+from oharness.memory.usage import UsageLog
 from oharness.types import Scope
 
 
@@ -91,7 +91,7 @@ def test_a_failed_write_shows_what_is_on_disk(
         raise OSError(5, "Input/output error")
 
     for failing, on_disk in ((fail_before, 1), (fail_after, 2)):
-        monkeypatch.setattr("oharness.tools.usage.atomic_write", failing)
+        monkeypatch.setattr("oharness.memory.usage.atomic_write", failing)
         with pytest.raises(StorageError, match="could not record recall usage"):
             usage.record("project:p1", ["a"])
         assert seen.pop() == on_disk

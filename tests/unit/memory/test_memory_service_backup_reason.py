@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def test_an_update_with_a_backup_reason_saves_the_replaced_version_first(

@@ -16,11 +16,11 @@ from typing import Final, Literal
 
 from oharness.errors import ConflictError, OHarnessError
 from oharness.importers.source import Draft, Reading, Skip
+from oharness.memory.memory_service import MemoryService
 from oharness.notes.format import Note
 from oharness.notes.ids import check_type, clean_body, clean_summary, clean_tags, generate_id
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore
-from oharness.tools.service import MemoryService
 from oharness.types import Clock, HexSource, Scope, default_scope_for, parse_scope
 
 Outcome = Literal["imported", "would import", "skipped", "refused"]

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Final
 
+from oharness.memory.conflict_marks import conflict_line
+from oharness.memory.results import ListingItem
 from oharness.notes.quoting import STORED_DATA, quote
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
-from oharness.tools.conflict_marks import conflict_line
-from oharness.tools.results import ListingItem
 from oharness.types import Scope
 
 HEADING: Final = "# Memory"

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oharness.memory.memory_service import MemoryService
 from oharness.notes.ids import MAX_SUMMARY_CHARS
 from oharness.notes.invisible import invisible_problem
 from oharness.notes.loose import LooseFile, find_loose_files
 from oharness.notes.secrets import find_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.notes.tempfiles import is_own_temp_name
-from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES
 
 #: Finding kinds that are information, not problems (a dangling link is usually intended).

@@ -34,7 +34,7 @@ from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:
-    from oharness.tools.workspace import Workspace
+    from oharness.memory.workspace import Workspace
 
 OLD_SERVER = "the sync server is older than this client: upgrade the server first"
 #: How long a verified identity (account and protocols) is trusted before it is read again.

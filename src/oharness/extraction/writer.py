@@ -25,7 +25,7 @@ from oharness.extraction.plan import (
     new_references,
     rewrite_links,
 )
-from oharness.tools.service import UNSET, MemoryService
+from oharness.memory.memory_service import UNSET, MemoryService
 from oharness.types import Scope
 
 log = logging.getLogger(__name__)

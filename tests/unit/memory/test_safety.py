@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import SecretError, UnavailableError, ValidationError
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.workspace import Workspace, open_workspace
 
 AWS_KEY = "AKIAZ7X2Q4N8PLM3RTV5"
 JWT = (
@@ -161,10 +161,10 @@ def _hand_written_credential(workspace: Workspace) -> str:
 
 
 def test_what_goes_to_a_model_has_credentials_replaced_by_a_marker(workspace: Workspace) -> None:
+    from oharness.memory.attach import recall_for_message
+    from oharness.memory.prompt import render_index
+    from oharness.memory.tools import call_tool
     from oharness.notes.secrets import MODEL_MARKER
-    from oharness.tools.attach import recall_for_message
-    from oharness.tools.definitions import call_tool
-    from oharness.tools.prompt import render_index
 
     note_id = _hand_written_credential(workspace)
     service = workspace.service
@@ -184,7 +184,7 @@ def test_what_goes_to_a_model_has_credentials_replaced_by_a_marker(workspace: Wo
 
 
 def test_doctor_names_a_hand_written_credential_without_its_value(workspace: Workspace) -> None:
-    from oharness.tools.doctor import diagnose
+    from oharness.memory.doctor import diagnose
 
     _hand_written_credential(workspace)
     report = diagnose(workspace.service, [])
@@ -245,8 +245,8 @@ def test_two_writers_in_the_same_millisecond_never_share_a_backup(tmp_path: Path
 
 
 def test_tools_take_scope_prefixed_ids_as_the_index_prints_them(workspace: Workspace) -> None:
-    from oharness.tools.definitions import call_tool
-    from oharness.tools.prompt import render_index
+    from oharness.memory.prompt import render_index
+    from oharness.memory.tools import call_tool
 
     note = workspace.service.remember("Prefers terse answers", "Code first.", type="user")
     assert f"(user:{note.id})" in render_index(workspace.service.all_notes(), 4000)
@@ -269,9 +269,9 @@ AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
 
 
 def test_a_credential_is_redacted_before_the_body_or_snippet_is_cut(workspace: Workspace) -> None:
+    from oharness.memory.attach import render_note
+    from oharness.memory.scope_recall import snippet
     from oharness.notes.secrets import MODEL_MARKER
-    from oharness.tools.attach import render_note
-    from oharness.tools.scope_recall import snippet
 
     note = workspace.service.remember("CI notes", "Deploys run from CI.")
     path = Path(note.path)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from oharness.fsio import make_directory
-from oharness.tools.definitions import call_tool
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.tools import call_tool
+from oharness.memory.workspace import Workspace, open_workspace
 
 
 def _workspace(tmp_path: Path) -> tuple[Workspace, str, Path]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from oharness.errors import ValidationError
-from oharness.tools.note_filter import EVERY_NOTE, NoteFilter
-from oharness.tools.workspace import Workspace
+from oharness.memory.note_filter import EVERY_NOTE, NoteFilter
+from oharness.memory.workspace import Workspace
 
 
 def _seed(workspace: Workspace) -> dict[str, str]:

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oharness.errors import OHarnessError
+from oharness.memory.conflict_marks import WAITING, waiting_conflicts
+from oharness.memory.usage import UsageLog
 from oharness.notes.secrets import MODEL_MARKER, redact_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.settings import RecallSettings
-from oharness.tools.conflict_marks import WAITING, waiting_conflicts
-from oharness.tools.usage import UsageLog
 from oharness.types import SCOPES, Clock, Scope
 
 if TYPE_CHECKING:  # numpy and the stemmers load only when a command actually recalls

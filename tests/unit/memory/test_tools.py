@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oharness.tools.definitions import anthropic_tools, call_tool, openai_tools, tool_definitions
-from oharness.tools.workspace import Workspace
+from oharness.memory.tools import anthropic_tools, call_tool, openai_tools, tool_definitions
+from oharness.memory.workspace import Workspace
 
 
 def test_definitions_are_json_and_shaped_for_both_apis() -> None:

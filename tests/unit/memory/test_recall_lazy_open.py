@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from oharness.memory.attach import recall_for_message
+from oharness.memory.scope_recall import MemoryRecall
+from oharness.memory.workspace import Workspace
 from oharness.notes import note_cache
 from oharness.notes.format import Note, parse_note, parse_note_bytes, serialise_note
-from oharness.tools.attach import recall_for_message
-from oharness.tools.scope_recall import MemoryRecall
-from oharness.tools.workspace import Workspace
 
 OpenWorkspace = Callable[..., Workspace]
 MESSAGE = "How many gears does the widget number 7 gearbox have?"

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from oharness.errors import ConflictError, NoteFormatError, StorageError
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.results import RestoreResult
 from oharness.notes.backups import BackupRecord
 from oharness.notes.format import Note, parse_note_bytes
-from oharness.tools.results import RestoreResult
-from oharness.tools.service import MemoryService
 from oharness.types import Scope, default_scope_for
 
 #: How many backups the Memory page lists (spec 11).

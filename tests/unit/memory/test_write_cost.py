@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes import note_cache
 from oharness.notes.format import parse_note_bytes, serialise_note_bytes
-from oharness.tools.workspace import Workspace, open_workspace
 
 
 def _recalled_ids(workspace: Workspace, query: str) -> list[str]:
