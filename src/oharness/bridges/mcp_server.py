@@ -1,7 +1,7 @@
 """The memory tools as an MCP server over stdio (the official ``mcp`` SDK, low-level API).
 
 The low-level server is used so that the tools' input schemas are exactly the built-in ones
-(``tools.definitions``) and every call goes through the same ``call_tool`` dispatcher: the same
+(``oharness.memory.tools``) and every call goes through the same ``call_tool`` dispatcher: the same
 checks, refusals and backups. A refusal comes back as a tool error (``isError``) carrying the
 refusal's code and message. ``forget`` is marked ``destructiveHint`` and, before it runs, asks
 the person through MCP elicitation; a client that cannot ask gets a refusal unless the server
