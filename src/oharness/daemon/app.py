@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from oharness import __version__
 from oharness.daemon.auth import DaemonAuth, load_or_create_token
+from oharness.daemon.background.note_watch import NoteWatcher
 from oharness.daemon.errors import ApiError
 from oharness.daemon.guards import (
     MAX_BODY_BYTES,
@@ -23,15 +24,14 @@ from oharness.daemon.guards import (
     declared_length,
     with_security_headers,
 )
-from oharness.daemon.openapi import finish_document
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
-from oharness.daemon.page.watch import NoteWatcher
-from oharness.daemon.recall_route import RecallFastPath, add_recall_paths, recall_target
-from oharness.daemon.routes import api_router
-from oharness.daemon.routes_memory import memory_router
-from oharness.daemon.routes_notes import notes_router
-from oharness.daemon.routes_sync import sync_router
+from oharness.daemon.routes.memory import memory_router
+from oharness.daemon.routes.notes import notes_router
+from oharness.daemon.routes.openapi import finish_document
+from oharness.daemon.routes.recall import RecallFastPath, add_recall_paths, recall_target
+from oharness.daemon.routes.sync import sync_router
+from oharness.daemon.routes.workspaces import workspaces_router
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonOptions, DaemonState
 
@@ -82,7 +82,7 @@ class DaemonApp(FastAPI):
     """FastAPI, with the two recall routes answered in front of its middleware stack.
 
     A hook waits for a recall on every prompt: those requests go through the auth checks and
-    :class:`~oharness.daemon.recall_route.RecallFastPath` only, not through the framework's
+    :class:`~oharness.daemon.routes.recall.RecallFastPath` only, not through the framework's
     error, telemetry and body-limit layers; every other request takes the usual way. Every
     answer, whichever way it came, carries the security headers
     (:data:`~oharness.daemon.guards.SECURITY_HEADERS`).
@@ -136,7 +136,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     state.open_default()
     app.include_router(memory_router())
     app.include_router(notes_router())
-    app.include_router(api_router())
+    app.include_router(workspaces_router())
     app.include_router(sync_router())
     app.include_router(page_router())
     _install_error_handlers(app)

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from oharness.daemon.errors import ApiError
-from oharness.daemon.memory_tasks import MemoryTasks
-from oharness.daemon.tasks import TaskLane
+from oharness.daemon.tasks.lane import TaskLane
+from oharness.daemon.tasks.memory_tasks import MemoryTasks
 from oharness.errors import OHarnessError
 from oharness.harness.plugin_config import read_plugins_file
 from oharness.memory.workspace import Workspace

@@ -14,10 +14,10 @@ from sync_server_support import token_for
 from watch_support import Seconds, Walks
 
 from oharness.daemon import DaemonOptions, create_app
-from oharness.daemon.background import DaemonSync
+from oharness.daemon.background.folder_watch import FolderWatch
+from oharness.daemon.background.note_watch import NOTES_CHANGED, NoteWatcher
+from oharness.daemon.background.sync import DaemonSync
 from oharness.daemon.events import Subscription
-from oharness.daemon.folders import FolderWatch
-from oharness.daemon.page.watch import NOTES_CHANGED, NoteWatcher
 from oharness.daemon.state import DaemonState
 from oharness.memory.workspace import open_workspace, wall_clock_ms
 from oharness.project.paths import HomeLayout

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from oharness.daemon.folders import folder_signature
+from oharness.daemon.background.folder_watch import folder_signature
 
 
 def _note(folder: Path, name: str, text: str) -> Path:
@@ -52,9 +52,9 @@ def test_a_file_gone_between_listing_and_stat_is_left_out(
             raise FileNotFoundError(path)
         return real(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("oharness.daemon.folders.os.stat", vanishing)
-    monkeypatch.setattr("oharness.daemon.folders.os.lstat", vanishing)
-    monkeypatch.setattr("oharness.daemon.folders.os.supports_dir_fd", {vanishing})
+    monkeypatch.setattr("oharness.daemon.background.folder_watch.os.stat", vanishing)
+    monkeypatch.setattr("oharness.daemon.background.folder_watch.os.lstat", vanishing)
+    monkeypatch.setattr("oharness.daemon.background.folder_watch.os.supports_dir_fd", {vanishing})
     assert [name for name, _, _ in folder_signature(tmp_path)] == ["b-note.md"]
 
 
@@ -68,5 +68,6 @@ def test_without_stat_relative_to_a_folder_the_signature_is_the_same(
     _note(tmp_path, "a-note.md", "first")
     _note(tmp_path, "b-note.md", "second")
     expected = folder_signature(tmp_path)
-    monkeypatch.setattr("oharness.daemon.folders.os.supports_dir_fd", set())  # as on Windows
+    watch = "oharness.daemon.background.folder_watch"
+    monkeypatch.setattr(f"{watch}.os.supports_dir_fd", set())  # as on Windows
     assert folder_signature(tmp_path) == expected

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from watch_support import Seconds, Walks
 
-from oharness.daemon.folders import FolderWatch, Signature, folder_signature
-from oharness.daemon.notices import NOTIFICATIONS, FolderNotices, remote_file_system
+from oharness.daemon.background.folder_watch import FolderWatch, Signature, folder_signature
+from oharness.daemon.background.notices import NOTIFICATIONS, FolderNotices, remote_file_system
 
 WAIT = 10.0  # seconds at most for the OS to report a change (it takes about 0.1 s)
 

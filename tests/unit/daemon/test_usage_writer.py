@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 import pytest
 
-from oharness.daemon.usage_writer import UsageWriter
+from oharness.daemon.background.usage_writer import UsageWriter
 from oharness.errors import StorageError
 from oharness.memory.scope_recall import MemoryRecall, NoteKey
 from oharness.memory.workspace import Workspace
@@ -89,7 +89,7 @@ def test_a_failed_write_is_logged_and_the_next_batch_still_written(
 
     monkeypatch.setattr(recall._usage, "record", broken)
     writer.add(recall, [project])
-    with caplog.at_level(logging.ERROR, logger="oharness.daemon.usage_writer"):
+    with caplog.at_level(logging.ERROR, logger="oharness.daemon.background.usage_writer"):
         assert writer.flush() == 0
     assert "recall usage of 1 notes not recorded" in caplog.text
     assert "disk full" in caplog.text

@@ -22,10 +22,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from oharness.daemon.errors import ApiError
 from oharness.daemon.events import Event
 from oharness.daemon.guards import MAX_BODY_BYTES, body_too_large
-from oharness.daemon.routes_memory import probe_memory
+from oharness.daemon.routes.memory import probe_memory
+from oharness.daemon.routes.validation import MAX_TEXT_BYTES
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
-from oharness.daemon.validation import MAX_TEXT_BYTES
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.memory.attach import recall_for_message
 from oharness.memory.scope_recall import NoteKey
@@ -197,7 +197,7 @@ def _operation(name: str, parameters: list[dict[str, Any]]) -> dict[str, Any]:
         "operationId": name,
         "parameters": parameters,
         "requestBody": {"required": True, "content": {"application/json": {"schema": RECALL_BODY}}},
-        "responses": {},  # declared with every other route's (oharness.daemon.openapi)
+        "responses": {},  # declared with every other route's (oharness.daemon.routes.openapi)
     }
 
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from oharness.daemon.openapi_notes import NOTE_SCHEMAS
-from oharness.daemon.tasks import TASK_KINDS
+from oharness.daemon.routes.openapi_notes import NOTE_SCHEMAS
+from oharness.daemon.tasks.lane import TASK_KINDS
 
 _REF: Final = "#/components/schemas/"
 _STRING: Final = {"type": "string"}
@@ -176,7 +176,7 @@ def answers_for(method: str, path: str) -> Answers:
     for table_method, pattern, answers in TABLE:
         if table_method == method and re.fullmatch(pattern, path):
             return answers
-    raise LookupError(f"{method.upper()} {path} has no answers in oharness.daemon.openapi")
+    raise LookupError(f"{method.upper()} {path} has no answers in oharness.daemon.routes.openapi")
 
 
 def responses(answers: Answers) -> dict[str, Any]:

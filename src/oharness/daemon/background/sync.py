@@ -4,8 +4,8 @@
   hosted workspace's project notes and the user notes (registered once, however many
   workspaces share them).
 - It looks every ``poll_seconds`` (1 s; on the daemon's one folder-watching thread,
-  :class:`~oharness.daemon.folders.FolderWatch`, which walks each folder once a tick for
-  every watcher) at: the sign-in (origin and token in
+  :class:`~oharness.daemon.background.folder_watch.FolderWatch`, which walks each folder once a
+  tick for every watcher) at: the sign-in (origin and token in
   ``cloud.json``/``credentials.json``) — folders are scheduled once signed in and dropped on
   sign-out, so a sign-in is noticed within seconds without a restart; each folder's listing
   (names, sizes, mtimes), so a note written by the CLI, ``oharness chat`` or an editor is
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import httpx2
 
-from oharness.daemon.abortable import AbortableHttp
+from oharness.daemon.background.abortable import AbortableHttp
+from oharness.daemon.background.folder_watch import Signature, folder_signature
 from oharness.daemon.events import Event, EventBus
-from oharness.daemon.folders import Signature, folder_signature
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop, SyncTiming, directory_key

@@ -1,4 +1,4 @@
-"""The schemas of the notes routes' answers (``routes_notes``), for the OpenAPI document.
+"""The schemas of the notes routes' answers (:mod:`.notes`), for the OpenAPI document.
 
 Each mirrors a library result's ``to_dict``: ``ListingItem``, ``SearchHit``, ``NoteView`` with
 its ``LinkView`` links, ``BackupRecord`` with the listing's comparison. Keys that only appear

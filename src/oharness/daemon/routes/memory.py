@@ -14,10 +14,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
 from oharness.daemon.errors import ApiError
+from oharness.daemon.routes.validation import CONTEXT_MODES, client_id_of, task_request
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
-from oharness.daemon.tasks import TASK_KINDS, TaskKind
-from oharness.daemon.validation import CONTEXT_MODES, client_id_of, task_request
+from oharness.daemon.tasks.lane import TASK_KINDS, TaskKind
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 
@@ -184,7 +184,7 @@ def capabilities(state: DaemonState) -> dict[str, Any]:
         "workspace_recall": {"since": "v1"},
         "workspaces": {"since": "v1"},
         "sync": {"since": "v1"},
-        # list, search and show notes; list and restore backups (routes_notes)
+        # list, search and show notes; list and restore backups (routes.notes)
         "workspace_memory_notes": {"since": "v1"},
         "workspace_memory_backups": {"since": "v1"},
     }

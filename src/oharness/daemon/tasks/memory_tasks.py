@@ -24,7 +24,7 @@ forget
     the whole task (``forget_failed``), nothing deleted: the query must be narrower.
 dream
     Runs the review's same-topic merges with concatenated drafts through a :class:`Dreamer`
-    (``oharness serve`` installs :class:`oharness.daemon.dream.ReviewDreamer`); a daemon built
+    (``oharness serve`` installs :class:`oharness.daemon.tasks.dream.ReviewDreamer`); a daemon built
     without one fails the task ``dream_failed`` and does not advertise the capability.
 """
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol, cast
 
 from oharness.daemon.errors import TaskFailure
-from oharness.daemon.tasks import CancelToken, Task, TaskOutcome
+from oharness.daemon.tasks.lane import CancelToken, Task, TaskOutcome
 from oharness.errors import NotFoundError, OHarnessError, ValidationError
 from oharness.memory.memory_service import MemoryService
 from oharness.memory.workspace import Workspace

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from oharness.capture.extraction_pass import CaptureJob
 from oharness.daemon.errors import ApiError
 from oharness.daemon.guards import MAX_BODY_BYTES, read_capped
-from oharness.daemon.tasks import TaskKind
+from oharness.daemon.tasks.lane import TaskKind
 
 __all__ = ["MAX_BODY_BYTES", "MAX_TEXT_BYTES", "TaskRequest", "read_object", "task_request"]
 

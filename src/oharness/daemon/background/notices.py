@@ -1,7 +1,7 @@
 """Which hosted folders changed since their last walk, from the OS's file notifications.
 
-The daemon's folder watch (:mod:`oharness.daemon.folders`) compares each hosted folder's
-listing once a second; walking a folder of 5,000 notes costs about 12 ms of CPU, and a walk
+The daemon's folder watch (:mod:`oharness.daemon.background.folder_watch`) compares each hosted
+folder's listing once a second; walking a folder of 5,000 notes costs about 12 ms of CPU, and a walk
 that lands during a recall request adds its time to that request. :class:`FolderNotices`
 keeps one OS watch per folder (inotify on Linux, FSEvents on macOS, ReadDirectoryChangesW on
 Windows, through ``watchfiles``) and tells the folder watch to walk a folder only when the OS

@@ -1,4 +1,4 @@
-"""Events, workspaces and the page's sign-in (spec 10, 10.2); recall is in ``recall_route``."""
+"""Workspaces, the event stream and the page's sign-in (spec 10, 10.2)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from oharness.daemon.auth import COOKIE_NAME
 from oharness.daemon.errors import ApiError
 from oharness.daemon.page.signin import signed_in
-from oharness.daemon.routes_memory import state_of
-from oharness.daemon.validation import read_object
+from oharness.daemon.routes.memory import state_of
+from oharness.daemon.routes.validation import read_object
 from oharness.project.paths import HomeLayout
 from oharness.project.used import forget_folder
 
@@ -21,7 +21,7 @@ def _json_body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
-def api_router() -> APIRouter:
+def workspaces_router() -> APIRouter:
     router = APIRouter()
 
     @router.get("/events")

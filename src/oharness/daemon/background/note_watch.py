@@ -3,8 +3,8 @@
 The daemon knows its own writes (tasks, the page, sync pulls publish ``memory_changed``), but
 not a ``remember`` from the CLI, another agent or an editor. The watcher looks at every hosted
 folder's listing (names, sizes, mtimes) every ``interval`` seconds — walked on the daemon's one
-folder-watching thread (:class:`~oharness.daemon.folders.FolderWatch`), once a tick for it and
-background sync together — and, while anyone listens on
+folder-watching thread (:class:`~oharness.daemon.background.folder_watch.FolderWatch`), once a
+tick for it and background sync together — and, while anyone listens on
 ``/events``, publishes ``notes_changed`` ``{"scope", "source": "files"}`` for a folder that
 changed: for the project scope with its workspace, for the user scope (shared by every
 workspace) with none, so every page hears it. Its own event type, not ``memory_changed``: the
@@ -25,20 +25,35 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
-from oharness.daemon.events import Event, Subscription
-from oharness.daemon.folders import Signature, folder_signature
-from oharness.daemon.state import DaemonState
+from oharness.daemon.background.folder_watch import FolderWatch, Signature, folder_signature
+from oharness.daemon.events import Event, EventBus, Subscription
+from oharness.daemon.workspaces import WorkspaceRegistry
 from oharness.types import Scope
 
 #: The watcher's event type.
 NOTES_CHANGED = "notes_changed"
 
 
+class WatchedDaemon(Protocol):
+    """What the watcher uses of the daemon's state (a :class:`~oharness.daemon.state.DaemonState`,
+    which builds the watcher and so cannot be imported here)."""
+
+    @property
+    def registry(self) -> WorkspaceRegistry: ...
+
+    @property
+    def folders(self) -> FolderWatch: ...
+
+    @property
+    def bus(self) -> EventBus: ...
+
+
 class NoteWatcher:
     """The page's watcher: :meth:`folders` and :meth:`observe` each tick of the folder watch."""
 
-    def __init__(self, state: DaemonState, interval: float) -> None:
+    def __init__(self, state: WatchedDaemon, interval: float) -> None:
         self._state = state
         self.interval = interval
         self._signatures: dict[Path, Signature] = {}

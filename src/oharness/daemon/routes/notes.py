@@ -24,8 +24,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
 from oharness.daemon.errors import ApiError
-from oharness.daemon.routes_memory import NOT_BLANK, state_of
-from oharness.daemon.validation import read_object
+from oharness.daemon.routes.memory import NOT_BLANK, state_of
+from oharness.daemon.routes.validation import read_object
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import (
     ConflictError,

@@ -12,10 +12,10 @@ from typing import Any, Final
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
-from oharness.daemon.background import DaemonSync
+from oharness.daemon.background.sync import DaemonSync
 from oharness.daemon.errors import ApiError
-from oharness.daemon.routes_memory import state_of
-from oharness.daemon.validation import MAX_TEXT_BYTES, read_object
+from oharness.daemon.routes.memory import state_of
+from oharness.daemon.routes.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
 from oharness.sync.actions import (

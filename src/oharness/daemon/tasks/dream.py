@@ -1,6 +1,6 @@
 """The daemon's dream task (spec 10.1): review's same-topic merges, concatenated drafts.
 
-:class:`ReviewDreamer` is the :class:`~oharness.daemon.memory_tasks.Dreamer` that
+:class:`ReviewDreamer` is the :class:`~oharness.daemon.tasks.memory_tasks.Dreamer` that
 ``oharness serve`` installs. One dream:
 
 1. reads the review of every available scope (project first, then user) and takes its
@@ -34,8 +34,8 @@ from typing import Any
 
 import httpx2
 
-from oharness.daemon.memory_tasks import DreamOutcome
-from oharness.daemon.tasks import CancelToken, TaskCancelled
+from oharness.daemon.tasks.lane import CancelToken, TaskCancelled
+from oharness.daemon.tasks.memory_tasks import DreamOutcome
 from oharness.errors import OHarnessError
 from oharness.memory.workspace import Workspace
 from oharness.review.findings import Finding

@@ -1,16 +1,17 @@
 """One look at the hosted notes folders per tick, shared by everything that watches them.
 
 Two parts of the daemon watch the same folders for notes written by other processes (the CLI,
-``oharness chat``, an editor): background sync (:mod:`oharness.daemon.background`), to upload
-them, and the Memory page's note watcher (:mod:`oharness.daemon.page.watch`), to show them. A
+``oharness chat``, an editor): background sync (:mod:`oharness.daemon.background.sync`), to
+upload them, and the Memory page's note watcher (:mod:`oharness.daemon.background.note_watch`),
+to show them. A
 :class:`FolderWatch` runs one thread for both: each tick it asks every watcher that is due
 which folders it wants, walks each folder once (one listing, an ``lstat`` per note file) and
 hands every such watcher the signatures of its folders. Each watcher keeps its own interval
 (a tick comes as often as the most frequent one needs) and its own idea of what changed.
 
-With :class:`~oharness.daemon.notices.FolderNotices` (the daemon's default) a folder is walked
-only when the OS notified a change in it since its last walk (or its rescan is due); otherwise
-the tick hands on the signature of its last walk, which is then still the folder's.
+With :class:`~oharness.daemon.background.notices.FolderNotices` (the daemon's default) a folder
+is walked only when the OS notified a change in it since its last walk (or its rescan is due);
+otherwise the tick hands on the signature of its last walk, which is then still the folder's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from oharness.daemon.notices import NOTIFICATIONS, FolderNotices
+from oharness.daemon.background.notices import NOTIFICATIONS, FolderNotices
 
 log = logging.getLogger(__name__)
 #: A folder's note files: (name, size, mtime in ns), sorted.

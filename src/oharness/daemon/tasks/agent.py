@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from oharness.daemon.errors import TaskFailure
-from oharness.daemon.memory_tasks import MemoryTasks
-from oharness.daemon.tasks import Task, TaskOutcome
+from oharness.daemon.tasks.lane import Task, TaskOutcome
+from oharness.daemon.tasks.memory_tasks import MemoryTasks
 from oharness.errors import OHarnessError
 from oharness.harness.message import Message, ToolCall
 from oharness.harness.model import CancelToken as ModelCancelToken
