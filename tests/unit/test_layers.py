@@ -188,6 +188,40 @@ def test_a_planted_violation_is_caught(kind: str, pristine_copy: Path, tmp_path:
     assert named in output, output
 
 
+#: (file under src/oharness, lines appended, the package whose parts then import each other, the
+#: two parts the contract names)
+CIRCLES = {
+    "two modules of one package": (
+        "notes/format.py",
+        "from oharness.notes import store",
+        "oharness.notes",
+        (".format", ".store"),
+    ),
+    "in a function body, between a room and its house": (
+        "daemon/events.py",
+        "def _circle() -> object:\n    from oharness.daemon.state import DaemonState\n"
+        "    return DaemonState",
+        "oharness.daemon",
+        (".events", ".state"),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CIRCLES))
+def test_a_planted_import_circle_is_caught(kind: str, pristine_copy: Path, tmp_path: Path) -> None:
+    relative, lines, package, parts = CIRCLES[kind]
+    repo = tmp_path / "repo"
+    shutil.copytree(pristine_copy, repo)
+    target = repo / "src" / "oharness" / relative
+    target.write_text(target.read_text(encoding="utf-8") + "\n" + lines + "\n", encoding="utf-8")
+    result = _lint(repo)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"{kind} went unnoticed:\n{output}"
+    assert "No import circles between the modules and packages of any package BROKEN" in output
+    assert f"No cycles are allowed in {package}." in output, output
+    assert all(part in output for part in parts), output
+
+
 def test_a_package_missing_from_the_table_is_caught(pristine_copy: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(pristine_copy, repo)

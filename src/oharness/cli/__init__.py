@@ -7,5 +7,6 @@
   import and export, ``extract`` with ``extract_run``), ``project``, ``sync`` (login, logout,
   sync), ``sync_server``, ``chat`` (with ``chat_run``), ``serve``, ``demo``, ``mcp``,
   ``integrate``, ``doctor``, ``setup`` (with ``setup_steps``, ``setup_capture``,
-  ``installation``, ``user_service``), ``hook`` (with ``capture_run``).
+  ``installation``, ``user_service``), ``hook`` (with ``capture_run``; ``hook_log``, the hook
+  log both write to).
 """

@@ -102,7 +102,7 @@ class WorkspaceCapturer:
 
 def run_capture_command(home: str, job_text: str) -> int:
     """``oharness hook capture-run JOB``: 0, or 1 with the reason in the hook log."""
-    from oharness.cli.hook import log_failure
+    from oharness.cli.hook_log import log_failure
     from oharness.memory.workspace import open_workspace
 
     try:
