@@ -17,7 +17,7 @@ from oharness.daemon.background.following import ProjectFollower
 from oharness.daemon.background.notices import FolderNotices
 from oharness.daemon.background.sync import FOLLOW_SECONDS, DaemonSync
 from oharness.daemon.background.usage_writer import WINDOW_SECONDS, UsageWriter
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
 from oharness.daemon.tasks.lane import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
 from oharness.daemon.tasks.memory_tasks import Capturer, Dreamer, MemoryTasks
@@ -146,7 +146,7 @@ class DaemonState:
         if project is None or project.identity is None:
             workspace.close()
             reason = project.refused if project is not None and project.refused else None
-            raise ApiError(
+            raise DaemonApiError(
                 400,
                 "invalid_path",
                 f"{path} cannot be a workspace: "

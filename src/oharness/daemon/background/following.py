@@ -18,7 +18,7 @@ import os
 import threading
 from pathlib import Path
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.workspaces import WorkspaceRegistry
 from oharness.errors import OHarnessError
 from oharness.project.paths import HomeLayout
@@ -59,7 +59,7 @@ class ProjectFollower:
             return False
         try:
             _, added = self._registry.register(root, home=self._layout.home, create=False)
-        except ApiError as exc:
+        except DaemonApiError as exc:
             if exc.code in _GONE:
                 forget_used(used)
                 return False

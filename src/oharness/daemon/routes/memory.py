@@ -13,7 +13,7 @@ from typing import Any, Final
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.routes.validation import CONTEXT_MODES, client_id_of, task_request
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonState
@@ -92,11 +92,11 @@ def probe_memory(hosted: DaemonWorkspace, kind: str) -> None:
     except OHarnessError as exc:
         message = sanitise_details(exc.message)
         log.warning("memory availability probe failed: %s", message)
-        raise ApiError(
+        raise DaemonApiError(
             500, f"{kind}_failed", f"cannot tell whether memory is on: {message}"
         ) from exc
     if not enabled:
-        raise ApiError(
+        raise DaemonApiError(
             409,
             "managed_memory_unavailable",
             "the memory plugin is switched off (plugins.json); switch it on to use memory tasks",
@@ -124,7 +124,9 @@ def _get(request: Request, kind: TaskKind, task_id: str, project_id: str | None)
     client_id = client_id_of(request)
     task = hosted.lane.get(kind, task_id, client_id)
     if task is None:
-        raise ApiError(404, f"{kind}_task_not_found", f"no {kind} task {task_id!r} for this client")
+        raise DaemonApiError(
+            404, f"{kind}_task_not_found", f"no {kind} task {task_id!r} for this client"
+        )
     return JSONResponse(task.snapshot())
 
 

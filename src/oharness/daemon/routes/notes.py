@@ -23,7 +23,7 @@ from typing import Any, Final
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.routes.memory import NOT_BLANK, state_of
 from oharness.daemon.routes.validation import read_object
 from oharness.daemon.workspaces import DaemonWorkspace
@@ -105,27 +105,27 @@ _API_HINTS: Final = (
 )
 
 
-def _refusal(exc: OHarnessError, not_found: str) -> ApiError:
+def _refusal(exc: OHarnessError, not_found: str) -> DaemonApiError:
     """A library error as the daemon's refusal: the status its kind calls for, a stable code."""
     for model_hint, api_hint in _API_HINTS:
         exc.message = exc.message.replace(model_hint, api_hint)
     if isinstance(exc, NotFoundError):
-        return ApiError(404, not_found, exc.message)
+        return DaemonApiError(404, not_found, exc.message)
     if isinstance(exc, ValidationError):
-        return ApiError(400, f"invalid_{exc.details.get('field') or 'request'}", exc.message)
+        return DaemonApiError(400, f"invalid_{exc.details.get('field') or 'request'}", exc.message)
     if isinstance(exc, ConflictError):
-        return ApiError(409, str(exc.details.get("reason") or "note_ambiguous"), exc.message)
+        return DaemonApiError(409, str(exc.details.get("reason") or "note_ambiguous"), exc.message)
     if isinstance(exc, NoteFormatError):
-        return ApiError(409, "note_unreadable", exc.message)
+        return DaemonApiError(409, "note_unreadable", exc.message)
     if isinstance(exc, UnavailableError | LimitError):
-        return ApiError(409, exc.code, exc.message)
-    return ApiError(500, "memory_failed", f"{exc.message}; nothing was changed")
+        return DaemonApiError(409, exc.code, exc.message)
+    return DaemonApiError(500, "memory_failed", f"{exc.message}; nothing was changed")
 
 
 def _text_param(request: Request, name: str, most: int, code: str) -> str | None:
     value = request.query_params.get(name)
     if value is not None and len(value) > most:
-        raise ApiError(400, code, f"{name} is {len(value)} characters; at most {most}")
+        raise DaemonApiError(400, code, f"{name} is {len(value)} characters; at most {most}")
     return value
 
 
@@ -136,7 +136,7 @@ def _int_param(request: Request, name: str, default: int, least: int, most: int 
     value = int(raw) if _INTEGER.fullmatch(raw) else least - 1
     if value < least or (most is not None and value > most):
         bounds = f"from {least}" + (f" to {most}" if most is not None else " up")
-        raise ApiError(400, f"invalid_{name}", f"{name} must be a whole number {bounds}")
+        raise DaemonApiError(400, f"invalid_{name}", f"{name} must be a whole number {bounds}")
     return value
 
 
@@ -144,7 +144,9 @@ def _filters(request: Request) -> NoteFilter:
     params = request.query_params
     for name in ("scope", "type"):
         if params.get(name) == "":  # left out, not empty: an empty value is a mistake
-            raise ApiError(400, f"invalid_{name}", f"{name} is empty: give a value or leave it out")
+            raise DaemonApiError(
+                400, f"invalid_{name}", f"{name} is empty: give a value or leave it out"
+            )
     try:
         return NoteFilter.of(params.get("scope"), params.get("type"), params.get("tag"))
     except ValidationError as exc:
@@ -156,7 +158,9 @@ def _scope(request: Request) -> Scope | None:
     if value is None:
         return None
     if value not in SCOPES:
-        raise ApiError(400, "invalid_scope", "scope must be 'project' or 'user' (or left out)")
+        raise DaemonApiError(
+            400, "invalid_scope", "scope must be 'project' or 'user' (or left out)"
+        )
     return "user" if value == "user" else "project"
 
 
@@ -188,7 +192,7 @@ async def list_notes(request: Request, project_id: str | None) -> Response:
 async def search_notes(request: Request, project_id: str | None) -> Response:
     query = _text_param(request, "q", MAX_QUERY_CHARS, "invalid_query")
     if query is None or not query.strip():
-        raise ApiError(400, "invalid_query", "q is required: the words to search for")
+        raise DaemonApiError(400, "invalid_query", "q is required: the words to search for")
     filters = _filters(request)
     limit = _int_param(request, "limit", 10, 1, MAX_SEARCH)
 
@@ -202,7 +206,7 @@ async def search_notes(request: Request, project_id: str | None) -> Response:
 async def show_note(request: Request, project_id: str | None, note_id: str) -> Response:
     scope = _scope(request)
     if not ID_PATTERN.fullmatch(note_id):
-        raise ApiError(
+        raise DaemonApiError(
             400,
             "invalid_id",
             f"{note_id[:200]!r} is not a note id (letters, digits, '-' and '_'; at most 128); "
@@ -242,7 +246,7 @@ async def restore(request: Request, project_id: str | None, backup_id: str) -> R
     data = await read_object(request, "invalid_restore")
     confirmed = data.get("confirmed", False)
     if not isinstance(confirmed, bool):
-        raise ApiError(400, "invalid_restore", "confirmed must be true or false")
+        raise DaemonApiError(400, "invalid_restore", "confirmed must be true or false")
     state = state_of(request)
     hosted: DaemonWorkspace = state.workspace_for(project_id)
     try:
@@ -251,7 +255,7 @@ async def restore(request: Request, project_id: str | None, backup_id: str) -> R
         )
     except ConflictError as exc:
         if exc.details.get("reason") == "replaces_newer":
-            raise ApiError(
+            raise DaemonApiError(
                 409,
                 "replaces_newer",
                 f"{exc.message.removesuffix(': confirm to restore')}: send "
@@ -259,7 +263,7 @@ async def restore(request: Request, project_id: str | None, backup_id: str) -> R
             ) from exc
         raise _refusal(exc, "backup_not_found") from exc
     except ValidationError as exc:  # taken from another project's folder: restore it there
-        raise ApiError(409, "backup_elsewhere", exc.message) from exc
+        raise DaemonApiError(409, "backup_elsewhere", exc.message) from exc
     except OHarnessError as exc:
         raise _refusal(exc, "backup_not_found") from exc
     if result.changed:

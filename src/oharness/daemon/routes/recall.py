@@ -19,7 +19,7 @@ from typing import Any, Final
 import msgspec
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.events import Event
 from oharness.daemon.guards import MAX_BODY_BYTES, body_too_large
 from oharness.daemon.routes.memory import probe_memory
@@ -67,13 +67,13 @@ def _exclusions(value: object) -> list[NoteKey | str]:
     if value is None:
         return []
     if not isinstance(value, list) or len(value) > MAX_EXCLUDE:
-        raise ApiError(
+        raise DaemonApiError(
             400, "invalid_exclude", f"exclude must be a list of at most {MAX_EXCLUDE} ids"
         )
     found: list[NoteKey | str] = []
     for item in value:
         if not isinstance(item, str) or len(item) > 200:
-            raise ApiError(400, "invalid_exclude", "each exclude item is an id or 'scope:id'")
+            raise DaemonApiError(400, "invalid_exclude", "each exclude item is an id or 'scope:id'")
         scope, sep, note_id = item.partition(":")
         if sep and scope == "project":
             found.append(("project", note_id))
@@ -87,20 +87,20 @@ def _exclusions(value: object) -> list[NoteKey | str]:
 def _message(data: dict[str, Any]) -> str:
     message = data.get("message")
     if not isinstance(message, str):
-        raise ApiError(400, "invalid_message", "message is required and must be a string")
+        raise DaemonApiError(400, "invalid_message", "message is required and must be a string")
     try:
         too_long = len(message.encode("utf-8")) > MAX_TEXT_BYTES
     except UnicodeEncodeError as exc:
-        raise ApiError(400, "invalid_message", "message is not valid Unicode text") from exc
+        raise DaemonApiError(400, "invalid_message", "message is not valid Unicode text") from exc
     if too_long:
-        raise ApiError(400, "invalid_message", f"message is over {MAX_TEXT_BYTES} bytes")
+        raise DaemonApiError(400, "invalid_message", f"message is over {MAX_TEXT_BYTES} bytes")
     return message
 
 
 def answer_recall(state: DaemonState, hosted: DaemonWorkspace, data: Any) -> dict[str, Any]:
     """The recall answer for one request body (already parsed JSON)."""
     if not isinstance(data, dict):
-        raise ApiError(400, "invalid_message", "the request body must be a JSON object")
+        raise DaemonApiError(400, "invalid_message", "the request body must be a JSON object")
     message = _message(data)
     exclude = _exclusions(data.get("exclude"))
     probe_memory(hosted, "recall")
@@ -126,7 +126,7 @@ async def _read_body(receive: Receive) -> bytes:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise ApiError(400, "invalid_message", "the client went away mid-request")
+            raise DaemonApiError(400, "invalid_message", "the client went away mid-request")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > MAX_BODY_BYTES:
@@ -142,7 +142,7 @@ def _parse(raw: bytes) -> Any:
     try:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, "invalid_message", "the request body is not valid JSON") from exc
+        raise DaemonApiError(400, "invalid_message", "the request body is not valid JSON") from exc
 
 
 async def _send_json(send: Send, status: int, payload: object) -> None:
@@ -174,12 +174,14 @@ class RecallFastPath:
             return
         try:
             if scope["method"] != "POST":
-                raise ApiError(405, "method_not_allowed", "this route does not take that method")
+                raise DaemonApiError(
+                    405, "method_not_allowed", "this route does not take that method"
+                )
             registry = self.state.registry
             hosted = registry.default if project_id is None else registry.get(project_id)
             data = _parse(await _read_body(receive))
             answer = answer_recall(self.state, hosted, data)
-        except ApiError as exc:
+        except DaemonApiError as exc:
             await _send_json(send, exc.status, {"error": exc.message, "code": exc.code})
             return
         except Exception as exc:  # the app's own handler would answer 500 the same way

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response
 
 from oharness.daemon.background.sync import DaemonSync
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.routes.memory import state_of
 from oharness.daemon.routes.validation import MAX_TEXT_BYTES, read_object
 from oharness.daemon.workspaces import DaemonWorkspace
@@ -41,7 +41,9 @@ RESOLVE_BODY = {
 def _sync(request: Request) -> DaemonSync:
     sync = state_of(request).sync
     if sync is None:
-        raise ApiError(409, "sync_unavailable", "background sync is not running in this daemon")
+        raise DaemonApiError(
+            409, "sync_unavailable", "background sync is not running in this daemon"
+        )
     return sync
 
 
@@ -68,15 +70,15 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
     data = await read_object(request, "invalid_resolution")
     keep, text, scope = data.get("keep"), data.get("text"), data.get("scope")
     if (keep is None) == (text is None):
-        raise ApiError(400, "invalid_resolution", "send exactly one of keep or text")
+        raise DaemonApiError(400, "invalid_resolution", "send exactly one of keep or text")
     if keep is not None and keep not in ("local", "cloud", "both"):
-        raise ApiError(400, "invalid_resolution", "keep must be local, cloud or both")
+        raise DaemonApiError(400, "invalid_resolution", "keep must be local, cloud or both")
     if text is not None and (
         not isinstance(text, str) or len(text.encode("utf-8", "replace")) > 2 * MAX_TEXT_BYTES
     ):
-        raise ApiError(400, "invalid_resolution", "text must be a note's text")
+        raise DaemonApiError(400, "invalid_resolution", "text must be a note's text")
     if scope is not None and scope not in ("project", "user"):
-        raise ApiError(400, "invalid_scope", "scope must be 'project' or 'user'")
+        raise DaemonApiError(400, "invalid_scope", "scope must be 'project' or 'user'")
     try:
         target = conflict_target(sync.service, sync.targets(hosted), note_id, scope)
         resolution = await asyncio.to_thread(
@@ -91,7 +93,7 @@ async def _resolve(request: Request, project_id: str | None, note_id: str) -> Re
             max_note_bytes=hosted.workspace.settings.memory.max_note_bytes,
         )
     except OHarnessError as exc:
-        raise ApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
+        raise DaemonApiError(409 if exc.code != "invalid" else 400, exc.code, exc.message) from exc
     # The next pass uploads it (sync wakes for the scope); subscribers hear memory_changed.
     state_of(request).changed(hosted, target.scope, "api")
     return JSONResponse(resolution_json(resolution))

@@ -11,7 +11,7 @@ from typing import Any, Final
 from starlette.requests import Request
 
 from oharness.capture.extraction_pass import CaptureJob
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.guards import MAX_BODY_BYTES, read_capped
 from oharness.daemon.tasks.lane import TaskKind
 
@@ -41,25 +41,27 @@ async def read_object(request: Request, code: str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, code, "the request body is not valid JSON") from exc
+        raise DaemonApiError(400, code, "the request body is not valid JSON") from exc
     if not isinstance(data, dict):
-        raise ApiError(400, code, "the request body must be a JSON object")
+        raise DaemonApiError(400, code, "the request body must be a JSON object")
     return data
 
 
 def _text(data: dict[str, Any], key: str, code: str) -> str:
     value = data.get(key)
     if not isinstance(value, str):
-        raise ApiError(400, code, f"{key} is required and must be a string")
+        raise DaemonApiError(400, code, f"{key} is required and must be a string")
     trimmed = value.strip()
     if not trimmed:
-        raise ApiError(400, code, f"{key} is empty")
+        raise DaemonApiError(400, code, f"{key} is empty")
     try:
         size = len(trimmed.encode("utf-8"))
     except UnicodeEncodeError as exc:  # a lone surrogate
-        raise ApiError(400, code, f"{key} is not valid Unicode text") from exc
+        raise DaemonApiError(400, code, f"{key} is not valid Unicode text") from exc
     if size > MAX_TEXT_BYTES:
-        raise ApiError(400, code, f"{key} is {size} bytes after trimming; at most {MAX_TEXT_BYTES}")
+        raise DaemonApiError(
+            400, code, f"{key} is {size} bytes after trimming; at most {MAX_TEXT_BYTES}"
+        )
     return trimmed
 
 
@@ -68,7 +70,9 @@ def _scope(data: dict[str, Any]) -> str | None:
     if value is None:
         return None
     if value not in ("project", "user"):
-        raise ApiError(400, "invalid_scope", "scope must be 'project' or 'user' (or left out)")
+        raise DaemonApiError(
+            400, "invalid_scope", "scope must be 'project' or 'user' (or left out)"
+        )
     return str(value)
 
 
@@ -78,7 +82,7 @@ def client_id_of(request: Request) -> str | None:
         value = request.headers.get(header)
         if value is not None:
             if not _CLIENT_ID.fullmatch(value):
-                raise ApiError(
+                raise DaemonApiError(
                     400,
                     "invalid_client_id",
                     "the client id must be 1-128 characters of A-Z a-z 0-9 . _ : -",
@@ -96,7 +100,7 @@ async def task_request(request: Request, kind: TaskKind) -> TaskRequest:
         if mode is None:
             mode = "workspace"
         if mode not in CONTEXT_MODES:
-            raise ApiError(
+            raise DaemonApiError(
                 400, "invalid_context_mode", "contextMode must be 'workspace' or 'clean'"
             )
         scope = _scope(data)
@@ -111,7 +115,7 @@ async def task_request(request: Request, kind: TaskKind) -> TaskRequest:
         try:
             job = CaptureJob.from_dict(data)
         except ValueError as exc:
-            raise ApiError(400, "invalid_capture", str(exc)) from exc
+            raise DaemonApiError(400, "invalid_capture", str(exc)) from exc
         return TaskRequest(kind, json.dumps(job.to_dict()), client_id_of(request))
     await read_object(request, "invalid_request")
     return TaskRequest(kind, "", client_id_of(request))

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from oharness.daemon.auth import COOKIE_NAME
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.page.signin import signed_in
 from oharness.daemon.routes.memory import state_of
 from oharness.daemon.routes.validation import read_object
@@ -79,10 +79,10 @@ def _workspace_routes(router: APIRouter) -> None:
         data = await read_object(request, "invalid_path")
         path = data.get("path")
         if not isinstance(path, str) or not path or "\x00" in path:
-            raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
+            raise DaemonApiError(400, "invalid_path", "path must be an absolute path to a folder")
         create = data.get("create", False)
         if not isinstance(create, bool):
-            raise ApiError(400, "invalid_path", "create must be true or false")
+            raise DaemonApiError(400, "invalid_path", "create must be true or false")
         hosted, added = state.registry.register(Path(path), home=state.options.home, create=create)
         return JSONResponse(hosted.describe(), status_code=201 if added else 200)
 

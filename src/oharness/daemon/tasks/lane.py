@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
 
-from oharness.daemon.errors import ApiError, TaskFailure
+from oharness.daemon.errors import DaemonApiError, TaskFailure
 from oharness.daemon.sanitize import sanitise_details
 from oharness.errors import OHarnessError
 from oharness.types import Clock
@@ -94,6 +94,8 @@ class CancelToken:
 
 
 class TaskCancelled(OHarnessError):
+    """A task cancelled before or while it ran (its outcome is ``cancelled``)."""
+
     code = "cancelled"
 
 
@@ -193,10 +195,10 @@ class TaskLane:
     def check_room(self, kind: TaskKind) -> None:
         """Refuse a new task when draining or at the limits (nothing is queued)."""
         if self.draining:
-            raise ApiError(503, "workspace_draining", "this workspace is being removed")
+            raise DaemonApiError(503, "workspace_draining", "this workspace is being removed")
         pending = self.pending()
         if len(pending) >= self.limits.pending:
-            raise ApiError(
+            raise DaemonApiError(
                 429,
                 "remember_queue_full",
                 f"{len(pending)} memory tasks are pending (the most there can be); poll them "
@@ -205,7 +207,7 @@ class TaskLane:
         if kind in MAINTENANCE:
             busy = sum(1 for task in pending if task.kind in MAINTENANCE)
             if busy >= self.limits.maintenance:
-                raise ApiError(
+                raise DaemonApiError(
                     429,
                     "remember_queue_full",
                     f"{busy} forget/dream/capture tasks are pending (the most there can be, so "
@@ -221,7 +223,7 @@ class TaskLane:
         context_mode: str | None = None,
         scope: str | None = None,
     ) -> Task:
-        """Queue a task (call from the event loop); raises :class:`ApiError` when refused."""
+        """Queue a task (call from the event loop); raises :class:`DaemonApiError` when refused."""
         self.check_room(kind)
         now = self._clock()
         self._evict(now)
