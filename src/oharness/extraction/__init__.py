@@ -9,7 +9,7 @@ proposes notes, which are written under untrusted-output rules.
 This package knows nothing of the harness: the triggers (run stop, compaction) live in
 :mod:`oharness.harness.extraction_trigger`. See docs/extraction.md.
 
-Modules: ``extract`` (one pass), ``conversation`` (what a pass reads), ``context`` (the
+Modules: ``extract`` (one pass), ``conversation`` (what a pass reads), ``shown_notes`` (the
 notes it is shown), ``prompt``, ``parse`` (the answer, as untrusted input), ``plan`` (what the
 model may touch, pure), ``writer`` (the plan written through the memory service), ``announce``.
 """

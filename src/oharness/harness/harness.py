@@ -42,8 +42,8 @@ from oharness.harness.plugin_config import (
 )
 from oharness.harness.plugin_host import EventSink, PluginHost, PluginProblem, RunEvent
 from oharness.harness.providers import Models
-from oharness.harness.run import RunResult, ToolOutcome, ToolRunner
 from oharness.harness.session import Session, new_session_id
+from oharness.harness.tool_runner import RunResult, ToolOutcome, ToolRunner
 from oharness.harness.transcript import SessionHeader, TranscriptStore
 from oharness.memory.memory_service import MemoryService
 from oharness.memory.workspace import Workspace, wall_clock_ms

@@ -10,7 +10,7 @@ Library API (values, for the CLI, the daemon and the page):
 - background consolidation: :mod:`oharness.review.consolidate`.
 
 Modules: ``review_service`` (:class:`ReviewService`, the I/O around the pure parts),
-``findings`` (the review list), ``topics`` (same-topic groups), ``paths`` (file paths a note
+``findings`` (the review list), ``topics`` (same-topic groups), ``missing_paths`` (file paths a note
 names), ``merge`` (the merge plan and writes, pure), ``drafting`` (the small model's draft),
 ``dismissals`` (dismissed findings, this machine only), ``consolidate`` (background
 consolidation).

@@ -19,8 +19,8 @@ from hostile_text import (
     plant,
 )
 
-from oharness.extraction.context import ShownNotes
 from oharness.extraction.prompt import build_request
+from oharness.extraction.shown_notes import ShownNotes
 from oharness.memory.attach import recall_for_message
 from oharness.memory.tools import call_tool
 from oharness.memory.workspace import Workspace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oharness.review.paths import missing_paths, referenced_paths
+from oharness.review.missing_paths import missing_paths, referenced_paths
 
 
 @pytest.mark.parametrize(
