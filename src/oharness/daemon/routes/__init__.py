@@ -1,8 +1,8 @@
 """The daemon's HTTP API (spec 10): one module of routes per capability, and their document.
 
-- ``memory`` — the sessionless memory task routes (remember, forget, recall-as-task, dream) and
-  ``/capabilities``; :func:`~oharness.daemon.routes.memory.state_of` is every route's handle on
-  the daemon's state;
+- ``memory`` — the sessionless memory task routes (submit and poll remember, forget, dream,
+  capture) and ``/capabilities``; :func:`~oharness.daemon.routes.memory.state_of` is every
+  route's handle on the daemon's state;
 - ``notes`` — notes, search, one note with its links, backups and restores;
 - ``sync`` — sync status, sync now, the switch and conflicts;
 - ``recall`` — the per-message recall endpoint for other harnesses' hooks, on a fast path;
