@@ -55,7 +55,7 @@ from starlette.routing import Route
 from oharness.bridges.prompt_hook import post_json
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.serve import warm_up
-from oharness.tools.attach import recall_for_message
+from oharness.memory.attach import recall_for_message
 
 
 def _percentiles(samples: list[float]) -> str:

@@ -35,9 +35,9 @@ from oharness.extraction import (
     parse_answer,
     run_extraction,
 )
-from oharness.extraction.context import select_notes
-from oharness.tools.attach import recall_for_message
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.extraction.shown_notes import select_notes
+from oharness.memory.attach import recall_for_message
+from oharness.memory.workspace import Workspace, open_workspace
 
 _SHOWN = re.compile(r'<note id="([^"]+)"')
 

@@ -29,9 +29,9 @@ import uvicorn
 from recall_corpus import synthetic_corpus
 
 from oharness.daemon import DaemonOptions, create_app
+from oharness.memory.usage import UsageLog
 from oharness.notes.format import serialise_note_bytes
 from oharness.project.paths import HomeLayout
-from oharness.tools.usage import UsageLog
 
 DAY_MS = 86_400_000
 NOW = 1_790_000_000_000

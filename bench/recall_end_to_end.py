@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _support import lay_out_corpus
 from recall_corpus import synthetic_messages
 
-from oharness.tools.attach import recall_for_message
-from oharness.tools.scope_recall import MemoryRecall
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.attach import recall_for_message
+from oharness.memory.scope_recall import MemoryRecall
+from oharness.memory.workspace import Workspace, open_workspace
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float, float]:

@@ -42,7 +42,7 @@ import json, sys, time
 start = time.perf_counter()
 cpu_start = time.process_time()
 from oharness.review import open_review
-from oharness.tools.workspace import open_workspace, wall_clock_ms
+from oharness.memory.workspace import open_workspace, wall_clock_ms
 imported = time.perf_counter()
 cpu_imported = time.process_time()
 from pathlib import Path
@@ -108,8 +108,8 @@ def cold(root: Path, home: Path) -> dict[str, float]:
 
 
 def warm(root: Path, home: Path, runs: int) -> tuple[float, int]:
+    from oharness.memory.workspace import open_workspace, wall_clock_ms
     from oharness.review import open_review
-    from oharness.tools.workspace import open_workspace, wall_clock_ms
 
     ws = open_workspace(root, home, register=False)
     review = open_review(ws, clock=wall_clock_ms)
@@ -123,8 +123,8 @@ def warm(root: Path, home: Path, runs: int) -> tuple[float, int]:
 
 
 def naive_pairs(root: Path, home: Path, sample: int) -> float:
+    from oharness.memory.workspace import open_workspace
     from oharness.recall.index import RecallIndex
-    from oharness.tools.workspace import open_workspace
 
     ws = open_workspace(root, home, register=False)
     index = RecallIndex()

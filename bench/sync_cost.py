@@ -29,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from storage_ops import run_backend
 
 from oharness.notes.store import NoteStore
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync import coordinator as coordinator_module
 from oharness.sync.coordinator import SyncCoordinator
 from oharness.sync.result import PassResult
-from oharness.sync.service import PassReport, SyncTarget
+from oharness.sync.sync_service import PassReport, SyncTarget
 
 HOUR = 3_600_000
 DAY = 24 * HOUR

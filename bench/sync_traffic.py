@@ -36,15 +36,15 @@ import httpx2
 import jwt
 from starlette.testclient import TestClient
 
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.format import Note, serialise_note_bytes
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
 from oharness.sync.scope_sync import ScopeSync
-from oharness.tools.workspace import Workspace, open_workspace
 
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
 ORIGIN = "http://sync.bench"

@@ -41,7 +41,7 @@ PROJECT_ID = "git-000000000000000000000000000000000write"
 _CHILD = """
 import json, os, statistics, sys, time
 from pathlib import Path
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 root, home, writes = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 scans = [0]

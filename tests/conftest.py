@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.workspace import Workspace, open_workspace
 
 # Helpers shared across test folders, imported by bare name (tests/support/*.py).
 _SUPPORT = str(Path(__file__).resolve().parent / "support")

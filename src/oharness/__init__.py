@@ -38,13 +38,13 @@ _ERRORS = (
     "ValidationError",
 )
 _EXPORTS = {
-    "open_workspace": "oharness.tools.workspace",
-    "Workspace": "oharness.tools.workspace",
-    "MemoryService": "oharness.tools.service",
-    "tool_definitions": "oharness.tools.definitions",
-    "openai_tools": "oharness.tools.definitions",
-    "anthropic_tools": "oharness.tools.definitions",
-    "call_tool": "oharness.tools.definitions",
+    "open_workspace": "oharness.memory.workspace",
+    "Workspace": "oharness.memory.workspace",
+    "MemoryService": "oharness.memory.memory_service",
+    "tool_definitions": "oharness.memory.tools",
+    "openai_tools": "oharness.memory.tools",
+    "anthropic_tools": "oharness.memory.tools",
+    "call_tool": "oharness.memory.tools",
     "AgentMemory": "oharness.harness.agent_memory",
     "AgentOptions": "oharness.harness.agent_memory",
     **dict.fromkeys(_ERRORS, "oharness.errors"),
@@ -95,11 +95,11 @@ if TYPE_CHECKING:  # what the table above imports, for type checkers and editors
         ValidationError,
     )
     from oharness.harness.agent_memory import AgentMemory, AgentOptions
-    from oharness.tools.definitions import (
+    from oharness.memory.memory_service import MemoryService
+    from oharness.memory.tools import (
         anthropic_tools,
         call_tool,
         openai_tools,
         tool_definitions,
     )
-    from oharness.tools.service import MemoryService
-    from oharness.tools.workspace import Workspace, open_workspace
+    from oharness.memory.workspace import Workspace, open_workspace

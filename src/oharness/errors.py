@@ -2,7 +2,9 @@
 
 Every error the library raises on purpose derives from :class:`OHarnessError`. Each carries a
 message that says what went wrong *and what to do about it*, plus structured fields for callers
-that want to react programmatically (``code`` is stable and documented).
+that want to react programmatically (``code`` is stable and documented). The tree lists every
+exception the library defines, with the module of those defined outside this one (a test holds
+the list to the code).
 
 Tree::
 
@@ -21,16 +23,34 @@ Tree::
     ├── PathSafetyError         a path would escape its directory
     ├── DaemonRefused           the local daemon answered a hook, but not 200 (``status``,
     │                           ``code``; also a ValueError; bridges.prompt_hook)
+    ├── DaemonError             the daemon refused an SDK request or could not be reached
+    │                           (``status``, 0 then; ``code``; sdk.client)
     ├── SyncError               the sync server refused a request or could not be reached
     │                           (``code``: the server's error code; ``retry_after`` seconds)
-    └── StorageError            the file system refused (permission, disk full, lock timeout)
-        ├── PreconditionFailed  an object store's conditional write lost: re-read and retry
-        └── StorageUnavailable  an object store cannot be reached or failed: retry later
+    ├── StorageError            the file system refused (permission, disk full, lock timeout)
+    │   ├── PreconditionFailed  an object store's conditional write lost: re-read and retry
+    │   └── StorageUnavailable  an object store cannot be reached or failed: retry later
+    ├── ModelError              a model provider failed (``status``, ``transient``;
+    │   │                       harness.model)
+    │   └── ModelCancelled      the model call was cancelled (harness.model)
+    ├── WrongKey                a passphrase or recovery key does not open the account's
+    │                           key envelope (sync.e2e)
+    ├── SealError               a sealed note cannot be opened: damaged, moved, or sealed
+    │                           with another key (sync.e2e)
+    │
+    │   internal to the sync server, never leaving it:
+    ├── SyncApiError            a refused request, turned into its HTTP error body
+    │                           (server.responses)
+    ├── TokenRejected           a bearer token that does not verify: 401 (server.auth)
+    │
+    │   internal to the daemon, never leaving it:
+    ├── DaemonApiError          a refused request, turned into its HTTP error body
+    │                           (daemon.errors)
+    ├── TaskFailure             a memory task failed with a stable code (daemon.errors)
+    └── TaskCancelled           a queued or running task was cancelled (daemon.tasks.lane)
 
-``harness.model.ModelError`` (a model provider failed: ``status``, ``transient``) and
-``ModelCancelled`` belong to the model adapters. The sync server has two internal subclasses
-that never leave it: ``server.responses.ApiError``
-(a refused request, turned into its HTTP error body) and ``server.auth.TokenRejected`` (401).
+Two private exceptions carry control flow and never leave their module (``sync.batch._Retry``,
+``capture.switches._NotPlain``).
 
 Merge conflicts and sync rejections are values, not exceptions.
 """

@@ -1,11 +1,11 @@
 """Lazy re-exports: a package's public names, imported from their defining modules on first use.
 
-A package that re-exports names from heavy modules (numpy, the stemmers, the whole tool layer)
+A package that re-exports names from heavy modules (numpy, the stemmers, the whole memory layer)
 would make every import of it pay for them; a table of ``name -> defining module`` read by the
 package's module ``__getattr__`` (PEP 562) pays only for what is used. The re-exported object
 *is* the defining module's, so its signature and docstring cannot drift from the package's.
 
-    __getattr__, __dir__ = lazy_exports(__name__, {"open_workspace": "oharness.tools.workspace"})
+    __getattr__, __dir__ = lazy_exports(__name__, {"open_workspace": "oharness.memory.workspace"})
 """
 
 from __future__ import annotations

@@ -29,12 +29,12 @@ from playwright.sync_api import Browser  # noqa: E402
 from sync_server_support import live_server, make_settings, token_for  # noqa: E402
 
 from oharness.daemon import DaemonOptions  # noqa: E402
+from oharness.memory.workspace import Workspace, open_workspace, wall_clock_ms  # noqa: E402
 from oharness.project.paths import HomeLayout  # noqa: E402
 from oharness.storage.file import FileObjectStore  # noqa: E402
 from oharness.sync.result import PassResult  # noqa: E402
-from oharness.sync.service import SyncService, sync_targets  # noqa: E402
 from oharness.sync.settings_file import SyncSettingsFile  # noqa: E402
-from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms  # noqa: E402
+from oharness.sync.sync_service import SyncService, sync_targets  # noqa: E402
 
 
 def wait_until(check: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 from daemon_support import LiveDaemon
 from playwright.sync_api import Browser
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 SAMPLE_NOTES: tuple[dict[str, Any], ...] = (
     {

@@ -11,7 +11,7 @@ from axe_support import fits_width, serious_violations, tab_to
 from page_support import PageDaemon
 from playwright.sync_api import Page, expect
 
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.memory.workspace import Workspace, open_workspace
 
 
 def _workspace(page_daemon: PageDaemon) -> Workspace:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from page_support import PageDaemon
 from playwright.sync_api import Page, expect
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 
 def _recall(page_daemon: PageDaemon, ref: str, times: int) -> None:

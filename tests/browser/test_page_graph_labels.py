@@ -12,7 +12,7 @@ from axe_support import tab_to
 from page_support import PageDaemon
 from playwright.sync_api import Page, expect
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 _BOXES = """() => Array.from(document.querySelectorAll('#link-graph .node-label')).map(text => {
   const box = text.getBBox();

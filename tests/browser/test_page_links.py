@@ -11,7 +11,7 @@ from axe_support import serious_violations
 from page_support import PageDaemon
 from playwright.sync_api import Page, expect
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 _WIDTHS = (
     "Array.from(document.querySelectorAll('table.backups > thead th')).map(t => t.offsetWidth)"

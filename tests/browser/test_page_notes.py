@@ -12,7 +12,7 @@ import httpx2
 from page_support import PageDaemon
 from playwright.sync_api import Page, expect
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 # A credential shape the detector refuses (a GitHub token; not a real one).
 GITHUB_TOKEN = "ghp_jYlCb1nZMJsuPzOkXQ9CKXlucKbn00ycIf1F"

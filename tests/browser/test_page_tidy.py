@@ -17,8 +17,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from oharness.daemon import DaemonOptions
 from oharness.harness.openai_provider import OpenAIChatModel
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.format import Note
-from oharness.tools.workspace import Workspace, open_workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration" / "harness"))
 from stub_model_server import StubModelServer, openai_text

@@ -12,7 +12,7 @@ from page_support import PageDaemon
 from playwright.sync_api import Page, Response, expect
 from words_support import english_in, own_words, plural_errors
 
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 SECTIONS = ("notes", "sync", "conflicts", "tidy", "backups", "graph")
 

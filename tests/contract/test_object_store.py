@@ -22,7 +22,7 @@ import pytest
 
 from oharness.errors import PreconditionFailed, StorageUnavailable, ValidationError
 from oharness.storage.file import FileObjectStore
-from oharness.storage.memory import MemoryObjectStore, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, fail_on
 from oharness.storage.object_store import NOT_MODIFIED, ObjectStore, StoredObject
 
 

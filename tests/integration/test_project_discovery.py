@@ -20,8 +20,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.integration.bridges.runner import OHARNESS, run
 from tests.integration.sync.cliworld import free_port
 
+from oharness.memory.workspace import open_workspace
 from oharness.project.discovery import discover, never_project
-from oharness.tools.workspace import open_workspace
 
 ROOT_ONLY = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0,

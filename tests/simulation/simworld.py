@@ -29,18 +29,18 @@ from starlette.testclient import TestClient
 
 from oharness.errors import StorageUnavailable, SyncError
 from oharness.fsio import set_fault_hook
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.format import Note
 from oharness.project.paths import HomeLayout, folder_state_key, stable_scope_key
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
 from oharness.sync.resolve import ConflictResolver
 from oharness.sync.scope_sync import PassResult, ScopeSync
-from oharness.sync.service import SyncService, SyncTarget, sync_targets
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import SyncService, SyncTarget, sync_targets
 
 SECRET = "simulation-secret-0123456789abcdef0123456789"
 PROJECT_ID = "p-5e1f0c0ffee0123456789abcdef0123"

@@ -1,8 +1,8 @@
 """Helpers for tests of the daemon's folder watching (imported by bare name: the root conftest
 puts ``tests/support`` on ``sys.path``).
 
-- :class:`Walks`: :func:`~oharness.daemon.folders.folder_signature`, counting the walks of each
-  folder;
+- :class:`Walks`: :func:`~oharness.daemon.background.folder_watch.folder_signature`, counting the
+  walks of each folder;
 - :class:`Seconds`: a clock the test moves by hand.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from oharness.daemon.folders import Signature, folder_signature
+from oharness.daemon.background.folder_watch import Signature, folder_signature
 
 
 class Walks:

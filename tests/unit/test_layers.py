@@ -105,15 +105,25 @@ PLANTED = {
         "lint",
         "oharness.merge",
     ),
-    "inside L2: tools -> sync": ("tools/service.py", "from oharness.sync import plan", "lint", ""),
+    "inside L2: memory -> sync": (
+        "memory/memory_service.py",
+        "from oharness.sync import plan",
+        "lint",
+        "",
+    ),
     "lowest layer upwards": ("errors.py", "from oharness.harness import model", "lint", ""),
     "type-checking import": (
         "notes/links.py",
-        "import typing\nif typing.TYPE_CHECKING:\n    from oharness.tools import service",
+        "import typing\nif typing.TYPE_CHECKING:\n    from oharness.memory import memory_service",
         "lint",
-        "oharness.tools",
+        "oharness.memory",
     ),
-    "server -> tools": ("server/app.py", "from oharness.tools import workspace", "lint", "tools"),
+    "server -> memory": (
+        "server/app.py",
+        "from oharness.memory import workspace",
+        "lint",
+        "memory",
+    ),
     "server -> sync engine": (
         "server/app.py",
         "from oharness.sync import scope_sync",
@@ -141,9 +151,9 @@ PLANTED = {
     "lazy re-export": (
         "notes/links.py",
         "from oharness.exports import lazy_exports\n"
-        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.tools.service'})",
+        "__getattr__, __dir__ = lazy_exports(__name__, {'x': 'oharness.memory.memory_service'})",
         "rules",
-        "oharness.tools.service",
+        "oharness.memory.memory_service",
     ),
     "__import__": ("project/config.py", "__import__('oharness.sync.scope_sync')", "rules", "sync"),
     "computed module name": (
@@ -176,6 +186,40 @@ def test_a_planted_violation_is_caught(kind: str, pristine_copy: Path, tmp_path:
     importer = "oharness." + relative.removesuffix(".py").replace("/", ".")
     assert importer in output or relative in output, output
     assert named in output, output
+
+
+#: (file under src/oharness, lines appended, the package whose parts then import each other, the
+#: two parts the contract names)
+CIRCLES = {
+    "two modules of one package": (
+        "notes/format.py",
+        "from oharness.notes import store",
+        "oharness.notes",
+        (".format", ".store"),
+    ),
+    "in a function body, between a room and its house": (
+        "daemon/events.py",
+        "def _circle() -> object:\n    from oharness.daemon.state import DaemonState\n"
+        "    return DaemonState",
+        "oharness.daemon",
+        (".events", ".state"),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CIRCLES))
+def test_a_planted_import_circle_is_caught(kind: str, pristine_copy: Path, tmp_path: Path) -> None:
+    relative, lines, package, parts = CIRCLES[kind]
+    repo = tmp_path / "repo"
+    shutil.copytree(pristine_copy, repo)
+    target = repo / "src" / "oharness" / relative
+    target.write_text(target.read_text(encoding="utf-8") + "\n" + lines + "\n", encoding="utf-8")
+    result = _lint(repo)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, f"{kind} went unnoticed:\n{output}"
+    assert "No import circles between the modules and packages of any package BROKEN" in output
+    assert f"No cycles are allowed in {package}." in output, output
+    assert all(part in output for part in parts), output
 
 
 def test_a_package_missing_from_the_table_is_caught(pristine_copy: Path, tmp_path: Path) -> None:

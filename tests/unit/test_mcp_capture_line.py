@@ -8,7 +8,7 @@ from pathlib import Path
 
 from oharness.bridges.mcp_server import last_capture_line
 from oharness.capture.cursor import SHOWN_FOR_MS, CaptureState
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 
 def test_the_index_names_the_notes_the_last_session_saved(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def test_every_exported_name_is_its_defining_modules_own_object(package: ModuleT
 
 
 def test_the_main_entry_points_are_there() -> None:
-    assert oharness.open_workspace.__module__ == "oharness.tools.workspace"
+    assert oharness.open_workspace.__module__ == "oharness.memory.workspace"
     assert issubclass(oharness.SecretError, oharness.ValidationError)
     assert issubclass(oharness.SyncError, oharness.OHarnessError)
     assert oharness.AgentMemory.__name__ == "AgentMemory"
@@ -73,7 +73,7 @@ def test_importing_the_package_loads_nothing_else() -> None:
 
 def test_one_name_loads_only_what_it_needs() -> None:
     loaded = _loaded_after("import oharness; oharness.ValidationError")
-    assert "oharness.tools.workspace" not in loaded and "oharness.harness" not in loaded
+    assert "oharness.memory.workspace" not in loaded and "oharness.harness" not in loaded
     loaded = _loaded_after("import oharness.recall; oharness.recall.Usage")
     assert "oharness.recall.score" in loaded
     assert "numpy" not in loaded and "Stemmer" not in loaded

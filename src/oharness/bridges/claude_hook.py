@@ -8,7 +8,8 @@ command hook gets one JSON object on stdin (``session_id``, ``transcript_path``,
 model's context. Printing nothing adds nothing; any failure here prints nothing and exits 0.
 
 The per-prompt path (daemon first, the session record) is :mod:`oharness.bridges.prompt_hook`,
-which imports this module only when no daemon answers.
+which falls back on :mod:`oharness.bridges.library_recall` when no daemon answers; this module
+adds the session start (the Memory index) and re-exports the per-prompt names.
 """
 
 from __future__ import annotations
@@ -30,32 +31,10 @@ from oharness.bridges.prompt_hook import (
 __all__ = ["MAX_SESSIONS", "HookState", "handle_prompt", "handle_session_start"]
 
 
-def library_recall(home: str, start: str, message: str, exclude: list[str]) -> dict[str, Any]:
-    """Recall in this process, through the library (no daemon)."""
-    from oharness.tools.attach import recall_for_message
-    from oharness.tools.workspace import open_workspace
-
-    workspace = open_workspace(Path(start), Path(home), register=False)
-    try:
-        recall = workspace.service.recall
-        if recall is None:
-            return {"block": "", "attached": []}
-        keys = [_split_key(key) for key in exclude]
-        outcome = recall_for_message(recall, message, keys, strict=True)
-        return outcome.to_dict()
-    finally:
-        workspace.close()
-
-
-def _split_key(key: str) -> tuple[Any, str]:
-    scope, _, note_id = key.partition(":")
-    return (scope, note_id)
-
-
 def library_index(home: str, start: str) -> str:
     """The Memory section (guidance and one line per note) for the project at ``start``; with
     sync conflicts waiting and a daemon running, the Memory page's link to them too."""
-    from oharness.tools.workspace import open_workspace
+    from oharness.memory.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
     try:

@@ -1,7 +1,7 @@
 """The memory tools as an MCP server over stdio (the official ``mcp`` SDK, low-level API).
 
 The low-level server is used so that the tools' input schemas are exactly the built-in ones
-(``tools.definitions``) and every call goes through the same ``call_tool`` dispatcher: the same
+(``oharness.memory.tools``) and every call goes through the same ``call_tool`` dispatcher: the same
 checks, refusals and backups. A refusal comes back as a tool error (``isError``) carrying the
 refusal's code and message. ``forget`` is marked ``destructiveHint`` and, before it runs, asks
 the person through MCP elicitation; a client that cannot ask gets a refusal unless the server
@@ -24,11 +24,11 @@ from mcp.server.stdio import stdio_server
 
 from oharness import __version__
 from oharness.errors import OHarnessError
-from oharness.tools.definitions import call_tool, tool_definitions
-from oharness.tools.service import MemoryService
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.tools import call_tool, tool_definitions
 
 if TYPE_CHECKING:
-    from oharness.tools.workspace import Workspace
+    from oharness.memory.workspace import Workspace
 
 INDEX_URI: Final = "oharness://memory/index"
 INDEX_PROMPT: Final = "memory-index"
@@ -229,7 +229,7 @@ def last_capture_line(workspace: Workspace) -> str:
     week), as one line after the index: ids only, so no note text reaches the model outside
     the index's own quoting. Empty when it saved nothing."""
     from oharness.capture.cursor import AGENT_NAMES, CaptureState, latest_saved
-    from oharness.tools.workspace import wall_clock_ms
+    from oharness.memory.workspace import wall_clock_ms
 
     project = workspace.project
     if project is None or project.identity is None or not workspace.user_available:

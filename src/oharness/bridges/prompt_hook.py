@@ -7,7 +7,7 @@ cost more than the request) and of oharness only the discovery rule (``project.d
 itself standard library only). The daemon's address is read from
 ``$OHARNESS_HOME`` (``daemon.json`` and ``daemon-token``, as :func:`oharness.sdk.find_daemon`
 reads them). Only when no daemon answers is the memory engine imported
-(:func:`oharness.bridges.claude_hook.library_recall`).
+(:func:`oharness.bridges.library_recall.library_recall`).
 
 The session record (which notes a session already has) lives in
 ``$OHARNESS_HOME/hooks/claude-code/sessions/<sha256(session_id)>.json``; it is replaced
@@ -372,7 +372,7 @@ def handle_prompt(
                 log(reason)
             result = None
     if result is None:
-        from oharness.bridges.claude_hook import library_recall
+        from oharness.bridges.library_recall import library_recall
 
         via = "library"
         result = library_recall(home, start, message, already)

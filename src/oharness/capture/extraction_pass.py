@@ -32,8 +32,8 @@ from oharness.extraction import (
     Turn,
     run_extraction,
 )
+from oharness.memory.memory_service import MemoryService
 from oharness.settings import AutoExtractSettings
-from oharness.tools.service import MemoryService
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from oharness.capture.cursor import CaptureState
 from oharness.capture.extraction_pass import CaptureJob, CaptureResult, run_capture
 from oharness.extraction import ExtractionOptions
 from oharness.harness.model import ChatModel
+from oharness.memory.workspace import Workspace
 from oharness.settings import ModelSettings, Settings
-from oharness.tools.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,8 @@ class WorkspaceCapturer:
 
 def run_capture_command(home: str, job_text: str) -> int:
     """``oharness hook capture-run JOB``: 0, or 1 with the reason in the hook log."""
-    from oharness.cli.hook import log_failure
-    from oharness.tools.workspace import open_workspace
+    from oharness.cli.hook_log import log_failure
+    from oharness.memory.workspace import open_workspace
 
     try:
         job = CaptureJob.from_dict(json.loads(job_text))

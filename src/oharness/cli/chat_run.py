@@ -27,8 +27,8 @@ from oharness.harness.permission import (
 )
 from oharness.harness.plugin_host import RunEvent
 from oharness.harness.providers import Models, ProviderEnvironment, configured_models
-from oharness.harness.run import RunResult
 from oharness.harness.session import Session
+from oharness.harness.tool_runner import RunResult
 
 HELP_TEXT = "Commands: /compact (summarise older turns), /session (show the id), /exit (or Ctrl-D)"
 

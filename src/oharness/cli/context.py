@@ -13,11 +13,11 @@ from typing import Any, TypeVar
 import click
 
 from oharness.errors import ProjectError
+from oharness.memory.memory_service import PERSON_HINTS
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.text import terminal_safe
 from oharness.project.identity import find_project
 from oharness.project.paths import default_home, secure_home
-from oharness.tools.service import PERSON_HINTS
-from oharness.tools.workspace import Workspace, open_workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -15,8 +15,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_hook(args[1:])
     if args[:1] == ["mcp"]:
+        from oharness.cli.error_policy import run_command
         from oharness.cli.mcp import mcp
-        from oharness.cli.run import run_command
 
         return run_command(mcp, args[1:], "oharness mcp")
     from oharness.cli.main import main as cli_main

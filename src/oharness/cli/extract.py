@@ -19,7 +19,7 @@ from oharness.cli.context import common_options, emit_json, open_for, warn
 if TYPE_CHECKING:
     from oharness.extraction import ExtractionReport
     from oharness.harness.model import ChatModel
-    from oharness.tools.workspace import Workspace
+    from oharness.memory.workspace import Workspace
 
 
 def _model(workspace: Workspace, model: str | None) -> ChatModel:

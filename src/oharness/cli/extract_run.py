@@ -17,7 +17,7 @@ from oharness.harness.extraction_trigger import (
 from oharness.harness.model import ChatModel
 from oharness.harness.session import Session
 from oharness.harness.transcript import TranscriptStore
-from oharness.tools.workspace import Workspace, wall_clock_ms
+from oharness.memory.workspace import Workspace, wall_clock_ms
 
 
 def _open_session(workspace: Workspace, session_id: str) -> Session:

@@ -6,9 +6,9 @@ hook capture-run JOB`` is the detached pass a capture hook starts when no daemon
 
 Runs without click and without the rest of the CLI (a hook runs on every prompt): the entry
 point hands ``hook …`` arguments straight here, and until the daemon has answered nothing but
-``os``, ``sys``, ``json`` and :mod:`oharness.bridges.prompt_hook` is imported. Whatever goes
-wrong, the hook prints nothing, exits 0 (a hook must never block the prompt) and appends the
-reason to ``$OHARNESS_HOME/logs/hooks.log``.
+``os``, ``sys``, ``json``, :mod:`oharness.bridges.prompt_hook` and the hook log
+(:mod:`oharness.cli.hook_log`) is imported. Whatever goes wrong, the hook prints nothing, exits
+0 (a hook must never block the prompt) and appends the reason to the hook log.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ import json
 import os
 import sys
 
+from oharness.cli.hook_log import log_failure
+
 TYPE_CHECKING = False  # not typing's: a hook pays for every import
 if TYPE_CHECKING:
     from typing import Final
 
 MAX_INPUT_BYTES: Final = 4 * 1024 * 1024
-MAX_LOG_BYTES: Final = 1024 * 1024
 EVENTS: Final = ("user-prompt-submit", "session-start", "stop", "pre-compact", "session-end")
 AGENTS: Final = ("claude-code", "codex")  # Codex's hooks take Claude Code's input and output
 #: Thread counts of the BLAS libraries numpy may load (a person's own setting wins).
@@ -37,25 +38,6 @@ def hook_home() -> str:
     """``$OHARNESS_HOME``, else ``~/.oharness``."""
     environ_home = os.environ.get("OHARNESS_HOME")
     return os.path.expanduser(environ_home) if environ_home else os.path.expanduser("~/.oharness")
-
-
-def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") -> None:
-    """Append one line to the hook log (rotated past 1 MiB)."""
-    import time
-
-    from oharness.bridges.prompt_hook import make_private_folder
-
-    try:
-        directory = make_private_folder(home, "logs")
-        path = os.path.join(directory, "hooks.log")
-        if os.path.exists(path) and os.stat(path).st_size > MAX_LOG_BYTES:
-            os.replace(path, os.path.join(directory, "hooks.log.1"))
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        opened = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the home's rule
-        with open(opened, "a", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(f"{stamp} {agent} {event}: {reason}\n")
-    except OSError:
-        pass  # nowhere to log: still silent, still exit 0
 
 
 def run_hook(args: list[str]) -> int:

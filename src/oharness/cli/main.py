@@ -7,8 +7,8 @@ import sys
 import click
 
 from oharness import __version__
+from oharness.cli.error_policy import run_command
 from oharness.cli.lazy import LazyGroup
-from oharness.cli.run import run_command
 
 #: Every command, imported only when it runs (or when ``--help`` lists them).
 COMMANDS = {

@@ -9,8 +9,8 @@ import click
 
 from oharness.cli.context import home_from_environment
 from oharness.errors import OHarnessError, UnavailableError
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.project.identity import find_project
-from oharness.tools.workspace import Workspace, open_workspace
 
 
 def should_register(start: Path, home: Path) -> bool:

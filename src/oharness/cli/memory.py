@@ -25,12 +25,12 @@ from oharness.cli.context import (
 from oharness.cli.lazy import LazyGroup
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
+from oharness.memory.doctor import diagnose, loose_files
+from oharness.memory.memory_service import UNSET, Unset, note_file_text
+from oharness.memory.note_filter import UNTYPED, NoteFilter
+from oharness.memory.workspace import Workspace
 from oharness.notes.store import StoredNote
 from oharness.notes.text import terminal_safe
-from oharness.tools.doctor import diagnose, loose_files
-from oharness.tools.note_filter import UNTYPED, NoteFilter
-from oharness.tools.service import UNSET, Unset, note_file_text
-from oharness.tools.workspace import Workspace
 from oharness.types import NOTE_TYPES, Scope, default_scope_for, parse_scope
 
 _SCOPE = click.Choice(["project", "user"])

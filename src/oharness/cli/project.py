@@ -8,9 +8,9 @@ import click
 
 from oharness.cli.context import common_options, emit_json, home_from_environment, open_for, warn
 from oharness.errors import ProjectError
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.notes.ids import random_hex
 from oharness.project.identity import find_project, reset_project_id
-from oharness.tools.workspace import Workspace, wall_clock_ms
 
 
 @click.group()

@@ -11,14 +11,14 @@ import click
 
 from oharness.cli.context import common_options, emit_json, open_for, stdin_is_terminal, warn
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.review.findings import Finding
 from oharness.review.merge import MergeDraft, MergePlan, draft_file_text, draft_from_file_text
-from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import Scope, parse_scope
 
 if TYPE_CHECKING:
     from oharness.review.drafting import DraftModel
-    from oharness.review.service import ReviewService
+    from oharness.review.review_service import ReviewService
 
 _SCOPE = click.Choice(["project", "user"])
 _LABELS = {
@@ -32,12 +32,12 @@ _LABELS = {
 
 def _review(workspace: Workspace, *, sync: bool) -> ReviewService:
     """The review of a workspace; with ``sync``, merges of syncing scopes commit first."""
-    from oharness.review.service import open_review
+    from oharness.review.review_service import open_review
 
     committer = None
     if sync and workspace.user_available:
         from oharness.sync.batch import commit_first_for
-        from oharness.sync.service import SyncService
+        from oharness.sync.sync_service import SyncService
 
         service = SyncService(
             workspace.home,

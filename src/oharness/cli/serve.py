@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 from oharness.cli.context import home_from_environment
+from oharness.memory.workspace import wall_clock_ms
 from oharness.project.paths import default_home
-from oharness.tools.workspace import wall_clock_ms
 
 if TYPE_CHECKING:
     from oharness.harness.model import ChatModel
@@ -71,10 +71,10 @@ def serve(
     """Run the local daemon: memory tasks, recall, events and background sync."""
     try:
         from oharness.cli.capture_run import WorkspaceCapturer
-        from oharness.daemon.dream import ReviewDreamer
         from oharness.daemon.serve import DaemonServer, is_loopback
         from oharness.daemon.service_file import service_definition
         from oharness.daemon.state import DaemonOptions
+        from oharness.daemon.tasks.dream import ReviewDreamer
     except ImportError as exc:
         raise click.ClickException(
             f"the daemon needs the server extra ({exc.name} is missing): "

@@ -19,13 +19,13 @@ from oharness.cli.context import (
     warn,
 )
 from oharness.errors import OHarnessError, ValidationError
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.notes.format import Note, parse_note_bytes
 from oharness.project.paths import HomeLayout
-from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import parse_scope
 
 if TYPE_CHECKING:  # the HTTP client stack loads only for commands that talk to the server
-    from oharness.sync.service import PassReport, SyncService, SyncTarget
+    from oharness.sync.sync_service import PassReport, SyncService, SyncTarget
 
 
 def _sync_of(workspace: Workspace) -> tuple[SyncService, list[SyncTarget]]:

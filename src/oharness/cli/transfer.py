@@ -12,13 +12,6 @@ import click
 
 from oharness.cli.context import common_options, emit_json, open_for, plural, say, warn
 from oharness.errors import OHarnessError, ValidationError
-from oharness.importers.apply import (
-    ImportReport,
-    ItemReport,
-    Outcome,
-    SeenNotes,
-    import_reading,
-)
 from oharness.importers.claude_import import (
     left_out_skips,
     plan_claude_import,
@@ -26,11 +19,18 @@ from oharness.importers.claude_import import (
     read_planned,
 )
 from oharness.importers.claude_routing import current_facts
+from oharness.importers.draft_writer import (
+    ImportReport,
+    ItemReport,
+    Outcome,
+    SeenNotes,
+    import_reading,
+)
 from oharness.importers.export import FORMATS, ExportFormat, export_notes
 from oharness.importers.readers import READERS
 from oharness.importers.source import Reading
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.notes.text import terminal_safe
-from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import Scope, parse_scope
 
 

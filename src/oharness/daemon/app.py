@@ -16,22 +16,22 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from oharness import __version__
 from oharness.daemon.auth import DaemonAuth, load_or_create_token
-from oharness.daemon.errors import ApiError
+from oharness.daemon.background.note_watch import NoteWatcher
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.guards import (
     MAX_BODY_BYTES,
     body_too_large,
     declared_length,
     with_security_headers,
 )
-from oharness.daemon.openapi import finish_document
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
-from oharness.daemon.page.watch import NoteWatcher
-from oharness.daemon.recall_route import RecallFastPath, add_recall_paths, recall_target
-from oharness.daemon.routes import api_router
-from oharness.daemon.routes_memory import memory_router
-from oharness.daemon.routes_notes import notes_router
-from oharness.daemon.routes_sync import sync_router
+from oharness.daemon.routes.memory import memory_router
+from oharness.daemon.routes.notes import notes_router
+from oharness.daemon.routes.openapi import finish_document
+from oharness.daemon.routes.recall import RecallFastPath, add_recall_paths, recall_target
+from oharness.daemon.routes.sync import sync_router
+from oharness.daemon.routes.workspaces import workspaces_router
 from oharness.daemon.sanitize import sanitise_details
 from oharness.daemon.state import DaemonOptions, DaemonState
 
@@ -64,7 +64,7 @@ class AuthMiddleware:
             length = declared_length(scope)
             if length is not None and length > MAX_BODY_BYTES:
                 raise body_too_large()
-        except ApiError as exc:
+        except DaemonApiError as exc:
             refusal: Response = exc.response()
             if exc.status == 401 and wants_page(connection, method):
                 refusal = signin_required(connection)
@@ -73,7 +73,7 @@ class AuthMiddleware:
             return
         await self.app(scope, receive, send)
 
-    async def _pause(self, exc: ApiError) -> None:
+    async def _pause(self, exc: DaemonApiError) -> None:
         if exc.code == "too_many_attempts" and exc.retry_after is not None:
             await asyncio.sleep(self.auth.backoff.pause(exc.retry_after))
 
@@ -82,7 +82,7 @@ class DaemonApp(FastAPI):
     """FastAPI, with the two recall routes answered in front of its middleware stack.
 
     A hook waits for a recall on every prompt: those requests go through the auth checks and
-    :class:`~oharness.daemon.recall_route.RecallFastPath` only, not through the framework's
+    :class:`~oharness.daemon.routes.recall.RecallFastPath` only, not through the framework's
     error, telemetry and body-limit layers; every other request takes the usual way. Every
     answer, whichever way it came, carries the security headers
     (:data:`~oharness.daemon.guards.SECURITY_HEADERS`).
@@ -136,7 +136,7 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
     state.open_default()
     app.include_router(memory_router())
     app.include_router(notes_router())
-    app.include_router(api_router())
+    app.include_router(workspaces_router())
     app.include_router(sync_router())
     app.include_router(page_router())
     _install_error_handlers(app)
@@ -159,7 +159,7 @@ async def shutdown(state: DaemonState) -> None:
 
 def _install_error_handlers(app: FastAPI) -> None:
     async def on_api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
+        assert isinstance(exc, DaemonApiError)
         if exc.code == "too_many_attempts" and exc.retry_after is not None:  # a sign-in code
             await asyncio.sleep(request.app.state.daemon.auth.backoff.pause(exc.retry_after))
         return exc.response()
@@ -167,9 +167,11 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 405:
-            error = ApiError(405, "method_not_allowed", "this route does not take that method")
+            error = DaemonApiError(
+                405, "method_not_allowed", "this route does not take that method"
+            )
         else:
-            error = ApiError(404, "not_found", "no such route")
+            error = DaemonApiError(404, "not_found", "no such route")
         response = error.response()
         allow = (exc.headers or {}).get("Allow")
         if exc.status_code == 405 and allow:
@@ -181,11 +183,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         log.error("daemon request failed: %s", sanitise_details(f"{type(exc).__name__}: {exc}"))
-        return ApiError(500, "internal", "the daemon failed unexpectedly").response()
+        return DaemonApiError(500, "internal", "the daemon failed unexpectedly").response()
 
     from fastapi.exceptions import RequestValidationError
 
-    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(DaemonApiError, on_api_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_unexpected)

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.guards import FailureBackoff, too_many_attempts
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
@@ -98,21 +98,21 @@ class DaemonAuth:
         return f"{base.rstrip('/')}/auth?code={self.page_code}" if self.page_code else None
 
     def redeem(self, connection: HTTPConnection, code: str) -> None:
-        """Use the one-time code; raise :class:`ApiError` for a wrong or used one."""
+        """Use the one-time code; raise :class:`DaemonApiError` for a wrong or used one."""
         expected = self.page_code
         if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
             raise self.wrong(connection, "this sign-in link was already used or is wrong")
         self.page_code = None
 
-    def wrong(self, connection: HTTPConnection, message: str) -> ApiError:
+    def wrong(self, connection: HTTPConnection, message: str) -> DaemonApiError:
         """The refusal of a wrong credential: 401, or 429 once the client is in back-off."""
         wait = self.backoff.failed(connection.client.host if connection.client else "")
         if wait is None:
-            return ApiError(401, "token_required", message)
+            return DaemonApiError(401, "token_required", message)
         return too_many_attempts(wait)
 
     def check(self, connection: HTTPConnection, method: str) -> str:
-        """Raise :class:`ApiError` unless the request may proceed; returns how it proved it."""
+        """Raise :class:`DaemonApiError` unless the request may proceed; how it proved it."""
         how = self._credential(connection, method)
         self.check_host(connection)
         return how
@@ -134,10 +134,10 @@ class DaemonAuth:
                         "header (GET /auth/csrf gives it)"
                     )
                     if not sent:
-                        raise ApiError(401, "token_required", message)
+                        raise DaemonApiError(401, "token_required", message)
                     raise self.wrong(connection, message)
             return "cookie"
-        raise ApiError(
+        raise DaemonApiError(
             401,
             "token_required",
             "send 'Authorization: Bearer <token>' (the token is in $OHARNESS_HOME/daemon-token)",
@@ -148,10 +148,10 @@ class DaemonAuth:
         sent_to = connection.headers.get("host", "")
         host = host_name(sent_to)
         if host not in self.allowed_hosts:
-            raise ApiError(403, "host_not_allowed", f"requests for host {host!r} are refused")
+            raise DaemonApiError(403, "host_not_allowed", f"requests for host {host!r} are refused")
         origin = connection.headers.get("origin")
         if origin is not None and not self.own_origin(origin, sent_to):
-            raise ApiError(
+            raise DaemonApiError(
                 403,
                 "origin_not_allowed",
                 "cross-origin requests are refused: only pages the daemon serves itself "

@@ -11,8 +11,9 @@ from starlette.responses import JSONResponse
 from oharness.errors import OHarnessError
 
 
-class ApiError(OHarnessError):
-    """A refused request (internal to the daemon): turned into its HTTP error body."""
+class DaemonApiError(OHarnessError):
+    """A request the daemon refused (internal to it, the sync server's is
+    :class:`~oharness.server.responses.SyncApiError`): turned into its HTTP error body."""
 
     def __init__(
         self, status: int, code: str, message: str, *, retry_after: int | None = None

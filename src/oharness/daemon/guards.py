@@ -25,7 +25,7 @@ from typing import Final
 
 from starlette.types import Message, Scope, Send
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 
 #: The largest request body the daemon reads (a note's text is at most 64 KiB of it).
 MAX_BODY_BYTES: Final = 1024 * 1024
@@ -42,9 +42,9 @@ SECURITY_HEADERS: Final[tuple[tuple[bytes, bytes], ...]] = (
 )
 
 
-def body_too_large(limit: int = MAX_BODY_BYTES) -> ApiError:
+def body_too_large(limit: int = MAX_BODY_BYTES) -> DaemonApiError:
     """413 ``body_too_large``: what a body over ``limit`` bytes is answered."""
-    return ApiError(
+    return DaemonApiError(
         413,
         "body_too_large",
         f"the request body is over {limit} bytes, the daemon's limit; send less "
@@ -145,9 +145,9 @@ class FailureBackoff:
         return min(float(wait), self.tarpit)
 
 
-def too_many_attempts(wait: int) -> ApiError:
+def too_many_attempts(wait: int) -> DaemonApiError:
     """429 ``too_many_attempts`` for a client in back-off."""
-    return ApiError(
+    return DaemonApiError(
         429,
         "too_many_attempts",
         f"too many wrong credentials from this address: wait {wait} s, then send the token "

@@ -4,7 +4,7 @@
 second ``oharness serve`` on the same home stops at once and says where the first one runs
 (read from ``$OHARNESS_HOME/daemon.json``: ``{"url", "pid", "host", "port", "startedAt"}``).
 The same lock tells CLI commands and ``oharness chat`` that background sync is the daemon's
-job (:mod:`oharness.sync.background`). SIGTERM and SIGINT stop uvicorn gracefully: the
+job (:mod:`oharness.sync.daemon_lock`). SIGTERM and SIGINT stop uvicorn gracefully: the
 lifespan drains every workspace (running tasks end ``workspace_removed``; their writes are
 atomic, so nothing is half-written) before the lock is released and the address file removed.
 """
@@ -28,7 +28,7 @@ from oharness.daemon.app import create_app
 from oharness.daemon.state import DaemonOptions
 from oharness.errors import OHarnessError, UnavailableError
 from oharness.fsio import atomic_write
-from oharness.sync.background import DaemonLock, read_daemon_info
+from oharness.sync.daemon_lock import DaemonLock, read_daemon_info
 
 log = logging.getLogger(__name__)
 

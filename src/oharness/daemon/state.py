@@ -11,24 +11,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from oharness.daemon.auth import DaemonAuth
-from oharness.daemon.background import FOLLOW_SECONDS, DaemonSync
-from oharness.daemon.consolidation import DaemonConsolidation
-from oharness.daemon.errors import ApiError
+from oharness.daemon.background.consolidation import DaemonConsolidation
+from oharness.daemon.background.folder_watch import FolderWatch
+from oharness.daemon.background.following import ProjectFollower
+from oharness.daemon.background.notices import FolderNotices
+from oharness.daemon.background.sync import FOLLOW_SECONDS, DaemonSync
+from oharness.daemon.background.usage_writer import WINDOW_SECONDS, UsageWriter
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.events import HEARTBEAT_SECONDS, QUEUE_LIMIT, Event, EventBus
-from oharness.daemon.folders import FolderWatch
-from oharness.daemon.following import ProjectFollower
-from oharness.daemon.memory_tasks import Capturer, Dreamer, MemoryTasks
-from oharness.daemon.notices import FolderNotices
-from oharness.daemon.tasks import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
-from oharness.daemon.usage_writer import WINDOW_SECONDS, UsageWriter
+from oharness.daemon.tasks.lane import LaneLimits, Task, TaskLane, TaskOutcome, TaskWork, Timeouts
+from oharness.daemon.tasks.memory_tasks import Capturer, Dreamer, MemoryTasks
 from oharness.daemon.workspaces import DaemonWorkspace, WorkspaceRegistry
 from oharness.harness.model import ChatModel
+from oharness.memory.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.sync.coordinator import FOLLOW_CHECK_MS, SyncTiming
-from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.types import Clock, Scope
 
 if TYPE_CHECKING:
-    from oharness.daemon.page.watch import NoteWatcher
+    from oharness.daemon.background.note_watch import NoteWatcher
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ class DaemonState:
         if project is None or project.identity is None:
             workspace.close()
             reason = project.refused if project is not None and project.refused else None
-            raise ApiError(
+            raise DaemonApiError(
                 400,
                 "invalid_path",
                 f"{path} cannot be a workspace: "
@@ -183,7 +183,7 @@ class DaemonState:
         )
         work: TaskWork = tasks
         if options.small_model is not None:
-            from oharness.daemon.agent import MemoryAgent
+            from oharness.daemon.tasks.agent import MemoryAgent
 
             work = MemoryAgent(options.small_model, tasks)
         lane = TaskLane(

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from oharness.daemon.errors import ApiError
-from oharness.daemon.memory_tasks import MemoryTasks
-from oharness.daemon.tasks import TaskLane
+from oharness.daemon.errors import DaemonApiError
+from oharness.daemon.tasks.lane import TaskLane
+from oharness.daemon.tasks.memory_tasks import MemoryTasks
 from oharness.errors import OHarnessError
 from oharness.harness.plugin_config import read_plugins_file
+from oharness.memory.workspace import Workspace
 from oharness.project.identity import find_project
-from oharness.tools.workspace import Workspace
 
 MEMORY_PLUGIN: str = "memory"
 FileStamp = tuple[int, int, int, int] | None
@@ -117,7 +117,7 @@ class WorkspaceRegistry:
     @property
     def default(self) -> DaemonWorkspace:
         if self._default is None:
-            raise ApiError(404, "workspace_not_found", "this daemon has no default workspace")
+            raise DaemonApiError(404, "workspace_not_found", "this daemon has no default workspace")
         return self._default
 
     def all(self) -> list[DaemonWorkspace]:
@@ -126,7 +126,7 @@ class WorkspaceRegistry:
     def get(self, project_id: str) -> DaemonWorkspace:
         hosted = self._workspaces.get(project_id)
         if hosted is None:
-            raise ApiError(
+            raise DaemonApiError(
                 404,
                 "workspace_not_found",
                 f"no workspace {project_id!r}: register it with POST /workspaces "
@@ -142,16 +142,18 @@ class WorkspaceRegistry:
         one that can never be a project (home, ``OHARNESS_HOME``, roots, temp, system
         folders) nor one another user owns."""
         if not path.is_absolute() or not path.is_dir():
-            raise ApiError(400, "invalid_path", "path must be an absolute path to a folder")
+            raise DaemonApiError(400, "invalid_path", "path must be an absolute path to a folder")
         location = find_project(path, home)
         if location is None:
-            raise ApiError(
+            raise DaemonApiError(
                 400, "invalid_path", f"{path} is inside OHARNESS_HOME, which is never a project"
             )
         if location.refused is not None:
-            raise ApiError(400, "invalid_path", f"{path} cannot be a project: {location.refused}")
+            raise DaemonApiError(
+                400, "invalid_path", f"{path} cannot be a project: {location.refused}"
+            )
         if not location.registered and not create:
-            raise ApiError(
+            raise DaemonApiError(
                 400,
                 "not_a_project",
                 f'{location.root} is not an oharness project yet: send "create": true to '
@@ -166,7 +168,7 @@ class WorkspaceRegistry:
         if known is not None:
             hosted.workspace.close()
             if known.root.resolve() != hosted.root.resolve():
-                raise ApiError(
+                raise DaemonApiError(
                     409,
                     "workspace_conflict",
                     f"project {hosted.project_id} is already hosted from {known.root}; this "
@@ -182,7 +184,7 @@ class WorkspaceRegistry:
         """Drain and remove a workspace."""
         hosted = self.get(project_id)
         if hosted.default and not allow_default:
-            raise ApiError(
+            raise DaemonApiError(
                 409, "workspace_default", "the default workspace is removed only at shutdown"
             )
         await hosted.lane.drain()

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from oharness.daemon.dream import ReviewDreamer
 from oharness.daemon.serve import DaemonServer
 from oharness.daemon.state import DaemonOptions
+from oharness.daemon.tasks.dream import ReviewDreamer
 from oharness.demo.cloud import CloudProcess, start_cloud
 from oharness.demo.home import PROJECT_NAME, DemoHome, remove_stale
 from oharness.demo.seed import (
@@ -36,8 +36,8 @@ from oharness.demo.seed import (
 )
 from oharness.demo.status import StatusWatch
 from oharness.errors import StorageError
+from oharness.memory.workspace import wall_clock_ms
 from oharness.server.auth import mint_token
-from oharness.tools.workspace import wall_clock_ms
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT: Final = 4319

@@ -27,10 +27,10 @@ from oharness.demo.content import (
 )
 from oharness.demo.home import Device
 from oharness.errors import OHarnessError
+from oharness.memory.workspace import Workspace, open_workspace, wall_clock_ms
 from oharness.project.paths import HomeLayout
-from oharness.sync.service import PassReport, SyncService, sync_targets
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace, wall_clock_ms
+from oharness.sync.sync_service import PassReport, SyncService, sync_targets
 from oharness.types import Clock, Scope
 
 NoteKey = tuple[Scope, str]

@@ -23,8 +23,8 @@ from oharness.demo.cloud import CloudProcess
 from oharness.demo.home import DemoHome
 from oharness.demo.seed import Seeded, write_on_other_device
 from oharness.errors import OHarnessError
-from oharness.review.service import open_review
-from oharness.tools.workspace import Workspace, wall_clock_ms
+from oharness.memory.workspace import Workspace, wall_clock_ms
+from oharness.review.review_service import open_review
 
 log = logging.getLogger(__name__)
 #: The longest a stop waits for a look in progress (a pass gives up on its own by then).

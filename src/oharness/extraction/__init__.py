@@ -8,10 +8,13 @@ proposes notes, which are written under untrusted-output rules.
 
 This package knows nothing of the harness: the triggers (run stop, compaction) live in
 :mod:`oharness.harness.extraction_trigger`. See docs/extraction.md.
+
+Modules: ``extract`` (one pass), ``conversation`` (what a pass reads), ``shown_notes`` (the
+notes it is shown), ``prompt``, ``parse`` (the answer, as untrusted input), ``plan`` (what the
+model may touch, pure), ``writer`` (the plan written through the memory service), ``announce``.
 """
 
 from oharness.extraction.announce import EVENT_KIND, AnnouncedNote, Announcement
-from oharness.extraction.apply import BACKUP_REASON, SavedNote
 from oharness.extraction.conversation import Turn, count_user_turns, render_conversation
 from oharness.extraction.extract import (
     ExtractionModel,
@@ -21,6 +24,7 @@ from oharness.extraction.extract import (
 )
 from oharness.extraction.parse import Dropped, parse_answer
 from oharness.extraction.prompt import SYSTEM, ExtractionRequest
+from oharness.extraction.writer import BACKUP_REASON, SavedNote
 
 __all__ = [
     "BACKUP_REASON",

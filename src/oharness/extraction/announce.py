@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from oharness.extraction.apply import SavedNote
+from oharness.extraction.writer import SavedNote
 
 EVENT_KIND = "memory.extracted"
 

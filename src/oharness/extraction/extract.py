@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from oharness.extraction.apply import SavedNote, apply_plan
-from oharness.extraction.context import ShownNotes, select_notes
 from oharness.extraction.conversation import Turn, count_user_turns, render_conversation
 from oharness.extraction.parse import Dropped, parse_answer
 from oharness.extraction.plan import Similarity, plan_batch
 from oharness.extraction.prompt import ExtractionRequest, build_request
-from oharness.tools.service import MemoryService
+from oharness.extraction.shown_notes import ShownNotes, select_notes
+from oharness.extraction.writer import SavedNote, apply_plan
+from oharness.memory.memory_service import MemoryService
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from oharness.errors import OHarnessError, ValidationError
+from oharness.memory.memory_service import UNSET, Unset
 from oharness.notes.ids import check_id, check_type, clean_body, clean_summary, clean_tags
 from oharness.notes.invisible import remove_invisible
 from oharness.notes.secrets import redact_secrets
-from oharness.tools.service import UNSET, Unset
 from oharness.types import Scope, parse_scope
 
 MAX_ANSWER_CHARS: Final = 1_000_000

@@ -20,12 +20,12 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from oharness.extraction.context import NoteRef, ShownNotes
 from oharness.extraction.parse import Dropped, NewEntry, ParsedAnswer, UpdateEntry
+from oharness.extraction.shown_notes import NoteRef, ShownNotes
+from oharness.memory.memory_service import UNSET, Unset
 from oharness.notes.format import Note
 from oharness.notes.store import StoredNote
 from oharness.recall.score import LIKELY_DUPLICATE
-from oharness.tools.service import UNSET, Unset
 from oharness.types import Scope
 
 NEW_LINK: Final = re.compile(r"\[\[new:(\d{1,6})\]\]")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from oharness.extraction.context import ShownNotes
+from oharness.extraction.shown_notes import ShownNotes
 from oharness.notes.quoting import STORED_DATA, quote, quote_attribute
 from oharness.notes.secrets import redact_secrets
 from oharness.notes.store import StoredNote

@@ -10,6 +10,12 @@ Public API (see docs/harness.md):
   :func:`configured_models`, :class:`ProviderEnvironment` — models;
 - :data:`PermissionMode`, :class:`PermissionRules`, :class:`ApprovalRequest`,
   :func:`headless_approver` — permissions.
+
+Modules: ``harness`` (the loop), ``plugin``, ``plugin_host``, ``plugin_config``, ``tool``,
+``permission``, ``tool_runner`` (tool calls through the permission rules), ``session``, ``message``,
+``transcript``, ``compaction``; models: ``model``, ``providers``, ``openai_provider``,
+``anthropic_provider``, ``http_call``, ``transport``, ``scripted``; memory: ``memory_plugin``,
+``agent_memory``, ``memory_sync``, ``consolidation``, ``extraction_trigger``; ``config``.
 """
 
 from oharness.harness.agent_memory import AgentMemory, AgentOptions, UserTurn
@@ -50,10 +56,10 @@ from oharness.harness.providers import (
     create_model,
     parse_model_spec,
 )
-from oharness.harness.run import RunResult, ToolOutcome
 from oharness.harness.scripted import ScriptedModel, text_reply, tool_reply
 from oharness.harness.session import Session
 from oharness.harness.tool import Tool, ToolContext
+from oharness.harness.tool_runner import RunResult, ToolOutcome
 
 __all__ = [
     "PERMISSION_MODES",

@@ -20,12 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from oharness.tools.attach import AttachedNote, RecallOutcome, recall_for_message
-from oharness.tools.definitions import anthropic_tools, call_tool, openai_tools
-from oharness.tools.prompt import render_index
-from oharness.tools.scope_recall import NoteKey
-from oharness.tools.service import MemoryService
-from oharness.tools.workspace import Workspace
+from oharness.memory.attach import AttachedNote, RecallOutcome, recall_for_message
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.prompt import render_index
+from oharness.memory.scope_recall import NoteKey
+from oharness.memory.tools import anthropic_tools, call_tool, openai_tools
+from oharness.memory.workspace import Workspace
 from oharness.types import SCOPES
 
 RECALLED_KIND: Final = "recalled-memory"

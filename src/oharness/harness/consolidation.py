@@ -17,12 +17,12 @@ from typing import Final
 from oharness.errors import OHarnessError, UnavailableError
 from oharness.harness.message import Message
 from oharness.harness.model import CancelToken, ChatModel, ModelRequest
+from oharness.memory.workspace import Workspace
 from oharness.review.consolidate import ConsolidationLog, Consolidator, PassOutcome
 from oharness.review.drafting import DraftModel
-from oharness.review.service import open_review, review_dir
+from oharness.review.review_service import open_review, review_dir
 from oharness.sync.batch import CommitFirst, commit_first_for, last_plan, sync_is_on
-from oharness.sync.service import SyncService
-from oharness.tools.workspace import Workspace
+from oharness.sync.sync_service import SyncService
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)

@@ -53,8 +53,8 @@ from oharness.harness.plugin import (
 )
 from oharness.harness.session import Session
 from oharness.harness.transcript import message_sequence
+from oharness.memory.memory_service import MemoryService
 from oharness.settings import AutoExtractSettings
-from oharness.tools.service import MemoryService
 from oharness.types import Scope
 
 log = logging.getLogger(__name__)

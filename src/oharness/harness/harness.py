@@ -42,12 +42,12 @@ from oharness.harness.plugin_config import (
 )
 from oharness.harness.plugin_host import EventSink, PluginHost, PluginProblem, RunEvent
 from oharness.harness.providers import Models
-from oharness.harness.run import RunResult, ToolOutcome, ToolRunner
 from oharness.harness.session import Session, new_session_id
+from oharness.harness.tool_runner import RunResult, ToolOutcome, ToolRunner
 from oharness.harness.transcript import SessionHeader, TranscriptStore
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.notes.ids import random_hex
-from oharness.tools.service import MemoryService
-from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import Clock, HexSource
 
 log = logging.getLogger(__name__)

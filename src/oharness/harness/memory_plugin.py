@@ -42,12 +42,12 @@ from oharness.harness.plugin import (
 )
 from oharness.harness.session import Session
 from oharness.harness.tool import Tool, ToolContext, ToolHandler
+from oharness.memory.memory_service import MemoryService, ScopeHandle
+from oharness.memory.scope_recall import MemoryRecall
+from oharness.memory.tools import FORGET, MEMORY, REMEMBER, call_tool
+from oharness.memory.usage import UsageLog
+from oharness.memory.workspace import Workspace
 from oharness.sync.coordinator import SyncCoordinator
-from oharness.tools.definitions import FORGET, MEMORY, REMEMBER, call_tool
-from oharness.tools.scope_recall import MemoryRecall
-from oharness.tools.service import MemoryService, ScopeHandle
-from oharness.tools.usage import UsageLog
-from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
 
 MEMORY_PLUGIN_ID: Final = "memory"

@@ -17,12 +17,12 @@ import threading
 from dataclasses import dataclass
 
 from oharness.errors import OHarnessError
+from oharness.memory.workspace import Workspace
 from oharness.project.paths import HomeLayout
-from oharness.sync.background import daemon_running
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop
-from oharness.sync.service import SyncService, SyncTarget, sync_targets
+from oharness.sync.daemon_lock import daemon_running
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace
+from oharness.sync.sync_service import SyncService, SyncTarget, sync_targets
 from oharness.types import Clock, Scope
 
 log = logging.getLogger(__name__)

@@ -20,9 +20,9 @@ from oharness.harness.message import Message
 from oharness.harness.providers import Models
 from oharness.harness.session import Session
 from oharness.harness.tool import Emit, PluginRegistration, Tool
+from oharness.memory.workspace import Workspace
 from oharness.project.paths import HomeLayout
 from oharness.settings import Settings
-from oharness.tools.workspace import Workspace
 from oharness.types import Clock
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from oharness.errors import ConflictError, NotFoundError, ValidationError
 from oharness.importers.readers import markdown_draft
 from oharness.importers.source import Skip, TextFile
+from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.notes.format import Note, file_revision, serialise_note_bytes
 from oharness.notes.ids import (
     check_type,
@@ -40,7 +41,6 @@ from oharness.notes.ids import (
 from oharness.notes.loose import MAX_READ_BYTES, LooseFile, find_loose_files
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore
-from oharness.tools.workspace import Workspace, wall_clock_ms
 from oharness.types import Clock, HexSource, Scope
 
 _ID_ATTEMPTS = 32

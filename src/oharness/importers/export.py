@@ -20,8 +20,8 @@ from typing import Final, Literal
 
 from oharness.errors import ValidationError
 from oharness.fsio import atomic_write, fsync_directory
+from oharness.memory.memory_service import MemoryService
 from oharness.notes.store import StoredNote
-from oharness.tools.service import MemoryService
 from oharness.types import Clock
 
 ExportFormat = Literal["folder", "claude-code"]

@@ -28,7 +28,7 @@ import filelock
 from oharness.errors import OHarnessError, StorageError
 from oharness.fsio import PRIVATE_FILE_MODE, atomic_write, make_directory
 from oharness.review.drafting import DraftModel
-from oharness.review.service import ReviewService
+from oharness.review.review_service import ReviewService
 from oharness.settings import ConsolidateSettings
 from oharness.types import Clock, Scope
 

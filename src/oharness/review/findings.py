@@ -6,7 +6,7 @@ Five kinds of finding, computed without a model:
   actions ``merge`` and ``dismiss``;
 - ``broken-link``: a ``[[id]]`` naming no note in either scope;
 - ``missing-file``: a project note naming a relative path that does not exist in the project
-  (the rule is in :mod:`.paths`);
+  (the rule is in :mod:`.missing_paths`);
 - ``unused``: neither recalled on this machine nor changed for ``memory.consolidate.unusedDays``
   days (a note never recalled counts from its last change);
 - ``too-long``: a body over :data:`TOO_LONG_CHARS` characters.
@@ -26,7 +26,7 @@ from typing import Any, Final, Literal
 
 from oharness.notes.format import Note
 from oharness.notes.links import LinkIndex, extract_links
-from oharness.review.paths import missing_paths
+from oharness.review.missing_paths import missing_paths
 from oharness.review.topics import SAME_TOPIC, same_topic_groups
 from oharness.types import Scope
 

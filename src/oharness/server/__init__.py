@@ -9,5 +9,6 @@ Modules: ``config`` (settings), ``auth`` (JWT verification, plans), ``planner`` 
 and snapshot logic), ``scope_service`` (snapshots and commits over the store),
 ``manifest_cache`` (what an instance remembers of manifests), ``erase`` (account and team
 erasure, the erase gate), ``ratelimit``, ``responses`` (error bodies, capped body reading),
-``logs`` (JSON logs, request ids), ``routes``, ``schema`` (OpenAPI request schemas), ``app``.
+``logs`` (JSON logs, request ids), ``routes``, ``openapi`` (the OpenAPI document), ``context``
+(the state the routes share), ``environment`` (settings from the environment), ``app``.
 """

@@ -26,7 +26,7 @@ from oharness.server.context import ServerContext
 from oharness.server.logs import RequestLogMiddleware, log_event
 from oharness.server.openapi import openapi_document
 from oharness.server.ratelimit import MonotonicClock, RateLimiter
-from oharness.server.responses import ApiError, error_response, json_response
+from oharness.server.responses import SyncApiError, error_response, json_response
 from oharness.server.routes import Operation, operations, routes
 from oharness.server.scope_service import ScopeService, wall_clock
 from oharness.storage.object_store import ObjectStore
@@ -82,13 +82,13 @@ def _install_error_handlers(app: Starlette, settings: ServerSettings) -> None:
     quotas = settings.quotas
 
     async def on_api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
+        assert isinstance(exc, SyncApiError)
         return error_response(exc, quotas, _plan_of(request))
 
     async def on_storage_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StorageError)
         log_event(logging.WARNING, "storage_error", error=type(exc).__name__, detail=exc.message)
-        error = ApiError(
+        error = SyncApiError(
             "unavailable",
             f"storage is unavailable or too busy ({exc.message}); retry later",
             retry_after=settings.unavailable_retry_after,
@@ -98,9 +98,9 @@ def _install_error_handlers(app: Starlette, settings: ServerSettings) -> None:
     async def on_http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 405:
-            error = ApiError("method_not_allowed", "this route does not take that method")
+            error = SyncApiError("method_not_allowed", "this route does not take that method")
         else:
-            error = ApiError("not_found", f"no such route: {request.url.path}")
+            error = SyncApiError("not_found", f"no such route: {request.url.path}")
         response = error_response(error, quotas, _plan_of(request))
         allow = (exc.headers or {}).get("Allow")
         if exc.status_code == 405 and allow:
@@ -109,10 +109,10 @@ def _install_error_handlers(app: Starlette, settings: ServerSettings) -> None:
 
     async def on_unexpected(request: Request, exc: Exception) -> Response:
         log_event(logging.ERROR, "internal_error", error=type(exc).__name__)
-        error = ApiError("internal", "the server failed unexpectedly; retry later")
+        error = SyncApiError("internal", "the server failed unexpectedly; retry later")
         return error_response(error, quotas, _plan_of(request))
 
-    app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(SyncApiError, on_api_error)
     app.add_exception_handler(StorageError, on_storage_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from oharness.server.auth import Principal, TokenRejected, TokenVerifier, effective_plan
 from oharness.server.config import ServerSettings
 from oharness.server.ratelimit import RateLimiter
-from oharness.server.responses import ApiError
+from oharness.server.responses import SyncApiError
 from oharness.server.scope_service import ScopeService
 from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import Plan
@@ -84,12 +84,12 @@ async def authorize(
     try:
         principal = context.verifier.verify(request.headers.get("authorization"))
     except TokenRejected as exc:
-        raise ApiError("unauthorized", exc.message) from exc
+        raise SyncApiError("unauthorized", exc.message) from exc
     request.state.user_segment = principal.segment
     request.state.plan = principal.claimed_plan
     wait = context.limiter.acquire(principal.segment)
     if wait is not None:
-        raise ApiError(
+        raise SyncApiError(
             "rate_limited",
             f"too many requests for this account: retry in {wait} s",
             retry_after=wait,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from oharness.errors import PreconditionFailed
-from oharness.server.responses import ApiError
+from oharness.server.responses import SyncApiError
 from oharness.storage.object_store import ObjectStore
 from oharness.sync.protocol import SyncScope, manifest_key, scope_prefix, user_prefix
 from oharness.sync.protocol.sealed import is_opaque_id
@@ -49,11 +49,13 @@ def read_keys(store: ObjectStore, segment: str) -> StoredKeys:
         data = json.loads(stored.data)
         envelope, version = data["envelope"], data["version"]
     except (ValueError, KeyError, TypeError):
-        raise ApiError(
+        raise SyncApiError(
             "unavailable", "the account's key envelope could not be read: retry later"
         ) from None
     if not isinstance(version, int) or not (envelope is None or isinstance(envelope, dict)):
-        raise ApiError("unavailable", "the account's key envelope could not be read: retry later")
+        raise SyncApiError(
+            "unavailable", "the account's key envelope could not be read: retry later"
+        )
     return StoredKeys(envelope, version, stored.etag)
 
 
@@ -70,7 +72,9 @@ def write_keys(
         separators=(",", ":"),
     ).encode("utf-8")
     if len(data) > MAX_ENVELOPE_BYTES:
-        raise ApiError("too_large", f"a key envelope is at most {MAX_ENVELOPE_BYTES} bytes of JSON")
+        raise SyncApiError(
+            "too_large", f"a key envelope is at most {MAX_ENVELOPE_BYTES} bytes of JSON"
+        )
     try:
         etag = store.put(
             keys_key(segment),
@@ -88,7 +92,7 @@ def check_scope_allowed(store: ObjectStore, segment: str, scope: SyncScope) -> N
     if scope.kind == "project" and is_opaque_id(scope.project_id):
         return
     if read_keys(store, segment).envelope is not None:
-        raise ApiError(
+        raise SyncApiError(
             "encrypted_account",
             "this account is end-to-end encrypted: enter the passphrase on this device "
             "('oharness sync unlock') before it syncs",
@@ -108,8 +112,8 @@ def account_scopes(store: ObjectStore, segment: str) -> tuple[SyncScope, ...]:
     return tuple(found)
 
 
-def _changed(version: int) -> ApiError:
-    return ApiError(
+def _changed(version: int) -> SyncApiError:
+    return SyncApiError(
         "conflict",
         "the key envelope changed on another device since this one read it: read it again",
         version=version,

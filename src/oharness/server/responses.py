@@ -1,6 +1,6 @@
 """JSON responses and request bodies: every answer carries ``quotas`` and ``plan`` (spec 06.2).
 
-:class:`ApiError` is how a handler refuses a request; the app's exception handler turns it into
+:class:`SyncApiError` is how a handler refuses a request; the app's exception handler turns it into
 the error body of spec 06.6, ``{"error", "message", "quotas", "plan", …}``, with ``Retry-After``
 on 429 and 503.
 """
@@ -23,9 +23,11 @@ _PARSE_IN_THREAD_BYTES = 256 * 1024
 _EXTRA_STATUS = {"not_found": 404, "method_not_allowed": 405, "internal": 500}
 
 
-class ApiError(OHarnessError):
-    """A refused request: an error code of the table, a message saying what to do, and extra
-    body fields (``conflicts``, ``protocols``) or a ``Retry-After`` in seconds."""
+class SyncApiError(OHarnessError):
+    """A request the sync server refused (internal to it, the daemon's is
+    :class:`~oharness.daemon.errors.DaemonApiError`): an error code of the table, a message
+    saying what to do, and extra body fields (``conflicts``, ``protocols``) or a
+    ``Retry-After`` in seconds."""
 
     def __init__(
         self, code: str, message: str, *, retry_after: int | None = None, **details: Any
@@ -49,7 +51,7 @@ def json_response(
     return Response(body, status_code=status, headers=headers, media_type="application/json")
 
 
-def error_response(error: ApiError, quotas: Quotas, plan: Plan) -> Response:
+def error_response(error: SyncApiError, quotas: Quotas, plan: Plan) -> Response:
     """The error body of spec 06.6 for ``error``."""
     body = error_from_details(error.code, error.message, quotas, plan, error.details).encode()
     headers = {}
@@ -85,20 +87,20 @@ def _decode_json(data: bytes) -> object:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         return value
     except UnicodeEncodeError as exc:
-        raise ApiError(
+        raise SyncApiError(
             "invalid_request",
             "the request body holds a lone surrogate escape (such as \\ud800), which is not "
             "valid Unicode text",
         ) from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         # ValueError covers malformed JSON and integers over Python's digit limit.
-        raise ApiError(
+        raise SyncApiError(
             "invalid_request", f"the request body is not valid UTF-8 JSON: {exc}"
         ) from exc
 
 
-def _too_large(limit: int) -> ApiError:
-    return ApiError(
+def _too_large(limit: int) -> SyncApiError:
+    return SyncApiError(
         "too_large",
         f"the request is over {limit} bytes, the server's request limit; send smaller commits "
         "(oharness clients size them to fit)",

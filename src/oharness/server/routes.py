@@ -31,7 +31,7 @@ from oharness.server.keys import (
 )
 from oharness.server.logs import log_event
 from oharness.server.planner import CommitLimits
-from oharness.server.responses import ApiError, json_response, read_json_body
+from oharness.server.responses import SyncApiError, json_response, read_json_body
 from oharness.sync.protocol import (
     CommitRequestBody,
     CommitResponse,
@@ -79,8 +79,8 @@ def _context(request: Request) -> ServerContext:
     return context
 
 
-def _invalid(exc: ValidationError) -> ApiError:
-    return ApiError("invalid_request", exc.message)
+def _invalid(exc: ValidationError) -> SyncApiError:
+    return SyncApiError("invalid_request", exc.message)
 
 
 async def _protocol_body(context: ServerContext, request: Request) -> object:
@@ -91,7 +91,7 @@ async def _protocol_body(context: ServerContext, request: Request) -> object:
         raise _invalid(exc) from exc
     served = context.settings.protocols
     if protocol not in served:
-        raise ApiError(
+        raise SyncApiError(
             "protocol_unsupported",
             f"this server speaks sync protocol {', '.join(map(str, served))}, not {protocol}"
             + (": upgrade the server" if protocol > max(served) else ": upgrade the client"),
@@ -161,7 +161,7 @@ async def snapshot(request: Request) -> Response:
         raise _invalid(exc) from exc
     problem = protocol_scope_problem(parsed.protocol, parsed.scope)
     if problem is not None:
-        raise ApiError("invalid_request", problem)
+        raise SyncApiError("invalid_request", problem)
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
     segment = caller.principal.segment
     result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
@@ -184,10 +184,10 @@ async def commit(request: Request) -> Response:
         raise _invalid(exc) from exc
     problem = protocol_scope_problem(parsed.protocol, parsed.scope)
     if problem is not None:
-        raise ApiError("invalid_request", problem)
+        raise SyncApiError("invalid_request", problem)
     quotas = context.settings.quotas
     if len(parsed.changes) > quotas.max_changes_per_commit:
-        raise ApiError(
+        raise SyncApiError(
             "too_large",
             f"{len(parsed.changes)} changes in one commit, at most "
             f"{quotas.max_changes_per_commit}: split it",
@@ -225,7 +225,7 @@ async def erase_scope(request: Request) -> Response:
         raise _invalid(exc) from exc
     problem = protocol_scope_problem(parsed.protocol, parsed.scope)
     if problem is not None:
-        raise ApiError("invalid_request", problem)
+        raise SyncApiError("invalid_request", problem)
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
     async with context.locks.hold(prefix):
         deleted = await in_thread(
@@ -242,7 +242,7 @@ def _check_admin_key(request: Request) -> None:
     if scheme.lower() != "bearer" or not hmac.compare_digest(
         given.strip().encode("utf-8"), expected
     ):
-        raise ApiError("unauthorized", "the admin key is missing or wrong")
+        raise SyncApiError("unauthorized", "the admin key is missing or wrong")
 
 
 async def erase(request: Request) -> Response:

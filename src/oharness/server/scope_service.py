@@ -45,7 +45,7 @@ from oharness.server.planner import (
     plan_objects,
     prepare_changes,
 )
-from oharness.server.responses import ApiError
+from oharness.server.responses import SyncApiError
 from oharness.storage.object_store import NOT_MODIFIED, ObjectStore, StoredObject
 from oharness.sync.protocol import (
     CommitRequest,
@@ -123,7 +123,7 @@ class ScopeService:
     def check_not_erased(self, segment: str) -> None:
         """Refuse an erased account (403 ``account_erased``)."""
         if self.erase_gate.user_erased(segment):
-            raise ApiError(
+            raise SyncApiError(
                 "account_erased",
                 "this account was erased: nothing more is accepted for it; local notes are kept",
             )
@@ -278,7 +278,7 @@ class ScopeService:
     def commit(
         self, prefix: str, request: CommitRequest, limits: CommitLimits, plan: Plan
     ) -> CommitResponse:
-        """Apply a commit (spec 06.4); raises :class:`ApiError` for a failed atomic commit and
+        """Apply a commit (spec 06.4); raises :class:`SyncApiError` for a failed atomic commit and
         :class:`StorageUnavailable` when storage fails or contention does not let up."""
         prepared = prepare_changes(request, self.settings.frontmatter_allowance)
         written: set[str] = set()
@@ -376,7 +376,7 @@ def _idle(head: ManifestHead, request: SnapshotRequest) -> bool:
 def _check_atomic(request: CommitRequest, manifest: Manifest, outcome: CommitPlan) -> None:
     if request.base_version != manifest.version:
         if outcome.changed or outcome.rejected:
-            raise ApiError(
+            raise SyncApiError(
                 "manifest_changed",
                 f"the scope is at version {manifest.version}, not {request.base_version}: "
                 "sync, then retry the batch",
@@ -398,4 +398,4 @@ def _check_atomic(request: CommitRequest, manifest: Manifest, outcome: CommitPla
             }
             for item in outcome.rejected
         ]
-    raise ApiError(code, message, **details)
+    raise SyncApiError(code, message, **details)

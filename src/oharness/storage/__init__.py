@@ -4,7 +4,7 @@
   list.
 - ``file://PATH`` — :mod:`oharness.storage.file` (the embedded default).
 - ``s3://BUCKET/PREFIX`` — :mod:`oharness.storage.s3` (boto3; R2, MinIO, SeaweedFS, AWS).
-- ``memory://`` — :mod:`oharness.storage.memory` (in-process, for simulations and fast tests).
+- ``memory://`` — :mod:`oharness.storage.in_memory` (in-process, for simulations and fast tests).
 - :class:`~oharness.storage.counting.CountingObjectStore` — any store, its calls counted by kind.
 
 :func:`oharness.storage.url.open_object_store` turns a URL into a store, and

@@ -9,7 +9,7 @@ Accepted forms:
 - a bare path (``/srv/oharness``, ``./sync-data``, ``~/sync``) — the same as ``file://`` + path.
 - ``s3://BUCKET`` or ``s3://BUCKET/PREFIX`` — an S3 bucket (:class:`~oharness.storage.s3.
   S3ObjectStore`), endpoint and keys from the standard AWS variables of the given environment.
-- ``memory://`` — an in-process store (:class:`~oharness.storage.memory.MemoryObjectStore`),
+- ``memory://`` — an in-process store (:class:`~oharness.storage.in_memory.MemoryObjectStore`),
   empty at start and lost at exit: for tests and demos only.
 
 The environment is passed in, never read here, so callers decide what it is.
@@ -24,7 +24,7 @@ from typing import Final
 
 from oharness.errors import ConfigError, ValidationError
 from oharness.storage.file import FileObjectStore
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.storage.object_store import ObjectStore
 from oharness.storage.validation import validate_key
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import httpx2
 
 from oharness.errors import SyncError, UnavailableError, ValidationError
+from oharness.memory.workspace import Workspace
 from oharness.notes.backups import BackupStore
 from oharness.project.identity import DEFAULT_MEMORY_DIR
 from oharness.project.paths import HomeLayout, stable_scope_key
@@ -23,15 +24,14 @@ from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
 from oharness.sync.encryption import load_key
 from oharness.sync.resolve import DEFAULT_MAX_NOTE_BYTES, ConflictResolver, Resolution
-from oharness.sync.service import (
+from oharness.sync.settings_file import SyncSettingsFile
+from oharness.sync.sync_service import (
     PassReport,
     SyncService,
     SyncTarget,
     combined_status,
     sync_targets,
 )
-from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace
 from oharness.types import Clock, Scope
 
 Keep = Literal["local", "cloud", "both"]

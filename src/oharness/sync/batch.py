@@ -39,11 +39,11 @@ from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.encryption import sealed_client_for
 from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
-from oharness.sync.service import PassReport, SyncService, SyncTarget, sync_targets
+from oharness.sync.sync_service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
 
 if TYPE_CHECKING:
-    from oharness.tools.workspace import Workspace
+    from oharness.memory.workspace import Workspace
 
 log = logging.getLogger(__name__)
 Writes = Sequence[tuple[str, bytes | None]]

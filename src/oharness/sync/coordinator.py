@@ -39,7 +39,7 @@ from typing import Protocol
 
 from oharness.errors import OHarnessError, is_transient
 from oharness.sync.protocol import Quotas
-from oharness.sync.service import PassReport, SyncTarget
+from oharness.sync.sync_service import PassReport, SyncTarget
 from oharness.types import Clock
 
 log = logging.getLogger(__name__)

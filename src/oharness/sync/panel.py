@@ -1,7 +1,8 @@
 """The cloud sync panel's state (spec 07.6–07.7, 11): both scopes read as one switch.
 
-:func:`sync_panel` reads the combined 07.7 status (:func:`oharness.sync.service.combined_status`)
-and says what a person needs to see: on only when on for both scopes; the older "last synced";
+:func:`sync_panel` reads the combined 07.7 status
+(:func:`oharness.sync.sync_service.combined_status`) and says what a person needs to see: on only
+when on for both scopes; the older "last synced";
 each scope's error (its message without the scope's own label, which the page shows in the
 reader's language), why it is paused, a 429 read as "too frequent, will be retried" (never as a
 configuration problem), what the last pull brought, a free plan's limits, the notes that did not
@@ -205,7 +206,7 @@ def scope_panel(status: Mapping[str, Any], now: int) -> ScopePanel:
 
 
 def sync_panel(combined: Mapping[str, Any], *, signed_in: bool, now: int) -> SyncPanel:
-    """The panel from :func:`~oharness.sync.service.combined_status` and the sign-in."""
+    """The panel from :func:`~oharness.sync.sync_service.combined_status` and the sign-in."""
     scopes = combined.get("scopes")
     lines = tuple(
         scope_panel(status, now)

@@ -241,6 +241,7 @@ def test_daemon_path_imports_almost_nothing(
         "oharness.cli",
         "oharness.cli.entry",
         "oharness.cli.hook",
+        "oharness.cli.hook_log",
         "oharness.bridges",
         "oharness.bridges.prompt_hook",
         "oharness.project",

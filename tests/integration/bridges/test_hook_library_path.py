@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tests.integration.bridges.runner import ok, run
 
+from oharness.memory.attach import recall_for_message
+from oharness.memory.workspace import open_workspace
 from oharness.notes.format import Note, serialise_note_bytes
-from oharness.tools.attach import recall_for_message
-from oharness.tools.workspace import open_workspace
 
 
 def _words(text: str) -> list[str]:

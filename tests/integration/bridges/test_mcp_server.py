@@ -15,8 +15,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.integration.bridges.runner import OHARNESS, ok
 
-from oharness.tools.definitions import tool_definitions
-from oharness.tools.workspace import open_workspace
+from oharness.memory.tools import tool_definitions
+from oharness.memory.workspace import open_workspace
 
 Elicit = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
 

@@ -429,6 +429,7 @@ def test_the_stop_hook_imports_almost_nothing_and_its_pass_still_runs(
         "oharness.cli",
         "oharness.cli.entry",
         "oharness.cli.hook",
+        "oharness.cli.hook_log",
         "oharness.bridges",
         "oharness.bridges.prompt_hook",
         "oharness.bridges.capture_hook",

@@ -16,7 +16,7 @@ import uvicorn
 from sync_support import serve_in_thread
 
 from oharness.daemon import DaemonOptions, create_app
-from oharness.daemon.tasks import Task, TaskOutcome, TaskWork
+from oharness.daemon.tasks.lane import Task, TaskOutcome, TaskWork
 from oharness.daemon.workspaces import DaemonWorkspace
 
 CLIENT = "X-OHarness-Client-Id"

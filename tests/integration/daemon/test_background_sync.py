@@ -17,7 +17,7 @@ import pytest
 from sync_support import OHARNESS, free_port, run_cli, sync_server_process
 
 from oharness.sdk import DaemonClient
-from oharness.sync.background import DaemonLock, daemon_running
+from oharness.sync.daemon_lock import DaemonLock, daemon_running
 
 SECRET = "daemon-sync-secret-0123456789abcdef0123456789"
 
@@ -96,8 +96,8 @@ def test_cli_write_is_uploaded_by_the_daemon(tmp_path: Path, sync_server: str) -
 
 def test_chat_syncer_leaves_background_sync_to_a_running_daemon(tmp_path: Path) -> None:
     from oharness.harness.memory_sync import MemorySync
+    from oharness.memory.workspace import open_workspace
     from oharness.sync.settings_file import SyncSettingsFile
-    from oharness.tools.workspace import open_workspace
 
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()

@@ -30,10 +30,10 @@ from sync_server_support import (
 )
 
 from oharness.daemon import DaemonOptions
+from oharness.memory.workspace import open_workspace
 from oharness.project.paths import HomeLayout
 from oharness.storage.file import FileObjectStore
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import open_workspace
 
 #: Far longer than the test: the watch thread never looks again by itself.
 _NEVER = 3600.0

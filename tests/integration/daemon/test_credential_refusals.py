@@ -10,7 +10,7 @@ import pytest
 from daemon_support import LiveDaemon, live_daemon, wait_terminal
 
 from oharness.daemon import DaemonOptions
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
 FORMS = {

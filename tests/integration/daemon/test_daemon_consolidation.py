@@ -13,8 +13,8 @@ from stub_model_server import StubModelServer, openai_text
 
 from oharness.daemon import DaemonOptions
 from oharness.harness.openai_provider import OpenAIChatModel
+from oharness.memory.workspace import open_workspace
 from oharness.review.consolidate import LAUNCH_DELAY_MS
-from oharness.tools.workspace import open_workspace
 
 
 class Clock:

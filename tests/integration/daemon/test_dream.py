@@ -15,9 +15,9 @@ import httpx2
 from daemon_support import CLIENT, live_daemon, wait_terminal
 
 from oharness.daemon import DaemonOptions
-from oharness.daemon.memory_tasks import DreamOutcome
-from oharness.daemon.tasks import CancelToken
-from oharness.tools.workspace import Workspace
+from oharness.daemon.tasks.lane import CancelToken
+from oharness.daemon.tasks.memory_tasks import DreamOutcome
+from oharness.memory.workspace import Workspace
 from oharness.types import Scope
 
 

@@ -19,14 +19,14 @@ from daemon_support import CLIENT, LiveDaemon, events_until, live_daemon, wait_t
 from sync_server_support import LiveServer, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
-from oharness.daemon.dream import ReviewDreamer
-from oharness.daemon.tasks import CancelToken, TaskCancelled
+from oharness.daemon.tasks.dream import ReviewDreamer
+from oharness.daemon.tasks.lane import CancelToken, TaskCancelled
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.sdk import AsyncDaemonClient, DaemonClient, DaemonError
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
-from oharness.sync.service import SyncService, sync_targets
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import SyncService, sync_targets
 
 PORTS = range(18900, 19000)
 

@@ -20,13 +20,13 @@ from sync_server_support import LiveServer, make_settings, token_for
 from test_dream_review import Clock, _plant, port_in_range
 
 from oharness.daemon import DaemonOptions
-from oharness.daemon.dream import ReviewDreamer
-from oharness.daemon.tasks import CancelToken, TaskCancelled
+from oharness.daemon.tasks.dream import ReviewDreamer
+from oharness.daemon.tasks.lane import CancelToken, TaskCancelled
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
-from oharness.sync.service import SyncService, sync_targets
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import SyncService, sync_targets
 
 WAITING = "waiting for the sync pass in flight to end"
 

@@ -14,15 +14,15 @@ from sync_server_support import token_for
 from watch_support import Seconds, Walks
 
 from oharness.daemon import DaemonOptions, create_app
-from oharness.daemon.background import DaemonSync
+from oharness.daemon.background.folder_watch import FolderWatch
+from oharness.daemon.background.note_watch import NOTES_CHANGED, NoteWatcher
+from oharness.daemon.background.sync import DaemonSync
 from oharness.daemon.events import Subscription
-from oharness.daemon.folders import FolderWatch
-from oharness.daemon.page.watch import NOTES_CHANGED, NoteWatcher
 from oharness.daemon.state import DaemonState
+from oharness.memory.workspace import open_workspace, wall_clock_ms
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import WRITE_DEBOUNCE_MS
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import open_workspace, wall_clock_ms
 
 
 @pytest.fixture

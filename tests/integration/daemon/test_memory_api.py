@@ -23,13 +23,13 @@ from starlette.routing import Route
 from sync_server_support import LiveServer, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.workspace import open_workspace
 from oharness.sdk import AsyncDaemonClient, DaemonClient, DaemonError
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync import actions
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.service import MemoryService
-from oharness.tools.workspace import open_workspace
 
 UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
 

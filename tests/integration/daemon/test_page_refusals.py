@@ -10,10 +10,10 @@ import pytest
 from daemon_support import LiveDaemon, live_daemon
 
 from oharness.daemon import DaemonOptions
+from oharness.memory.workspace import open_workspace, wall_clock_ms
 from oharness.notes.format import Note, serialise_note_bytes
 from oharness.sync.conflicts import ConflictBook, ConflictRecord
-from oharness.sync.service import SyncService, sync_targets
-from oharness.tools.workspace import open_workspace, wall_clock_ms
+from oharness.sync.sync_service import SyncService, sync_targets
 
 
 @pytest.fixture

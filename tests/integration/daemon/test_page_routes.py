@@ -13,11 +13,11 @@ import pytest
 from daemon_support import LiveDaemon, live_daemon, wait_terminal
 
 from oharness.daemon import DaemonOptions
+from oharness.daemon.background.note_watch import NoteWatcher
 from oharness.daemon.events import Event
 from oharness.daemon.page.router import described_sections
-from oharness.daemon.page.watch import NoteWatcher
 from oharness.harness.plugin import PageDescriptor, PageSection
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 FORM = {
     "id": "",

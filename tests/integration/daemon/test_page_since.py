@@ -15,7 +15,7 @@ from daemon_support import LiveDaemon, events_until, project_daemon
 
 from oharness.daemon import DaemonOptions
 from oharness.daemon.events import Event
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 
 @pytest.fixture
@@ -102,9 +102,9 @@ def test_a_tick_after_a_render_never_hands_on_an_older_walk(tmp_path: Path) -> N
     import threading
 
     from oharness.daemon import create_app
-    from oharness.daemon.folders import FolderWatch
-    from oharness.daemon.notices import FolderNotices
-    from oharness.daemon.page.watch import NoteWatcher
+    from oharness.daemon.background.folder_watch import FolderWatch
+    from oharness.daemon.background.note_watch import NoteWatcher
+    from oharness.daemon.background.notices import FolderNotices
 
     project = tmp_path / "project"
     project.mkdir()
@@ -164,7 +164,7 @@ def test_renders_and_the_watch_thread_look_at_the_same_time(tmp_path: Path) -> N
     import threading
 
     from oharness.daemon import create_app
-    from oharness.daemon.page.watch import NoteWatcher
+    from oharness.daemon.background.note_watch import NoteWatcher
 
     project = tmp_path / "project"
     project.mkdir()

@@ -17,11 +17,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from sync_server_support import live_server, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
+from oharness.memory.workspace import open_workspace
 from oharness.project.paths import HomeLayout
 from oharness.storage.file import FileObjectStore
 from oharness.sync.protocol import PlanLimits
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import open_workspace
 
 
 @contextlib.contextmanager

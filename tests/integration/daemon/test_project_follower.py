@@ -9,10 +9,10 @@ from pathlib import Path
 
 from daemon_support import project_daemon
 
-from oharness.daemon.following import ProjectFollower
+from oharness.daemon.background.following import ProjectFollower
+from oharness.memory.workspace import open_workspace
 from oharness.project.paths import HomeLayout
 from oharness.project.used import used_projects
-from oharness.tools.workspace import open_workspace
 
 
 def _used(home: Path, name: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from daemon_support import LiveDaemon, live_daemon
 
 from oharness.daemon import DaemonOptions
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 MESSAGE = "why does the billing service retry webhooks?"
 

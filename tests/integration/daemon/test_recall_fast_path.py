@@ -10,7 +10,7 @@ from pathlib import Path
 from daemon_support import live_daemon
 
 from oharness.daemon import DaemonOptions
-from oharness.tools.workspace import open_workspace
+from oharness.memory.workspace import open_workspace
 
 MESSAGE = "why does the billing service retry webhooks?"
 

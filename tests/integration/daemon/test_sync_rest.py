@@ -12,11 +12,11 @@ from daemon_support import LiveDaemon, live_daemon
 from sync_server_support import LiveServer, make_settings, token_for
 
 from oharness.daemon import DaemonOptions
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync import actions
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace
 
 
 def _git_project(path: Path) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from daemon_support import CLIENT, FailingSessions, Gate, LiveDaemon, live_daemon, wait_terminal
 
 from oharness.daemon import DaemonOptions
-from oharness.daemon.tasks import LaneLimits, Timeouts
+from oharness.daemon.tasks.lane import LaneLimits, Timeouts
 
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
 

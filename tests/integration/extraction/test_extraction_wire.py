@@ -17,7 +17,7 @@ from oharness.harness.anthropic_provider import AnthropicChatModel
 from oharness.harness.extraction_trigger import ChatExtractionModel
 from oharness.harness.model import ModelError
 from oharness.harness.openai_provider import OpenAIChatModel
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 TURNS = [

@@ -10,11 +10,11 @@ from typing import Any
 import httpx2
 from sync_server_support import LiveServer, token_for
 
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.review import ReviewService, open_review
 from oharness.sync.batch import CommitFirst
-from oharness.sync.service import PassReport, SyncService, sync_targets
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import PassReport, SyncService, sync_targets
 
 PROJECT_ID = "git-5f0c0123456789abcdef0123456789abcdef0123"
 PORTS = range(18500, 18600)

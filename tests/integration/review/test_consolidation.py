@@ -15,10 +15,10 @@ from sync_server_support import LiveServer, make_settings
 
 from oharness.harness.consolidation import ConsolidationService
 from oharness.harness.openai_provider import OpenAIChatModel
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.review.consolidate import LAUNCH_DELAY_MS
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.storage.in_memory import MemoryObjectStore
 
 HOUR = 3_600_000
 FAKE_KEY = "AKIAIOSFODNN7EXAMPLF"

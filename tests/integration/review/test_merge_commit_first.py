@@ -12,7 +12,7 @@ from sync_server_support import LiveServer, make_settings
 
 from oharness.errors import ConflictError, LimitError
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.batch import CommitFirst
 from oharness.sync.protocol import Quotas
 
@@ -219,7 +219,7 @@ def test_a_note_in_conflict_is_not_fully_synced(machines: tuple[Machine, Machine
 def test_a_crash_after_the_cloud_accepted_converges_at_the_next_sync(
     machines: tuple[Machine, Machine], server: LiveServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from oharness.review.service import ReviewService
+    from oharness.review.review_service import ReviewService
 
     one, two = machines
     a, b, c = _seed(one, two)

@@ -11,14 +11,14 @@ from typing import Any
 import jwt
 from starlette.testclient import TestClient
 
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.protocol import Quotas, SyncScope
 from oharness.sync.scope_sync import PassResult, ScopeSync
-from oharness.tools.workspace import Workspace, open_workspace
 from oharness.types import Scope
 
 SECRET = "sync-test-secret-0123456789abcdef0123456789"

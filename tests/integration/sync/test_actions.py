@@ -10,10 +10,10 @@ import pytest
 from syncharness import PROJECT_ID, Clock, Server, token
 
 from oharness.errors import SyncError, UnavailableError, ValidationError
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.project.paths import HomeLayout
 from oharness.sync import actions
-from oharness.sync.service import PassReport, SyncService, SyncTarget
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import PassReport, SyncService, SyncTarget
 
 ORIGIN = "http://sync.test"
 

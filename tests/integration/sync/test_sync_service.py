@@ -14,13 +14,13 @@ import pytest
 from starlette.testclient import TestClient
 from syncharness import PROJECT_ID, SECRET, Clock
 
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.protocol import PlanLimits, Quotas
-from oharness.sync.service import PassReport, SyncService, sync_targets
 from oharness.sync.settings_file import SyncSettingsFile
-from oharness.tools.workspace import Workspace, open_workspace
+from oharness.sync.sync_service import PassReport, SyncService, sync_targets
 
 ORIGIN = "http://sync.test"
 ADMIN = "admin-key-0123456789abcdef0123456789"

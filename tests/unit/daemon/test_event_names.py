@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from oharness.daemon.page.watch import NOTES_CHANGED
+from oharness.daemon.background.note_watch import NOTES_CHANGED
 from oharness.sdk.client import EVENT_NAMES, normalise_event, parse_sse
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ import pytest
 from starlette.requests import HTTPConnection
 
 from oharness.daemon.auth import DaemonAuth
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.guards import FailureBackoff, declared_length, read_capped
 
 
@@ -65,7 +65,7 @@ async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
 
 def test_the_body_cap_at_its_limit_and_one_byte_over() -> None:
     assert asyncio.run(read_capped(_chunks(b"ab", b"cd"), limit=4)) == b"abcd"
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DaemonApiError) as refused:
         asyncio.run(read_capped(_chunks(b"ab", b"cde"), limit=4))
     assert refused.value.status == 413 and refused.value.code == "body_too_large"
 
@@ -109,7 +109,7 @@ def test_the_own_origin_includes_the_port(host: str, origin: str | None, allowed
     auth = DaemonAuth("token")
     try:
         auth.check_host(_connection(host, origin))
-    except ApiError as exc:
+    except DaemonApiError as exc:
         assert not allowed and exc.status == 403
     else:
         assert allowed

@@ -24,7 +24,7 @@ from oharness.harness.memory_plugin import MemoryPluginOptions  # noqa: E402
 from oharness.harness.model import ModelReply, ModelRequest  # noqa: E402
 from oharness.harness.providers import Models  # noqa: E402
 from oharness.harness.scripted import ScriptedModel, text_reply  # noqa: E402
-from oharness.tools.workspace import Workspace  # noqa: E402
+from oharness.memory.workspace import Workspace  # noqa: E402
 from oharness.types import Clock  # noqa: E402
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from oharness.extraction import SYSTEM, ExtractionReport, Turn
 from oharness.harness.model import CancelToken, ModelError, ModelReply, ModelRequest
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 Extract = Callable[..., ExtractionReport]
 

@@ -11,7 +11,7 @@ from extraction_helpers import Extract, bodies, conversation, note, remember_zep
 from oharness.extraction import SYSTEM, Turn
 from oharness.harness.model import ModelRequest
 from oharness.harness.scripted import ScriptedModel
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def word(number: int) -> str:

@@ -10,7 +10,7 @@ import pytest
 from oharness.errors import ValidationError
 from oharness.extraction import parse_answer
 from oharness.extraction.parse import MAX_ANSWER_CHARS, ParsedAnswer
-from oharness.tools.service import UNSET
+from oharness.memory.memory_service import UNSET
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

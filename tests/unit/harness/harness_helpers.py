@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from oharness.harness.harness import Harness
 from oharness.harness.session import Session
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 MakeHarness = Callable[..., Harness]
 ZEPHYR = "Deploys go out through the Zephyr release train"

@@ -6,7 +6,7 @@ from harness_helpers import MakeHarness, remember_zephyr
 
 from oharness.harness.permission import ApprovalRequest
 from oharness.harness.scripted import ScriptedModel, text_reply, tool_reply
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def test_a_user_who_answers_no_is_reported_as_declining(

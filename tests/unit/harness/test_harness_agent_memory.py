@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness_helpers import remember_zephyr
 
 from oharness.harness.agent_memory import AgentMemory, AgentOptions, recalled_keys
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def test_an_agent_loop_of_its_own_gets_the_index_recall_and_tools(workspace: Workspace) -> None:

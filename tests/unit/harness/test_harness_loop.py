@@ -17,7 +17,7 @@ from oharness.harness.permission import ApprovalRequest
 from oharness.harness.plugin import PluginApi, RunStopContext
 from oharness.harness.providers import Models
 from oharness.harness.scripted import ScriptedModel, text_reply, tool_reply
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def write_config(home: Path, config: dict[str, object]) -> None:

@@ -14,7 +14,7 @@ from oharness.harness.memory_plugin import MemoryPlugin
 from oharness.harness.message import Message
 from oharness.harness.permission import ApprovalRequest
 from oharness.harness.scripted import ScriptedModel, text_reply, tool_reply
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 
 def recalled(message: Message) -> list[str]:

@@ -12,7 +12,7 @@ from oharness.harness import memory_sync
 from oharness.harness.memory_plugin import MemoryPlugin, MemoryPluginOptions
 from oharness.harness.scripted import ScriptedModel, text_reply, tool_reply
 from oharness.sync.coordinator import SyncCoordinator
-from oharness.sync.service import PassReport, SyncTarget
+from oharness.sync.sync_service import PassReport, SyncTarget
 from oharness.types import Clock
 
 

@@ -6,9 +6,9 @@ import os
 import stat
 from pathlib import Path
 
+from oharness.memory.workspace import open_workspace
 from oharness.project.paths import HomeLayout
 from oharness.project.used import forget_used, mark_used, used_projects
-from oharness.tools.workspace import open_workspace
 
 
 def test_opening_a_project_marks_it_once_privately(tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oharness.fsio import set_fault_hook
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import Note, parse_note_bytes
 from oharness.review import open_review, plan_merge
 from oharness.review.dismissals import DismissalStore
-from oharness.tools.workspace import Workspace
 
 if TYPE_CHECKING:
     from conftest import FakeClock

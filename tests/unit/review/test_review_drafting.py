@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oharness.errors import ValidationError
+from oharness.memory.workspace import Workspace
 from oharness.review import open_review
 from oharness.review.drafting import SYSTEM_PROMPT
-from oharness.tools.workspace import Workspace
 
 FAKE_KEY = "AKIAIOSFODNN7EXAMPLF"
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from oharness.memory.usage import UsageLog
+from oharness.memory.workspace import Workspace
 from oharness.review import open_review
 from oharness.review.findings import finding_id
-from oharness.tools.usage import UsageLog
-from oharness.tools.workspace import Workspace
 
 DAY = 86_400_000
 
@@ -98,7 +98,7 @@ def test_unused_counts_recalls_and_changes(workspace: Workspace, clock: FakeCloc
 
 def test_unused_days_comes_from_config(workspace: Workspace, clock: FakeClock, home: Path) -> None:
     (home / "config.json").write_text(json.dumps({"memory": {"consolidate": {"unusedDays": 10}}}))
-    from oharness.tools.workspace import open_workspace
+    from oharness.memory.workspace import open_workspace
 
     workspace.service.remember("Ten days old", "Body.")
     clock.advance(11 * DAY)

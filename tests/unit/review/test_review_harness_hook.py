@@ -10,7 +10,7 @@ from oharness.harness.harness import HarnessOptions, create_harness
 from oharness.harness.memory_plugin import MEMORY_PLUGIN_ID, MemoryPlugin, MemoryPluginOptions
 from oharness.harness.providers import Models
 from oharness.harness.scripted import ScriptedModel, text_reply
-from oharness.tools.workspace import Workspace
+from oharness.memory.workspace import Workspace
 
 if TYPE_CHECKING:
     from conftest import FakeClock

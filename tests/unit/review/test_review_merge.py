@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from oharness.errors import ConflictError, LimitError, NotFoundError, SecretError, ValidationError
+from oharness.memory.workspace import Workspace
 from oharness.notes.format import parse_note
 from oharness.review import open_review
 from oharness.review.merge import MergeDraft, draft_file_text, draft_from_file_text, plan_from_dict
-from oharness.tools.workspace import Workspace
 
 if TYPE_CHECKING:
     from conftest import FakeClock

@@ -24,7 +24,7 @@ from sync_server_support import (  # noqa: E402
 )
 
 from oharness.server.app import create_app  # noqa: E402
-from oharness.storage.memory import MemoryObjectStore  # noqa: E402
+from oharness.storage.in_memory import MemoryObjectStore  # noqa: E402
 from oharness.storage.object_store import ObjectStore  # noqa: E402
 
 

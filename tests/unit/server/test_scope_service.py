@@ -10,7 +10,7 @@ from sync_server_support import make_settings, note_text, rev_of
 from oharness.errors import StorageUnavailable
 from oharness.server.planner import CommitLimits
 from oharness.server.scope_service import ScopeService
-from oharness.storage.memory import MemoryObjectStore, Operation, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, Operation, fail_on
 from oharness.sync.protocol import (
     Change,
     CommitRequest,

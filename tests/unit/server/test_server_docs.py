@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from sync_server_support import ADMIN_KEY, FakeClock, auth, make_settings, token_for
 
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.protocol import (
     ERROR_STATUS,
     PlanLimits,

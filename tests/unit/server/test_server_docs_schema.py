@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from sync_server_support import make_settings
 
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.protocol import (
     Entitlements,
     convert,

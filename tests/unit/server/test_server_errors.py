@@ -21,7 +21,7 @@ from sync_server_support import (
     token_for,
 )
 
-from oharness.storage.memory import MemoryObjectStore, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, fail_on
 from oharness.sync.protocol import PlanLimits, Quotas
 
 QUOTA_KEYS = {

@@ -22,7 +22,7 @@ from sync_server_support import (
 )
 
 from oharness.server.logs import JsonLogFormatter
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.protocol import (
     PlanLimits,
     Quotas,

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from sync_server_support import FakeClock, auth, make_settings, note_text, token_for
 
 from oharness.server.app import create_app
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.protocol import ERROR_STATUS, Quotas, parse_manifest
 
 STORE = MemoryObjectStore()

@@ -14,7 +14,7 @@ from sync_server_support import (
     token_for,
 )
 
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 
 
 def _snapshot(api: Api, **extra: object) -> dict[str, object]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 from sync_server_support import Api, MakeApi, auth, delete, note_text, project_scope, put
 
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.e2e import NoteCipher, new_account_key
 from oharness.sync.protocol.sealed import (
     SEALED_PREFIX,

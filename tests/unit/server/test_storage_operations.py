@@ -14,7 +14,7 @@ from sync_server_support import ADMIN_KEY, Api, FakeMonotonic, MakeApi, note_tex
 
 from oharness.storage.counting import READS, CountingObjectStore
 from oharness.storage.file import FileObjectStore
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.storage.object_store import ObjectStore
 
 NOTES = 5000

@@ -6,7 +6,7 @@ import pytest
 
 from oharness.errors import PreconditionFailed, StorageUnavailable
 from oharness.storage.counting import KINDS, READS, CountingObjectStore, OperationCount
-from oharness.storage.memory import MemoryObjectStore, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, fail_on
 from oharness.storage.object_store import NOT_MODIFIED, ObjectStore
 
 

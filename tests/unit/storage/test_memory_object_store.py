@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from oharness.errors import PreconditionFailed, StorageUnavailable
-from oharness.storage.memory import MemoryObjectStore, Operation, fail_on
+from oharness.storage.in_memory import MemoryObjectStore, Operation, fail_on
 
 
 def test_hooks_see_every_operation_with_its_key() -> None:

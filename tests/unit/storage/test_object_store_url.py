@@ -8,7 +8,7 @@ import pytest
 
 from oharness.errors import ConfigError
 from oharness.storage.file import FileObjectStore
-from oharness.storage.memory import MemoryObjectStore
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.storage.s3 import S3ObjectStore
 from oharness.storage.url import open_object_store
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from oharness.errors import LimitError, SecretError, ValidationError
+from oharness.memory.workspace import Workspace
 from oharness.merge.text import merge_text, merge_text_marked
 from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.sync.conflict_view import conflict_view, hand_merged_text, merge_attempt
 from oharness.sync.conflicts import ConflictRecord
-from oharness.tools.workspace import Workspace
 
 BASE_BODY = "alpha\nbravo\ncharlie\ndelta\necho\n"
 

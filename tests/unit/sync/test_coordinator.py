@@ -21,8 +21,8 @@ from oharness.sync.coordinator import (
     estimate_requests,
 )
 from oharness.sync.scope_sync import PassResult
-from oharness.sync.service import PassReport, SyncService, SyncTarget
 from oharness.sync.settings_file import SyncSettingsFile
+from oharness.sync.sync_service import PassReport, SyncService, SyncTarget
 from oharness.types import Scope
 
 START = 1_789_000_000_000

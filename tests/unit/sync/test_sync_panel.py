@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from oharness.sync.panel import sync_panel
-from oharness.sync.service import combined_status
+from oharness.sync.sync_service import combined_status
 
 NOW = 1_800_000_000_000
 

@@ -7,9 +7,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal
 
+from oharness.memory.backup_list import backup_entry
+from oharness.memory.memory_service import MemoryService
 from oharness.notes.format import Note
-from oharness.tools.backup_list import backup_entry
-from oharness.tools.service import MemoryService
 
 LineKind = Literal["same", "removed", "added"]
 

@@ -1,8 +1,8 @@
 """The page's Backups (spec 11, section 5; 02.5): the fifty newest with when and why, restore.
 
-The list is :func:`oharness.tools.backup_list.backup_listing` (this workspace's backups: its
+The list is :func:`oharness.memory.backup_list.backup_listing` (this workspace's backups: its
 project folder's, the user folder's, and legacy ones with no recorded origin). Restore is
-:func:`oharness.tools.backup_list.restore_backup` — :meth:`MemoryService.restore`, which backs up
+:func:`oharness.memory.backup_list.restore_backup` — :meth:`MemoryService.restore`, which backs up
 the version it replaces (``restore-replace``). When the note there now is a newer, different
 version the first request is answered with a confirmation (422) and changes nothing; the
 confirmation sends ``confirmed=1``. The list refreshes on ``memory_changed`` and ``notes_changed``.
@@ -23,8 +23,8 @@ from oharness.daemon.page.render import marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
+from oharness.memory.backup_list import PAGE_LIMIT, backup_listing, restore_backup
 from oharness.notes.backups import BACKUP_REASONS
-from oharness.tools.backup_list import PAGE_LIMIT, backup_listing, restore_backup
 
 LIST_TEMPLATE: Final = "backups/list.html"
 

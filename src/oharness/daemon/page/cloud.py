@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oharness.daemon.background import DaemonSync
+from oharness.daemon.background.sync import DaemonSync
 from oharness.daemon.page.view import PageView
 from oharness.errors import OHarnessError
-from oharness.sync.service import SyncService, SyncTarget, sync_targets
+from oharness.sync.sync_service import SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
 
 

@@ -6,7 +6,7 @@
   notes are drawn; the page says how many and which were left out.
 - Recall use over time: recalls per day over the last :data:`DAYS` days, overall and for the
   most recalled notes (the per-day counts ``memory-usage/`` keeps, see
-  :mod:`oharness.tools.usage`).
+  :mod:`oharness.memory.usage`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from oharness.daemon.page.usage import (
     usage_stamp,
 )
 from oharness.daemon.page.view import PageView, Section
-from oharness.tools.service import MemoryService
-from oharness.tools.workspace import Workspace
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.workspace import Workspace
 
 #: The most notes the graph draws (linked components first, then orphans).
 DRAWN: Final = 400

@@ -9,7 +9,7 @@
   changed meanwhile (the agent, sync), the save is refused with the person's text kept.
 - Delete is :meth:`MemoryService.forget` with the backup reason ``page-delete``.
 - Markdown files of the notes folders that are not notes (yet) are listed below the notes
-  with the reason and the fix (:func:`oharness.tools.doctor.loose_files`); their button is
+  with the reason and the fix (:func:`oharness.memory.doctor.loose_files`); their button is
   ``oharness memory adopt``'s :func:`oharness.importers.adopt.adopt_file`.
 """
 
@@ -34,10 +34,10 @@ from oharness.daemon.page.usage import usage_counts
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError, SecretError, ValidationError
 from oharness.importers.adopt import adopt_file
+from oharness.memory.doctor import loose_files
+from oharness.memory.memory_service import MemoryService
+from oharness.memory.note_filter import MAX_TAG_CHARS, NoteFilter
 from oharness.notes.store import StoredNote
-from oharness.tools.doctor import loose_files
-from oharness.tools.note_filter import MAX_TAG_CHARS, NoteFilter
-from oharness.tools.service import MemoryService
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
 #: The most rows the list draws; the rest are counted, not drawn.

@@ -20,7 +20,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.page import backups, conflicts, graph, notes, sync, tidy
 from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.render import render_fragment, render_page
@@ -64,7 +64,7 @@ def described_sections(descriptor: PageDescriptor = MEMORY_PAGE) -> list[Section
 def _static(name: str) -> Response:
     content_type = STATIC_FILES.get(name)
     if content_type is None:
-        raise ApiError(404, "not_found", "no such file")
+        raise DaemonApiError(404, "not_found", "no such file")
     data = resources.files(__package__).joinpath("static", name).read_bytes()
     return Response(
         data,
@@ -75,7 +75,7 @@ def _static(name: str) -> Response:
 
 def error_page(request: Request, error: OHarnessError) -> Response:
     """A refusal as a page (a navigation) or as a message the status bar shows (htmx)."""
-    status = error.status if isinstance(error, ApiError) else 400
+    status = error.status if isinstance(error, DaemonApiError) else 400
     try:
         view = page_view(request, check=False)
     except OHarnessError:  # no workspace to word it for: the library's own words

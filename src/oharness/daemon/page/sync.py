@@ -29,7 +29,7 @@ from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.sync.actions import used_project_statuses
 from oharness.sync.encryption import load_key
 from oharness.sync.panel import SyncPanel, sync_panel
-from oharness.sync.service import PassReport, combined_status
+from oharness.sync.sync_service import PassReport, combined_status
 
 STATUS_TEMPLATE = "sync/status.html"
 

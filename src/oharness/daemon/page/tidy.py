@@ -30,7 +30,7 @@ from oharness.daemon.page.view import PageView, Section, page_view, read_form
 from oharness.errors import OHarnessError
 from oharness.review.findings import Finding
 from oharness.review.merge import MergeDraft, MergePlan, plan_from_dict
-from oharness.review.service import ReviewService, open_review
+from oharness.review.review_service import ReviewService, open_review
 from oharness.types import NOTE_TYPES
 
 LIST_TEMPLATE: Final = "tidy/list.html"

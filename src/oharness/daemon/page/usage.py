@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from oharness.memory.usage import UsageLog
+from oharness.memory.workspace import Workspace
 from oharness.project.paths import scope_key_digest
 from oharness.recall.score import Usage
-from oharness.tools.usage import UsageLog
-from oharness.tools.workspace import Workspace
 from oharness.types import Scope
 
 NoteKey = tuple[Scope, str]

@@ -17,7 +17,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 
 from oharness.daemon.auth import SAFE_METHODS
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.daemon.page.i18n import DEFAULT_LANGUAGE, Translator, choose_language
 from oharness.daemon.state import DaemonState
 from oharness.daemon.workspaces import DaemonWorkspace
@@ -92,7 +92,7 @@ class PageView:
 def page_view(request: Request, *, check: bool = True) -> PageView:
     """Resolve ``?workspace=`` (a hosted project id; the default without it) and the language.
 
-    Raises :class:`ApiError`: 404 for a workspace the daemon does not host, 409 when memory is
+    Raises :class:`DaemonApiError`: 404 for a workspace the daemon does not host, 409 when memory is
     switched off for it (``check=False`` skips that: the error page itself).
     """
     state: DaemonState = request.app.state.daemon
@@ -103,7 +103,7 @@ def page_view(request: Request, *, check: bool = True) -> PageView:
     )
     view = PageView(request, state, hosted, language, Translator(language, state.options.clock()))
     if check and not hosted.memory_enabled():
-        raise ApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))
+        raise DaemonApiError(409, "managed_memory_unavailable", view.t("page.memory_off"))
     return view
 
 
@@ -117,11 +117,11 @@ async def read_form(request: Request) -> dict[str, str]:
     async for chunk in request.stream():
         body.extend(chunk)
         if len(body) > MAX_FORM_BYTES:
-            raise ApiError(413, "form_too_large", "the form is too large to be a note")
+            raise DaemonApiError(413, "form_too_large", "the form is too large to be a note")
     try:
         text = bytes(body).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ApiError(400, "invalid_form", "the form is not UTF-8 text") from exc
+        raise DaemonApiError(400, "invalid_form", "the form is not UTF-8 text") from exc
     return dict(parse_qsl(text, keep_blank_values=True, strict_parsing=False))
 
 

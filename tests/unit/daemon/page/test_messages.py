@@ -9,7 +9,7 @@ from oharness.daemon.page.i18n import Translator
 from oharness.daemon.page.messages import error_text, finding_text, pause_text
 from oharness.errors import LimitError, NotFoundError, SecretError, ValidationError
 from oharness.sync.panel import SWITCHED_OFF
-from oharness.sync.service import OLD_SERVER
+from oharness.sync.sync_service import OLD_SERVER
 
 #: The pause reasons the sync library gives, as it words them.
 REASONS = {

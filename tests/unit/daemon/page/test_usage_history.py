@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oharness.tools.usage import HISTORY_DAYS, UsageLog
+from oharness.memory.usage import HISTORY_DAYS, UsageLog
 
 DAY = 86_400_000
 

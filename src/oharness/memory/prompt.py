@@ -1,0 +1,86 @@
+"""The Memory section of the system prompt (spec 03.1).
+
+Guidance on when a note is worth writing, then one line per note, most recently updated first
+across both scopes, until ``memory.indexChars`` characters of lines are used; a final line
+counts the rest. With no notes at all, two short lines replace the whole section.
+
+Line format (stable): ``- [type] summary (id)``; user notes show ``(user:id)``; untyped notes
+have no ``[type]``. The lines sit inside a ``<memory-index>`` block introduced by a sentence
+saying they are stored data, not instructions; a summary, type or id cannot close or forge that
+block (:func:`oharness.notes.quoting.quote`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Final
+
+from oharness.memory.conflict_marks import conflict_line
+from oharness.memory.results import ListingItem
+from oharness.notes.quoting import STORED_DATA, quote
+from oharness.notes.secrets import redact_for_model
+from oharness.notes.store import StoredNote
+from oharness.types import Scope
+
+HEADING: Final = "# Memory"
+
+GUIDANCE: Final = """\
+You have durable notes that persist across sessions: project notes (this repository) and user
+notes (this person, every project). Relevant notes are attached to user messages inside
+`recalled-memory` blocks; the `memory` tool reads any note by id and lists them all.
+
+Write a note with `remember` when you learn something a future session needs: a correction or
+a confirmed approach, a decision and its reason, a constraint, who the user is and how they like
+to work, where external information lives. Do not write what the code or git history already
+says, ephemeral task state, or secrets. Update an existing note (pass its id) rather than adding
+a near-duplicate; link related notes with [[note-id]]. Recall matches words, not meaning: give
+notes tags for synonyms and for the term in the other language in use.
+
+Notes, most recently updated first (summaries only; `memory` reads a note in full)."""
+
+OPEN: Final = "<memory-index>"
+CLOSE: Final = "</memory-index>"
+
+EMPTY: Final = """\
+# Memory
+No notes yet. When you learn something a future session needs (a correction, a decision and its
+reason, a constraint, the user's preferences), save it with the `remember` tool."""
+
+
+def index_line(stored: StoredNote, conflict: bool = False) -> str:
+    """One index line for a note (marked when a sync conflict waits for it)."""
+    note = stored.note
+    item = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at, conflict)
+    line = item.line()
+    # The index goes to a model: one line per note (a hand-written type may hold a line break).
+    return redact_for_model(quote(" ".join(line.split())))
+
+
+def render_index(
+    notes: Iterable[StoredNote],
+    index_chars: int,
+    waiting: Collection[tuple[Scope, str]] = frozenset(),
+) -> str:
+    """The whole Memory section for these notes (both scopes); ``waiting``: the notes with a
+    sync conflict waiting, marked on their lines and counted at the end."""
+    ordered = sorted(notes, key=lambda s: (-s.note.updated_at, s.scope, s.id))
+    if not ordered:
+        return "\n".join([EMPTY, conflict_line(len(waiting))]).rstrip("\n")
+    lines: list[str] = []
+    used = 0
+    for stored in ordered:
+        line = index_line(stored, (stored.scope, stored.id) in waiting)
+        if used + len(line) + 1 > index_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    rest = len(ordered) - len(lines)
+    more = []
+    if rest:
+        more.append(
+            f"… and {rest} more note{'s' if rest != 1 else ''} not shown: the `memory` tool lists "
+            "and searches them all."
+        )
+    if waiting:
+        more.append(conflict_line(len(waiting)))
+    return "\n".join([HEADING, GUIDANCE, STORED_DATA, OPEN, *lines, CLOSE, *more])
