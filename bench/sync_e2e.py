@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import jwt
-from oharness.storage.in_memory import MemoryObjectStore
 from starlette.testclient import TestClient
 
 from oharness.memory.workspace import open_workspace
 from oharness.notes.format import Note, serialise_note_bytes
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
+from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.e2e import SCRYPT_N, NoteCipher, ScryptParams, new_account_key
