@@ -416,11 +416,15 @@ def _read_secret(label: str, from_stdin: bool, *, confirm: bool) -> str:
 @sync.command()
 @click.option("--passphrase-stdin", is_flag=True, help="Read the passphrase from stdin.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--off", is_flag=True, help="Turn it off: every note is uploaded in clear.")
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
-def encrypt(passphrase_stdin: bool, yes: bool, debug: bool) -> None:
+def encrypt(passphrase_stdin: bool, yes: bool, off: bool, debug: bool) -> None:
     """Turn on end-to-end encryption for the signed-in account and move its cloud notes."""
     from oharness.sync.encryption import LOSS_WARNING, turn_on
 
+    if off:
+        _turn_off(yes)
+        return
     click.echo(LOSS_WARNING)
     if not yes:
         if not stdin_is_terminal():
@@ -444,6 +448,36 @@ def encrypt(passphrase_stdin: bool, yes: bool, debug: bool) -> None:
         f"the readable copies were erased from the server ({done.erased} objects)."
     )
     click.echo("On your other machines: 'oharness sync unlock' enters the passphrase.")
+
+
+def _turn_off(yes: bool) -> None:
+    from oharness.sync.encryption import turn_off
+
+    click.echo(
+        "Turning end-to-end encryption off uploads every note in clear: the sync server will "
+        "be able to read them. Local notes are not touched."
+    )
+    if not yes:
+        if not stdin_is_terminal():
+            raise ValidationError("no terminal to confirm on: pass --yes")
+        click.confirm("Upload every note in clear and turn encryption off?", abort=True)
+    client = _signed_in_client()
+    try:
+        done = turn_off(_home(), client)
+    finally:
+        client.close()
+    if done.scopes == 0 and done.unnamed == 0:
+        click.echo("End-to-end encryption is off here; this machine forgot the key.")
+        return
+    click.echo(
+        f"End-to-end encryption is off: {done.notes} notes of {done.scopes} scopes uploaded in "
+        "clear, the sealed copies erased, the key forgotten on this machine."
+    )
+    if done.unnamed:
+        click.echo(
+            f"{done.unnamed} sealed scopes could not be named and were left sealed on the "
+            "server; this machine keeps the key ('oharness sync encrypt --off' again retries)."
+        )
 
 
 @sync.command()

@@ -64,6 +64,8 @@ _KEY_BYTES: Final = 32
 _NONCE_BYTES: Final = 12
 _SALT_BYTES: Final = 16
 _AAD_PREFIX: Final = b"oharness-e2e/1\x00"
+#: The scope name the markers of sealed scopes are sealed under (no real scope key has it).
+_MARKER_SCOPE: Final = "\x00scopes"
 
 
 class WrongKey(OHarnessError):
@@ -227,6 +229,28 @@ class NoteCipher:
     def opaque_scope(self, scope_key: str) -> str:
         """The project id the server sees for a scope (``user`` or a project id)."""
         return self.opaque_id("\x00scope", scope_key)
+
+    def scope_marker(self, scope_key: str) -> tuple[str, bytes]:
+        """The note that names a sealed scope inside it: its opaque id and sealed content.
+
+        A scope's opaque id cannot be turned back into its name; turning encryption off needs
+        the name of every scope (other machines' projects too), so each sealed scope holds
+        its name sealed under the opaque scope id (:meth:`open_scope_marker`)."""
+        opaque_scope = self.opaque_scope(scope_key)
+        marker = self.opaque_id(_MARKER_SCOPE, opaque_scope)
+        return marker, self.seal(_MARKER_SCOPE, opaque_scope, scope_key)
+
+    def scope_marker_id(self, opaque_scope: str) -> str:
+        """The opaque id of the marker note in the sealed scope ``opaque_scope``."""
+        return self.opaque_id(_MARKER_SCOPE, opaque_scope)
+
+    def open_scope_marker(self, opaque_scope: str, sealed: bytes) -> str:
+        """The scope key a sealed scope's marker names (:class:`SealError` if it does not
+        open or names another scope)."""
+        named, scope_key = self.open(_MARKER_SCOPE, self.scope_marker_id(opaque_scope), sealed)
+        if named != opaque_scope or self.opaque_scope(scope_key) != opaque_scope:
+            raise SealError(f"the marker of scope {opaque_scope} names another scope")
+        return scope_key
 
     def seal(self, scope_key: str, note_id: str, text: str) -> bytes:
         """The note file's ``text``, sealed under its scope and opaque id, padded to a bucket."""

@@ -28,9 +28,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from oharness.errors import SyncError, ValidationError
+from oharness.errors import OHarnessError, SyncError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.project.paths import HomeLayout
 from oharness.sync.client import SyncClient
@@ -151,7 +151,7 @@ def turn_on(
     copied = 0
     recovery: str | None = None
     if stored.envelope is None:
-        sealed = SealedClient(client.origin, client.token, cipher, http=client.http)
+        sealed = SealedClient(client.origin, client.token, cipher, http=client.http, migrating=True)
         for scope in plain:
             copied += _copy_sealed(client, sealed, scope)
         made = new_account_key(passphrase, n=n or SCRYPT_N, data_key=data_key)
@@ -191,6 +191,119 @@ def _copy_sealed(client: SyncClient, sealed: SealedClient, scope: SyncScope) -> 
             raise SyncError(
                 f"note {first.id} could not be copied ({first.message}); nothing was turned "
                 "on: run 'oharness sync encrypt' again",
+                code="invalid_request",
+            )
+    return len(changes)
+
+
+@dataclass(frozen=True)
+class TurnedOff:
+    """What ``oharness sync encrypt --off`` did."""
+
+    scopes: int
+    notes: int
+    #: Sealed scopes whose name could not be read (left on the server, untouched).
+    unnamed: int
+    forgot_key: bool
+
+
+def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
+    """Upload every sealed note in clear and turn end-to-end encryption off (the person has
+    confirmed); on a machine where it was already turned off, forget the key.
+
+    The order keeps every note readable somewhere: every sealed scope is read whole first
+    (its name from its marker), then the envelope is removed (the server takes plain scopes
+    again), the notes are put in clear, and only then are the sealed scopes erased and the key
+    forgotten. Run again after an interruption, it finishes the job.
+    """
+    from oharness.sync.e2e import NoteCipher
+    from oharness.sync.protocol.sealed import sealed_bytes
+    from oharness.sync.sealed_client import SealedClient
+
+    held = load_key(home)
+    stored = client.keys()
+    if held is None or not held.active:
+        if stored.envelope is not None:
+            raise ValidationError(
+                "this machine does not hold the account's key: 'oharness sync unlock' first "
+                "(the notes must be read to be uploaded in clear)"
+            )
+        return TurnedOff(0, 0, 0, forget_key(home))
+    cipher = NoteCipher(held.data_key)
+    sealed = SealedClient(client.origin, client.token, cipher, http=client.http, migrating=True)
+    named: list[tuple[SyncScope, SyncScope, dict[str, str]]] = []  # sealed, plain, files
+    unnamed = 0
+    for scope in client.scopes().scopes:
+        if not _sealed(scope):
+            continue
+        opaque = scope.project_id or ""
+        marker = cipher.scope_marker_id(opaque)
+        listing = client.snapshot(SnapshotRequest(scope))
+        entry = next((e for e in listing.notes if e.id == marker), None)
+        text = None if entry is None else _body(client, scope, listing, entry.rev)
+        raw = None if text is None else sealed_bytes(text)
+        try:
+            key = None if raw is None else cipher.open_scope_marker(opaque, raw)
+        except OHarnessError:
+            key = None
+        if key is None:
+            unnamed += 1
+            continue
+        plain = SyncScope("user") if key == "user" else SyncScope("project", key[8:])
+        files = _files(sealed, plain)
+        named.append((scope, plain, files))
+    if stored.envelope is not None:
+        client.put_keys(None, stored.version)
+    notes = 0
+    for _, plain, files in named:
+        notes += _put_all(client, plain, files)
+    for scope, _, _ in named:
+        client.erase_scope(scope)
+    forgot = forget_key(home) if unnamed == 0 else False
+    return TurnedOff(len(named), notes, unnamed, forgot)
+
+
+def _body(client: SyncClient, scope: SyncScope, listing: Any, rev: str) -> str | None:
+    if rev in listing.objects:
+        return str(listing.objects[rev])
+    more = client.snapshot(SnapshotRequest(scope, since=listing.version, want=(rev,)))
+    found = more.objects.get(rev)
+    return None if found is None else str(found)
+
+
+def _files(sealed: SealedClient, scope: SyncScope) -> dict[str, str]:
+    """Every live note of a sealed scope, opened: note id -> file text."""
+    listing = sealed.snapshot(SnapshotRequest(scope))
+    bodies = dict(listing.objects)
+    missing = tuple(entry.rev for entry in listing.notes if entry.rev not in bodies)
+    if missing:
+        more = sealed.snapshot(SnapshotRequest(scope, since=listing.version, want=missing))
+        bodies.update(more.objects)
+    found = {}
+    for entry in listing.notes:
+        if entry.rev not in bodies:
+            raise SyncError(
+                f"note {entry.id} could not be read from the server; nothing was turned off: "
+                "run the command again",
+                code="unavailable",
+            )
+        found[entry.id] = bodies[entry.rev]
+    return found
+
+
+def _put_all(client: SyncClient, scope: SyncScope, files: dict[str, str]) -> int:
+    """Put ``files`` in clear into the plain ``scope`` (updating what a first run put)."""
+    current = {entry.id: entry.rev for entry in client.snapshot(SnapshotRequest(scope)).notes}
+    changes = [
+        Change("put", note_id, current.get(note_id), text) for note_id, text in files.items()
+    ]
+    for start in range(0, len(changes), _BATCH):
+        answer = client.commit(CommitRequest(scope, tuple(changes[start : start + _BATCH])))
+        if answer.rejected:
+            first = answer.rejected[0]
+            raise SyncError(
+                f"note {first.id} could not be put back in clear ({first.message}); run the "
+                "command again: the sealed copies are kept until every note is back",
                 code="invalid_request",
             )
     return len(changes)

@@ -73,6 +73,8 @@ class SealMap:
         self.files: dict[str, PlainFile] = {}
         self.ids: dict[str, str] = {}
         self._by_plain_rev: dict[str, str] = {}
+        #: Whether the scope's marker (its name, sealed) is known to be on the server.
+        self.marked = False
         if path is not None:
             self._load(path)
 
@@ -81,6 +83,7 @@ class SealMap:
             data = json.loads(path.read_bytes())
             self.ids = {str(k): str(v) for k, v in data["ids"].items()}
             self.files = {str(k): PlainFile(*v) for k, v in data["files"].items()}
+            self.marked = data.get("marked") is True
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.ids, self.files = {}, {}
         self._by_plain_rev = {plain.rev: sealed for sealed, plain in self.files.items()}
@@ -98,6 +101,7 @@ class SealMap:
         if self.path is None:
             return
         data = {
+            "marked": self.marked,
             "ids": self.ids,
             "files": {k: [v.id, v.rev, v.hash, v.size, v.typed] for k, v in self.files.items()},
         }
@@ -131,11 +135,14 @@ class SealedClient(SyncClient):
         maps_dir: Path | None = None,
         http: httpx2.Client | None = None,
         on_request: object = None,
+        migrating: bool = False,
     ) -> None:
         super().__init__(origin, token, http=http, on_request=on_request)  # type: ignore[arg-type]
         self.cipher = cipher
         self._maps_dir = maps_dir
         self._maps: dict[str, SealMap] = {}
+        #: Set while turning encryption on: the envelope is stored only once notes are copied.
+        self._migrating = migrating
 
     def _map(self, key: str) -> SealMap:
         found = self._maps.get(key)
@@ -172,15 +179,30 @@ class SealedClient(SyncClient):
                 seal_map.record(sealed_rev, opaque, plain)
                 sent[opaque] = (sealed_rev, plain)
             changes.append(Change(change.op, opaque, base, content))
+        marker_id, marker = self.cipher.scope_marker(key)
+        if not seal_map.marked and not request.atomic:
+            # The scope's name, sealed, so turning encryption off finds every scope's name;
+            # the same bytes every time, so a marker already there is a no-op.
+            changes.append(Change("put", marker_id, None, sealed_text(marker)))
         sealed_request = msgspec.structs.replace(
             request, scope=self._sealed_scope(request.scope), changes=tuple(changes)
         )
         answer = super().commit(sealed_request)
+        if any(entry.id == marker_id for entry in answer.applied):
+            seal_map.marked = True
         seal_map.save()
         return msgspec.structs.replace(
             answer,
-            applied=tuple(self._plain_applied(a, plain_ids, seal_map) for a in answer.applied),
-            rejected=tuple(self._plain_rejected(r, plain_ids, seal_map) for r in answer.rejected),
+            applied=tuple(
+                self._plain_applied(a, plain_ids, seal_map)
+                for a in answer.applied
+                if a.id != marker_id
+            ),
+            rejected=tuple(
+                self._plain_rejected(r, plain_ids, seal_map)
+                for r in answer.rejected
+                if r.id != marker_id
+            ),
         )
 
     @staticmethod
@@ -214,8 +236,20 @@ class SealedClient(SyncClient):
             request, scope=self._sealed_scope(request.scope), have=frozenset(), want=want
         )
         answer = super().snapshot(sealed_request)
+        empty = answer.full and not answer.notes and not answer.tombstones
+        if (answer.reset or empty) and not self._migrating:
+            self._check_still_encrypted()
         if answer.reset:
             return answer
+        marker_id = self.cipher.scope_marker_id(sealed_request.scope.project_id or "")
+        marker_revs = {e.rev for e in answer.notes if e.id == marker_id}
+        answer = msgspec.structs.replace(
+            answer,
+            notes=tuple(e for e in answer.notes if e.id != marker_id),
+            tombstones=tuple(e for e in answer.tombstones if e.id != marker_id),
+            objects={r: t for r, t in answer.objects.items() if r not in marker_revs},
+            pending=tuple(r for r in answer.pending if r not in marker_revs),
+        )
         objects = dict(answer.objects)
         unknown = [
             e.rev for e in answer.notes if e.rev not in objects and e.rev not in seal_map.files
@@ -256,6 +290,16 @@ class SealedClient(SyncClient):
                 seal_map.files[rev].rev if rev in seal_map.files else rev for rev in pending
             ),
         )
+
+    def _check_still_encrypted(self) -> None:
+        """A sealed scope found empty or reset: if the account is no longer encrypted (turned
+        off on another machine), stop rather than upload sealed notes into it again."""
+        if self.keys().envelope is None:
+            raise SyncError(
+                "end-to-end encryption was turned off for this account on another machine: "
+                "run 'oharness sync encrypt --off' here too (it forgets the key; notes stay)",
+                code="encryption_off",
+            )
 
     def _fetch(self, request: SnapshotRequest, version: int, revs: list[str]) -> dict[str, str]:
         """The bodies of ``revs`` (left pending by the answer at ``version``), at once."""

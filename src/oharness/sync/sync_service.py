@@ -316,7 +316,7 @@ class SyncService:
                 f"{target.label}: sync was too frequent; it will be retried in {int(wait)} s"
             )
             return PassReport(target, error=error, retry_after_ms=deadline)
-        if exc.code == "encrypted_account":
+        if exc.code in ("encrypted_account", "encryption_off"):
             return PassReport(target, paused=f"encrypted: {exc.message}")
         if exc.code == "account_erased":
             return PassReport(

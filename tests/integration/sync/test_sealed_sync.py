@@ -11,6 +11,7 @@ import pytest
 from syncharness import PROJECT_ID, Clock, Machine, Server, token
 
 from oharness.sync.ancestor import AncestorStore
+from oharness.sync.client import SyncClient
 from oharness.sync.e2e import NoteCipher, new_account_key
 from oharness.sync.protocol import SyncScope
 from oharness.sync.scope_sync import PassResult, ScopeSync
@@ -63,7 +64,12 @@ def data_key() -> bytes:
 
 
 def machine(name: str, tmp_path: Path, server: Server, clock: Clock, key: bytes) -> SealedMachine:
+    """A machine holding ``key``; the account's envelope is stored as turning it on does."""
     root, home = tmp_path / name / "repo", tmp_path / name / "home"
+    account = SyncClient("http://sync.test", token("alice"), http=server.http)
+    if account.keys().envelope is None:
+        envelope = new_account_key("correct horse battery", n=CHEAP, data_key=key).envelope
+        account.put_keys(envelope.to_json(), 0)
     return SealedMachine(name, root, home, server, clock, cipher=NoteCipher(key))
 
 

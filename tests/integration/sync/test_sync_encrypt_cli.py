@@ -123,3 +123,41 @@ def test_turn_on_join_recover_and_change_the_passphrase(
     d.ok("sync", "now")
     assert d.files() == a.files()
     assert "end-to-end encrypted" in d.ok("sync", "status")
+
+
+def test_turning_it_off_uploads_in_clear_only_when_confirmed(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert on.returncode == 0, on.stderr
+    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    b.ok("sync", "now")
+    b.write("from-b-2b3", "Written on b while sealed.\n", summary="From b")
+    b.ok("sync", "now")
+    a.ok("sync", "now")
+    words = ["Tuesdays", "Written on b", "from-b-2b3"]
+    assert plaintext_in(storage, words) == []
+
+    unconfirmed = a.run("sync", "encrypt", "--off")  # no terminal, no --yes: nothing happens
+    assert unconfirmed.returncode != 0 and "--yes" in unconfirmed.stderr
+    assert plaintext_in(storage, words) == []
+    off = a.run("sync", "encrypt", "--off", "--yes")
+    assert off.returncode == 0, off.stderr
+    assert "uploads every note in clear" in off.stdout
+    assert plaintext_in(storage, words) == words  # readable again, as confirmed
+    assert not (a.home / "e2e-key.json").exists()
+    a.ok("sync", "now")
+
+    # b still holds the key: its next pass stops instead of sealing notes again.
+    paused = b.run("sync", "now")
+    assert "turned off" in paused.stdout + paused.stderr
+    forgot = b.run("sync", "encrypt", "--off", "--yes")
+    assert forgot.returncode == 0 and "forgot the key" in forgot.stdout
+    b.ok("sync", "now")
+    assert a.files() == b.files()
+    assert "end-to-end" not in b.ok("sync", "status")
