@@ -143,6 +143,9 @@ class SealedClient(SyncClient):
         self._maps: dict[str, SealMap] = {}
         #: Set while turning encryption on: the envelope is stored only once notes are copied.
         self._migrating = migrating
+        #: The body limit the server cannot check on sealed notes (its own and the free
+        #: plan's), learned from its answers; ``None`` until one came.
+        self._body_limit: tuple[int, str] | None = None
 
     def _map(self, key: str) -> SealMap:
         found = self._maps.get(key)
@@ -165,7 +168,12 @@ class SealedClient(SyncClient):
         plain_ids: dict[str, str] = {}
         sent: dict[str, tuple[str, PlainFile]] = {}  # opaque id -> (sealed rev, plain file)
         changes = []
+        refused: list[RejectedEntry] = []
         for change in request.changes:
+            too_large = self._over_limit(change)
+            if too_large is not None:
+                refused.append(too_large)
+                continue
             opaque = self.cipher.opaque_id(key, change.id)
             plain_ids[opaque] = change.id
             base = None if change.base_rev is None else seal_map.sealed_rev(change.base_rev)
@@ -188,6 +196,8 @@ class SealedClient(SyncClient):
             request, scope=self._sealed_scope(request.scope), changes=tuple(changes)
         )
         answer = super().commit(sealed_request)
+        if self._body_limit is None:
+            self._learn_limits(answer.quotas.max_body_bytes, answer.plan)
         if any(entry.id == marker_id for entry in answer.applied):
             seal_map.marked = True
         seal_map.save()
@@ -198,11 +208,35 @@ class SealedClient(SyncClient):
                 for a in answer.applied
                 if a.id != marker_id
             ),
-            rejected=tuple(
+            rejected=tuple(refused)
+            + tuple(
                 self._plain_rejected(r, plain_ids, seal_map)
                 for r in answer.rejected
                 if r.id != marker_id
             ),
+        )
+
+    def _learn_limits(self, server_limit: int, plan: str) -> None:
+        limit, reason = server_limit, "too_large"
+        free = self.identity().plan_limits if plan == "free" else None
+        if free is not None and free.max_body_bytes is not None and free.max_body_bytes < limit:
+            limit, reason = free.max_body_bytes, "plan_limit"
+        self._body_limit = (limit, reason)
+
+    def _over_limit(self, change: Change) -> RejectedEntry | None:
+        """The refusal the server would give a plain note whose body is over its limit (it
+        cannot see a sealed note's body)."""
+        if change.content is None or self._body_limit is None:
+            return None
+        limit, reason = self._body_limit
+        size = len(parse_note_bytes(change.content.encode("utf-8")).body.encode("utf-8"))
+        if size <= limit:
+            return None
+        whose = "the free plan's" if reason == "plan_limit" else "the server's"
+        return RejectedEntry(
+            change.id,
+            reason,  # type: ignore[arg-type]
+            f"the body is {size} bytes, over {whose} {limit}: split it into several linked notes",
         )
 
     @staticmethod
@@ -236,6 +270,8 @@ class SealedClient(SyncClient):
             request, scope=self._sealed_scope(request.scope), have=frozenset(), want=want
         )
         answer = super().snapshot(sealed_request)
+        if self._body_limit is None:
+            self._learn_limits(answer.quotas.max_body_bytes, answer.plan)
         empty = answer.full and not answer.notes and not answer.tombstones
         if (answer.reset or empty) and not self._migrating:
             self._check_still_encrypted()

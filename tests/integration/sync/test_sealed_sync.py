@@ -152,3 +152,17 @@ def test_a_pull_larger_than_one_answer_takes_the_pending_bodies(
     a.sync()
     b.sync()
     assert b.files() == a.files() and len(b.files()) == 12
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_sealed(
+    tmp_path: Path, clock: Clock, data_key: bytes
+) -> None:
+    server = Server(clock, max_body_bytes=2_000)  # the server could not see a sealed body
+    a = machine("a", tmp_path, server, clock, data_key)
+    small = a.ws.service.remember("Small note", "Fits.")
+    big = a.ws.service.remember("Big note", "x" * 3_000)
+    result = a.sync()
+    assert result.pushed == [small.id]
+    [refused] = result.rejected
+    assert refused["id"] == big.id and refused["reason"] == "too_large"
+    assert "over the server's 2000" in refused["message"]
