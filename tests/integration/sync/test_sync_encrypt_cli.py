@@ -125,6 +125,7 @@ def test_turn_on_join_recover_and_change_the_passphrase(
     assert "end-to-end encrypted" in d.ok("sync", "status")
 
 
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
 def test_turning_it_off_uploads_in_clear_only_when_confirmed(
     server: Server, storage: Storage, tmp_path: Path
 ) -> None:
@@ -161,3 +162,28 @@ def test_turning_it_off_uploads_in_clear_only_when_confirmed(
     b.ok("sync", "now")
     assert a.files() == b.files()
     assert "end-to-end" not in b.ok("sync", "status")
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+def test_a_conflict_waiting_before_encryption_is_resolved_after_it(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+    a.write("shared-4d5", "line one\n", summary="Shared")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.write("shared-4d5", "line one from a\n", summary="Shared")
+    b.write("shared-4d5", "line one from b\n", summary="Shared")
+    a.ok("sync", "now")
+    assert "conflict: shared-4d5" in b.ok("sync", "now")
+
+    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert on.returncode == 0, on.stderr
+    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    b.ok("sync", "now")
+    assert "shared-4d5" in b.ok("sync", "conflicts")  # still waiting, nothing lost
+    b.ok("sync", "resolve", "shared-4d5", "--keep", "local")
+    a.ok("sync", "now")
+    assert b"line one from b" in a.files()["shared-4d5.md"]
+    assert plaintext_in(storage, ["line one from", "shared-4d5"]) == []
