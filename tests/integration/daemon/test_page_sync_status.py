@@ -107,3 +107,29 @@ def test_the_panel_says_whether_sync_is_end_to_end_encrypted(tmp_path: Path) -> 
         sealed = http.get("/memory/sync/status").text
         assert "End-to-end encrypted: the sync service stores your notes sealed" in sealed
         assert "已端到端加密" in http.get("/memory/sync?lang=zh-CN").text
+
+
+def test_the_panel_turns_encryption_on_after_the_warning(tmp_path: Path) -> None:
+    with _running(tmp_path, 0, "paid") as running, running.client() as http:
+        panel = http.get("/memory/sync").text
+        assert 'id="sync-e2e-form"' in panel and "cannot be read by anyone" in panel
+        form = {"passphrase": "correct horse battery", "again": "correct horse battery"}
+        unconfirmed = http.post("/memory/sync/encrypt", data=form)
+        assert unconfirmed.status_code == 422  # the warning was not acknowledged
+        mismatch = http.post(
+            "/memory/sync/encrypt", data={**form, "again": "other", "understood": "1"}
+        )
+        assert mismatch.status_code == 422 and "The two passphrases differ" in mismatch.text
+        short = {"passphrase": "short", "again": "short", "understood": "1"}
+        refused = http.post("/memory/sync/encrypt", data=short)
+        assert refused.status_code == 422 and "under 10 characters" in refused.text
+        assert not (tmp_path / "home" / "e2e-key.json").exists()
+        done = http.post("/memory/sync/encrypt", data={**form, "understood": "1"})
+        assert done.status_code == 200, done.text
+        assert (
+            "End-to-end encryption is on" in done.text and "Recovery key, shown once" in done.text
+        )
+        assert (tmp_path / "home" / "e2e-key.json").exists()
+        after = http.get("/memory/sync").text
+        assert "End-to-end encrypted: the sync service stores your notes sealed" in after
+        assert 'id="sync-e2e-form"' not in after

@@ -12,7 +12,8 @@ scopes, and everything the status says.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from fastapi import APIRouter
@@ -26,7 +27,9 @@ from oharness.daemon.page.messages import note_error_text, pause_text, sync_erro
 from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
+from oharness.errors import OHarnessError, ValidationError
 from oharness.sync.actions import used_project_statuses
+from oharness.sync.client import SyncClient
 from oharness.sync.encryption import load_key
 from oharness.sync.panel import SyncPanel, sync_panel
 from oharness.sync.sync_service import PassReport, combined_status
@@ -71,6 +74,8 @@ def _context(
         "outcome": outcome,
         "projects": projects,
         "end_to_end": held is not None and held.active,
+        # A pass paused because the account is encrypted and this machine holds no key.
+        "locked": any(str(scope.paused or "").startswith("encrypted:") for scope in panel.scopes),
     }
 
 
@@ -149,6 +154,61 @@ async def _switch(request: Request) -> Response:
     return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, outcome))
 
 
+def _encrypt(view: PageView, form: Mapping[str, str]) -> dict[str, Any]:
+    """Turn end-to-end encryption on from the panel's form (oharness sync encrypt)."""
+    from oharness.sync.encryption import turn_on
+
+    passphrase = form.get("passphrase", "")
+    if passphrase != form.get("again", "") or not passphrase:
+        return {"kind": "refused", "text": view.t("sync.e2e.mismatch")}
+    if form.get("understood") != "1":
+        return {"kind": "refused", "text": view.t("sync.e2e.loss")}
+    shown: list[str] = []
+    with _account_client(view) as client:
+        done = turn_on(cloud_of(view).service.home, client, passphrase, show_recovery=shown.append)
+    lines = [view.t("sync.e2e.done", notes=done.notes, scopes=done.scopes)]
+    lines += [marked(view.t, "sync.e2e.recovery", recovery=shown_key) for shown_key in shown]
+    return {"kind": "done", "lines": [{"scope": "", "text": line} for line in lines]}
+
+
+def _unlock(view: PageView, form: Mapping[str, str]) -> dict[str, Any]:
+    """Enter the passphrase of an encrypted account from the panel (oharness sync unlock)."""
+    from oharness.sync.encryption import unlock
+
+    with _account_client(view) as client:
+        unlock(
+            cloud_of(view).service.home,
+            client,
+            passphrase=form.get("passphrase", ""),
+            recovery_key=None,
+        )
+    return {"kind": "done", "text": view.t("sync.e2e.unlocked")}
+
+
+@contextlib.contextmanager
+def _account_client(view: PageView) -> Iterator[SyncClient]:
+    service = cloud_of(view).service
+    origin, token = service.settings.origin(), service.settings.token(service.environ_token)
+    if not origin or not token:
+        raise ValidationError("not signed in: run 'oharness login --origin URL' first")
+    client = SyncClient(origin, token)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+async def _e2e(request: Request, action: Callable[..., dict[str, Any]]) -> Response:
+    view = page_view(request)
+    form = await read_form(request)
+    try:
+        outcome = await asyncio.to_thread(action, view, form)
+    except OHarnessError as exc:
+        outcome = {"kind": "refused", "text": view.t("sync.e2e.refused", message=exc.message)}
+    status = 422 if outcome["kind"] == "refused" else 200
+    return await fragment(view, STATUS_TEMPLATE, lambda: _context(view, outcome), status=status)
+
+
 def _routes(router: APIRouter) -> None:
     @router.get("/sync/status")
     async def status(request: Request) -> Response:
@@ -157,6 +217,14 @@ def _routes(router: APIRouter) -> None:
 
     router.add_api_route("/sync/now", _now, methods=["POST"], name="page-sync-now")
     router.add_api_route("/sync/switch", _switch, methods=["POST"], name="page-sync-switch")
+
+    @router.post("/sync/encrypt")
+    async def encrypt(request: Request) -> Response:
+        return await _e2e(request, _encrypt)
+
+    @router.post("/sync/unlock")
+    async def unlock(request: Request) -> Response:
+        return await _e2e(request, _unlock)
 
 
 SECTION = Section("sync", _context, _routes)
