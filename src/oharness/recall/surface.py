@@ -24,16 +24,15 @@ one with several stems is left as it matched).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.accumulate import TermTable
-from oharness.recall.candidates import Candidates
-from oharness.recall.gate import SHARED_GATE
+from oharness.recall.gate import SHARED_GATE, Candidates
 from oharness.recall.postings import IntArray, Postings
+from oharness.recall.scoring import TermInfo
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
@@ -42,6 +41,8 @@ FloatArray = npt.NDArray[np.float64]
 _Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
 SlotArray = npt.NDArray[np.integer[Any]]
+#: Terms -> what each adds (None where no note holds it): :func:`~.scoring.read_terms`.
+Lookup = Callable[[list[str]], list[TermInfo | None]]
 
 #: Marks a derived word of a note's summary or tags by its inflection key.
 SURFACE_MARK: Final = "\x05"
@@ -152,7 +153,7 @@ def weaken_stem_only(
     message: str,
     groups: Sequence[tuple[str, ...]],
     postings: Postings,
-    table: TermTable,
+    table: Lookup,
     candidates: Candidates,
 ) -> BoolArray | None:
     """Per candidate, whether it is still one once a message word (of ``groups``, the words
@@ -201,22 +202,22 @@ def weaken_stem_only(
 
 
 def _stem_holders(
-    words: dict[str, tuple[bool, set[str]]], table: TermTable, postings: Postings
+    words: dict[str, tuple[bool, set[str]]], table: Lookup, postings: Postings
 ) -> list[tuple[str, float, set[str], IntArray]]:
     """Per stem of :func:`_said_stems` (in order) that some note may match through the stem
     only: the stem, its topic weight, the keys of its derived words said, and the notes
     where it may (a base word: those holding the stem through derived words alone)."""
     held: list[tuple[str, float, set[str], IntArray]] = []
-    for stem, part in zip(words, table.get_many(list(words)), strict=True):
+    for stem, part in zip(words, table(list(words)), strict=True):
         if part is None or not len(part.head):
             continue
         said_base, keys = words[stem]
         holders = part.head
         if said_base:  # only the notes holding the stem through derived words alone
-            derived_only = postings.lookup(DERIVED_MARK + stem)
+            derived_only = postings.slots_of(DERIVED_MARK + stem)
             if derived_only is None:
                 continue
-            holders = derived_only[0]
+            holders = derived_only
         if len(holders):
             held.append((stem, part.topic_weight, keys, holders))
     return held
@@ -250,7 +251,7 @@ def _said_stems(
 
 def _strongest_again(
     groups: Sequence[tuple[str, ...]],
-    table: TermTable,
+    table: Lookup,
     weak_of: dict[str, BoolArray],
     candidates: Candidates,
     changed: BoolArray,
@@ -263,7 +264,7 @@ def _strongest_again(
     terms = [term for group in groups for term in group]
     found = [
         (term, part)
-        for term, part in zip(terms, table.get_many(terms), strict=True)
+        for term, part in zip(terms, table(terms), strict=True)
         if part is not None and len(part.head)
     ]
     affected = np.flatnonzero(changed)
@@ -289,7 +290,7 @@ def _strongest_again(
 
 def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:
     """The slots holding any of ``terms``, or None when none does."""
-    found = [hit[0] for hit in map(postings.lookup, terms) if hit is not None]
+    found = [slots for slots in map(postings.slots_of, terms) if slots is not None]
     return np.concatenate(found) if found else None
 
 
