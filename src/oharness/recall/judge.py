@@ -123,7 +123,7 @@ class Judge:
         if candidates is None:
             return None
         stay = surface.weaken_stem_only(
-            self._tokenizer, text, message.groups, postings, self._lookup, candidates
+            self._tokenizer, text, message.groups, postings, scored.heads, candidates
         )
         if stay is not None:
             candidates = candidates.select(stay)
@@ -170,7 +170,7 @@ class Judge:
         where = np.full(len(scored.shared), -1, dtype=np.int32)
         where[slots] = np.arange(len(slots), dtype=np.int32)
         strongest = np.zeros(len(slots), dtype=np.float64)
-        for head, weight in scored.heads:
+        for head, weight in scored.heads.values():
             found = where[head]
             found = found[found >= 0]
             strongest[found] = np.maximum(strongest[found], weight)

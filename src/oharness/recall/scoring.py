@@ -37,6 +37,7 @@ _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 class TermInfo(NamedTuple):
     """What one term adds to the notes holding it, for one weighting (recall or search)."""
 
+    term: str
     weight: float  # by the notes holding it anywhere
     #: By the notes holding it in their summary or tags: how rare it is as a topic (what the
     #: recall gate weighs). A term under MIN_TERM_WEIGHT keeps its weight here and names none.
@@ -69,10 +70,10 @@ def read_terms(
             weight = term_weight(held, note_count, prior, params)
             topic = term_weight(in_head, note_count, prior, params)
         if weight < MIN_TERM_WEIGHT:
-            found.append(TermInfo(weight, weight, slots, counts, _NO_SLOTS))
+            found.append(TermInfo(term, weight, weight, slots, counts, _NO_SLOTS))
             continue
         head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head else _NO_SLOTS
-        found.append(TermInfo(weight, topic, slots, counts, head))
+        found.append(TermInfo(term, weight, topic, slots, counts, head))
     return found
 
 
@@ -99,7 +100,7 @@ class Scored:
     scores: FloatArray
     shared: FloatArray
     weights: dict[str, float] = field(default_factory=dict)
-    heads: list[tuple[IntArray, float]] = field(default_factory=list)
+    heads: dict[str, tuple[IntArray, float]] = field(default_factory=dict)
     covered: FloatArray | None = None
     query_weight: float = 0.0
     facets: FloatArray | None = None
@@ -131,7 +132,7 @@ def accumulate(
     contributions = _contributions([p for parts in parts_of for p in parts], norms, params)
     score_slots: list[IntArray] = []
     score_values: list[FloatArray] = []
-    heads: list[tuple[IntArray, float]] = []
+    heads: dict[str, tuple[IntArray, float]] = {}
     shared_parts: list[tuple[IntArray, FloatArray]] = []
     index = 0
     for (_, factor), parts in zip(groups, parts_of, strict=True):
@@ -145,7 +146,7 @@ def accumulate(
         if factor == 1.0:
             head, topic = _best_head(parts, capacity)
             shared_parts.append((head, topic))
-            heads.extend((part.head, part.topic_weight) for part in parts)
+            heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
     scored = Scored(
         _summed(score_slots, score_values, capacity),
         _summed([s for s, _ in shared_parts], [v for _, v in shared_parts], capacity),

@@ -24,25 +24,22 @@ one with several stems is left as it matched).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Any, Final, cast
+from collections.abc import Sequence
+from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.gate import SHARED_GATE, Candidates
 from oharness.recall.postings import IntArray, Postings
-from oharness.recall.scoring import TermInfo
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
-FloatArray = npt.NDArray[np.float64]
 #: A word as :func:`_word_of` reads it.
 _Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
-SlotArray = npt.NDArray[np.integer[Any]]
-#: Terms -> what each adds (None where no note holds it): :func:`~.scoring.read_terms`.
-Lookup = Callable[[list[str]], list[TermInfo | None]]
+#: Per term: the slots holding it in their summary or tags, and its topic weight.
+Heads = dict[str, tuple[IntArray, float]]
 
 #: Marks a derived word of a note's summary or tags by its inflection key.
 SURFACE_MARK: Final = "\x05"
@@ -153,74 +150,49 @@ def weaken_stem_only(
     message: str,
     groups: Sequence[tuple[str, ...]],
     postings: Postings,
-    table: Lookup,
+    heads: Heads,
     candidates: Candidates,
 ) -> BoolArray | None:
     """Per candidate, whether it is still one once a message word (of ``groups``, the words
     the gate reads) matching a note's summary or tags only through its stem counts
-    :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). The
-    candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
+    :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). ``heads``: per
+    term of the words, the notes holding it in their summary or tags and its topic weight.
+    The candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
     if not len(candidates) or not _english(tokenizer):
         return None
-    words = _said_stems(tokenizer, message, groups, postings)
-    if not words:
-        return None
-    held = _stem_holders(words, table, postings)
-    if not held:
-        return None
-    # The candidates among every stem's holders at once: (stem, candidate) in stem order.
-    arrays = [holders for _, _, _, holders in held]
-    at = candidates.where[np.concatenate(arrays) if len(arrays) > 1 else arrays[0]]
-    among = at >= 0
-    if not among.any():
-        return None
-    stem_of = np.repeat(np.arange(len(held)), [len(holders) for holders in arrays])[among]
-    at = at[among]
     shared, strongest = candidates.shared, candidates.strongest
     weak_of: dict[str, BoolArray] = {}
-    changed: BoolArray | None = None
-    for number in dict.fromkeys(stem_of.tolist()):  # the stems meeting a candidate, in order
-        stem, weight, keys, _ = held[number]
-        weak = np.zeros(len(candidates), dtype=np.bool_)
-        weak[at[stem_of == number]] = True
-        full = _holders(postings, [SURFACE_MARK + key for key in keys])
-        if full is not None:
-            weak &= ~candidates.flags(full)
-            if not weak.any():
-                continue
+    changed = np.zeros(len(candidates), dtype=np.bool_)
+    for stem, (said_base, keys) in _said_stems(tokenizer, message, groups, postings).items():
+        head, weight = heads.get(stem, (None, 0.0))
+        if head is None or not len(head):
+            continue
+        # A base word meets only the notes holding the stem through derived words alone.
+        holders = postings.slots_of(DERIVED_MARK + stem) if said_base else head
+        if holders is None:
+            continue
+        weak = candidates.flags(holders)
+        for key in keys:  # a note holding the word said matches more than its stem
+            full = postings.slots_of(SURFACE_MARK + key)
+            if full is not None:
+                weak &= ~candidates.flags(full)
+        if not weak.any():
+            continue
         shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * weight
         weak_of[stem] = weak
-        # Where it was the message's strongest word, the strongest is found again below.
-        strongest_here = strongest <= weight
-        changed = weak & strongest_here if changed is None else changed | weak & strongest_here
+        changed |= weak & (strongest <= weight)  # its strongest word: found again below
     if not weak_of:
         return None
-    if changed is not None and changed.any():
-        _strongest_again(groups, table, weak_of, candidates, changed)
+    if changed.any():  # the strongest word again, each word at what it now counts
+        best = np.zeros(len(candidates), dtype=np.float64)
+        for term, (head, weight) in heads.items():
+            value = np.full(len(candidates), weight)
+            if term in weak_of:
+                value[weak_of[term]] *= STEM_ONLY_FACTOR
+            best = np.where(candidates.flags(head), np.maximum(best, value), best)
+        strongest[changed] = best[changed]
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
-
-
-def _stem_holders(
-    words: dict[str, tuple[bool, set[str]]], table: Lookup, postings: Postings
-) -> list[tuple[str, float, set[str], IntArray]]:
-    """Per stem of :func:`_said_stems` (in order) that some note may match through the stem
-    only: the stem, its topic weight, the keys of its derived words said, and the notes
-    where it may (a base word: those holding the stem through derived words alone)."""
-    held: list[tuple[str, float, set[str], IntArray]] = []
-    for stem, part in zip(words, table(list(words)), strict=True):
-        if part is None or not len(part.head):
-            continue
-        said_base, keys = words[stem]
-        holders = part.head
-        if said_base:  # only the notes holding the stem through derived words alone
-            derived_only = postings.slots_of(DERIVED_MARK + stem)
-            if derived_only is None:
-                continue
-            holders = derived_only
-        if len(holders):
-            held.append((stem, part.topic_weight, keys, holders))
-    return held
 
 
 def _said_stems(
@@ -247,51 +219,6 @@ def _said_stems(
         else:  # said only as derived words
             found[stem] = (False, derived[stem])
     return found
-
-
-def _strongest_again(
-    groups: Sequence[tuple[str, ...]],
-    table: Lookup,
-    weak_of: dict[str, BoolArray],
-    candidates: Candidates,
-    changed: BoolArray,
-) -> None:
-    """The strongest word of the message at the ``changed`` candidates, each word at what it
-    now counts (``weak_of``: per weakened stem, the candidates where it is weak).
-
-    The few notes changed are found in the summary and tags holders of all the words at
-    once; each (note, word) found then weighs in plain Python."""
-    terms = [term for group in groups for term in group]
-    found = [
-        (term, part)
-        for term, part in zip(terms, table(terms), strict=True)
-        if part is not None and len(part.head)
-    ]
-    affected = np.flatnonzero(changed)
-    best = dict.fromkeys(affected.tolist(), 0.0)  # per changed candidate (its position)
-    if found:
-        heads = [part.head for _, part in found]
-        at = candidates.where[np.concatenate(heads)]
-        word = np.repeat(np.arange(len(found)), [len(head) for head in heads])
-        held = at >= 0
-        at, word = at[held], word[held]
-        hits = changed[at]
-        weak = {term: lowered.tolist() for term, lowered in weak_of.items()}
-        for position, number in zip(at[hits].tolist(), word[hits].tolist(), strict=True):
-            term, part = found[number]
-            value = part.topic_weight
-            lowered = weak.get(term)
-            if lowered is not None and lowered[position]:
-                value *= STEM_ONLY_FACTOR
-            if value > best[position]:
-                best[position] = value
-    candidates.strongest[affected] = list(best.values())
-
-
-def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:
-    """The slots holding any of ``terms``, or None when none does."""
-    found = [slots for slots in map(postings.slots_of, terms) if slots is not None]
-    return np.concatenate(found) if found else None
 
 
 def _english(tokenizer: Tokenizer) -> bool:
