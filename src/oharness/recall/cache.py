@@ -42,6 +42,7 @@ from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey, TermOrder
+from oharness.recall.vocabulary import Vocabulary
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
 #: asks something; 3: notes as columns; 4: the inflection keys of its summary and tags words;
@@ -56,20 +57,28 @@ _NO_NOTES: Final[list[NoteEntry]] = []
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
-    terms, notes, order = index.term_order()
+    vocabulary, notes, order = index.term_order()
     valid = np.array([note.cache_key is not None for note in notes], dtype=np.bool_)
     notes, order = [note for note in notes if note.cache_key is not None], _kept(order, valid)
-    used = np.flatnonzero(order.held > 0)  # terms no cached note holds are left out
+    used = np.flatnonzero(order.held > 0)
+    if len(used) < len(vocabulary):  # terms no cached note holds are left out
+        vocabulary = Vocabulary.of([vocabulary[term_id] for term_id in used.tolist()])
+        order = order._replace(held=order.held[used])
+    blob, offsets = vocabulary.blob()
+    hashes, hash_ids = vocabulary.hashes()
     payload = {
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
         "tokenizer": index.tokenizer.signature,
-        "terms": [terms[term_id] for term_id in used.tolist()],
+        "terms": blob,
+        "offsets": offsets.astype("<i8").tobytes(),
+        "hashes": hashes.astype("<u8").tobytes(),
+        "hash_ids": hash_ids.astype("<i4").tobytes(),
         "scopes": bytes(_SCOPES.index(note.key[0]) for note in notes),
         "ids": [note.key[1] for note in notes],
         "keys": [note.cache_key for note in notes],
         "lengths": np.array([note.lengths for note in notes], dtype="<i4").tobytes(),
-        "held": order.held[used].astype("<i4").tobytes(),
+        "held": order.held.astype("<i4").tobytes(),
         "slots_by_term": order.slots.astype("<i4").tobytes(),
         "frequencies_by_term": order.counts.astype("<u2").tobytes(),
     }
@@ -176,23 +185,28 @@ def _crc(body: memoryview) -> bytes:
     return zlib.crc32(body).to_bytes(4, "little")
 
 
-def _parts(payload: dict[str, Any]) -> tuple[list[str], list[NoteEntry], TermOrder] | None:
+def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, list[NoteEntry], TermOrder] | None:
     """The payload's terms, notes and postings, checked for consistency; None when anything
     is off."""
-    terms, ids, cache_keys = payload.get("terms"), payload.get("ids"), payload.get("keys")
-    blobs = [payload.get(name) for name in ("scopes", "lengths", "held", "slots_by_term")]
-    counts = payload.get("frequencies_by_term")
-    if not (isinstance(terms, list) and isinstance(ids, list) and isinstance(cache_keys, list)):
+    ids, cache_keys = payload.get("ids"), payload.get("keys")
+    names = ("terms", "offsets", "hashes", "hash_ids", "scopes", "lengths", "held")
+    blobs = [payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")]
+    if not (isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    if not all(isinstance(blob, bytes) for blob in [*blobs, counts]):
+    if not all(isinstance(blob, bytes) for blob in blobs):
         return None
-    scopes, lengths, held_blob, slots_blob = cast(list[bytes], blobs)
+    terms, offsets, hashes, hash_ids, scopes, lengths, held_blob, slots_blob, counts = cast(
+        list[bytes], blobs
+    )
+    vocabulary = _vocabulary(terms, offsets, hashes, hash_ids)
+    if vocabulary is None:
+        return None
     notes = len(ids)
     if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
         return None
     if not all(isinstance(note_id, str) for note_id in ids) or scopes.strip(b"\x00\x01"):
         return None
-    order = _order(len(terms), notes, held_blob, slots_blob, cast(bytes, counts))
+    order = _order(len(vocabulary), notes, held_blob, slots_blob, counts)
     sizes = np.frombuffer(lengths, dtype="<i4").reshape(-1, FIELD_COUNT)
     if order is None or (notes and sizes.min() < 0):
         return None
@@ -208,7 +222,29 @@ def _parts(payload: dict[str, Any]) -> tuple[list[str], list[NoteEntry], TermOrd
             scopes, ids, cache_keys, sizes.tolist(), strict=True
         )
     ]
-    return terms, entries, order
+    return vocabulary, entries, order
+
+
+def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocabulary | None:
+    """The terms as stored (a blob, offsets, sorted hashes and their ids); None unless the
+    offsets ascend within the blob and the ids name each term once."""
+    if (
+        len(offsets) % 8
+        or len(hashes) != (len(offsets) // 8 - 1) * 8
+        or len(ids) * 2 != len(hashes)
+    ):
+        return None
+    starts = np.frombuffer(offsets, dtype="<i8").astype(np.int64)
+    count = len(starts) - 1
+    if count < 0 or starts[0] != 0 or starts[-1] != len(blob) or (np.diff(starts) < 0).any():
+        return None
+    sorted_hashes = np.frombuffer(hashes, dtype="<u8").astype(np.uint64)
+    term_ids = np.frombuffer(ids, dtype="<i4").astype(np.int32)
+    if count and (term_ids.min() < 0 or term_ids.max() >= count):
+        return None
+    if (np.bincount(term_ids, minlength=count) != 1).any() or (np.diff(sorted_hashes) < 0).any():
+        return None
+    return Vocabulary(blob, starts, (sorted_hashes, term_ids))
 
 
 def _order(
@@ -227,10 +263,10 @@ def _order(
         return None
     if total and (int(slots.min()) < 0 or int(slots.max()) >= notes):
         return None
-    steps = np.diff(slots)
+    ascending = slots[1:] > slots[:-1]
     firsts = np.cumsum(held)[:-1]  # where each term but the first starts
-    steps[firsts[(firsts > 0) & (firsts < total)] - 1] = 1  # a new term may start lower
-    if not bool((steps > 0).all()):
+    ascending[firsts[(firsts > 0) & (firsts < total)] - 1] = True  # a new term may start lower
+    if not ascending.all():
         return None
     counts = np.frombuffer(counts_blob, dtype="<u2").astype(np.uint16, copy=False)
     return TermOrder(held, slots, counts.reshape(-1, FIELD_COUNT))

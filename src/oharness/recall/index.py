@@ -49,6 +49,7 @@ from oharness.recall.score import (
 from oharness.recall.scoring import WeightedGroups, accumulate, read_terms
 from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK, TagMarks
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
@@ -161,7 +162,7 @@ class RecallIndex:
         postings = self._postings
         entries = [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
         if postings.empty() and len({entry.key for entry in entries}) == len(entries) > 1:
-            postings.adopt(entries, term_order(entries, len(postings.terms)))
+            postings.adopt(entries, term_order(entries, len(postings.vocabulary)))
             return
         for entry in entries:
             postings.add(entry)
@@ -174,32 +175,35 @@ class RecallIndex:
         """The vocabulary (terms still in use) and every note's indexed form."""
         postings = self._postings
         entries = [postings.entry_at(slot) for slot in postings.slot_of.values()]
-        used = np.flatnonzero(postings.held[: len(postings.terms)] > 0)
-        remap = np.full(len(postings.terms), -1, dtype=np.int32)
+        vocabulary = postings.vocabulary
+        used = np.flatnonzero(postings.held[: len(vocabulary)] > 0)
+        remap = np.full(len(vocabulary), -1, dtype=np.int32)
         remap[used] = np.arange(len(used), dtype=np.int32)
-        terms = [postings.terms[term_id] for term_id in used.tolist()]
+        terms = [vocabulary[term_id] for term_id in used.tolist()]
         return terms, [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]
 
-    def term_order(self) -> tuple[list[str], list[NoteEntry], TermOrder]:
+    def term_order(self) -> tuple[Vocabulary, list[NoteEntry], TermOrder]:
         """What the cache stores: the terms, every note (without its terms) and the postings
         in term order."""
-        return self._postings.terms, *self._postings.term_order()
+        return self._postings.vocabulary, *self._postings.term_order()
 
     def restore(
-        self, terms: list[str], entries: list[NoteEntry], order: TermOrder | None = None
+        self,
+        terms: list[str] | Vocabulary,
+        entries: list[NoteEntry],
+        order: TermOrder | None = None,
     ) -> None:
         """Add notes from their indexed form, with term ids into ``terms``; or, from what the
         cache stores, the notes (their terms not read) and their postings in term ``order``,
         which an empty index adopts as they are."""
         postings = self._postings
-        if order is not None and postings.empty() and not postings.terms:
-            postings.vocabulary = dict(zip(terms, range(len(terms)), strict=True))
-            postings.terms = list(terms)
+        if order is not None and postings.empty() and not len(postings.vocabulary):
+            postings.vocabulary = terms if isinstance(terms, Vocabulary) else Vocabulary.of(terms)
             postings.adopt(entries, order)
             return
         if order is not None:
             entries = _rows(entries, order)
-        remap = postings.term_ids(terms)
+        remap = postings.term_ids(list(terms))
         for entry in entries:
             term_ids = remap[entry.term_ids]
             ascending = np.argsort(term_ids, kind="stable")
@@ -385,19 +389,19 @@ class RecallIndex:
             share = hit.score / hits[0].score
             for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
                 frequency = int(postings.held[term_id])
-                term = postings.terms[term_id]
+                term = postings.vocabulary[term_id]
                 if frequency < 2 or term in query_terms or term[0] in _MARKS:
                     continue  # a word of one note cannot lead anywhere new
                 rarity = search_weight(frequency, note_count, self.params)
                 candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share
-        terms = postings.terms  # ties by term: the same whatever the ids
+        terms = postings.vocabulary  # ties by term: the same whatever the ids
         best = sorted(candidates.items(), key=lambda item: (-item[1], terms[item[0]]))
         best = best[:FEEDBACK_TERMS]
         if not best:
             return []
         strongest = best[0][1]
         return [
-            ((postings.terms[term_id],), FEEDBACK_WEIGHT * value / strongest)
+            ((postings.vocabulary[term_id],), FEEDBACK_WEIGHT * value / strongest)
             for term_id, value in best
         ]
 

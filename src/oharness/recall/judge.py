@@ -86,6 +86,8 @@ class Judge:
         self._frame = frozenset(
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)
         )
+        self._priors = np.zeros(0, dtype=np.float64)  # per term id; NaN: not known yet
+        self._unspaced = np.zeros(0, dtype=np.int8)
 
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
@@ -212,13 +214,27 @@ class Judge:
         of each, and whether each is of a script written without spaces."""
         ids = np.concatenate([_NO_SLOTS, *rows])
         owner = np.repeat(np.arange(len(rows), dtype=np.int32), [len(row) for row in rows])
-        words = [self._postings.terms[term_id] for term_id in ids.tolist()]
-        priors = np.array(self._tokenizer.priors(words), dtype=np.float64)
+        priors = self._priors_of(ids)
         weights = term_weights(held[ids], len(self._postings), priors, self._params)
-        unspaced = np.array(
-            [not word.isascii() and unspaced_term(word) for word in words], dtype=np.bool_
-        )
-        return weights, owner, unspaced
+        return weights, owner, self._unspaced[ids] > 0
+
+    def _priors_of(self, ids: IntArray) -> FloatArray:
+        """The tokeniser's prior of each term (by id), and whether it is of a script written
+        without spaces, kept per term id (neither ever changes)."""
+        terms = self._postings.vocabulary
+        if len(self._priors) < len(terms):
+            grow = max(len(terms), 2 * len(self._priors)) - len(self._priors)
+            self._priors = np.concatenate((self._priors, np.full(grow, np.nan)))
+            self._unspaced = np.concatenate((self._unspaced, np.zeros(grow, dtype=np.int8)))
+        priors = self._priors[ids]
+        unknown = np.isnan(priors)
+        if unknown.any():
+            new = np.unique(ids[unknown])
+            words = [terms[term_id] for term_id in new.tolist()]
+            self._priors[new] = self._tokenizer.priors(words)
+            self._unspaced[new] = [not word.isascii() and unspaced_term(word) for word in words]
+            priors = self._priors[ids]
+        return priors
 
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
         """The recall weight of a message's words (each word's best stem; a term no note
@@ -279,38 +295,39 @@ class Judge:
         message."""
         count = len(candidates)
         tags = np.zeros(count, dtype=np.float64)
-        unused = np.zeros(count, dtype=np.bool_)
+        unused = np.zeros(count, dtype=np.float64)
         phrase = np.zeros(count, dtype=np.bool_)
-        slots_of = self._postings.slots_of
-        for term in [group[0] for group in message.groups] + message.phrases:
-            tagged = slots_of(TAG_MARK + term)
-            if tagged is not None:
-                tags += candidates.flags(tagged)
-                other = slots_of(UNUSED_TAG_MARK + term)
-                if other is not None:
-                    unused |= candidates.flags(other)
-        for term in message.phrases:
-            holders = slots_of(term)
-            if holders is not None:
-                phrase |= candidates.flags(holders)
-        return tags, unused, phrase
+        slots_of = self._postings.slots_of_many
+        said = [group[0] for group in message.groups] + message.phrases
+        named = slots_of([TAG_MARK + term for term in said])
+        tagged = [term for term, slots in zip(said, named, strict=True) if slots is not None]
+        for row, found in (
+            (tags, named),
+            (unused, slots_of([UNUSED_TAG_MARK + t for t in tagged])),
+        ):
+            for held in found:
+                if held is not None:
+                    row += candidates.flags(held)
+        for held in slots_of(message.phrases):
+            if held is not None:
+                phrase |= candidates.flags(held)
+        return tags, unused > 0, phrase
 
     def _body_match(self, message: Message, slot: int) -> tuple[float, float, int]:
         """For a short note: the weight of the message words found in its body but not its
         summary or tags (each word's best stem, summed in the note's order), the strongest
         of them and how many."""
         body = self._postings.bodies.get(slot, _NO_SLOTS)
-        vocabulary = self._postings.vocabulary
+        terms = [term for group in message.groups for term in group]
+        numbers = [number for number, group in enumerate(message.groups) for _ in group]
         said: dict[int, int] = {}  # term id -> the number of its word
-        for number, group in enumerate(message.groups):
-            for term in group:
-                term_id = vocabulary.get(term)
-                if term_id is not None:
-                    said.setdefault(term_id, number)
+        for number, term_id in zip(numbers, self._postings.vocabulary.get_many(terms), strict=True):
+            if term_id is not None:
+                said.setdefault(term_id, number)
         found = [term_id for term_id in body.tolist() if term_id in said]
         if not found:
             return 0.0, 0.0, 0
-        infos = self._lookup([self._postings.terms[term_id] for term_id in found])
+        infos = self._lookup([self._postings.vocabulary[term_id] for term_id in found])
         best: dict[int, float] = {}  # word -> its best stem's weight
         for term_id, info in zip(found, infos, strict=True):
             if info is not None and info.weight >= MIN_TERM_WEIGHT:

@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from oharness.recall.vocabulary import Vocabulary
 from oharness.types import Scope
 
 NoteKey = tuple[Scope, str]
@@ -65,8 +66,7 @@ class Postings:
 
     def __init__(self, short_body: int) -> None:
         self.short_body = short_body
-        self.vocabulary: dict[str, int] = {}
-        self.terms: list[str] = []
+        self.vocabulary = Vocabulary()
         self.keys: list[NoteKey | None] = []  # per slot; None: a dead slot
         self.slot_of: dict[NoteKey, int] = {}
         self.cache_keys: dict[NoteKey, CacheKey] = {}
@@ -77,6 +77,7 @@ class Postings:
         self.held = np.zeros(0, dtype=np.int32)  # per term: notes holding it
         self.head_held = np.zeros(0, dtype=np.int32)  # ... in their summary or tags
         self.version = 0  # moves on every change
+        self._norms = (-1, np.zeros((0, FIELD_COUNT), dtype=np.float64))
         self._starts = np.zeros(1, dtype=np.int64)
         self._slots, self._counts = _NO_SLOTS, _NO_COUNTS
         self._base_notes = 0
@@ -91,17 +92,12 @@ class Postings:
 
     def term_ids(self, terms: Iterable[str]) -> IntArray:
         """The id of each term, a new term getting the next."""
-        vocabulary, known = self.vocabulary, len(self.vocabulary)
-        ids = [vocabulary.setdefault(term, len(vocabulary)) for term in terms]
-        if len(vocabulary) > known:
-            self.terms.extend(list(vocabulary)[known:])
-            grow = len(vocabulary) - len(self.held)
-            if grow > 0:
-                size = max(len(vocabulary), 2 * len(self.held))
-                self.held = np.concatenate((self.held, np.zeros(size - len(self.held), np.int32)))
-                self.head_held = np.concatenate(
-                    (self.head_held, np.zeros(size - len(self.head_held), np.int32))
-                )
+        vocabulary = self.vocabulary
+        ids = vocabulary.add_many(list(terms))
+        if len(vocabulary) > len(self.held):
+            grow = np.zeros(max(len(vocabulary), 2 * len(self.held)) - len(self.held), np.int32)
+            self.held = np.concatenate((self.held, grow))
+            self.head_held = np.concatenate((self.head_held, grow))
         return np.array(ids, dtype=np.int32)
 
     # -- reading ---------------------------------------------------------------------------
@@ -124,11 +120,15 @@ class Postings:
 
     def slots_of(self, term: str) -> IntArray | None:
         """The slots holding ``term``, None when no note does."""
-        term_id = self.vocabulary.get(term)
-        if term_id is None:
-            return None
-        slots = self.postings(term_id)[0]
-        return slots if len(slots) else None
+        return self.slots_of_many([term])[0]
+
+    def slots_of_many(self, terms: list[str]) -> list[IntArray | None]:
+        """The slots holding each term, None where no note does."""
+        found: list[IntArray | None] = []
+        for term_id in self.vocabulary.get_many(terms):
+            slots = self.postings(term_id)[0] if term_id is not None else None
+            found.append(slots if slots is not None and len(slots) else None)
+        return found
 
     def slots_of_keys(self, keys: Collection[NoteKey | str]) -> list[int]:
         """Slots of the given notes; a bare id names that id in both scopes."""
@@ -153,13 +153,17 @@ class Postings:
         return NoteEntry(key, self.cache_keys.get(key), term_ids, self._counts[at], _three(lengths))
 
     def norms(self, boosts: Iterable[float], factors: Iterable[float]) -> npt.NDArray[np.float64]:
-        """Per slot and field: ``boost / (1 - b + b * length / average length)``."""
+        """Per slot and field: ``boost / (1 - b + b * length / average length)``; kept until
+        the notes change."""
+        if self._norms[0] == self.version:
+            return self._norms[1]
         count = max(1, len(self.slot_of))
         norms = np.empty(self.lengths.shape, dtype=np.float64)
         for field, (total, boost, b) in enumerate(zip(self.totals, boosts, factors, strict=True)):
             norms[:, field] = boost / (
                 (1.0 - b) + b * (self.lengths[:, field] / (total / count or 1.0))
             )
+        self._norms = (self.version, norms)
         return norms
 
     # -- changes ---------------------------------------------------------------------------
@@ -217,16 +221,20 @@ class Postings:
         and their postings in term order, whose term ids are this vocabulary's."""
         for entry in notes:
             self._new_slot(entry, row=False)
-        term_count = len(self.terms)
+        term_count = len(self.vocabulary)
         self.held = np.zeros(term_count, dtype=np.int32)
         self.held[: len(order.held)] = order.held
-        ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
-        in_head = (order.counts[:, 0] > 0) | (order.counts[:, 1] > 0)
-        self.head_held = np.bincount(ids[in_head], minlength=term_count).astype(np.int32)
-        self.heads = _rows_by_slot(ids[in_head], order.slots[in_head], len(notes))
+        starts = np.cumsum(order.held, dtype=np.int64)
+        in_head = np.flatnonzero((order.counts[:, 0] > 0) | (order.counts[:, 1] > 0))
+        head_ids = np.searchsorted(starts, in_head, side="right").astype(np.int32)
+        self.head_held = np.bincount(head_ids, minlength=term_count).astype(np.int32)
+        self.heads = _rows_by_slot(head_ids, order.slots[in_head], len(notes))
         short = self.lengths[: len(notes), 2] <= self.short_body
-        in_body = ~in_head & (order.counts[:, 2] > 0) & short[order.slots]
-        bodies = _rows_by_slot(ids[in_body], order.slots[in_body], len(notes))
+        body_only = short[order.slots]
+        body_only[in_head] = False
+        in_body = np.flatnonzero(body_only & (order.counts[:, 2] > 0))
+        body_ids = np.searchsorted(starts, in_body, side="right").astype(np.int32)
+        bodies = _rows_by_slot(body_ids, order.slots[in_body], len(notes))
         self.bodies = {slot: bodies[slot] for slot in np.flatnonzero(short).tolist()}
         self._set_base(order, len(notes))
 
@@ -288,7 +296,7 @@ class Postings:
             return
         live = np.array([key is not None for key in self.keys], dtype=np.bool_)
         renumber = (np.cumsum(live) - 1).astype(np.int32)
-        term_count = len(self.terms)
+        term_count = len(self.vocabulary)
         ids = np.repeat(np.arange(len(self._starts) - 1, dtype=np.int64), np.diff(self._starts))
         slots, counts = self._slots, self._counts
         if self._added:
@@ -326,9 +334,9 @@ def term_order(entries: list[NoteEntry], term_count: int) -> TermOrder:
 
 def _rows_by_slot(term_ids: IntArray, slots: IntArray, count: int) -> list[IntArray]:
     """Per slot ``0 .. count - 1``, the term ids of the postings (in term order) it holds."""
-    order = np.argsort(slots, kind="stable")
-    ends = np.cumsum(np.bincount(slots, minlength=count))
-    return np.split(term_ids[order], ends[:-1])
+    ordered = term_ids[np.argsort(slots, kind="stable")]
+    ends = np.cumsum(np.bincount(slots, minlength=count)).tolist()
+    return [ordered[start:end] for start, end in zip([0, *ends], ends, strict=False)]
 
 
 def _three(lengths: list[int]) -> tuple[int, int, int]:

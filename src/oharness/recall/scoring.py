@@ -53,11 +53,11 @@ def read_terms(
 ) -> list[TermInfo | None]:  # fmt: skip
     """The postings and weights of each term, None where no note holds it. Recall weights
     (a prior, a cap) unless ``search`` (plain BM25 weights)."""
-    vocabulary, note_count = postings.vocabulary, len(postings)
+    note_count = len(postings)
     priors = tokenizer.priors(terms) if not search else [0.0] * len(terms)
     found: list[TermInfo | None] = []
-    for term, prior in zip(terms, priors, strict=True):
-        term_id = vocabulary.get(term)
+    ids = postings.vocabulary.get_many(terms)
+    for term, prior, term_id in zip(terms, priors, ids, strict=True):
         slots, counts = postings.postings(term_id) if term_id is not None else (_NO_SLOTS, None)
         if term_id is None or counts is None or not len(slots):
             found.append(None)

@@ -180,8 +180,8 @@ def test_a_bulk_built_index_takes_edits_as_one_built_by_adds() -> None:
 def test_the_term_order_lists_each_terms_notes_ascending() -> None:
     bulk = in_bulk(folder())
     postings = bulk._postings
-    for term_id in range(0, len(postings.terms), 7):
-        slots = postings.slots_of(postings.terms[term_id])
+    for term_id in range(0, len(postings.vocabulary), 7):
+        slots = postings.slots_of(postings.vocabulary[term_id])
         assert slots is not None
         assert np.all(np.diff(slots) > 0)
 

@@ -150,10 +150,10 @@ def test_after_a_build_each_terms_slots_ascend_each_note_once() -> None:
     index.add_many(folder())
     postings = index._postings
     held = 0
-    for term in postings.terms:
-        slots, counts = postings.postings(postings.vocabulary[term])
+    for term_id in range(len(postings.vocabulary)):
+        slots, counts = postings.postings(term_id)
         if len(slots):
             assert np.all(np.diff(slots) > 0)
-            assert len(slots) == len(counts) == postings.held[postings.vocabulary[term]]
+            assert len(slots) == len(counts) == postings.held[term_id]
             held += 1
-    assert held == len(postings.terms)
+    assert held == len(postings.vocabulary)
