@@ -41,7 +41,7 @@ import numpy.typing as npt
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
-from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteEntry, NoteKey, TermOrder
+from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteKey, Notes, TermOrder
 from oharness.recall.vocabulary import Vocabulary
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
@@ -52,14 +52,13 @@ CACHE_FORMAT: Final = 7
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
-_NO_NOTES: Final[list[NoteEntry]] = []
 
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
     vocabulary, notes, order = index.term_order()
-    valid = np.array([note.cache_key is not None for note in notes], dtype=np.bool_)
-    notes, order = [note for note in notes if note.cache_key is not None], _kept(order, valid)
+    valid = np.array([key is not None for key in notes.cache_keys], dtype=np.bool_)
+    notes, order = _kept(notes, order, valid)
     used = np.flatnonzero(order.held > 0)
     if len(used) < len(vocabulary):  # terms no cached note holds are left out
         vocabulary = Vocabulary.of([vocabulary[term_id] for term_id in used.tolist()])
@@ -74,16 +73,16 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         "offsets": offsets.astype("<i8").tobytes(),
         "hashes": hashes.astype("<u8").tobytes(),
         "hash_ids": hash_ids.astype("<i4").tobytes(),
-        "scopes": bytes(_SCOPES.index(note.key[0]) for note in notes),
-        "ids": [note.key[1] for note in notes],
-        "keys": [note.cache_key for note in notes],
-        "lengths": np.array([note.lengths for note in notes], dtype="<i4").tobytes(),
+        "scopes": bytes(_SCOPES.index(scope) for scope, _ in notes.keys),
+        "ids": [note_id for _, note_id in notes.keys],
+        "keys": notes.cache_keys,
+        "lengths": notes.lengths.astype("<i4").tobytes(),
         "held": order.held.astype("<i4").tobytes(),
         "slots_by_term": order.slots.astype("<i4").tobytes(),
         "frequencies_by_term": order.counts.astype("<u2").tobytes(),
     }
-    write_atomically(Path(path), framed(marshal.dumps(payload)))
-    return len(notes)
+    write_atomically(Path(path), framed(payload))
+    return len(notes.keys)
 
 
 def read_cache(
@@ -102,29 +101,30 @@ def read_cache(
     if parts is None:
         return missing
     terms, notes, order = parts
-    valid = np.zeros(len(notes), dtype=np.bool_)
-    for number, note in enumerate(notes):
-        if note.key in missing and keys[note.key] == note.cache_key:
-            missing.discard(note.key)
+    valid = np.zeros(len(notes.keys), dtype=np.bool_)
+    for number, (key, cache_key) in enumerate(zip(notes.keys, notes.cache_keys, strict=True)):
+        if key in missing and keys[key] == cache_key:
+            missing.discard(key)
             valid[number] = True
-    if not valid.all():
-        notes, order = (
-            [note for note, ok in zip(notes, valid.tolist(), strict=True) if ok],
-            _kept(order, valid),
-        )
-    index.restore(terms, notes, order)
+    index.restore(terms, *_kept(notes, order, valid))
     return missing
 
 
-def _kept(order: TermOrder, valid: npt.NDArray[np.bool_]) -> TermOrder:
-    """The postings of the notes marked ``valid``, their slots renumbered."""
+def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple[Notes, TermOrder]:
+    """The notes marked ``valid`` and their postings, their slots renumbered."""
     if valid.all():
-        return order
+        return notes, order
+    rows = np.flatnonzero(valid).tolist()
+    notes = Notes(
+        [notes.keys[row] for row in rows],
+        [notes.cache_keys[row] for row in rows],
+        notes.lengths[valid],
+    )
     ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
     kept = valid[order.slots]
     renumber = (np.cumsum(valid) - 1).astype(np.int32)
     held = np.bincount(ids[kept], minlength=len(order.held)).astype(np.int32)
-    return TermOrder(held, renumber[order.slots[kept]], order.counts[kept])
+    return notes, TermOrder(held, renumber[order.slots[kept]], order.counts[kept])
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -155,37 +155,62 @@ def _remove_dead_writes(path: Path) -> None:
     remove_stale_temp_files(left, time.time_ns() // 1_000_000)
 
 
-def framed(body: bytes) -> bytes:
-    """The file's bytes for a marshalled ``body``: the tag, the body's CRC-32, the body."""
+def framed(payload: dict[str, Any]) -> bytes:
+    """The file's bytes for ``payload``: the tag, the CRC-32 of the rest, the size of the
+    header, the header (marshalled: every value but the arrays, and each array's size), and
+    the arrays one after the other."""
+    blobs = [(name, payload[name]) for name in _BLOBS if isinstance(payload.get(name), bytes)]
+    header = {name: value for name, value in payload.items() if name not in dict(blobs)}
+    header["blobs"] = [(name, len(blob)) for name, blob in blobs]
+    head = marshal.dumps(header)
+    body = b"".join([len(head).to_bytes(8, "little"), head, *(blob for _, blob in blobs)])
     return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
 
 
 def _load(path: Path) -> dict[str, Any] | None:
+    """The payload of the file, its arrays read in place (no copy of the whole file); None
+    for another file, or this one cut short or damaged."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            start = file.read(len(_TAG) + 12)
+            head_size = int.from_bytes(start[len(_TAG) + 4 :], "little")
+            if len(start) < len(_TAG) + 12 or start[: len(_TAG)] != _TAG or head_size > size:
+                return None
+            head = file.read(head_size)
+            crc = zlib.crc32(head, zlib.crc32(start[len(_TAG) + 4 :]))
+            payload = marshal.loads(head)
+            blobs = payload.pop("blobs") if isinstance(payload, dict) else None
+            if not isinstance(blobs, list) or sum(count for _, count in blobs) > size:
+                return None
+            for name, count in blobs:
+                data = payload[name] = bytearray(count)
+                if file.readinto(data) != count:
+                    return None
+                crc = zlib.crc32(data, crc)
+            if file.read(1) or crc.to_bytes(4, "little") != start[len(_TAG) : len(_TAG) + 4]:
+                return None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None  # unreadable, truncated or foreign: rebuild rather than fail
+    if payload.get("magic") != _MAGIC or payload.get("format") != CACHE_FORMAT:
         return None
-    body = memoryview(data)[len(_TAG) + 4 :]
-    if data[: len(_TAG)] != _TAG or data[len(_TAG) : len(_TAG) + 4] != _crc(body):
-        return None  # another file, or this one cut short or damaged
-    try:
-        payload = marshal.loads(body)
-    except (EOFError, ValueError, TypeError):
-        return None  # truncated or foreign file: rebuild rather than fail
-    if (
-        not isinstance(payload, dict)
-        or payload.get("magic") != _MAGIC
-        or payload.get("format") != CACHE_FORMAT
-    ):
-        return None
-    return payload
+    return cast(dict[str, Any], payload)
 
 
-def _crc(body: memoryview) -> bytes:
-    return zlib.crc32(body).to_bytes(4, "little")
+_BLOBS: Final = (
+    "terms",
+    "offsets",
+    "hashes",
+    "hash_ids",
+    "scopes",
+    "lengths",
+    "held",
+    "slots_by_term",
+    "frequencies_by_term",
+)
 
 
-def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, list[NoteEntry], TermOrder] | None:
+def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | None:
     """The payload's terms, notes and postings, checked for consistency; None when anything
     is off."""
     ids, cache_keys = payload.get("ids"), payload.get("keys")
@@ -193,7 +218,7 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, list[NoteEntry], TermOr
     blobs = [payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")]
     if not (isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    if not all(isinstance(blob, bytes) for blob in blobs):
+    if not all(isinstance(blob, bytes | bytearray) for blob in blobs):
         return None
     terms, offsets, hashes, hash_ids, scopes, lengths, held_blob, slots_blob, counts = cast(
         list[bytes], blobs
@@ -210,19 +235,11 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, list[NoteEntry], TermOr
     sizes = np.frombuffer(lengths, dtype="<i4").reshape(-1, FIELD_COUNT)
     if order is None or (notes and sizes.min() < 0):
         return None
-    entries = [
-        NoteEntry(
-            ("user", note_id) if scope else ("project", note_id),
-            cache_key,
-            order.slots[:0],
-            order.counts[:0],
-            (a, b, c),
-        )
-        for scope, note_id, cache_key, (a, b, c) in zip(
-            scopes, ids, cache_keys, sizes.tolist(), strict=True
-        )
+    keys: list[NoteKey] = [
+        ("user", note_id) if scope else ("project", note_id)
+        for scope, note_id in zip(scopes, ids, strict=True)
     ]
-    return vocabulary, entries, order
+    return vocabulary, Notes(keys, cache_keys, sizes.astype(np.int64)), order
 
 
 def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocabulary | None:
@@ -234,15 +251,17 @@ def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocab
         or len(ids) * 2 != len(hashes)
     ):
         return None
-    starts = np.frombuffer(offsets, dtype="<i8").astype(np.int64)
+    starts = np.frombuffer(offsets, dtype="<i8").astype(np.int64, copy=False)
     count = len(starts) - 1
-    if count < 0 or starts[0] != 0 or starts[-1] != len(blob) or (np.diff(starts) < 0).any():
+    if count < 0 or starts[0] != 0 or starts[-1] != len(blob) or (starts[1:] < starts[:-1]).any():
         return None
-    sorted_hashes = np.frombuffer(hashes, dtype="<u8").astype(np.uint64)
-    term_ids = np.frombuffer(ids, dtype="<i4").astype(np.int32)
+    sorted_hashes = np.frombuffer(hashes, dtype="<u8").astype(np.uint64, copy=False)
+    term_ids = np.frombuffer(ids, dtype="<i4").astype(np.int32, copy=False)
     if count and (term_ids.min() < 0 or term_ids.max() >= count):
         return None
-    if (np.bincount(term_ids, minlength=count) != 1).any() or (np.diff(sorted_hashes) < 0).any():
+    if (np.bincount(term_ids, minlength=count) != 1).any():
+        return None
+    if (sorted_hashes[1:] < sorted_hashes[:-1]).any():
         return None
     return Vocabulary(blob, starts, (sorted_hashes, term_ids))
 

@@ -33,6 +33,7 @@ from oharness.recall.postings import (
     IntArray,
     NoteEntry,
     NoteKey,
+    Notes,
     Postings,
     TermOrder,
     term_order,
@@ -162,7 +163,7 @@ class RecallIndex:
         postings = self._postings
         entries = [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
         if postings.empty() and len({entry.key for entry in entries}) == len(entries) > 1:
-            postings.adopt(entries, term_order(entries, len(postings.vocabulary)))
+            postings.adopt(Notes.of(entries), term_order(entries, len(postings.vocabulary)))
             return
         for entry in entries:
             postings.add(entry)
@@ -182,7 +183,7 @@ class RecallIndex:
         terms = [vocabulary[term_id] for term_id in used.tolist()]
         return terms, [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]
 
-    def term_order(self) -> tuple[Vocabulary, list[NoteEntry], TermOrder]:
+    def term_order(self) -> tuple[Vocabulary, Notes, TermOrder]:
         """What the cache stores: the terms, every note (without its terms) and the postings
         in term order."""
         return self._postings.vocabulary, *self._postings.term_order()
@@ -190,18 +191,21 @@ class RecallIndex:
     def restore(
         self,
         terms: list[str] | Vocabulary,
-        entries: list[NoteEntry],
+        entries: list[NoteEntry] | Notes,
         order: TermOrder | None = None,
     ) -> None:
         """Add notes from their indexed form, with term ids into ``terms``; or, from what the
         cache stores, the notes (their terms not read) and their postings in term ``order``,
         which an empty index adopts as they are."""
         postings = self._postings
-        if order is not None and postings.empty() and not len(postings.vocabulary):
-            postings.vocabulary = terms if isinstance(terms, Vocabulary) else Vocabulary.of(terms)
-            postings.adopt(entries, order)
-            return
-        if order is not None:
+        if isinstance(entries, Notes):
+            assert order is not None, "notes as columns come with their postings"
+            if postings.empty() and not len(postings.vocabulary):
+                postings.vocabulary = (
+                    terms if isinstance(terms, Vocabulary) else Vocabulary.of(terms)
+                )
+                postings.adopt(entries, order)
+                return
             entries = _rows(entries, order)
         remap = postings.term_ids(list(terms))
         for entry in entries:
@@ -435,15 +439,17 @@ def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
     return usage_boost(found, now) if found is not None else 0.0
 
 
-def _rows(notes: list[NoteEntry], order: TermOrder) -> list[NoteEntry]:
+def _rows(notes: Notes, order: TermOrder) -> list[NoteEntry]:
     """The notes with their terms, gathered from their postings in term ``order``."""
     ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
     by_slot = np.argsort(order.slots, kind="stable")
-    ends = np.cumsum(np.bincount(order.slots, minlength=len(notes)))
+    ends = np.cumsum(np.bincount(order.slots, minlength=len(notes.keys)))
     rows = np.split(by_slot, ends[:-1])
     return [
-        note._replace(term_ids=ids[row], frequencies=order.counts[row])
-        for note, row in zip(notes, rows, strict=True)
+        NoteEntry(key, cache_key, ids[row], order.counts[row], (a, b, c))
+        for key, cache_key, (a, b, c), row in zip(
+            notes.keys, notes.cache_keys, notes.lengths.tolist(), rows, strict=True
+        )
     ]
 
 

@@ -21,7 +21,7 @@ holding it, and holding it in their summary or tags, is kept up to date.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,24 @@ class NoteEntry(NamedTuple):
     term_ids: IntArray
     frequencies: CountArray  # shape (len(term_ids), 3): summary, tags, body
     lengths: tuple[int, int, int]  # terms per field, for length normalisation
+
+
+class Notes(NamedTuple):
+    """Notes as columns (what the cache stores beside the postings), slot ``n`` for row ``n``."""
+
+    keys: list[NoteKey]
+    cache_keys: list[CacheKey | None]
+    lengths: npt.NDArray[np.int64]  # (notes, 3): terms per field
+
+    @classmethod
+    def of(cls, entries: list[NoteEntry]) -> Notes:
+        """The columns of ``entries``."""
+        lengths = np.array([entry.lengths for entry in entries], dtype=np.int64)
+        return cls(
+            [entry.key for entry in entries],
+            [entry.cache_key for entry in entries],
+            lengths.reshape(-1, FIELD_COUNT),
+        )
 
 
 class TermOrder(NamedTuple):
@@ -216,11 +234,20 @@ class Postings:
         """Whether no note was ever added (a base may be adopted)."""
         return not self.keys
 
-    def adopt(self, notes: list[NoteEntry], order: TermOrder) -> None:
-        """Make the base of an empty index: ``notes`` in slots 0.. (their terms are not read)
-        and their postings in term order, whose term ids are this vocabulary's."""
-        for entry in notes:
-            self._new_slot(entry, row=False)
+    def adopt(self, notes: Notes, order: TermOrder) -> None:
+        """Make the base of an empty index: ``notes`` in slots 0.. and their postings in term
+        order, whose term ids are this vocabulary's."""
+        count = len(notes.keys)
+        self.keys = list(notes.keys)
+        self.slot_of = dict(zip(notes.keys, range(count), strict=True))
+        self.cache_keys = {
+            key: cache_key
+            for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
+            if cache_key is not None
+        }
+        self.lengths = notes.lengths.astype(np.float64)
+        self.totals = [int(total) for total in notes.lengths.sum(axis=0)]
+        self.version += 1
         term_count = len(self.vocabulary)
         self.held = np.zeros(term_count, dtype=np.int32)
         self.held[: len(order.held)] = order.held
@@ -228,30 +255,28 @@ class Postings:
         in_head = np.flatnonzero((order.counts[:, 0] > 0) | (order.counts[:, 1] > 0))
         head_ids = np.searchsorted(starts, in_head, side="right").astype(np.int32)
         self.head_held = np.bincount(head_ids, minlength=term_count).astype(np.int32)
-        self.heads = _rows_by_slot(head_ids, order.slots[in_head], len(notes))
-        short = self.lengths[: len(notes), 2] <= self.short_body
+        self.heads = _rows_by_slot(head_ids, order.slots[in_head], count)
+        short = self.lengths[:count, 2] <= self.short_body
         body_only = short[order.slots]
         body_only[in_head] = False
         in_body = np.flatnonzero(body_only & (order.counts[:, 2] > 0))
         body_ids = np.searchsorted(starts, in_body, side="right").astype(np.int32)
-        bodies = _rows_by_slot(body_ids, order.slots[in_body], len(notes))
+        bodies = _rows_by_slot(body_ids, order.slots[in_body], count)
         self.bodies = {slot: bodies[slot] for slot in np.flatnonzero(short).tolist()}
-        self._set_base(order, len(notes))
+        self._set_base(order, count)
 
-    def term_order(self) -> tuple[list[NoteEntry], TermOrder]:
-        """Every note (slot order, slots renumbered from 0) and its postings in term order."""
+    def term_order(self) -> tuple[Notes, TermOrder]:
+        """Every note (slots renumbered from 0) and its postings in term order."""
         self._rebuild()
-        entries: list[NoteEntry] = []
-        for slot, key in enumerate(self.keys):
-            assert key is not None
-            lengths = self.lengths[slot].astype(np.int64).tolist()
-            entries.append(
-                NoteEntry(key, self.cache_keys.get(key), _NO_SLOTS, _NO_COUNTS, _three(lengths))
-            )
-        held = np.diff(self._starts).astype(np.int32)
-        return entries, TermOrder(held, self._slots, self._counts)
+        keys = cast(list[NoteKey], self.keys)  # no dead slot after a rebuild
+        notes = Notes(
+            keys,
+            [self.cache_keys.get(key) for key in keys],
+            self.lengths[: len(keys)].astype(np.int64),
+        )
+        return notes, TermOrder(np.diff(self._starts).astype(np.int32), self._slots, self._counts)
 
-    def _new_slot(self, entry: NoteEntry, *, row: bool = True) -> int:
+    def _new_slot(self, entry: NoteEntry) -> int:
         slot = len(self.keys)
         self.keys.append(entry.key)
         self.slot_of[entry.key] = slot
@@ -264,11 +289,10 @@ class Postings:
         self.lengths[slot] = entry.lengths
         for field, length in enumerate(entry.lengths):
             self.totals[field] += length
-        if row:
-            in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
-            self.heads.append(entry.term_ids[in_head])
-            if entry.lengths[2] <= self.short_body:
-                self.bodies[slot] = entry.term_ids[~in_head & (entry.frequencies[:, 2] > 0)]
+        in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
+        self.heads.append(entry.term_ids[in_head])
+        if entry.lengths[2] <= self.short_body:
+            self.bodies[slot] = entry.term_ids[~in_head & (entry.frequencies[:, 2] > 0)]
         self.version += 1
         return slot
 

@@ -140,11 +140,13 @@ def accumulate(
         index += len(parts)
         if not parts:
             continue
-        slots, value = _best(parts, values, capacity)
+        slots, value = _best([part.slots for part in parts], values, capacity)
         score_slots.append(slots)
         score_values.append(value if factor == 1.0 else factor * value)
         if factor == 1.0:
-            head, topic = _best_head(parts, capacity)
+            heads_of = [part.head for part in parts]
+            topics = [np.full(len(part.head), part.topic_weight) for part in parts]
+            head, topic = _best(heads_of, topics, capacity)
             shared_parts.append((head, topic))
             heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
     scored = Scored(
@@ -178,32 +180,18 @@ def _contributions(
 
 
 def _best(
-    parts: list[TermInfo], values: list[FloatArray], capacity: int
+    slots: list[IntArray], values: list[FloatArray], capacity: int
 ) -> tuple[IntArray, FloatArray]:
-    """A word's slots and contribution there: its stem's, or each slot's best stem."""
-    if len(parts) == 1:
-        return parts[0].slots, values[0]
+    """The slots of a word's stems and per slot the best stem's value."""
+    if len(slots) == 1:
+        return slots[0], values[0]
     best = np.zeros(capacity, dtype=np.float64)
     held = np.zeros(capacity, dtype=np.bool_)
-    for part, value in zip(parts, values, strict=True):
-        best[part.slots] = np.maximum(best[part.slots], value)
-        held[part.slots] = True
-    slots = np.flatnonzero(held).astype(np.int32)
-    return slots, best[slots]
-
-
-def _best_head(parts: list[TermInfo], capacity: int) -> tuple[IntArray, FloatArray]:
-    """A word's slots holding it in the summary or tags, and its (best stem's) topic weight."""
-    if len(parts) == 1:
-        part = parts[0]
-        return part.head, np.full(len(part.head), part.topic_weight)
-    best = np.zeros(capacity, dtype=np.float64)
-    held = np.zeros(capacity, dtype=np.bool_)
-    for part in parts:
-        best[part.head] = np.maximum(best[part.head], part.topic_weight)
-        held[part.head] = True
-    slots = np.flatnonzero(held).astype(np.int32)
-    return slots, best[slots]
+    for at, value in zip(slots, values, strict=True):
+        best[at] = np.maximum(best[at], value)
+        held[at] = True
+    found = np.flatnonzero(held).astype(np.int32)
+    return found, best[found]
 
 
 def _summed(slots: list[IntArray], values: list[FloatArray], capacity: int) -> FloatArray:

@@ -116,7 +116,8 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     found = list(map(known.get, words))
     if None in found:  # words not read before: their stems found together
         new = [word for word, value in zip(words, found, strict=True) if value is None]
-        read = dict(zip(new, map(_word_of, new, tokenizer.single_terms(new)), strict=True))
+        single = [terms[0] if len(terms := tokenizer.tokens(word)) == 1 else None for word in new]
+        read = dict(zip(new, map(_word_of, new, single), strict=True))
         known.update(read)
         found = [
             value if value is not None else read[word]

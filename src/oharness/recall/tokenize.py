@@ -180,25 +180,9 @@ class Tokenizer:
                     counted[term] = found(term, 0) + 1
         return counted
 
-    def single_terms(self, words: list[str]) -> list[str | None]:
-        """The term of each of ``words`` that has exactly one (:meth:`tokens`), else None; a
-        word already analysed as a chunk is read from the memo."""
-        known = self._cache.get
-        found: list[str | None] = []
-        for word in words:
-            groups = known(word)
-            if groups is not None and (not groups or len(groups) > 1 or len(groups[0]) > 1):
-                found.append(None)
-            elif groups is not None:
-                found.append(groups[0][0])
-            else:
-                terms = self.tokens(word)
-                found.append(terms[0] if len(terms) == 1 else None)
-        return found
-
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
-        return _distinct(self._analyse(chunk) for chunk in dict.fromkeys(_chunks(text)))
+        return self.message_terms(text)[0]
 
     def phrases(self, text: str) -> list[str]:
         """Phrase terms of ``text``: each pair of neighbouring words, in either order.
@@ -207,10 +191,10 @@ class Tokenizer:
         the most common words and repeats pair with nothing. A phrase term starts with
         :data:`PHRASE_MARK`, so it never collides with a word.
         """
-        return self._pairs([group for chunk in _chunks(text) for group in self._analyse(chunk)])
+        return self.message_terms(text)[1]
 
     def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
-        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass)."""
+        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once."""
         flat = [group for chunk in _chunks(text) for group in self._analyse(chunk)]
         return _distinct_groups(flat), self._pairs(flat)
 
@@ -233,21 +217,13 @@ class Tokenizer:
     def prior(self, term: str) -> float:
         """The share of notes a term is assumed to occur in before any note is seen."""
         found = self._priors.get(term)
-        if found is None:  # remembered like the terms of a chunk (see _analyse)
-            found = self._priors[term] = _pattern_prior(term)
-        return found
+        if found is not None:
+            return found
+        return 0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term)
 
     def priors(self, terms: Sequence[str]) -> list[float]:
-        """:meth:`prior` of each of ``terms``: one dictionary look-up each, and for a term of
-        no word list in ASCII and not a number, 0 without a call (a first message after a
-        cache load weighs the topic terms of every note; those not seen are not remembered)."""
-        found = list(map(self._priors.get, terms))
-        return [
-            (0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term))
-            if value is None
-            else value
-            for term, value in zip(terms, found, strict=True)
-        ]
+        """:meth:`prior` of each of ``terms``."""
+        return list(map(self.prior, terms))
 
     def _build_priors(self) -> dict[str, float]:
         # Function words of languages not configured still occur (a French sentence in an
@@ -341,11 +317,6 @@ def unspaced_term(term: str) -> bool:
 
 def _as_z(match: re.Match[str]) -> str:
     return match.group(1)[0] + "z"
-
-
-def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
-    """The groups of analysed chunks in order, each term kept at its first appearance."""
-    return _distinct_groups([group for chunk_groups in analysed for group in chunk_groups])
 
 
 def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
