@@ -180,7 +180,7 @@ def _load(path: Path) -> dict[str, Any] | None:
             head = file.read(head_size)
             crc = zlib.crc32(head, zlib.crc32(start[len(_TAG) + 4 :]))
             payload = marshal.loads(head)
-            blobs = payload.pop("blobs") if isinstance(payload, dict) else None
+            blobs = payload.pop("blobs", None) if isinstance(payload, dict) else None
             if not isinstance(blobs, list) or sum(count for _, count in blobs) > size:
                 return None
             for name, count in blobs:
