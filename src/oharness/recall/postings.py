@@ -40,6 +40,7 @@ _NO_COUNTS: Final[CountArray] = np.empty((0, FIELD_COUNT), dtype=np.uint16)
 #: The base is made again when more notes than this share of it (1/8) changed since.
 _REBUILD_SHARE: Final = 8
 _REBUILD_LEAST: Final = 64
+_BLOCK: Final = 1 << 16  # postings read at once when a base is adopted
 
 
 class NoteEntry(NamedTuple):
@@ -251,19 +252,16 @@ class Postings:
         term_count = len(self.vocabulary)
         self.held = np.zeros(term_count, dtype=np.int32)
         self.held[: len(order.held)] = order.held
-        starts = np.cumsum(order.held, dtype=np.int64)
-        in_head = np.flatnonzero((order.counts[:, 0] > 0) | (order.counts[:, 1] > 0))
-        head_ids = np.searchsorted(starts, in_head, side="right").astype(np.int32)
+        self._set_base(order, count)
+        short = self.lengths[:count, 2] <= self.short_body
+        in_head, in_body = _head_and_body(order, short)
+        ends = self._starts[1:]
+        head_ids = np.searchsorted(ends, in_head, side="right").astype(np.int32)
         self.head_held = np.bincount(head_ids, minlength=term_count).astype(np.int32)
         self.heads = _rows_by_slot(head_ids, order.slots[in_head], count)
-        short = self.lengths[:count, 2] <= self.short_body
-        body_only = short[order.slots]
-        body_only[in_head] = False
-        in_body = np.flatnonzero(body_only & (order.counts[:, 2] > 0))
-        body_ids = np.searchsorted(starts, in_body, side="right").astype(np.int32)
+        body_ids = np.searchsorted(ends, in_body, side="right").astype(np.int32)
         bodies = _rows_by_slot(body_ids, order.slots[in_body], count)
         self.bodies = {slot: bodies[slot] for slot in np.flatnonzero(short).tolist()}
-        self._set_base(order, count)
 
     def term_order(self) -> tuple[Notes, TermOrder]:
         """Every note (slots renumbered from 0) and its postings in term order."""
@@ -354,6 +352,20 @@ def term_order(entries: list[NoteEntry], term_count: int) -> TermOrder:
     order = np.argsort(ids, kind="stable")
     held = np.bincount(ids, minlength=term_count).astype(np.int32)
     return TermOrder(held, owner[order], counts[order])
+
+
+def _head_and_body(order: TermOrder, short: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+    """Where the postings held in a summary or tags are, and those held only in the body of
+    a short note; read in blocks (no posting-sized temporary array)."""
+    heads: list[npt.NDArray[np.intp]] = []
+    bodies: list[npt.NDArray[np.intp]] = []
+    for start in range(0, len(order.slots), _BLOCK):
+        counts = order.counts[start : start + _BLOCK]
+        head = (counts[:, 0] > 0) | (counts[:, 1] > 0)
+        heads.append(np.flatnonzero(head) + start)
+        body = ~head & (counts[:, 2] > 0) & short[order.slots[start : start + _BLOCK]]
+        bodies.append(np.flatnonzero(body) + start)
+    return np.concatenate([_NO_SLOTS, *heads]), np.concatenate([_NO_SLOTS, *bodies])
 
 
 def _rows_by_slot(term_ids: IntArray, slots: IntArray, count: int) -> list[IntArray]:
