@@ -25,7 +25,7 @@ Not thread-safe, as the index that owns it.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final
 
@@ -62,6 +62,9 @@ class Message:
     phrases: list[str]  # its phrase terms
     related: list[tuple[int, tuple[str, ...]]]  # per word (its position): related terms
     named: frozenset[int] = frozenset()  # the slots judged whose summary holds a phrase of it
+    #: Its terms that can name something (weight at least MIN_TERM_WEIGHT), by id: the
+    #: number of their word and their weight.
+    said: dict[int, tuple[int, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,6 +119,10 @@ class Judge:
         ]
         terms = [term for group, _ in groups for term in group]
         infos = self._lookup(terms)
+        numbers = [number for number, (group, _) in enumerate(groups) for _ in group]
+        for number, info in zip(numbers, infos[: sum(map(len, message.groups))], strict=False):
+            if info is not None and info.weight >= MIN_TERM_WEIGHT:
+                message.said[info.term_id] = (number, info.weight)
         postings, params = self._postings, self._params
         norms = postings.norms(params.boosts, params.length_factors)
         scored = accumulate(infos, groups, norms, params, search=False)
@@ -172,10 +179,11 @@ class Judge:
         where = np.full(len(scored.shared), -1, dtype=np.int32)
         where[slots] = np.arange(len(slots), dtype=np.int32)
         strongest = np.zeros(len(slots), dtype=np.float64)
-        for head, weight in scored.heads.values():
-            found = where[head]
-            found = found[found >= 0]
-            strongest[found] = np.maximum(strongest[found], weight)
+        heads = list(scored.heads.values())
+        if heads:
+            found = where[np.concatenate([head for head, _ in heads])]
+            weights = np.repeat([weight for _, weight in heads], [len(head) for head, _ in heads])
+            np.maximum.at(strongest, found[found >= 0], weights[found >= 0])
         short = postings.lengths[slots, 2] <= gate.SHORT_BODY
         topic, body = self._topic_of(message.groups, slots, short)
         said = self._message_weight(message, scored.weights)
@@ -293,47 +301,38 @@ class Judge:
         """Per candidate: how many of its whole tags the message says, whether one of them
         has a word its summary does not use, and whether its summary holds a phrase of the
         message."""
-        count = len(candidates)
-        tags = np.zeros(count, dtype=np.float64)
-        unused = np.zeros(count, dtype=np.float64)
-        phrase = np.zeros(count, dtype=np.bool_)
         slots_of = self._postings.slots_of_many
         said = [group[0] for group in message.groups] + message.phrases
-        named = slots_of([TAG_MARK + term for term in said])
-        tagged = [term for term, slots in zip(said, named, strict=True) if slots is not None]
-        for row, found in (
-            (tags, named),
-            (unused, slots_of([UNUSED_TAG_MARK + t for t in tagged])),
-        ):
-            for held in found:
-                if held is not None:
-                    row += candidates.flags(held)
-        for held in slots_of(message.phrases):
-            if held is not None:
-                phrase |= candidates.flags(held)
-        return tags, unused > 0, phrase
+        tags = slots_of([TAG_MARK + term for term in said])
+        tagged = [term for term, slots in zip(said, tags, strict=True) if slots is not None]
+        unused = slots_of([UNUSED_TAG_MARK + term for term in tagged])
+        phrases = slots_of(message.phrases)
+        return (
+            _held_by(candidates, tags).astype(np.float64),
+            _held_by(candidates, unused) > 0,
+            _held_by(candidates, phrases) > 0,
+        )
 
     def _body_match(self, message: Message, slot: int) -> tuple[float, float, int]:
         """For a short note: the weight of the message words found in its body but not its
         summary or tags (each word's best stem, summed in the note's order), the strongest
         of them and how many."""
-        body = self._postings.bodies.get(slot, _NO_SLOTS)
-        terms = [term for group in message.groups for term in group]
-        numbers = [number for number, group in enumerate(message.groups) for _ in group]
-        said: dict[int, int] = {}  # term id -> the number of its word
-        for number, term_id in zip(numbers, self._postings.vocabulary.get_many(terms), strict=True):
-            if term_id is not None:
-                said.setdefault(term_id, number)
-        found = [term_id for term_id in body.tolist() if term_id in said]
-        if not found:
-            return 0.0, 0.0, 0
-        infos = self._lookup([self._postings.vocabulary[term_id] for term_id in found])
+        said = message.said
         best: dict[int, float] = {}  # word -> its best stem's weight
-        for term_id, info in zip(found, infos, strict=True):
-            if info is not None and info.weight >= MIN_TERM_WEIGHT:
-                number = said[term_id]
-                best[number] = max(best.get(number, 0.0), info.weight)
+        for term_id in self._postings.bodies.get(slot, _NO_SLOTS).tolist():
+            found = said.get(term_id)
+            if found is not None:
+                best[found[0]] = max(best.get(found[0], 0.0), found[1])
         extra = 0.0
         for weight in best.values():
             extra += weight
         return extra, max(best.values(), default=0.0), len(best)
+
+
+def _held_by(candidates: Candidates, holders: list[IntArray | None]) -> npt.NDArray[np.intp]:
+    """Per candidate, how many of ``holders`` (arrays of slots, or None) hold it."""
+    held = [slots for slots in holders if slots is not None]
+    if not held:
+        return np.zeros(len(candidates), dtype=np.intp)
+    found = candidates.where[np.concatenate(held)]
+    return np.bincount(found[found >= 0], minlength=len(candidates))

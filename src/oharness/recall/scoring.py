@@ -38,6 +38,7 @@ class TermInfo(NamedTuple):
     """What one term adds to the notes holding it, for one weighting (recall or search)."""
 
     term: str
+    term_id: int
     weight: float  # by the notes holding it anywhere
     #: By the notes holding it in their summary or tags: how rare it is as a topic (what the
     #: recall gate weighs). A term under MIN_TERM_WEIGHT keeps its weight here and names none.
@@ -70,10 +71,10 @@ def read_terms(
             weight = term_weight(held, note_count, prior, params)
             topic = term_weight(in_head, note_count, prior, params)
         if weight < MIN_TERM_WEIGHT:
-            found.append(TermInfo(term, weight, weight, slots, counts, _NO_SLOTS))
+            found.append(TermInfo(term, term_id, weight, weight, slots, counts, _NO_SLOTS))
             continue
         head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head else _NO_SLOTS
-        found.append(TermInfo(term, weight, topic, slots, counts, head))
+        found.append(TermInfo(term, term_id, weight, topic, slots, counts, head))
     return found
 
 

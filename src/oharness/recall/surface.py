@@ -38,6 +38,7 @@ from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 #: A word as :func:`_word_of` reads it.
 _Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
 #: Per term: the slots holding it in their summary or tags, and its topic weight.
 Heads = dict[str, tuple[IntArray, float]]
 
@@ -161,20 +162,24 @@ def weaken_stem_only(
     The candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
     if not len(candidates) or not _english(tokenizer):
         return None
+    stems = _said_stems(tokenizer, message, groups)
+    marks = [DERIVED_MARK + stem for stem, (base, _) in stems.items() if base]
+    marks += [SURFACE_MARK + key for _, keys in stems.values() for key in keys]
+    held = dict(zip(marks, postings.slots_of_many(marks), strict=True))
     shared, strongest = candidates.shared, candidates.strongest
     weak_of: dict[str, BoolArray] = {}
     changed = np.zeros(len(candidates), dtype=np.bool_)
-    for stem, (said_base, keys) in _said_stems(tokenizer, message, groups, postings).items():
+    for stem, (said_base, keys) in stems.items():
         head, weight = heads.get(stem, (None, 0.0))
         if head is None or not len(head):
             continue
         # A base word meets only the notes holding the stem through derived words alone.
-        holders = postings.slots_of(DERIVED_MARK + stem) if said_base else head
+        holders = held[DERIVED_MARK + stem] if said_base else head
         if holders is None:
             continue
         weak = candidates.flags(holders)
         for key in keys:  # a note holding the word said matches more than its stem
-            full = postings.slots_of(SURFACE_MARK + key)
+            full = held[SURFACE_MARK + key]
             if full is not None:
                 weak &= ~candidates.flags(full)
         if not weak.any():
@@ -184,20 +189,36 @@ def weaken_stem_only(
         changed |= weak & (strongest <= weight)  # its strongest word: found again below
     if not weak_of:
         return None
-    if changed.any():  # the strongest word again, each word at what it now counts
-        best = np.zeros(len(candidates), dtype=np.float64)
-        for term, (head, weight) in heads.items():
-            value = np.full(len(candidates), weight)
-            if term in weak_of:
-                value[weak_of[term]] *= STEM_ONLY_FACTOR
-            best = np.where(candidates.flags(head), np.maximum(best, value), best)
-        strongest[changed] = best[changed]
+    if changed.any():
+        strongest[changed] = _strongest(heads, weak_of, candidates)[changed]
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
 
 
+def _strongest(heads: Heads, weak_of: dict[str, BoolArray], candidates: Candidates) -> FloatArray:
+    """Per candidate, the strongest topic weight of the words in its summary or tags, each
+    at what it counts there (:data:`STEM_ONLY_FACTOR` of it where ``weak_of`` its term)."""
+    terms = list(heads)
+    found = candidates.where[np.concatenate([heads[term][0] for term in terms])]
+    sizes = [len(heads[term][0]) for term in terms]
+    weights = np.repeat([heads[term][1] for term in terms], sizes)
+    ends = np.cumsum(sizes).tolist()
+    for number, term in enumerate(terms):
+        weak = weak_of.get(term)
+        if weak is not None:
+            start, end = ends[number] - sizes[number], ends[number]
+            at = found[start:end]
+            lowered = np.flatnonzero(at >= 0)
+            lowered = lowered[weak[at[lowered]]] + start
+            weights[lowered] *= STEM_ONLY_FACTOR
+    best = np.zeros(len(candidates), dtype=np.float64)
+    among = found >= 0
+    np.maximum.at(best, found[among], weights[among])
+    return best
+
+
 def _said_stems(
-    tokenizer: Tokenizer, message: str, groups: Sequence[tuple[str, ...]], postings: Postings
+    tokenizer: Tokenizer, message: str, groups: Sequence[tuple[str, ...]]
 ) -> dict[str, tuple[bool, set[str]]]:
     """Per stem of the gate's words that may match through the stem only: whether the message
     says it as its base word, and the inflection keys of its derived words said. A base word
@@ -205,21 +226,16 @@ def _said_stems(
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
     words = [word for word in _plain_words(tokenizer, message) if word[0] in read]
-    if not words:
-        return {}
     based = {word[0] for word in words if word[2]}
     derived: dict[str, set[str]] = {}
     for stem, key in [(word[0], word[1]) for word in words if not word[2]]:
         derived.setdefault(stem, set()).add(key)
-    vocabulary = postings.vocabulary
-    found: dict[str, tuple[bool, set[str]]] = {}
-    for stem in dict.fromkeys(word[0] for word in words):  # in the order of first mention
-        if stem in based:
-            if DERIVED_MARK + stem in vocabulary:
-                found[stem] = (True, derived.get(stem, set()))
-        else:  # said only as derived words
-            found[stem] = (False, derived[stem])
-    return found
+    # In the order of first mention; a stem said as its base word and as derived words is
+    # weak at the notes holding it through derived words alone.
+    return {
+        stem: (stem in based, derived.get(stem, set()))
+        for stem in dict.fromkeys(word[0] for word in words)
+    }
 
 
 def _english(tokenizer: Tokenizer) -> bool:
