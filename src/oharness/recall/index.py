@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
-from oharness.recall import gate, surface
+from oharness.recall import gate
 from oharness.recall.build import ASKS, note_entry
 from oharness.recall.judge import Judge
 from oharness.recall.postings import (
@@ -48,22 +48,16 @@ from oharness.recall.score import (
     usage_boost,
 )
 from oharness.recall.scoring import WeightedGroups, accumulate, read_terms
-from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK, TagMarks
-from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.tags import TagMarks
+from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
 FloatArray = npt.NDArray[np.float64]
 
-_MARKS: Final = (
-    PHRASE_MARK,
-    LINK_MARK,
-    TAG_MARK,
-    UNUSED_TAG_MARK,
-    surface.SURFACE_MARK,
-    surface.DERIVED_MARK,
-)
+#: Marks (phrase, link, tag and surface terms) start with a character below this one.
+_MARK_END: Final = 7
 _DEFAULT_SETTINGS: Final = RecallSettings()
 #: A ranked note: its score, its key, its slot.
 _Ranked = tuple[float, NoteKey, int]
@@ -384,23 +378,26 @@ class RecallIndex:
         if not hits:
             return []
         postings = self._postings
-        note_count = len(postings)
+        terms, note_count = postings.vocabulary, len(postings)
+        asked = set(terms.get_many(list(query_terms)))
         candidates: dict[int, float] = {}
-        for hit in hits:
-            entry = postings.entry_at(postings.slot_of[hit.key])
+        entries = postings.entries_at([postings.slot_of[hit.key] for hit in hits])
+        for hit, entry in zip(hits, entries, strict=True):
             counts = entry.frequencies.sum(axis=1, dtype=np.float64)
             total = float(counts.sum()) or 1.0
             share = hit.score / hits[0].score
-            for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
-                frequency = int(postings.held[term_id])
-                term = postings.vocabulary[term_id]
-                if frequency < 2 or term in query_terms or term[0] in _MARKS:
-                    continue  # a word of one note cannot lead anywhere new
+            held = postings.held[entry.term_ids].tolist()
+            for term_id, count, frequency in zip(
+                entry.term_ids.tolist(), counts.tolist(), held, strict=True
+            ):
+                if frequency < 2 or term_id in asked or terms.first_byte(term_id) < _MARK_END:
+                    continue  # a word of one note cannot lead anywhere new, nor a mark
                 rarity = search_weight(frequency, note_count, self.params)
                 candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share
-        terms = postings.vocabulary  # ties by term: the same whatever the ids
-        best = sorted(candidates.items(), key=lambda item: (-item[1], terms[item[0]]))
-        best = best[:FEEDBACK_TERMS]
+        best = sorted(candidates.items(), key=lambda item: -item[1])
+        if len(best) > FEEDBACK_TERMS:  # ties by term: the same whatever the ids
+            best = [item for item in best if item[1] >= best[FEEDBACK_TERMS - 1][1]]
+        best = sorted(best, key=lambda item: (-item[1], terms[item[0]]))[:FEEDBACK_TERMS]
         if not best:
             return []
         strongest = best[0][1]

@@ -160,16 +160,32 @@ class Postings:
         return found
 
     def entry_at(self, slot: int) -> NoteEntry:
-        """The indexed form of the note in ``slot`` (a base note's gathered from the postings)."""
-        added = self._added_rows.get(slot)
-        if added is not None:
-            return added
-        at = np.flatnonzero(self._slots == slot)
-        term_ids = (np.searchsorted(self._starts, at, side="right") - 1).astype(np.int32)
-        key = self.keys[slot]
-        assert key is not None
-        lengths = self.lengths[slot].astype(np.int64).tolist()
-        return NoteEntry(key, self.cache_keys.get(key), term_ids, self._counts[at], _three(lengths))
+        """The indexed form of the note in ``slot``."""
+        return self.entries_at([slot])[0]
+
+    def entries_at(self, slots: list[int]) -> list[NoteEntry]:
+        """The indexed form of the notes in ``slots``: a base note's gathered from the
+        postings (one pass over them for all)."""
+        base = [slot for slot in slots if slot not in self._added_rows]
+        wanted = np.zeros(len(self.keys), dtype=np.bool_)
+        wanted[base] = True
+        at = np.flatnonzero(wanted[self._slots]) if base else _NO_SLOTS
+        owner = self._slots[at]
+        found: list[NoteEntry] = []
+        for slot in slots:
+            added = self._added_rows.get(slot)
+            if added is not None:
+                found.append(added)
+                continue
+            mine = at[owner == slot]
+            term_ids = (np.searchsorted(self._starts, mine, side="right") - 1).astype(np.int32)
+            key = self.keys[slot]
+            assert key is not None
+            lengths = _three(self.lengths[slot].astype(np.int64).tolist())
+            found.append(
+                NoteEntry(key, self.cache_keys.get(key), term_ids, self._counts[mine], lengths)
+            )
+        return found
 
     def norms(self, boosts: Iterable[float], factors: Iterable[float]) -> npt.NDArray[np.float64]:
         """Per slot and field: ``boost / (1 - b + b * length / average length)``; kept until
