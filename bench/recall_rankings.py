@@ -47,8 +47,8 @@ def forget(index: object) -> None:
         postings.version += 1  # type: ignore[union-attr]
     for name in ("_judge", "_topics"):  # the gate's memo by term id, the topic weights
         kept = getattr(index, name, None)
-        if kept is not None:
-            kept.reset()
+        if hasattr(kept, "reset"):
+            kept.reset()  # type: ignore[union-attr]
     memo = getattr(index, "_memo", None)  # the term weights by document frequency
     if memo is not None:
         memo.clear()

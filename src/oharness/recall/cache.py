@@ -1,10 +1,9 @@
 """A derived, machine-local cache of the recall index (spec 03.3), so a new process is ready fast.
 
 Tokenising and stemming every note is the whole cost of a cold start; the cache keeps each
-note's indexed form (term ids and per-field frequencies) so that a new process only reads one
-file. The notes are stored as columns - their keys, and their postings as flat arrays with
-the order that sorts them by term - which a load adopts as they are
-(:mod:`~oharness.recall.layout`): no Python object per note or per term is made until used.
+note's indexed form so that a new process only reads one file: the notes' keys and lengths,
+and their postings in term order as the index keeps them (:mod:`~oharness.recall.postings`),
+which a load adopts as they are.
 
 Validity, so a stale entry is never used:
 
@@ -16,8 +15,8 @@ Validity, so a stale entry is never used:
   unreadable or truncated entry - is reported back for the caller to index from the note.
 
 The file starts with a tag and the CRC-32 of the rest; a file whose CRC does not match (cut
-short, overwritten, a bit flipped) is discarded, and so is one whose arrays disagree (every
-term id must name a term, the order must be a permutation sorting them by term). The file is
+short, overwritten, a bit flipped) is discarded, and so is one whose arrays disagree (as many
+postings as the terms' counts say, every slot a note, each term's slots ascending). The file is
 rebuildable and never synced: a missing or corrupt cache only costs time.
 Writes are atomic (unique temp file in the same directory, fsync, ``os.replace``, fsync of the
 directory), so a crash leaves the old cache or the new one. A writer killed before the rename
@@ -42,22 +41,14 @@ import numpy.typing as npt
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.recall.index import RecallIndex
-from oharness.recall.postings import (
-    FIELD_COUNT,
-    CacheKey,
-    Columns,
-    FreqArray,
-    IntArray,
-    NoteKey,
-    TermOrder,
-)
+from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteKey, Notes, TermOrder
+from oharness.recall.vocabulary import Vocabulary
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
-#: asks something; 3: notes as columns, postings read as flat arrays; 4: the inflection keys
-#: of its summary and tags words; 5: the postings in term order too, instead of the order
-#: that sorts them; 6: a body indexed up to ``INDEXED_BODY_CHARS``). Tokeniser changes are
-#: covered by its own signature.
-CACHE_FORMAT: Final = 6
+#: asks something; 3: notes as columns; 4: the inflection keys of its summary and tags words;
+#: 5: the postings in term order too; 6: a body indexed up to ``INDEXED_BODY_CHARS``; 7: the
+#: postings in term order only). Tokeniser changes are covered by its own signature.
+CACHE_FORMAT: Final = 7
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
@@ -65,31 +56,33 @@ _SCOPES: Final = ("project", "user")
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
     """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
-    terms, all_entries = index.entries()
-    entries = [entry for entry in all_entries if entry.cache_key is not None]
-    columns = Columns.of(entries)
-    # Term frequencies fit 16 bits: a body of maxNoteBytes has fewer than 65,536 words.
-    stored = columns.frequencies.clip(0, 65535).astype("<u2")
-    order = np.argsort(columns.ids, kind="stable")
-    owner = np.repeat(np.arange(len(entries), dtype=np.int32), columns.counts)
+    vocabulary, notes, order = index.term_order()
+    valid = np.array([key is not None for key in notes.cache_keys], dtype=np.bool_)
+    notes, order = _kept(notes, order, valid)
+    used = np.flatnonzero(order.held > 0)
+    if len(used) < len(vocabulary):  # terms no cached note holds are left out
+        vocabulary = Vocabulary.of([vocabulary[term_id] for term_id in used.tolist()])
+        order = order._replace(held=order.held[used])
+    blob, offsets = vocabulary.blob()
+    hashes, hash_ids = vocabulary.hashes()
     payload = {
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
         "tokenizer": index.tokenizer.signature,
-        "terms": terms,
-        "scopes": bytes(_SCOPES.index(entry.key[0]) for entry in entries),
-        "ids": [entry.key[1] for entry in entries],
-        "keys": [entry.cache_key for entry in entries],
-        "lengths": columns.lengths.astype("<i4").tobytes(),
-        "counts": columns.counts.astype("<i4").tobytes(),
-        "terms_of": columns.ids.astype("<i4").tobytes(),
-        "frequencies": stored.tobytes(),
-        # The postings in term order too, so a load adopts both orders as they are.
-        "slots_by_term": owner[order].astype("<i4").tobytes(),
-        "frequencies_by_term": stored.take(order, axis=0).tobytes(),
+        "terms": blob,
+        "offsets": offsets.astype("<i8").tobytes(),
+        "hashes": hashes.astype("<u8").tobytes(),
+        "hash_ids": hash_ids.astype("<i4").tobytes(),
+        "scopes": bytes(_SCOPES.index(scope) for scope, _ in notes.keys),
+        "ids": [note_id for _, note_id in notes.keys],
+        "keys": notes.cache_keys,
+        "lengths": notes.lengths.astype("<i4").tobytes(),
+        "held": order.held.astype("<i4").tobytes(),
+        "slots_by_term": order.slots.astype("<i4").tobytes(),
+        "frequencies_by_term": order.counts.astype("<u2").tobytes(),
     }
-    write_atomically(Path(path), framed(marshal.dumps(payload)))
-    return len(entries)
+    write_atomically(Path(path), framed(payload))
+    return len(notes.keys)
 
 
 def read_cache(
@@ -104,43 +97,34 @@ def read_cache(
     payload = _load(Path(path))
     if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
         return missing
-    parts = _columns(payload)
+    parts = _parts(payload)
     if parts is None:
         return missing
-    terms, columns = parts
-    valid = np.zeros(len(columns.keys), dtype=np.bool_)
-    for number, (key, cache_key) in enumerate(zip(columns.keys, columns.cache_keys, strict=True)):
+    terms, notes, order = parts
+    valid = np.zeros(len(notes.keys), dtype=np.bool_)
+    for number, (key, cache_key) in enumerate(zip(notes.keys, notes.cache_keys, strict=True)):
         if key in missing and keys[key] == cache_key:
             missing.discard(key)
             valid[number] = True
-    if not valid.all():
-        columns = _kept(columns, valid)
-    index.restore_columns(terms, columns)
+    index.restore(terms, *_kept(notes, order, valid))
     return missing
 
 
-def _kept(columns: Columns, valid: npt.NDArray[np.bool_]) -> Columns:
-    """The rows of ``columns`` marked ``valid``, their postings in term order renumbered."""
-    kept = np.repeat(valid, columns.counts)
+def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple[Notes, TermOrder]:
+    """The notes marked ``valid`` and their postings, their slots renumbered."""
+    if valid.all():
+        return notes, order
     rows = np.flatnonzero(valid).tolist()
-    by_term = columns.by_term
-    assert by_term is not None
-    ids = columns.ids[kept]
-    in_kept = valid[by_term.slots]
-    renumber = (np.cumsum(valid) - 1).astype(np.int32)  # the slot each kept row moves to
-    return Columns(
-        [columns.keys[row] for row in rows],
-        [columns.cache_keys[row] for row in rows],
-        columns.lengths[valid],
-        columns.counts[valid],
-        ids,
-        columns.frequencies[kept],
-        TermOrder(
-            np.bincount(ids, minlength=len(by_term.held)).astype(np.int32),
-            renumber[by_term.slots[in_kept]],
-            by_term.frequencies[in_kept],
-        ),
+    notes = Notes(
+        [notes.keys[row] for row in rows],
+        [notes.cache_keys[row] for row in rows],
+        notes.lengths[valid],
     )
+    ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
+    kept = valid[order.slots]
+    renumber = (np.cumsum(valid) - 1).astype(np.int32)
+    held = np.bincount(ids[kept], minlength=len(order.held)).astype(np.int32)
+    return notes, TermOrder(held, renumber[order.slots[kept]], order.counts[kept])
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -171,113 +155,137 @@ def _remove_dead_writes(path: Path) -> None:
     remove_stale_temp_files(left, time.time_ns() // 1_000_000)
 
 
-def framed(body: bytes) -> bytes:
-    """The file's bytes for a marshalled ``body``: the tag, the body's CRC-32, the body."""
+def framed(payload: dict[str, Any]) -> bytes:
+    """The file's bytes for ``payload``: the tag, the CRC-32 of the rest, the size of the
+    header, the header (marshalled: every value but the arrays, and each array's size), and
+    the arrays one after the other."""
+    blobs = [(name, payload[name]) for name in _BLOBS if isinstance(payload.get(name), bytes)]
+    header = {name: value for name, value in payload.items() if name not in dict(blobs)}
+    header["blobs"] = [(name, len(blob)) for name, blob in blobs]
+    head = marshal.dumps(header)
+    body = b"".join([len(head).to_bytes(8, "little"), head, *(blob for _, blob in blobs)])
     return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
 
 
 def _load(path: Path) -> dict[str, Any] | None:
+    """The payload of the file, its arrays read in place (no copy of the whole file); None
+    for another file, or this one cut short or damaged."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            start = file.read(len(_TAG) + 12)
+            head_size = int.from_bytes(start[len(_TAG) + 4 :], "little")
+            if len(start) < len(_TAG) + 12 or start[: len(_TAG)] != _TAG or head_size > size:
+                return None
+            head = file.read(head_size)
+            crc = zlib.crc32(head, zlib.crc32(start[len(_TAG) + 4 :]))
+            payload = marshal.loads(head)
+            blobs = payload.pop("blobs", None) if isinstance(payload, dict) else None
+            if not isinstance(blobs, list) or sum(count for _, count in blobs) > size:
+                return None
+            for name, count in blobs:
+                data = payload[name] = bytearray(count)
+                if file.readinto(data) != count:
+                    return None
+                crc = zlib.crc32(data, crc)
+            if file.read(1) or crc.to_bytes(4, "little") != start[len(_TAG) : len(_TAG) + 4]:
+                return None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None  # unreadable, truncated or foreign: rebuild rather than fail
+    if payload.get("magic") != _MAGIC or payload.get("format") != CACHE_FORMAT:
         return None
-    body = memoryview(data)[len(_TAG) + 4 :]
-    if data[: len(_TAG)] != _TAG or data[len(_TAG) : len(_TAG) + 4] != _crc(body):
-        return None  # another file, or this one cut short or damaged
-    try:
-        payload = marshal.loads(body)
-    except (EOFError, ValueError, TypeError):
-        return None  # truncated or foreign file: rebuild rather than fail
-    if (
-        not isinstance(payload, dict)
-        or payload.get("magic") != _MAGIC
-        or payload.get("format") != CACHE_FORMAT
-    ):
-        return None
-    return payload
-
-
-def _crc(body: memoryview) -> bytes:
-    return zlib.crc32(body).to_bytes(4, "little")
+    return cast(dict[str, Any], payload)
 
 
 _BLOBS: Final = (
+    "terms",
+    "offsets",
+    "hashes",
+    "hash_ids",
     "scopes",
     "lengths",
-    "counts",
-    "terms_of",
-    "frequencies",
+    "held",
     "slots_by_term",
     "frequencies_by_term",
 )
 
 
-def _columns(payload: dict[str, Any]) -> tuple[list[str], Columns] | None:
-    """The payload's terms and notes, checked for consistency; None when anything is off."""
-    terms, ids, cache_keys = payload.get("terms"), payload.get("ids"), payload.get("keys")
-    blobs = [payload.get(name) for name in _BLOBS]
-    if not (isinstance(terms, list) and isinstance(ids, list) and isinstance(cache_keys, list)):
+def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | None:
+    """The payload's terms, notes and postings, checked for consistency; None when anything
+    is off."""
+    ids, cache_keys = payload.get("ids"), payload.get("keys")
+    names = ("terms", "offsets", "hashes", "hash_ids", "scopes", "lengths", "held")
+    blobs = [payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")]
+    if not (isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    if not all(isinstance(blob, bytes) for blob in blobs):
+    if not all(isinstance(blob, bytes | bytearray) for blob in blobs):
         return None
-    scopes, lengths, counts, *postings = cast(list[bytes], blobs)
+    terms, offsets, hashes, hash_ids, scopes, lengths, held_blob, slots_blob, counts = cast(
+        list[bytes], blobs
+    )
+    vocabulary = _vocabulary(terms, offsets, hashes, hash_ids)
+    if vocabulary is None:
+        return None
     notes = len(ids)
     if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
         return None
-    if len(counts) != notes * 4 or any(len(blob) % 4 for blob in postings[::2]):
-        return None
     if not all(isinstance(note_id, str) for note_id in ids) or scopes.strip(b"\x00\x01"):
         return None
-    arrays = _arrays(len(terms), np.frombuffer(counts, dtype="<i4").astype(np.int64), *postings)
-    if arrays is None:
+    order = _order(len(vocabulary), notes, held_blob, slots_blob, counts)
+    sizes = np.frombuffer(lengths, dtype="<i4").reshape(-1, FIELD_COUNT)
+    if order is None or (notes and sizes.min() < 0):
         return None
     keys: list[NoteKey] = [
         ("user", note_id) if scope else ("project", note_id)
         for scope, note_id in zip(scopes, ids, strict=True)
     ]
-    sizes = np.frombuffer(lengths, dtype="<i4").astype(np.int64).reshape(-1, FIELD_COUNT)
-    if notes and sizes.min() < 0:
+    return vocabulary, Notes(keys, cache_keys, sizes.astype(np.int64)), order
+
+
+def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocabulary | None:
+    """The terms as stored (a blob, offsets, sorted hashes and their ids); None unless the
+    offsets ascend within the blob and the ids name each term once."""
+    if (
+        len(offsets) % 8
+        or len(hashes) != (len(offsets) // 8 - 1) * 8
+        or len(ids) * 2 != len(hashes)
+    ):
         return None
-    return terms, Columns(keys, cache_keys, sizes, *arrays)
+    starts = np.frombuffer(offsets, dtype="<i8").astype(np.int64, copy=False)
+    count = len(starts) - 1
+    if count < 0 or starts[0] != 0 or starts[-1] != len(blob) or (starts[1:] < starts[:-1]).any():
+        return None
+    sorted_hashes = np.frombuffer(hashes, dtype="<u8").astype(np.uint64, copy=False)
+    term_ids = np.frombuffer(ids, dtype="<i4").astype(np.int32, copy=False)
+    if count and (term_ids.min() < 0 or term_ids.max() >= count):
+        return None
+    if (np.bincount(term_ids, minlength=count) != 1).any():
+        return None
+    if (sorted_hashes[1:] < sorted_hashes[:-1]).any():
+        return None
+    return Vocabulary(blob, starts, (sorted_hashes, term_ids))
 
 
-def _arrays(
-    term_count: int,
-    counts: npt.NDArray[np.int64],
-    ids_blob: bytes,
-    frequencies_blob: bytes,
-    slots_blob: bytes,
-    by_term_blob: bytes,
-) -> tuple[npt.NDArray[np.int64], IntArray, FreqArray, TermOrder] | None:
-    """The postings' arrays: counts per note, term ids and frequencies in note order, and the
-    same postings in term order; None unless consistent (every id a term, every slot a note,
-    each term's slots ascending, each note holding as many postings both ways)."""
-    ids = np.frombuffer(ids_blob, dtype="<i4").astype(np.int32, copy=False)
+def _order(
+    term_count: int, notes: int, held_blob: bytes, slots_blob: bytes, counts_blob: bytes
+) -> TermOrder | None:
+    """The postings in term order; None unless consistent (a count per term, as many
+    postings as they say, every slot a note, each term's slots ascending)."""
+    if len(held_blob) != term_count * 4 or len(slots_blob) % 4:
+        return None
+    held = np.frombuffer(held_blob, dtype="<i4").astype(np.int32)
     slots = np.frombuffer(slots_blob, dtype="<i4").astype(np.int32, copy=False)
-    total, notes = len(ids), len(counts)
-    size = total * FIELD_COUNT * 2
-    if len(slots) != total or len(frequencies_blob) != size or len(by_term_blob) != size:
+    total = len(slots)
+    if len(counts_blob) != total * FIELD_COUNT * 2:
         return None
-    if notes and (counts.min() < 0 or int(counts.sum()) != total):
-        return None
-    if total and (int(ids.min()) < 0 or int(ids.max()) >= term_count):
+    if term_count and (held.min() < 0 or int(held.sum()) != total):
         return None
     if total and (int(slots.min()) < 0 or int(slots.max()) >= notes):
         return None
-    held = np.bincount(ids, minlength=term_count).astype(np.int32)
-    if total and not _ascending_per_term(slots, held):
-        return None
-    if total and not np.array_equal(np.bincount(slots, minlength=notes), counts):
-        return None
-    frequencies = np.frombuffer(frequencies_blob, dtype="<u2").astype(np.float32)
-    # In term order the 16-bit counts stay as read: a look-up converts the few it reads.
-    by_term = np.frombuffer(by_term_blob, dtype="<u2").reshape(-1, FIELD_COUNT)
-    return counts, ids, frequencies.reshape(-1, FIELD_COUNT), TermOrder(held, slots, by_term)
-
-
-def _ascending_per_term(slots: IntArray, held: IntArray) -> bool:
-    """Whether the slots of each term (``held`` per term id, term after term) ascend."""
-    steps = np.diff(slots)
+    ascending = slots[1:] > slots[:-1]
     firsts = np.cumsum(held)[:-1]  # where each term but the first starts
-    steps[firsts[(firsts > 0) & (firsts < len(slots))] - 1] = 1  # a new term may start lower
-    return bool((steps > 0).all())
+    ascending[firsts[(firsts > 0) & (firsts < total)] - 1] = True  # a new term may start lower
+    if not ascending.all():
+        return None
+    counts = np.frombuffer(counts_blob, dtype="<u2").astype(np.uint16, copy=False)
+    return TermOrder(held, slots, counts.reshape(-1, FIELD_COUNT))

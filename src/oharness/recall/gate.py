@@ -35,9 +35,8 @@ The weights are those of :mod:`oharness.recall.score` with one difference: a wor
 how many notes hold it in their *summary or tags*, not anywhere - the gate asks whether a word
 names a topic, and a word many bodies use ("depend", "meeting", "docs") still names the one
 topic few notes are about. A short note's body words weigh as body words do. Every candidate
-is judged at once (:func:`passes_many`, on per-slot topic weights kept by
-:mod:`oharness.recall.topic`), so a passing note is never hidden behind higher-scoring notes
-that fail.
+is judged at once (:func:`passes_many`), so a passing note is never hidden behind
+higher-scoring notes that fail.
 
 Why not a single distinctive word, as before: in a small folder nearly every word is rare,
 and in a large one the words people name topics with ("pricing", "cards", "button") are
@@ -46,6 +45,7 @@ common; the overlap is a share, so it reads the same at 5 notes and at 10,000.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -88,6 +88,7 @@ RELATIVE_FLOOR: Final = 0.6
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int32]
 
 
 def overlap(shared: float, topic: float, said: float) -> float:
@@ -98,28 +99,10 @@ def overlap(shared: float, topic: float, said: float) -> float:
 
 def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
     """True when a message names the note's topic (see the module docstring)."""
-    early = settled(shared, said, phrase=phrase, strongest=strongest)
-    if early is not None:
-        return early
-    return passes_overlap(shared, topic, said, phrase=phrase, strongest=strongest)
-
-
-def settled(shared: float, said: float, *, phrase: bool, strongest: float) -> bool | None:
-    """The verdict of :func:`passes` when it does not depend on ``topic``, else None.
-
-    The topic's weight costs the most to compute, so callers ask this first.
-    """
     if shared < SHARED_GATE:
         return False
     if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
         return True  # most of a short message names the note by a rare word: "gen-itgc?"
-    return None
-
-
-def passes_overlap(
-    shared: float, topic: float, said: float, *, phrase: bool, strongest: float
-) -> bool:
-    """The last test of :func:`passes`: the overlap reaches its gate."""
     if phrase:
         needed = PHRASE_OVERLAP_GATE
     elif strongest >= DISTINCTIVE:
@@ -129,42 +112,61 @@ def passes_overlap(
     return overlap(shared, topic, said) >= needed
 
 
-def overlap_many(shared: FloatArray, topic: FloatArray, said: float) -> FloatArray:
-    """:func:`overlap` of many notes at once."""
-    denominator = topic + min(said, MESSAGE_MASS_CAP)
-    result: FloatArray = np.where(
-        denominator > 0, 2.0 * shared / np.maximum(denominator, 1e-9), 0.0
-    )
-    return result
-
-
 def passes_many(
     shared: FloatArray, topic: FloatArray, said: float, phrase: BoolArray, strongest: FloatArray
 ) -> BoolArray:
     """:func:`passes` of many notes at once."""
-    rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP))
+    capped = min(said, MESSAGE_MASS_CAP)
+    rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * capped)
     needed = np.where(
         phrase,
         PHRASE_OVERLAP_GATE,
         np.where(strongest >= DISTINCTIVE, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE),
     )
-    result: BoolArray = (shared >= SHARED_GATE) & (
-        rare | (overlap_many(shared, topic, said) >= needed)
-    )
+    denominator = topic + capped
+    dice = np.where(denominator > 0, 2.0 * shared / np.maximum(denominator, 1e-9), 0.0)
+    result: BoolArray = (shared >= SHARED_GATE) & (rare | (dice >= needed))
     return result
 
 
-#: The least overlap any note needs (a phrase, a distinctive or an everyday word), less a
-#: share far above the rounding of :func:`overlap_many`, which divides where this multiplies.
-LEAST_OVERLAP: Final = min(PHRASE_OVERLAP_GATE, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE) * (1 - 1e-9)
+@dataclass
+class Candidates:
+    """The notes one message's gate judges (ascending slots), as arrays over them: what is
+    known of each before its tags, phrases and body are read. ``shared`` and ``strongest``
+    may be lowered in place (:func:`~oharness.recall.surface.weaken_stem_only`)."""
 
+    slots: IntArray
+    short: BoolArray  # the note's body is short (:data:`SHORT_BODY`)
+    shared: FloatArray  # the weight of the message's words in its summary or tags
+    strongest: FloatArray  # the strongest of those words' weights
+    topic: FloatArray  # the weight of its summary and tags in the message's scripts
+    body: FloatArray  # the weight of a short note's other body words (else 0)
+    said: float  # the weight of the message's words
+    where: IntArray  # per slot of the index, its position among ``slots`` (-1: none)
 
-def may_pass_many(shared: FloatArray, topic: FloatArray, said: float) -> BoolArray:
-    """Per note, False when :func:`passes_many` is False for it whatever its phrases and its
-    strongest word (and whatever lowers its ``shared`` weight: the stem-only rule); True
-    when it may pass: ``shared`` reaches :data:`SHARED_GATE` and either the least overlap or
-    :data:`MESSAGE_SHARE` of the message (a rare word)."""
-    capped = min(said, MESSAGE_MASS_CAP)
-    needed = np.minimum((LEAST_OVERLAP / 2.0) * (topic + capped), MESSAGE_SHARE * capped)
-    result: BoolArray = shared >= np.maximum(needed, SHARED_GATE)
-    return result
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def select(self, keep: BoolArray) -> Candidates:
+        """The candidates of ``keep`` (``where`` is reused: this one's is no longer valid)."""
+        where = self.where
+        where[self.slots[~keep]] = -1
+        slots = self.slots[keep]
+        where[slots] = np.arange(len(slots), dtype=np.int32)
+        return Candidates(
+            slots,
+            self.short[keep],
+            self.shared[keep],
+            self.strongest[keep],
+            self.topic[keep],
+            self.body[keep],
+            self.said,
+            where,
+        )
+
+    def flags(self, holders: IntArray) -> BoolArray:
+        """Per candidate, whether ``holders`` (slots) holds it."""
+        found = self.where[holders]
+        flags = np.zeros(len(self.slots), dtype=np.bool_)
+        flags[found[found >= 0]] = True
+        return flags

@@ -3,8 +3,9 @@
 An inverted index keyed by ``(scope, id)``: for every term, the slots of the notes holding it
 and the term's frequency in each field (summary, tags, body). One note is added, replaced or
 removed by touching only its own terms' postings, so an edit shows in the next recall without
-a rebuild. Scores are accumulated with numpy over the postings of the message's terms; the
-formula and its scale are described in :mod:`oharness.recall.score`.
+a rebuild (:mod:`~oharness.recall.postings`). Scores are summed with numpy over the postings of
+the message's terms (:mod:`~oharness.recall.scoring`); the formula and its scale are described
+in :mod:`oharness.recall.score`.
 
 Two ways in: :meth:`RecallIndex.recall` decides what to attach to a user message (gate,
 threshold, at most ``perTurn`` notes; usually nothing), :meth:`RecallIndex.search` ranks for
@@ -18,57 +19,45 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from oharness.notes.format import Note
-from oharness.recall import gate, surface
-from oharness.recall.accumulate import Scored, TermTable, WeightedGroups, accumulate
-from oharness.recall.build import ASKS, Batch, note_marks, without_links
+from oharness.recall import gate
+from oharness.recall.build import ASKS, note_entry
 from oharness.recall.judge import Judge
 from oharness.recall.postings import (
     CacheKey,
-    Columns,
-    FreqArray,
     IntArray,
     NoteEntry,
     NoteKey,
+    Notes,
     Postings,
+    TermOrder,
+    term_order,
 )
 from oharness.recall.score import (
     DEFAULT_PARAMS,
     LIKELY_DUPLICATE,
     ScoringParams,
     Usage,
-    WeightMemo,
     search_weight,
     similarity,
-    term_weight,
     usage_boost,
 )
-from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK, TagMarks
-from oharness.recall.tokenize import (
-    LINK_MARK,
-    PHRASE_MARK,
-    PRIOR_VERY_COMMON,
-    Tokenizer,
-)
+from oharness.recall.scoring import WeightedGroups, accumulate, read_terms
+from oharness.recall.tags import TagMarks
+from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
+from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 
 FloatArray = npt.NDArray[np.float64]
-SlotArray = npt.NDArray[np.integer[Any]]
 
-_MARKS: Final = (
-    PHRASE_MARK,
-    LINK_MARK,
-    TAG_MARK,
-    UNUSED_TAG_MARK,
-    surface.SURFACE_MARK,
-    surface.DERIVED_MARK,
-)
+#: Marks (phrase, link, tag and surface terms) start with a character below this one.
+_MARK_END: Final = 7
 _DEFAULT_SETTINGS: Final = RecallSettings()
 #: A ranked note: its score, its key, its slot.
 _Ranked = tuple[float, NoteKey, int]
@@ -125,13 +114,8 @@ class RecallIndex:
     ) -> None:
         self.tokenizer = tokenizer if tokenizer is not None else Tokenizer()
         self.params = params
-        self._postings = Postings()
-        self._memo = WeightMemo(params)
-        self._recall_table = TermTable(self._postings, params, self._weights, tagged=False)
-        self._search_table = TermTable(self._postings, params, self._search_weights)
-        self._judge = Judge(
-            self._postings, self.tokenizer, params, self._recall_table, self._weight
-        )
+        self._postings = Postings(gate.SHORT_BODY)
+        self._judge = Judge(self._postings, self.tokenizer, params)
         self._tag_marks = TagMarks(self.tokenizer)
 
     @classmethod
@@ -157,7 +141,7 @@ class RecallIndex:
 
     def add(self, scope: Scope, note: Note, *, cache_key: CacheKey | None = None) -> None:
         """Index ``note``, replacing any note with the same ``(scope, id)``."""
-        self._postings.insert([self._entry(scope, note, cache_key)])
+        self._postings.add(self._entry(scope, note, cache_key))
 
     def update(self, scope: Scope, note: Note, *, cache_key: CacheKey | None = None) -> None:
         """Re-index an edited note (same as :meth:`add`; reads better at call sites)."""
@@ -168,43 +152,64 @@ class RecallIndex:
         notes: Iterable[tuple[Scope, Note]],
         cache_keys: Mapping[NoteKey, CacheKey] | None = None,
     ) -> None:
-        """Index many notes at once (much faster than :meth:`add` in a loop)."""
+        """Index many notes at once (faster than :meth:`add` in a loop)."""
         keys = cache_keys or {}
-        batch = Batch(self.tokenizer, self._tag_marks)
-        for scope, note in notes:
-            batch.add(scope, note, keys.get((scope, note.id)))
-        self._postings.insert_columns(batch.columns(self._postings))
+        postings = self._postings
+        entries = [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
+        if postings.empty() and len({entry.key for entry in entries}) == len(entries) > 1:
+            postings.adopt(Notes.of(entries), term_order(entries, len(postings.vocabulary)))
+            return
+        for entry in entries:
+            postings.add(entry)
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
-        return self._postings.delete((scope, note_id))
+        return self._postings.remove((scope, note_id))
 
     def entries(self) -> tuple[list[str], list[NoteEntry]]:
-        """The vocabulary and every note's indexed form (what the cache stores)."""
-        return self._postings.export()
+        """The vocabulary (terms still in use) and every note's indexed form."""
+        postings = self._postings
+        entries = [postings.entry_at(slot) for slot in postings.slot_of.values()]
+        vocabulary = postings.vocabulary
+        used = np.flatnonzero(postings.held[: len(vocabulary)] > 0)
+        remap = np.full(len(vocabulary), -1, dtype=np.int32)
+        remap[used] = np.arange(len(used), dtype=np.int32)
+        terms = [vocabulary[term_id] for term_id in used.tolist()]
+        return terms, [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]
+
+    def term_order(self) -> tuple[Vocabulary, Notes, TermOrder]:
+        """What the cache stores: the terms, every note (without its terms) and the postings
+        in term order."""
+        return self._postings.vocabulary, *self._postings.term_order()
 
     def restore(
         self,
-        terms: list[str],
-        entries: list[NoteEntry],
-        order: IntArray | None = None,
-        flat: tuple[IntArray, FreqArray] | None = None,
+        terms: list[str] | Vocabulary,
+        entries: list[NoteEntry] | Notes,
+        order: TermOrder | None = None,
     ) -> None:
-        """Add notes from their indexed form, with term ids into ``terms``.
-
-        ``order`` (postings sorted by term, as the cache stores them) lets an empty index
-        adopt the entries without sorting; ``flat`` is the entries' postings concatenated.
-        """
-        self._judge.reset()  # term ids may be renumbered
-        if order is not None and len(self._postings) == 0 and not self._postings.terms:
-            self._postings.load(terms, entries, order, flat)
-        else:
-            self._postings.insert(self._postings.translate(terms, entries))
-
-    def restore_columns(self, terms: list[str], columns: Columns) -> None:
-        """Add notes from their indexed form as columns (:mod:`~oharness.recall.cache`)."""
-        self._judge.reset()  # term ids may be renumbered
-        self._postings.adopt(terms, columns)
+        """Add notes from their indexed form, with term ids into ``terms``; or, from what the
+        cache stores, the notes (their terms not read) and their postings in term ``order``,
+        which an empty index adopts as they are."""
+        postings = self._postings
+        if isinstance(entries, Notes):
+            assert order is not None, "notes as columns come with their postings"
+            if postings.empty() and not len(postings.vocabulary):
+                postings.vocabulary = (
+                    terms if isinstance(terms, Vocabulary) else Vocabulary.of(terms)
+                )
+                postings.adopt(entries, order)
+                return
+            entries = _rows(entries, order)
+        remap = postings.term_ids(list(terms))
+        for entry in entries:
+            term_ids = remap[entry.term_ids]
+            ascending = np.argsort(term_ids, kind="stable")
+            postings.add(
+                entry._replace(
+                    term_ids=term_ids[ascending], frequencies=entry.frequencies[ascending]
+                )
+            )
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -221,18 +226,16 @@ class RecallIndex:
         if limit <= 0:
             return []
         groups = [(group, 1.0) for group in self.tokenizer.query_terms(query)]
-        scored = self._score(groups, recall=False)
-        if scored is None:
+        if not len(self._postings):
             return []
+        scores, shared = self._score(groups)
         if expand:
-            first = self._hits(scored[0], scored[1], np.flatnonzero(scored[0]), FEEDBACK_NOTES)
+            first = self._hits(scores, shared, _slots(scores > 0), FEEDBACK_NOTES)
             extra = self._feedback(first, {term for group, _ in groups for term in group})
             if extra:
-                scored = self._score(groups + extra, recall=False)
-                assert scored is not None
-        scores, shared = scored
+                scores, shared = self._score(groups + extra)
         scores = self._share_along_links(scores)
-        return self._hits(scores, shared, np.flatnonzero(scores > 0), limit)
+        return self._hits(scores, shared, _slots(scores > 0), limit)
 
     def recall(
         self,
@@ -258,79 +261,21 @@ class RecallIndex:
         config = settings if settings is not None else _DEFAULT_SETTINGS
         if not config.enabled or config.per_turn <= 0 or len(self._postings) == 0:
             return []
-        judge = self._judge
-        read = judge.message(message)
-        if not read.groups:  # no word that can score (related words come from the words)
+        passed = self._judge.passed(message, config.min_score, config.per_turn, exclude)
+        if passed is None:
             return []
-        scored = self._accumulate(judge.scored_groups(read))
-        shared = scored.shared
-        read.weights = scored.weights
-        if read.related:
-            judge.add_related(read, shared)
-        found = self._candidates(scored, config.min_score, exclude)
-        # No candidate that may pass: nothing to judge, no phrase or tag to look up.
-        candidates = judge.candidates(read, scored, *found) if found is not None else None
-        if candidates is None:
-            return []
-        stay = surface.weaken_stem_only(
-            self.tokenizer, message, read.groups, self._postings, self._recall_table, candidates
-        )
-        if stay is not None:
-            candidates = candidates.select(stay)
-        scores = scored.scores
-        chosen, tags = judge.judge(read, candidates, scores, config.per_turn)
-        ranking = scores[chosen] * (1.0 + gate.TAG_RANK * tags)
-        return self._attached(ranking, chosen, read.named, config.per_turn, (usage, now))
-
-    def _candidates(
-        self, scored: Scored, min_score: float, exclude: Collection[NoteKey | str]
-    ) -> tuple[SlotArray, npt.NDArray[np.bool_]] | None:
-        """The slots (ascending) the gate judges - a word of the message in the summary or
-        tags, the score at least ``min_score``, not excluded - and per slot whether the note
-        is short; None when there is none."""
-        shared = scored.shared
-        slots = np.flatnonzero(shared > 0)
-        if not len(slots):  # no word of the message in any summary or tags: no score needed
-            return None
-        slots = slots[scored.scores[slots] >= min_score]
-        if exclude:
-            excluded = self._postings.slots_of(exclude)
-            if excluded:
-                slots = slots[~np.isin(slots, excluded)]
-        if not len(slots):
-            return None
-        return slots, self._postings.body_lengths()[slots] <= gate.SHORT_BODY
-
-    def _attached(
-        self,
-        ranking: FloatArray,
-        chosen: SlotArray,
-        named: Collection[int],
-        per_turn: int,
-        used: tuple[Mapping[NoteKey, Usage] | None, int],
-    ) -> list[Hit]:
-        """The passing notes (``chosen``, ranked by ``ranking``) to attach, best first: lifted
-        by their ``used`` (usage, now) within the usage boost, none far below the best."""
-        usage, now = used
-        passing = self._best(ranking, chosen, max(gate.GATE_CANDIDATES, per_turn))
+        per_turn = config.per_turn
+        ranked = self._best(passed.ranking, passed.slots, max(gate.GATE_CANDIDATES, per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
             boosted = [
-                (score + _boost(usage, key, now), (score, key, slot))
-                for score, key, slot in passing
+                (score + _boost(usage, key, now), (score, key, slot)) for score, key, slot in ranked
             ]
             boosted.sort(key=lambda pair: (-pair[0], pair[1][1]))
-            passing = [ranked for _, ranked in boosted]
-        kept = self._beside_the_best(passing, named)[:per_turn]
-        return [Hit(key[0], key[1], score, True) for score, key, _ in kept]  # shared > 0
-
-    def _beside_the_best(self, passing: list[_Ranked], named: Collection[int]) -> list[_Ranked]:
-        """The passing notes without those far below the best: under
-        :data:`~.gate.RELATIVE_FLOOR` of its score, unless a phrase of their summary is in the
-        message (``named``; two notes on "the kubernetes migration", one long, one short)."""
-        if len(passing) < 2:
-            return passing
-        floor = gate.RELATIVE_FLOOR * passing[0][0]
-        return [ranked for ranked in passing if ranked[0] >= floor or ranked[2] in named]
+            ranked = [item for _, item in boosted]
+        if len(ranked) > 1:  # none far below the best, unless a phrase of its summary is said
+            floor = gate.RELATIVE_FLOOR * ranked[0][0]
+            ranked = [item for item in ranked if item[0] >= floor or item[2] in passed.named]
+        return [Hit(key[0], key[1], score, True) for score, key, _ in ranked[:per_turn]]
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True
@@ -371,57 +316,23 @@ class RecallIndex:
     # -- internals -------------------------------------------------------------------------
 
     def _entry(self, scope: Scope, note: Note, cache_key: CacheKey | None) -> NoteEntry:
-        tokenizer = self.tokenizer
-        body, links = without_links(note.body)
-        count = tokenizer.counts
-        fields = (count(note.summary), count("\n".join(note.tags)), count(body))
-        summary = (fields[0], tokenizer.phrases(note.summary))
-        marks = note_marks(tokenizer, self._tag_marks, note, (body, links), summary)
-        return self._postings.entry(scope, note.id, cache_key, fields, marks)
+        return note_entry(self._postings, self.tokenizer, self._tag_marks, (scope, note), cache_key)
 
-    def _score(
-        self, groups: WeightedGroups, *, recall: bool = True
-    ) -> tuple[FloatArray, FloatArray] | None:
-        """Scores per slot, and per slot the weight of the words matching summary or tags.
-
-        ``recall`` selects the recall weights (prior, cap); otherwise search weights and the
-        query-coverage factor apply. A word with several stems counts its best stem once.
-        """
-        if len(self._postings) == 0:
-            return None
-        scored = self._accumulate(groups, recall=recall)
+    def _score(self, groups: WeightedGroups) -> tuple[FloatArray, FloatArray]:
+        """Search scores per slot, and per slot the weight of the words matching summary or
+        tags: plain BM25 weights, times the share of the query's weight the note matches and
+        its tag facets."""
+        postings, params = self._postings, self.params
+        terms = [term for group, _ in groups for term in group]
+        infos = read_terms(postings, self.tokenizer, params, terms, search=True)
+        norms = postings.norms(params.boosts, params.length_factors)
+        scored = accumulate(infos, groups, norms, params, search=True)
         scores = scored.scores
-        if not recall and scored.query_weight > 0:
+        if scored.query_weight > 0 and scored.covered is not None:
             scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
-            if scored.tagged.any():
-                scores *= self._tag_facets(groups, len(scores))
+            if scored.facets is not None:
+                scores *= 1.0 + TAG_FACET * scored.facets
         return scores, scored.shared
-
-    def _accumulate(self, groups: WeightedGroups, *, recall: bool = True) -> Scored:
-        """The sums of :func:`~.accumulate.accumulate` over every slot."""
-        slots = len(self._postings.entries_by_slot())  # every slot a posting may name
-        table = self._recall_table if recall else self._search_table
-        return accumulate(table, groups, slots, search=not recall)
-
-    def _tag_facets(self, groups: WeightedGroups, capacity: int) -> FloatArray:
-        """Per slot, 1 + :data:`TAG_FACET` times the share of the query's facet words (its own
-        words some note holds in its tags) that the note holds in its tags."""
-        matched = np.zeros(capacity, dtype=np.float64)
-        facets = 0
-        table = self._search_table
-        for group, factor in groups:
-            if factor != 1.0:
-                continue  # feedback words are no facets
-            parts = [part for part in table.get_many(list(group)) if part is not None]
-            tagged = [part.tagged for part in parts if len(part.tagged)]
-            if not tagged:
-                continue
-            facets += 1
-            hit = np.zeros(capacity, dtype=np.bool_)
-            for slots in tagged:
-                hit[slots] = True
-            matched += hit
-        return 1.0 + TAG_FACET * matched / max(1, facets)
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
         """Scores with a share of each strong note's score given to the notes linking to it:
@@ -432,8 +343,8 @@ class RecallIndex:
         the shares given are passed on the same way, :data:`LINK_HOPS` links in all.
         """
         postings = self._postings
-        found = postings.lookup(ASKS)
-        asking = found[0] if found is not None else np.empty(0, dtype=np.int32)
+        found = postings.slots_of(ASKS)
+        asking = found if found is not None else np.empty(0, dtype=np.int32)
         total = scores.copy()
         giving = scores
         for _ in range(LINK_HOPS):
@@ -448,12 +359,13 @@ class RecallIndex:
             )
             targets: list[IntArray] = []
             values: list[float] = []
-            owners = postings.owners
+            owners = postings.keys
             for slot, amount in zip(candidates.tolist(), amounts.tolist(), strict=True):
-                linking = postings.lookup(LINK_MARK + owners[slot][1])
+                owner = owners[slot]
+                linking = postings.slots_of(LINK_MARK + owner[1]) if owner else None
                 if linking is not None:
-                    targets.append(linking[0])
-                    values.extend([amount] * len(linking[0]))
+                    targets.append(linking)
+                    values.extend([amount] * len(linking))
             if not targets:
                 break
             giving = np.zeros_like(scores)
@@ -461,52 +373,41 @@ class RecallIndex:
             total += giving
         return total
 
-    def _weight(self, term: str, document_frequency: int, *, recall: bool = True) -> float:
-        note_count = len(self._postings)
-        if recall:
-            prior = self.tokenizer.prior(term)
-            return term_weight(document_frequency, note_count, prior, self.params)
-        return search_weight(document_frequency, note_count, self.params)
-
-    def _weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
-        """:meth:`_weight` of many terms (recall weights)."""
-        priors = self.tokenizer.priors(terms)
-        return self._memo.recall(document_frequencies, len(self._postings), priors)
-
-    def _search_weights(self, terms: list[str], document_frequencies: list[int]) -> list[float]:
-        """:meth:`_weight` of many terms (search weights)."""
-        return self._memo.search(document_frequencies, len(self._postings))
-
     def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
         """Expansion words from the first results, weighted for :meth:`search`."""
         if not hits:
             return []
         postings = self._postings
-        note_count = len(postings)
+        terms, note_count = postings.vocabulary, len(postings)
+        asked = set(terms.get_many(list(query_terms)))
         candidates: dict[int, float] = {}
-        for hit in hits:
-            entry = postings.entry_of(hit.key)
-            counts = entry.frequencies.sum(axis=1)
+        entries = postings.entries_at([postings.slot_of[hit.key] for hit in hits])
+        for hit, entry in zip(hits, entries, strict=True):
+            counts = entry.frequencies.sum(axis=1, dtype=np.float64)
             total = float(counts.sum()) or 1.0
             share = hit.score / hits[0].score
-            for term_id, count in zip(entry.term_ids.tolist(), counts.tolist(), strict=True):
-                frequency = postings.document_frequency(term_id)
-                term = postings.terms[term_id]
-                if frequency < 2 or term in query_terms or term[0] in _MARKS:
-                    continue  # a word of one note cannot lead anywhere new
+            held = postings.held[entry.term_ids].tolist()
+            for term_id, count, frequency in zip(
+                entry.term_ids.tolist(), counts.tolist(), held, strict=True
+            ):
+                if frequency < 2 or term_id in asked or terms.first_byte(term_id) < _MARK_END:
+                    continue  # a word of one note cannot lead anywhere new, nor a mark
                 rarity = search_weight(frequency, note_count, self.params)
                 candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share
-        best = sorted(candidates.items(), key=lambda item: -item[1])[:FEEDBACK_TERMS]
+        best = sorted(candidates.items(), key=lambda item: -item[1])
+        if len(best) > FEEDBACK_TERMS:  # ties by term: the same whatever the ids
+            best = [item for item in best if item[1] >= best[FEEDBACK_TERMS - 1][1]]
+        best = sorted(best, key=lambda item: (-item[1], terms[item[0]]))[:FEEDBACK_TERMS]
         if not best:
             return []
         strongest = best[0][1]
         return [
-            ((postings.terms[term_id],), FEEDBACK_WEIGHT * value / strongest)
+            ((postings.vocabulary[term_id],), FEEDBACK_WEIGHT * value / strongest)
             for term_id, value in best
         ]
 
     def _hits(
-        self, scores: FloatArray, shared: FloatArray, candidates: SlotArray, limit: int
+        self, scores: FloatArray, shared: FloatArray, candidates: IntArray, limit: int
     ) -> list[Hit]:
         """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
         return [
@@ -514,14 +415,14 @@ class RecallIndex:
             for score, key, slot in self._best(scores[candidates], candidates, limit)
         ]
 
-    def _best(self, values: FloatArray, candidates: SlotArray, limit: int) -> list[_Ranked]:
+    def _best(self, values: FloatArray, candidates: IntArray, limit: int) -> list[_Ranked]:
         """The best ``limit`` of the ``candidates`` slots by their ``values``, best first (ties
         by key), as (score, key, slot)."""
         if len(candidates) > limit:
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
             kept = values >= kth  # keep ties: the order below is by key
             values, candidates = values[kept], candidates[kept]
-        owners = self._postings.owners
+        owners = self._postings.keys
         slots = candidates.tolist()
         ranked = sorted(
             zip(values.tolist(), [owners[slot] for slot in slots], slots, strict=True),
@@ -533,3 +434,21 @@ class RecallIndex:
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
     found = usage.get(key)
     return usage_boost(found, now) if found is not None else 0.0
+
+
+def _rows(notes: Notes, order: TermOrder) -> list[NoteEntry]:
+    """The notes with their terms, gathered from their postings in term ``order``."""
+    ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
+    by_slot = np.argsort(order.slots, kind="stable")
+    ends = np.cumsum(np.bincount(order.slots, minlength=len(notes.keys)))
+    rows = np.split(by_slot, ends[:-1])
+    return [
+        NoteEntry(key, cache_key, ids[row], order.counts[row], (a, b, c))
+        for key, cache_key, (a, b, c), row in zip(
+            notes.keys, notes.cache_keys, notes.lengths.tolist(), rows, strict=True
+        )
+    ]
+
+
+def _slots(flags: npt.NDArray[np.bool_]) -> IntArray:
+    return np.flatnonzero(flags).astype(np.int32)

@@ -45,7 +45,7 @@ they cannot move a note across the threshold and cost the most to accumulate.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Final
 
@@ -110,54 +110,6 @@ def search_weight(
     """The search weight: plain BM25 IDF (no prior, no cap), on the same unit as recall's."""
     idf = math.log(1.0 + (note_count - document_frequency + 0.5) / (document_frequency + 0.5))
     return idf / math.log(params.rarity_reference)
-
-
-class WeightMemo:
-    """:func:`term_weight` and :func:`search_weight` for one number of notes, remembered per
-    document frequency (and prior): most terms share a few small frequencies and priors, so a
-    look-up replaces the logarithm. The values are those of the functions, to the last bit."""
-
-    def __init__(self, params: ScoringParams = DEFAULT_PARAMS) -> None:
-        self._params = params
-        self._note_count = -1
-        self._recall: dict[tuple[int, float], float] = {}
-        self._search: dict[int, float] = {}
-
-    def recall(
-        self, document_frequencies: Iterable[int], note_count: int, priors: Iterable[float]
-    ) -> list[float]:
-        """:func:`term_weight` of each (document frequency, prior)."""
-        if note_count != self._note_count:
-            self._reset(note_count)
-        known, params = self._recall, self._params
-        weights: list[float] = []
-        for key in zip(document_frequencies, priors, strict=True):
-            weight = known.get(key)
-            if weight is None:
-                weight = known[key] = term_weight(key[0], note_count, key[1], params)
-            weights.append(weight)
-        return weights
-
-    def search(self, document_frequencies: Iterable[int], note_count: int) -> list[float]:
-        """:func:`search_weight` of each document frequency."""
-        if note_count != self._note_count:
-            self._reset(note_count)
-        known, params = self._search, self._params
-        weights: list[float] = []
-        for frequency in document_frequencies:
-            weight = known.get(frequency)
-            if weight is None:
-                weight = known[frequency] = search_weight(frequency, note_count, params)
-            weights.append(weight)
-        return weights
-
-    def clear(self) -> None:
-        """Forget every weight (they are computed again when next asked for)."""
-        self._reset(-1)
-
-    def _reset(self, note_count: int) -> None:
-        self._note_count = note_count
-        self._recall, self._search = {}, {}
 
 
 def saturation(x: float, params: ScoringParams = DEFAULT_PARAMS) -> float:

@@ -25,23 +25,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.recall.accumulate import TermTable
-from oharness.recall.candidates import Candidates
-from oharness.recall.gate import SHARED_GATE
+from oharness.recall.gate import SHARED_GATE, Candidates
 from oharness.recall.postings import IntArray, Postings
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
-FloatArray = npt.NDArray[np.float64]
 #: A word as :func:`_word_of` reads it.
 _Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
-SlotArray = npt.NDArray[np.integer[Any]]
+FloatArray = npt.NDArray[np.float64]
+#: Per term: the slots holding it in their summary or tags, and its topic weight.
+Heads = dict[str, tuple[IntArray, float]]
 
 #: Marks a derived word of a note's summary or tags by its inflection key.
 SURFACE_MARK: Final = "\x05"
@@ -118,7 +117,8 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     found = list(map(known.get, words))
     if None in found:  # words not read before: their stems found together
         new = [word for word, value in zip(words, found, strict=True) if value is None]
-        read = dict(zip(new, map(_word_of, new, tokenizer.single_terms(new)), strict=True))
+        single = [terms[0] if len(terms := tokenizer.tokens(word)) == 1 else None for word in new]
+        read = dict(zip(new, map(_word_of, new, single), strict=True))
         known.update(read)
         found = [
             value if value is not None else read[word]
@@ -152,78 +152,73 @@ def weaken_stem_only(
     message: str,
     groups: Sequence[tuple[str, ...]],
     postings: Postings,
-    table: TermTable,
+    heads: Heads,
     candidates: Candidates,
 ) -> BoolArray | None:
     """Per candidate, whether it is still one once a message word (of ``groups``, the words
     the gate reads) matching a note's summary or tags only through its stem counts
-    :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). The
-    candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
+    :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). ``heads``: per
+    term of the words, the notes holding it in their summary or tags and its topic weight.
+    The candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
     if not len(candidates) or not _english(tokenizer):
         return None
-    words = _said_stems(tokenizer, message, groups, postings)
-    if not words:
-        return None
-    held = _stem_holders(words, table, postings)
-    if not held:
-        return None
-    # The candidates among every stem's holders at once: (stem, candidate) in stem order.
-    arrays = [holders for _, _, _, holders in held]
-    at = candidates.where[np.concatenate(arrays) if len(arrays) > 1 else arrays[0]]
-    among = at >= 0
-    if not among.any():
-        return None
-    stem_of = np.repeat(np.arange(len(held)), [len(holders) for holders in arrays])[among]
-    at = at[among]
+    stems = _said_stems(tokenizer, message, groups)
+    marks = [DERIVED_MARK + stem for stem, (base, _) in stems.items() if base]
+    marks += [SURFACE_MARK + key for _, keys in stems.values() for key in keys]
+    held = dict(zip(marks, postings.slots_of_many(marks), strict=True))
     shared, strongest = candidates.shared, candidates.strongest
     weak_of: dict[str, BoolArray] = {}
-    changed: BoolArray | None = None
-    for number in dict.fromkeys(stem_of.tolist()):  # the stems meeting a candidate, in order
-        stem, weight, keys, _ = held[number]
-        weak = np.zeros(len(candidates), dtype=np.bool_)
-        weak[at[stem_of == number]] = True
-        full = _holders(postings, [SURFACE_MARK + key for key in keys])
-        if full is not None:
-            weak &= ~candidates.flags(full)
-            if not weak.any():
-                continue
+    changed = np.zeros(len(candidates), dtype=np.bool_)
+    for stem, (said_base, keys) in stems.items():
+        head, weight = heads.get(stem, (None, 0.0))
+        if head is None or not len(head):
+            continue
+        # A base word meets only the notes holding the stem through derived words alone.
+        holders = held[DERIVED_MARK + stem] if said_base else head
+        if holders is None:
+            continue
+        weak = candidates.flags(holders)
+        for key in keys:  # a note holding the word said matches more than its stem
+            full = held[SURFACE_MARK + key]
+            if full is not None:
+                weak &= ~candidates.flags(full)
+        if not weak.any():
+            continue
         shared[weak] -= (1.0 - STEM_ONLY_FACTOR) * weight
         weak_of[stem] = weak
-        # Where it was the message's strongest word, the strongest is found again below.
-        strongest_here = strongest <= weight
-        changed = weak & strongest_here if changed is None else changed | weak & strongest_here
+        changed |= weak & (strongest <= weight)  # its strongest word: found again below
     if not weak_of:
         return None
-    if changed is not None and changed.any():
-        _strongest_again(groups, table, weak_of, candidates, changed)
+    if changed.any():
+        strongest[changed] = _strongest(heads, weak_of, candidates)[changed]
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
 
 
-def _stem_holders(
-    words: dict[str, tuple[bool, set[str]]], table: TermTable, postings: Postings
-) -> list[tuple[str, float, set[str], IntArray]]:
-    """Per stem of :func:`_said_stems` (in order) that some note may match through the stem
-    only: the stem, its topic weight, the keys of its derived words said, and the notes
-    where it may (a base word: those holding the stem through derived words alone)."""
-    held: list[tuple[str, float, set[str], IntArray]] = []
-    for stem, part in zip(words, table.get_many(list(words)), strict=True):
-        if part is None or not len(part.head):
-            continue
-        said_base, keys = words[stem]
-        holders = part.head
-        if said_base:  # only the notes holding the stem through derived words alone
-            derived_only = postings.lookup(DERIVED_MARK + stem)
-            if derived_only is None:
-                continue
-            holders = derived_only[0]
-        if len(holders):
-            held.append((stem, part.topic_weight, keys, holders))
-    return held
+def _strongest(heads: Heads, weak_of: dict[str, BoolArray], candidates: Candidates) -> FloatArray:
+    """Per candidate, the strongest topic weight of the words in its summary or tags, each
+    at what it counts there (:data:`STEM_ONLY_FACTOR` of it where ``weak_of`` its term)."""
+    terms = list(heads)
+    found = candidates.where[np.concatenate([heads[term][0] for term in terms])]
+    sizes = [len(heads[term][0]) for term in terms]
+    weights = np.repeat([heads[term][1] for term in terms], sizes)
+    ends = np.cumsum(sizes).tolist()
+    for number, term in enumerate(terms):
+        weak = weak_of.get(term)
+        if weak is not None:
+            start, end = ends[number] - sizes[number], ends[number]
+            at = found[start:end]
+            lowered = np.flatnonzero(at >= 0)
+            lowered = lowered[weak[at[lowered]]] + start
+            weights[lowered] *= STEM_ONLY_FACTOR
+    best = np.zeros(len(candidates), dtype=np.float64)
+    among = found >= 0
+    np.maximum.at(best, found[among], weights[among])
+    return best
 
 
 def _said_stems(
-    tokenizer: Tokenizer, message: str, groups: Sequence[tuple[str, ...]], postings: Postings
+    tokenizer: Tokenizer, message: str, groups: Sequence[tuple[str, ...]]
 ) -> dict[str, tuple[bool, set[str]]]:
     """Per stem of the gate's words that may match through the stem only: whether the message
     says it as its base word, and the inflection keys of its derived words said. A base word
@@ -231,66 +226,16 @@ def _said_stems(
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
     words = [word for word in _plain_words(tokenizer, message) if word[0] in read]
-    if not words:
-        return {}
     based = {word[0] for word in words if word[2]}
     derived: dict[str, set[str]] = {}
     for stem, key in [(word[0], word[1]) for word in words if not word[2]]:
         derived.setdefault(stem, set()).add(key)
-    vocabulary = postings.vocabulary
-    found: dict[str, tuple[bool, set[str]]] = {}
-    for stem in dict.fromkeys(word[0] for word in words):  # in the order of first mention
-        if stem in based:
-            if DERIVED_MARK + stem in vocabulary:
-                found[stem] = (True, derived.get(stem, set()))
-        else:  # said only as derived words
-            found[stem] = (False, derived[stem])
-    return found
-
-
-def _strongest_again(
-    groups: Sequence[tuple[str, ...]],
-    table: TermTable,
-    weak_of: dict[str, BoolArray],
-    candidates: Candidates,
-    changed: BoolArray,
-) -> None:
-    """The strongest word of the message at the ``changed`` candidates, each word at what it
-    now counts (``weak_of``: per weakened stem, the candidates where it is weak).
-
-    The few notes changed are found in the summary and tags holders of all the words at
-    once; each (note, word) found then weighs in plain Python."""
-    terms = [term for group in groups for term in group]
-    found = [
-        (term, part)
-        for term, part in zip(terms, table.get_many(terms), strict=True)
-        if part is not None and len(part.head)
-    ]
-    affected = np.flatnonzero(changed)
-    best = dict.fromkeys(affected.tolist(), 0.0)  # per changed candidate (its position)
-    if found:
-        heads = [part.head for _, part in found]
-        at = candidates.where[np.concatenate(heads)]
-        word = np.repeat(np.arange(len(found)), [len(head) for head in heads])
-        held = at >= 0
-        at, word = at[held], word[held]
-        hits = changed[at]
-        weak = {term: lowered.tolist() for term, lowered in weak_of.items()}
-        for position, number in zip(at[hits].tolist(), word[hits].tolist(), strict=True):
-            term, part = found[number]
-            value = part.topic_weight
-            lowered = weak.get(term)
-            if lowered is not None and lowered[position]:
-                value *= STEM_ONLY_FACTOR
-            if value > best[position]:
-                best[position] = value
-    candidates.strongest[affected] = list(best.values())
-
-
-def _holders(postings: Postings, terms: Sequence[str]) -> IntArray | None:
-    """The slots holding any of ``terms``, or None when none does."""
-    found = [hit[0] for hit in map(postings.lookup, terms) if hit is not None]
-    return np.concatenate(found) if found else None
+    # In the order of first mention; a stem said as its base word and as derived words is
+    # weak at the notes holding it through derived words alone.
+    return {
+        stem: (stem in based, derived.get(stem, set()))
+        for stem in dict.fromkeys(word[0] for word in words)
+    }
 
 
 def _english(tokenizer: Tokenizer) -> bool:

@@ -30,9 +30,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final, Protocol, cast
+from typing import Final, Protocol
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
@@ -106,8 +105,6 @@ _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
 _PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
-#: What a chunk of no term (a stop word) counts as; never a term (no word holds U+0000).
-_NO_TERM: Final = "\x00"
 _BRITISH_ISE: Final = re.compile(BRITISH_ISE)
 
 #: The terms of one chunk: one tuple of alternatives per word or part.
@@ -116,8 +113,6 @@ Groups = tuple[tuple[str, ...], ...]
 
 class _Stemmer(Protocol):
     def stemWord(self, word: str) -> str: ...
-
-    def stemWords(self, words: Sequence[str]) -> list[str]: ...
 
 
 def available_languages() -> tuple[str, ...]:
@@ -157,9 +152,6 @@ class Tokenizer:
         )
         self._english = bool(english)
         self._cache: dict[str, Groups] = {}
-        # For counting: per chunk its term, _NO_TERM, or a key of _many (several terms).
-        self._counted: dict[str, str] = {}
-        self._many: dict[str, tuple[str, ...]] = {}
         self._priors = self._build_priors()
         # A phrase pairs no word whose prior is that of the most common words; no prior
         # computed later is that high (a number's or a hiragana pair's is lower).
@@ -174,132 +166,23 @@ class Tokenizer:
 
     def tokens(self, text: str) -> list[str]:
         """All terms of ``text`` in order, repeats kept (each alternative stem listed)."""
-        known = self._cache.get(text)  # one chunk already analysed (a word of a message)
-        if known is not None:
-            return [term for group in known for term in group]
         return [term for chunk in _chunks(text) for group in self._analyse(chunk) for term in group]
 
     def counts(self, text: str) -> dict[str, int]:
         """How often each term occurs in ``text`` (the form documents are indexed in), in the
         order of first appearance (the order a new note's terms get their ids in)."""
-        chunks = _chunks(text)
-        known = self._counted
-        try:  # looked up and counted in C: a chunk of one term is that term
-            counted = Counter(map(known.__getitem__, chunks))
-        except KeyError:
-            if self._learn([chunk for chunk in chunks if chunk not in known]):
-                self._learn(chunks, may_forget=False)  # the memo was emptied: all of them
-            counted = Counter(map(known.__getitem__, chunks))
-        counted.pop(_NO_TERM, None)
-        many = self._many
-        if many and not many.keys().isdisjoint(counted):
-            return _expanded(counted, many)
+        counted: dict[str, int] = {}
+        found = counted.get
+        analyse = self._analyse
+        for chunk in _chunks(text):
+            for group in analyse(chunk):
+                for term in group:
+                    counted[term] = found(term, 0) + 1
         return counted
-
-    def chunks(self, text: str) -> list[str]:
-        """The chunks of ``text`` in order, repeats kept (rule 1): what :meth:`chunk_terms`
-        reads."""
-        return _chunks(text)
-
-    def chunk_terms(self, chunks: list[str]) -> list[tuple[str, ...]]:
-        """The terms of each of ``chunks`` (distinct ones: a repeat is analysed again), as
-        :meth:`counts` counts them: none for a stop word, one for most, several for a
-        compound or a word of several stems. The new ones are analysed together."""
-        known = list(map(self._cache.get, chunks))
-        analysed = self._with_new(chunks, known) if None in known else cast(list[Groups], known)
-        terms = [
-            groups[0] if len(groups) == 1 else tuple(t for group in groups for t in group)
-            for groups in analysed
-        ]
-        counted = self._counted
-        if len(counted) + len(chunks) < _MAX_CACHED_CHUNKS:  # a later edit counts them in C
-            for chunk, found in zip(chunks, terms, strict=True):
-                if len(found) == 1:
-                    counted[chunk] = found[0]
-                else:
-                    self._count_as(chunk, found)
-        return terms
-
-    def _learn(self, chunks: list[str], *, may_forget: bool = True) -> bool:
-        """Analyse the chunks not seen yet; a plain word (ASCII letters, no camelCase: most
-        of them) is stemmed in bulk, as :meth:`_word_groups` would one at a time. True when
-        the memo was emptied first (bounded memory in long-lived processes)."""
-        distinct = list(dict.fromkeys(chunks))
-        forget = may_forget and len(self._counted) + len(distinct) >= _MAX_CACHED_CHUNKS
-        if forget:
-            self._forget()
-        known = self._counted
-        plain: list[str] = []
-        for chunk in distinct:
-            if chunk in known:
-                continue
-            if _plain(chunk):
-                plain.append(chunk)
-                continue
-            self._count_as(chunk, tuple(term for group in self._analyse(chunk) for term in group))
-        for chunk, groups in zip(plain, self._plain_groups(plain), strict=True):
-            self._cache[chunk] = groups
-            self._count_as(chunk, groups[0] if groups else ())
-        return forget
-
-    def _plain_groups(self, plain: list[str]) -> list[Groups]:
-        """The groups of plain words (:func:`_plain`), stemmed in bulk: what
-        :meth:`_word_groups` gives for each, one call to each stemmer for all."""
-        words = [chunk.lower() for chunk in plain]
-        stop = self._stop
-        irregular = self._irregular.get
-        respelled = [word if word in stop else irregular(word, word) for word in words]
-        if self._english:  # _respelled, in bulk: -ise and -yse as -ize and -yze
-            respelled = [
-                _BRITISH_ISE.sub(_as_z, word) if ("is" in word or "ys" in word) else word
-                for word in respelled
-            ]
-        if len(self._stemmers) == 1:  # the usual configuration: one stem per word
-            stems = self._stemmers[0].stemWords(respelled)
-            return [
-                () if word in stop else ((stem,),) for word, stem in zip(words, stems, strict=True)
-            ]
-        alternatives = [stemmer.stemWords(respelled) for stemmer in self._stemmers] or [respelled]
-        found: list[Groups] = []
-        for word, *stems in zip(words, *alternatives, strict=True):
-            fresh = () if word in stop else tuple(dict.fromkeys(stems))
-            found.append((fresh,) if fresh else ())
-        return found
-
-    def _count_as(self, chunk: str, terms: tuple[str, ...]) -> None:
-        """Remember what :meth:`counts` counts for ``chunk``: its term, none, or several."""
-        if len(terms) == 1:
-            self._counted[chunk] = terms[0]
-        elif not terms:
-            self._counted[chunk] = _NO_TERM
-        else:
-            key = self._counted[chunk] = _NO_TERM + chunk
-            self._many[key] = terms
-
-    def _forget(self) -> None:
-        self._cache.clear()
-        self._counted.clear()
-        self._many.clear()
-
-    def single_terms(self, words: list[str]) -> list[str | None]:
-        """The term of each of ``words`` that has exactly one (:meth:`tokens`), else None; a
-        word already analysed as a chunk is read from the memo."""
-        known = self._cache.get
-        found: list[str | None] = []
-        for word in words:
-            groups = known(word)
-            if groups is not None and (not groups or len(groups) > 1 or len(groups[0]) > 1):
-                found.append(None)
-            elif groups is not None:
-                found.append(groups[0][0])
-            else:
-                terms = self.tokens(word)
-                found.append(terms[0] if len(terms) == 1 else None)
-        return found
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
-        return _distinct(self._analyse(chunk) for chunk in dict.fromkeys(_chunks(text)))
+        return self.message_terms(text)[0]
 
     def phrases(self, text: str) -> list[str]:
         """Phrase terms of ``text``: each pair of neighbouring words, in either order.
@@ -308,39 +191,12 @@ class Tokenizer:
         the most common words and repeats pair with nothing. A phrase term starts with
         :data:`PHRASE_MARK`, so it never collides with a word.
         """
-        return self._pairs([group for chunk in _chunks(text) for group in self._analyse(chunk)])
+        return self.message_terms(text)[1]
 
     def message_terms(self, text: str) -> tuple[list[tuple[str, ...]], list[str]]:
-        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once (one pass): the chunks
-        seen before are read from the memo, the new ones analysed together."""
-        chunks = _chunks(text)
-        known = list(map(self._cache.get, chunks))
-        analysed = self._with_new(chunks, known) if None in known else cast(list[Groups], known)
-        flat = [group for groups in analysed for group in groups]
+        """:meth:`query_terms` and :meth:`phrases` of ``text`` at once."""
+        flat = [group for chunk in _chunks(text) for group in self._analyse(chunk)]
         return _distinct_groups(flat), self._pairs(flat)
-
-    def _with_new(self, chunks: list[str], analysed: list[Groups | None]) -> list[Groups]:
-        """``analysed`` (the memo's groups per chunk, None where unknown) completed: the new
-        plain words stemmed in bulk, the other new chunks one by one, all kept in the memo."""
-        new = [chunk for chunk, groups in zip(chunks, analysed, strict=True) if groups is None]
-        distinct = list(dict.fromkeys(new))
-        if len(self._cache) + len(distinct) >= _MAX_CACHED_CHUNKS:
-            self._cache.clear()  # bounded memory in long-lived processes; refills quickly
-        camel = _CAMEL_BOUNDARY.search
-        plain = [  # _plain, inlined: a message's new words are mostly plain
-            chunk
-            for chunk in distinct
-            if chunk.isalpha() and chunk.isascii() and (chunk.islower() or not camel(chunk))
-        ]
-        found = dict(zip(plain, self._plain_groups(plain), strict=True))
-        for chunk in distinct:
-            if chunk not in found:
-                found[chunk] = self._analyse(chunk)
-        self._cache.update(found)
-        return [
-            groups if groups is not None else found[chunk]
-            for chunk, groups in zip(chunks, analysed, strict=True)
-        ]
 
     def _pairs(self, groups: list[tuple[str, ...]]) -> list[str]:
         """The phrase terms of a text's word groups in order (see :meth:`phrases`)."""
@@ -361,21 +217,13 @@ class Tokenizer:
     def prior(self, term: str) -> float:
         """The share of notes a term is assumed to occur in before any note is seen."""
         found = self._priors.get(term)
-        if found is None:  # remembered like the terms of a chunk (see _analyse)
-            found = self._priors[term] = _pattern_prior(term)
-        return found
+        if found is not None:
+            return found
+        return 0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term)
 
     def priors(self, terms: Sequence[str]) -> list[float]:
-        """:meth:`prior` of each of ``terms``: one dictionary look-up each, and for a term of
-        no word list in ASCII and not a number, 0 without a call (a first message after a
-        cache load weighs the topic terms of every note; those not seen are not remembered)."""
-        found = list(map(self._priors.get, terms))
-        return [
-            (0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term))
-            if value is None
-            else value
-            for term, value in zip(terms, found, strict=True)
-        ]
+        """:meth:`prior` of each of ``terms``."""
+        return list(map(self.prior, terms))
 
     def _build_priors(self) -> dict[str, float]:
         # Function words of languages not configured still occur (a French sentence in an
@@ -397,22 +245,8 @@ class Tokenizer:
         return priors
 
     def _terms_of_words(self, words: Iterable[str]) -> list[str]:
-        """The terms of each word as :meth:`_analyse` gives them; plain lower-case words are
-        stemmed in bulk (a new process builds its priors from some 2,000 words)."""
-        plain: list[str] = []
-        terms: list[str] = []
-        for word in words:
-            if word.isascii() and word.isalpha() and word.islower():
-                if word not in self._stop:
-                    plain.append(self._respelled(word))
-            else:
-                terms.extend(term for group in self._analyse(word) for term in group)
-        if not self._stemmers:
-            return terms + plain
-        stemmed = [stemmer.stemWords(plain) for stemmer in self._stemmers]
-        for stems in zip(*stemmed, strict=True):
-            terms.extend(dict.fromkeys(stems))
-        return terms
+        """The terms of each word as :meth:`_analyse` gives them."""
+        return [term for word in words for group in self._analyse(word) for term in group]
 
     def _respelled(self, word: str) -> str:
         """An irregular form as its base, a British spelling as the American one (English)."""
@@ -485,26 +319,6 @@ def _as_z(match: re.Match[str]) -> str:
     return match.group(1)[0] + "z"
 
 
-def _expanded(counted: dict[str, int], many: dict[str, tuple[str, ...]]) -> dict[str, int]:
-    """Counts by term from counts by chunk key, a key of ``many`` standing for its terms
-    (each in the order of first appearance, as in the text)."""
-    result: dict[str, int] = {}
-    found = result.get
-    for key, times in counted.items():
-        terms = many.get(key)
-        if terms is None:
-            result[key] = found(key, 0) + times
-        else:
-            for term in terms:
-                result[term] = found(term, 0) + times
-    return result
-
-
-def _distinct(analysed: Iterable[Groups]) -> list[tuple[str, ...]]:
-    """The groups of analysed chunks in order, each term kept at its first appearance."""
-    return _distinct_groups([group for chunk_groups in analysed for group in chunk_groups])
-
-
 def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """``groups`` in order, each term kept at its first appearance (a group left with no
     term dropped)."""
@@ -518,15 +332,6 @@ def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
             seen.update(fresh)
             distinct.append(fresh)
     return distinct
-
-
-def _plain(chunk: str) -> bool:
-    """A plain word: ASCII letters, no camelCase (most words; stemmed in bulk)."""
-    return (
-        chunk.isalpha()
-        and chunk.isascii()
-        and (chunk.islower() or not _CAMEL_BOUNDARY.search(chunk))
-    )
 
 
 def _chunks(text: str) -> list[str]:

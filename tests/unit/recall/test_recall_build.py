@@ -12,7 +12,7 @@ import pytest
 from recall_helpers import load_calibration, realistic_notes, synthetic_notes
 
 from oharness.notes.format import Note
-from oharness.recall import build, tokenize
+from oharness.recall import tokenize
 from oharness.recall.index import RecallIndex
 from oharness.recall.tokenize import Tokenizer
 from oharness.types import Scope
@@ -155,17 +155,6 @@ def test_a_note_given_twice_in_one_batch_is_held_as_the_later_one() -> None:
     assert len(bulk) == 40
 
 
-def test_small_blocks_and_the_wide_key_sort_make_the_same_index(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    notes = folder()
-    expected = entries(one_by_one(notes))
-    monkeypatch.setattr(build, "BLOCK_CHUNKS", 64)  # many blocks, a note never split
-    assert entries(in_bulk(notes)) == expected
-    monkeypatch.setattr(build, "PACKED_BITS", 8)  # keys too wide to pack: argsort instead
-    assert entries(in_bulk(notes)) == expected
-
-
 @pytest.mark.parametrize("count", [0, 1, 2])
 def test_batches_of_none_one_and_two_notes(count: int) -> None:
     notes = WRITTEN[:count]
@@ -191,10 +180,9 @@ def test_a_bulk_built_index_takes_edits_as_one_built_by_adds() -> None:
 def test_the_term_order_lists_each_terms_notes_ascending() -> None:
     bulk = in_bulk(folder())
     postings = bulk._postings
-    for term_id in range(0, len(postings.terms), 7):
-        found = postings.lookup(postings.terms[term_id])
-        assert found is not None
-        slots = found[0]
+    for term_id in range(0, len(postings.vocabulary), 7):
+        slots = postings.slots_of(postings.vocabulary[term_id])
+        assert slots is not None
         assert np.all(np.diff(slots) > 0)
 
 

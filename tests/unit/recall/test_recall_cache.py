@@ -44,12 +44,15 @@ def _payload(path: Path) -> dict[str, Any]:
     """The cache's content, past its tag and CRC."""
     payload = cache._load(path)
     assert payload is not None
-    return payload
+    return {
+        name: bytes(value) if isinstance(value, bytearray) else value
+        for name, value in payload.items()
+    }
 
 
 def _rewrite(path: Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` as the cache, with a CRC that matches (only the arrays are wrong)."""
-    path.write_bytes(cache.framed(marshal.dumps(payload)))
+    path.write_bytes(cache.framed(payload))
 
 
 @pytest.fixture
@@ -123,7 +126,7 @@ def test_a_format_change_invalidates_everything(
         lambda data: data[: len(data) // 2],
         lambda data: b"not a cache at all",
         lambda data: b"",
-        lambda data: cache.framed(marshal.dumps({"magic": "oharness-recall-cache", "format": 1})),
+        lambda data: cache.framed({"magic": "oharness-recall-cache", "format": 1}),
         lambda data: data[:5000] + bytes([data[5000] ^ 1]) + data[5001:],  # one bit flipped
         lambda data: data[:-1] + bytes([data[-1] ^ 0x80]),
     ],
@@ -143,17 +146,6 @@ def test_tampered_arrays_are_refused(built: Built) -> None:
     payload = _payload(path)
     slots = payload["slots_by_term"]
     payload["slots_by_term"] = slots[4:] + slots[:4]  # each term's slots off by one posting
-    _rewrite(path, payload)
-    assert read_cache(path, RecallIndex(), keys) == set(keys)
-
-
-def test_postings_moved_to_another_note_are_refused(built: Built) -> None:
-    _, path, keys = built
-    payload = _payload(path)
-    slots = bytearray(payload["slots_by_term"])
-    last = int.from_bytes(slots[-4:], "little")  # still ascending within its term, but now
-    slots[-4:] = (last + 1 if last + 1 < len(keys) else last - 1).to_bytes(4, "little")
-    payload["slots_by_term"] = bytes(slots)  # a note holds one posting more than it has
     _rewrite(path, payload)
     assert read_cache(path, RecallIndex(), keys) == set(keys)
 
@@ -235,10 +227,9 @@ def test_a_cache_cut_anywhere_is_rebuilt(built: Built, share: float) -> None:
         lambda p: p.update(scopes=p["scopes"][:-1]),
         lambda p: p.update(ids=p["ids"][:-1]),
         lambda p: p.update(lengths=p["lengths"][:-12]),
-        lambda p: p.update(terms_of=p["terms_of"][:-4] + b"\xff\xff\xff\x7f"),
+        lambda p: p.update(held=p["held"][:-4] + b"\xff\xff\xff\x7f"),
+        lambda p: p.update(held=p["held"][:-4]),
         lambda p: p.update(slots_by_term=p["slots_by_term"][:-4] + b"\xff\xff\xff\x7f"),
-        lambda p: p.update(slots_by_term=p["slots_by_term"][:-4] + p["slots_by_term"][:4]),
-        lambda p: p.update(frequencies=p["frequencies"][:-2]),
         lambda p: p.update(scopes=b"\x02" + p["scopes"][1:]),
         lambda p: p.update(terms=tuple(p["terms"])),
         lambda p: p.update(frequencies_by_term=p["frequencies_by_term"][:-2]),

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oharness.recall.score import DEFAULT_PARAMS, WeightMemo, search_weight, term_weight
-from oharness.recall.topic import term_weights
+from oharness.recall.score import DEFAULT_PARAMS, term_weight
+from oharness.recall.scoring import term_weights
 
 _terms = st.lists(
     st.tuples(st.integers(0, 20_000), st.sampled_from([0.0, 0.02, 0.08, 0.25])), max_size=30
@@ -23,23 +23,3 @@ def test_weights_in_bulk_are_the_single_weights(
     expected = [term_weight(f, note_count, p) for f, p in terms]
     found = term_weights(frequencies, note_count, priors, DEFAULT_PARAMS).tolist()
     assert found == pytest.approx(expected, rel=1e-12, abs=1e-15)
-
-
-@given(st.lists(st.tuples(_terms, st.integers(0, 20_000)), min_size=1, max_size=4))
-def test_remembered_weights_are_the_weights_to_the_last_bit(
-    rounds: list[tuple[list[tuple[int, float]], int]],
-) -> None:
-    memo = WeightMemo()  # one memo across note counts: a new count must not reuse old values
-    for terms, extra_notes in rounds:
-        note_count = max([frequency for frequency, _ in terms], default=0) + extra_notes
-        frequencies = [frequency for frequency, _ in terms]
-        priors = [prior for _, prior in terms]
-        for _ in range(2):  # computed, then remembered
-            found = memo.recall(frequencies, note_count, priors)
-            assert [w.hex() for w in found] == [
-                term_weight(f, note_count, p).hex() for f, p in terms
-            ]
-            searched = memo.search(frequencies, note_count)
-            assert [w.hex() for w in searched] == [
-                search_weight(f, note_count).hex() for f in frequencies
-            ]

@@ -1,0 +1,225 @@
+"""The score of :mod:`oharness.recall.score` summed over the postings of a message's words.
+
+For each word of a message (each as its alternative stems, with a factor: 1 for the user's
+own words, less for related or feedback words) the postings of its stems are read
+(:func:`read_terms`) and every note holding one gets the stem's weight times its saturated
+field-weighted count; a word with several stems counts its best stem once per note. The sums
+are taken word after word in the message's order, so a note's score does not depend on how
+the postings are laid out. Beside the score, per note, ``shared``: the topic weight of the
+message's own words found in its summary or tags (what the recall gate reads).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from oharness.recall.postings import CountArray, IntArray, Postings
+from oharness.recall.score import (
+    DEFAULT_PARAMS,
+    MIN_TERM_WEIGHT,
+    ScoringParams,
+    search_weight,
+    term_weight,
+)
+from oharness.recall.tokenize import Tokenizer
+
+FloatArray = npt.NDArray[np.float64]
+#: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
+WeightedGroups = list[tuple[tuple[str, ...], float]]
+_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
+
+
+class TermInfo(NamedTuple):
+    """What one term adds to the notes holding it, for one weighting (recall or search)."""
+
+    term: str
+    term_id: int
+    weight: float  # by the notes holding it anywhere
+    #: By the notes holding it in their summary or tags: how rare it is as a topic (what the
+    #: recall gate weighs). A term under MIN_TERM_WEIGHT keeps its weight here and names none.
+    topic_weight: float
+    slots: IntArray
+    counts: CountArray
+    head: IntArray  # the slots holding it in the summary or tags
+
+
+def read_terms(
+    postings: Postings, tokenizer: Tokenizer, params: ScoringParams, terms: list[str], *,
+    search: bool
+) -> list[TermInfo | None]:  # fmt: skip
+    """The postings and weights of each term, None where no note holds it. Recall weights
+    (a prior, a cap) unless ``search`` (plain BM25 weights)."""
+    note_count = len(postings)
+    priors = tokenizer.priors(terms) if not search else [0.0] * len(terms)
+    found: list[TermInfo | None] = []
+    ids = postings.vocabulary.get_many(terms)
+    for term, prior, term_id in zip(terms, priors, ids, strict=True):
+        slots, counts = postings.postings(term_id) if term_id is not None else (_NO_SLOTS, None)
+        if term_id is None or counts is None or not len(slots):
+            found.append(None)
+            continue
+        held, in_head = len(slots), int(postings.head_held[term_id])
+        if search:
+            weight = search_weight(held, note_count, params)
+            topic = search_weight(in_head, note_count, params)
+        else:
+            weight = term_weight(held, note_count, prior, params)
+            topic = term_weight(in_head, note_count, prior, params)
+        if weight < MIN_TERM_WEIGHT:
+            found.append(TermInfo(term, term_id, weight, weight, slots, counts, _NO_SLOTS))
+            continue
+        head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head else _NO_SLOTS
+        found.append(TermInfo(term, term_id, weight, topic, slots, counts, head))
+    return found
+
+
+def term_weights(
+    document_frequencies: npt.NDArray[np.int32],
+    note_count: int,
+    priors: npt.NDArray[np.float64],
+    params: ScoringParams = DEFAULT_PARAMS,
+) -> npt.NDArray[np.float64]:
+    """:func:`~.score.term_weight` of many terms at once, on arrays."""
+    notes = note_count + params.prior_notes + 1.0
+    share = np.maximum(priors, (document_frequencies + 0.5) / notes)
+    rarity = np.log(1.0 / share) / math.log(params.rarity_reference)
+    weights: npt.NDArray[np.float64] = np.clip(rarity, 0.0, 1.0)
+    return weights
+
+
+@dataclass
+class Scored:
+    """Per slot the score and ``shared``; the topic weight of each message term found; the
+    head slots and topic weight of each own word (for the strongest word of a note); for
+    search, per slot the share of the query's weight matched and the tag facets met."""
+
+    scores: FloatArray
+    shared: FloatArray
+    weights: dict[str, float] = field(default_factory=dict)
+    heads: dict[str, tuple[IntArray, float]] = field(default_factory=dict)
+    covered: FloatArray | None = None
+    query_weight: float = 0.0
+    facets: FloatArray | None = None
+
+
+def accumulate(
+    infos: list[TermInfo | None],
+    groups: WeightedGroups,
+    norms: FloatArray,
+    params: ScoringParams,
+    *,
+    search: bool,
+) -> Scored:
+    """Sum the contributions of ``groups`` (``infos``: per term of the groups, in order) over
+    the slots of ``norms`` (per slot and field, :meth:`~.postings.Postings.norms`)."""
+    capacity = len(norms)
+    weights: dict[str, float] = {}
+    parts_of: list[list[TermInfo]] = []
+    position = 0
+    for group, _ in groups:
+        parts: list[TermInfo] = []
+        for term, info in zip(group, infos[position : position + len(group)], strict=True):
+            if info is not None:
+                weights[term] = info.topic_weight
+                if info.weight >= MIN_TERM_WEIGHT:
+                    parts.append(info)
+        parts_of.append(parts)
+        position += len(group)
+    contributions = _contributions([p for parts in parts_of for p in parts], norms, params)
+    score_slots: list[IntArray] = []
+    score_values: list[FloatArray] = []
+    heads: dict[str, tuple[IntArray, float]] = {}
+    shared_parts: list[tuple[IntArray, FloatArray]] = []
+    index = 0
+    for (_, factor), parts in zip(groups, parts_of, strict=True):
+        values = contributions[index : index + len(parts)]
+        index += len(parts)
+        if not parts:
+            continue
+        slots, value = _best([part.slots for part in parts], values, capacity)
+        score_slots.append(slots)
+        score_values.append(value if factor == 1.0 else factor * value)
+        if factor == 1.0:
+            heads_of = [part.head for part in parts]
+            topics = [np.full(len(part.head), part.topic_weight) for part in parts]
+            head, topic = _best(heads_of, topics, capacity)
+            shared_parts.append((head, topic))
+            heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
+    scored = Scored(
+        _summed(score_slots, score_values, capacity),
+        _summed([s for s, _ in shared_parts], [v for _, v in shared_parts], capacity),
+        weights,
+        heads,
+    )
+    if search:
+        own = [parts for (_, factor), parts in zip(groups, parts_of, strict=True) if factor == 1.0]
+        _cover(scored, [parts for parts in own if parts], capacity)
+    return scored
+
+
+def _contributions(
+    parts: list[TermInfo], norms: FloatArray, params: ScoringParams
+) -> list[FloatArray]:
+    """Per term, per posting: its weight times its saturated field-weighted count."""
+    if not parts:
+        return []
+    slots = np.concatenate([part.slots for part in parts])
+    counts = np.concatenate([part.counts for part in parts]).astype(np.float64)
+    rows = norms.take(slots, axis=0)
+    x = counts[:, 0] * rows[:, 0] + counts[:, 1] * rows[:, 1]
+    x += counts[:, 2] * rows[:, 2]
+    k1 = params.k1
+    lengths = [len(part.slots) for part in parts]
+    scaled = np.repeat(np.array([part.weight for part in parts]) * (k1 + 1.0), lengths)
+    values: FloatArray = scaled * x / (x + k1)
+    return np.split(values, np.cumsum(lengths)[:-1])
+
+
+def _best(
+    slots: list[IntArray], values: list[FloatArray], capacity: int
+) -> tuple[IntArray, FloatArray]:
+    """The slots of a word's stems and per slot the best stem's value."""
+    if len(slots) == 1:
+        return slots[0], values[0]
+    best = np.zeros(capacity, dtype=np.float64)
+    held = np.zeros(capacity, dtype=np.bool_)
+    for at, value in zip(slots, values, strict=True):
+        best[at] = np.maximum(best[at], value)
+        held[at] = True
+    found = np.flatnonzero(held).astype(np.int32)
+    return found, best[found]
+
+
+def _summed(slots: list[IntArray], values: list[FloatArray], capacity: int) -> FloatArray:
+    """Per slot, the sum of the values at it, word after word."""
+    if not slots:
+        return np.zeros(capacity, dtype=np.float64)
+    total = np.bincount(np.concatenate(slots), np.concatenate(values), capacity)
+    return total.astype(np.float64, copy=False)
+
+
+def _cover(scored: Scored, words: list[list[TermInfo]], capacity: int) -> None:
+    """Search: per slot the weight of the query's words it holds (each word's best stem), the
+    query's weight, and per slot the share of the query's tag facets (its words some note
+    holds in its tags) the note holds in its tags."""
+    covered = np.zeros(capacity, dtype=np.float64)
+    matched = np.zeros(capacity, dtype=np.float64)
+    facets = 0
+    for parts in words:
+        scored.query_weight += max(part.weight for part in parts)
+        best = np.zeros(capacity, dtype=np.float64)
+        tagged = np.zeros(capacity, dtype=np.bool_)
+        for part in parts:
+            best[part.slots] = np.maximum(best[part.slots], part.weight)
+            tagged[part.slots[part.counts[:, 1] > 0]] = True
+        covered += best
+        if tagged.any():
+            facets += 1
+            matched += tagged
+    scored.covered = covered
+    scored.facets = matched / facets if facets else None
