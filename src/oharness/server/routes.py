@@ -14,6 +14,7 @@ import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -46,6 +47,7 @@ from oharness.sync.protocol import (
     ScopesResponse,
     SnapshotRequestBody,
     SnapshotResponse,
+    SyncScope,
     TeamEntitlement,
     parse_commit_request,
     parse_erase_request,
@@ -98,6 +100,34 @@ async def _protocol_body(context: ServerContext, request: Request) -> object:
             protocols=list(served),
         )
     return body
+
+
+class _Scoped(Protocol):
+    """A request body naming a scope (snapshot, commit, scope erase)."""
+
+    @property
+    def protocol(self) -> int: ...
+
+    @property
+    def scope(self) -> SyncScope: ...
+
+
+_ScopedBody = TypeVar("_ScopedBody", bound=_Scoped)
+
+
+async def _scoped_body(
+    context: ServerContext, request: Request, parse: Callable[[object], _ScopedBody]
+) -> _ScopedBody:
+    """A request body naming a scope, parsed, its scope checked against its protocol."""
+    body = await _protocol_body(context, request)
+    try:
+        parsed = parse(body)
+    except ValidationError as exc:
+        raise _invalid(exc) from exc
+    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
+    if problem is not None:
+        raise SyncApiError("invalid_request", problem)
+    return parsed
 
 
 async def identity(request: Request) -> Response:
@@ -154,14 +184,7 @@ async def snapshot(request: Request) -> Response:
     """``POST /v1/memory/snapshot``."""
     context = _context(request)
     caller = await authorize(context, request, defer_erase_check=True)
-    body = await _protocol_body(context, request)
-    try:
-        parsed = parse_snapshot_request(body)
-    except ValidationError as exc:
-        raise _invalid(exc) from exc
-    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
-    if problem is not None:
-        raise SyncApiError("invalid_request", problem)
+    parsed = await _scoped_body(context, request, parse_snapshot_request)
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
     segment = caller.principal.segment
     result = await in_thread(context.scopes.snapshot, prefix, parsed, caller.plan, segment)
@@ -177,14 +200,7 @@ async def commit(request: Request) -> Response:
     """``POST /v1/memory/commit``."""
     context = _context(request)
     caller = await authorize(context, request)
-    body = await _protocol_body(context, request)
-    try:
-        parsed = parse_commit_request(body)
-    except ValidationError as exc:
-        raise _invalid(exc) from exc
-    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
-    if problem is not None:
-        raise SyncApiError("invalid_request", problem)
+    parsed = await _scoped_body(context, request, parse_commit_request)
     quotas = context.settings.quotas
     if len(parsed.changes) > quotas.max_changes_per_commit:
         raise SyncApiError(
@@ -218,14 +234,7 @@ async def erase_scope(request: Request) -> Response:
     first, then every revision); what a migration to end-to-end encryption does last."""
     context = _context(request)
     caller = await authorize(context, request)
-    body = await _protocol_body(context, request)
-    try:
-        parsed = parse_scope_erase_request(body)
-    except ValidationError as exc:
-        raise _invalid(exc) from exc
-    problem = protocol_scope_problem(parsed.protocol, parsed.scope)
-    if problem is not None:
-        raise SyncApiError("invalid_request", problem)
+    parsed = await _scoped_body(context, request, parse_scope_erase_request)
     prefix = scope_prefix(caller.principal.segment, parsed.scope)
     async with context.locks.hold(prefix):
         deleted = await in_thread(

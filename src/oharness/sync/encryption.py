@@ -179,21 +179,10 @@ def _copy_sealed(client: SyncClient, sealed: SealedClient, scope: SyncScope) -> 
             raise SyncError("the server kept notes back during the migration; run it again")
         bodies.update(more.objects)
         missing = [rev for rev in missing if rev not in bodies]
-    current = sealed.snapshot(SnapshotRequest(scope))  # what a first run already copied
-    live = {entry.id: entry.rev for entry in current.notes}
-    changes = [
-        Change("put", entry.id, live.get(entry.id), bodies[entry.rev]) for entry in listing.notes
-    ]
-    for start in range(0, len(changes), _BATCH):
-        answer = sealed.commit(CommitRequest(scope, tuple(changes[start : start + _BATCH])))
-        if answer.rejected:
-            first = answer.rejected[0]
-            raise SyncError(
-                f"note {first.id} could not be copied ({first.message}); nothing was turned "
-                "on: run 'oharness sync encrypt' again",
-                code="invalid_request",
-            )
-    return len(changes)
+    files = {entry.id: bodies[entry.rev] for entry in listing.notes}
+    return _put_all(
+        sealed, scope, files, "nothing was turned on: run 'oharness sync encrypt' again"
+    )
 
 
 @dataclass(frozen=True)
@@ -256,7 +245,12 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
         client.put_keys(None, stored.version)
     notes = 0
     for _, plain, files in named:
-        notes += _put_all(client, plain, files)
+        notes += _put_all(
+            client,
+            plain,
+            files,
+            "run the command again: the sealed copies are kept until every note is back",
+        )
     for scope, _, _ in named:
         client.erase_scope(scope)
     forgot = forget_key(home) if unnamed == 0 else False
@@ -291,8 +285,9 @@ def _files(sealed: SealedClient, scope: SyncScope) -> dict[str, str]:
     return found
 
 
-def _put_all(client: SyncClient, scope: SyncScope, files: dict[str, str]) -> int:
-    """Put ``files`` in clear into the plain ``scope`` (updating what a first run put)."""
+def _put_all(client: SyncClient, scope: SyncScope, files: dict[str, str], retry: str) -> int:
+    """Put ``files`` (note id -> file text) into ``scope`` through ``client`` (sealed or not),
+    updating what a first run already put; ``retry`` says what to do when one is refused."""
     current = {entry.id: entry.rev for entry in client.snapshot(SnapshotRequest(scope)).notes}
     changes = [
         Change("put", note_id, current.get(note_id), text) for note_id, text in files.items()
@@ -302,8 +297,7 @@ def _put_all(client: SyncClient, scope: SyncScope, files: dict[str, str]) -> int
         if answer.rejected:
             first = answer.rejected[0]
             raise SyncError(
-                f"note {first.id} could not be put back in clear ({first.message}); run the "
-                "command again: the sealed copies are kept until every note is back",
+                f"note {first.id} could not be moved ({first.message}); {retry}",
                 code="invalid_request",
             )
     return len(changes)

@@ -3,6 +3,7 @@ loopback, over file storage or SeaweedFS S3; and a tiny proxy that answers 413 a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -237,6 +238,28 @@ class LimitingProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def storage_for(kind: str, tmp_path: Path, s3_server: Any = None) -> Storage:
+    """File storage in ``tmp_path``, or a prefix of its own on the S3 test server."""
+    if kind == "file":
+        directory = tmp_path / "storage"
+        directory.mkdir()
+        return Storage(f"file://{directory}", {}, directory=directory)
+    prefix = f"cli-{tmp_path.name}"
+    return Storage(
+        f"s3://{s3_server.bucket}/{prefix}", s3_server.environ(), s3=s3_server.store(prefix)
+    )
+
+
+@contextlib.contextmanager
+def running_server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
+    """``oharness sync-server serve`` on ``storage`` for one test."""
+    running = Server(storage, tmp_path / "server.log")
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def machines(tmp: Path, count: int) -> Iterator[Machine]:

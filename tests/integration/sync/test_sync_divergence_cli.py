@@ -13,7 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, LimitingProxy, Machine, Server, Storage, machines, token_for
+from cliworld import (
+    OHARNESS,
+    LimitingProxy,
+    Machine,
+    Server,
+    Storage,
+    machines,
+    running_server,
+    storage_for,
+    token_for,
+)
 
 GITHUB_TOKEN = "ghp_" + "Zx9Q2mL7vR4tK8wB3nH6jC1pD5sF0gY2aE7u"
 AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
@@ -22,20 +32,14 @@ SLACK_WEBHOOK = "hooks.slack.com/services/T024BE7LD/B08H3K1QW7Z/x4KpQ9mZ2vLr8TnW
 
 @pytest.fixture(params=["file", "s3"])
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
-    if request.param == "file":
-        directory = tmp_path / "storage"
-        directory.mkdir()
-        return Storage(f"file://{directory}", {}, directory=directory)
-    s3 = request.getfixturevalue("s3_server")
-    prefix = f"divergence-{tmp_path.name}"
-    return Storage(f"s3://{s3.bucket}/{prefix}", s3.environ(), s3=s3.store(prefix))
+    s3 = request.getfixturevalue("s3_server") if request.param == "s3" else None
+    return storage_for(request.param, tmp_path, s3)
 
 
 @pytest.fixture
 def server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
-    running = Server(storage, tmp_path / "server.log")
-    yield running
-    running.stop()
+    with running_server(storage, tmp_path) as running:
+        yield running
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, Machine, Server, Storage, machines
+from cliworld import OHARNESS, Machine, Server, Storage, machines, running_server, storage_for
 
 PASSPHRASE = "correct horse battery staple"
 NEW_PASSPHRASE = "a much longer passphrase now"
@@ -20,20 +20,14 @@ PROJECT_ID = "p-divergence-0123456789abcdef"
 
 @pytest.fixture(params=["file", "s3"])
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
-    if request.param == "file":
-        directory = tmp_path / "storage"
-        directory.mkdir()
-        return Storage(f"file://{directory}", {}, directory=directory)
-    s3 = request.getfixturevalue("s3_server")
-    prefix = f"encrypt-{tmp_path.name}"
-    return Storage(f"s3://{s3.bucket}/{prefix}", s3.environ(), s3=s3.store(prefix))
+    s3 = request.getfixturevalue("s3_server") if request.param == "s3" else None
+    return storage_for(request.param, tmp_path, s3)
 
 
 @pytest.fixture
 def server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
-    running = Server(storage, tmp_path / "server.log")
-    yield running
-    running.stop()
+    with running_server(storage, tmp_path) as running:
+        yield running
 
 
 def typed(machine: Machine, *args: str, text: str) -> subprocess.CompletedProcess[str]:
