@@ -1,0 +1,54 @@
+"""Credentials in prose: how far after the credential word a value is looked for (the rest of
+the line, or the next line after "is" or ":", 100 characters either way)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oharness.notes.secrets import SecretFinding, find_secrets, redact_secrets
+
+TOKEN = "R8kT2mQ9vLp4Zt7RwY3nB6cD"
+MARKER = "[REDACTED]"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (f"The deploy secret is:\n{TOKEN}", 2),
+        (f"The deploy secret is\n{TOKEN}", 2),
+        (f"first line\nThe deploy secret is:\n{TOKEN}\nlast line", 3),
+        ("The deploy secret is:\n" + " " * 76 + TOKEN, 2),  # ends at the 100th character
+    ],
+)
+def test_a_value_on_the_line_after_is_counts(text: str, line: int) -> None:
+    assert find_secrets({"body": text}) == [SecretFinding("secret in text", "body", line)]
+    assert redact_secrets(text) == text.replace(TOKEN, MARKER)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"The deploy secret for staging\n{TOKEN}",  # the line goes on: the next is unrelated
+        f"The deploy secret is:\n\n{TOKEN}",  # only the next line
+        f"The deploy secret is:\nthe one below\n{TOKEN}",
+    ],
+)
+def test_a_value_further_away_does_not(text: str) -> None:
+    assert find_secrets({"body": text}) == []
+
+
+def test_the_next_line_is_read_up_to_100_characters() -> None:
+    text = "The deploy secret is:\n" + " " * 77 + TOKEN  # one character past the window
+    assert redact_secrets(text).endswith(MARKER + TOKEN[-1])
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "redacted"),
+    [
+        ("Bob's VPN password is hunter2hunter2!", 1, f"Bob's VPN password is {MARKER}!"),
+        ("Bob's VPN password is:\nhunter2hunter2!", 2, f"Bob's VPN password is:\n{MARKER}!"),
+    ],
+)
+def test_a_password_in_a_sentence(text: str, line: int, redacted: str) -> None:
+    assert find_secrets({"body": text}) == [SecretFinding("password in text", "body", line)]
+    assert redact_secrets(text) == redacted
