@@ -9,6 +9,8 @@ from oharness.notes.secrets.values import (
     _is_identifier_like,
     _looks_random,
     _plausible_token_body,
+    _reads_as_camel_case,
+    _segment_reads_as_words,
 )
 
 
@@ -102,3 +104,80 @@ def test_words_code_and_repetition_do_not_look_random(value: str, min_length: in
 )
 def test_a_token_body_mixes_cases_or_letters_and_digits(body: str, plausible: bool) -> None:
     assert _plausible_token_body(body) is plausible
+
+
+@pytest.mark.parametrize(
+    "segment",
+    [
+        "User",
+        "By",
+        "Id",
+        "UserId",
+        "ssh",  # an abbreviation without a vowel is a whole piece
+        "db",
+        "HTTP",  # ... or a capital run of four letters at most
+        "HTTP2",
+        "getHTTPResponse",  # one capital run in a mixed-case piece
+        "AIModel",  # "A" and "I" are words
+        "iPhone",
+        "utf8",  # short numbers at the end
+        "x509",
+        "sha256",
+        "user1234",  # four digits, at the end
+        "deadbeef",  # letters only: hex digits that spell a word are a word
+        "healthcheck",  # five consonants in a row
+        "strptime",
+        "twelfths",
+        "asynchronous",  # six counting "y"
+        "encryption",
+        "sqlite",
+        "jsx",
+        "heapq",
+    ],
+)
+def test_pieces_of_names_read_as_words(segment: str) -> None:
+    assert _segment_reads_as_words(segment)
+
+
+@pytest.mark.parametrize(
+    "segment",
+    [
+        "a616aefec72020",  # hex
+        "a616aef1",  # eight hex digits are enough
+        "IUiTeNUJ",  # many short runs and capital runs
+        "HHXucuvi5SMPEAny",
+        "aBcDeFgHiJkL",
+        "JBSWY3DPEHPK",  # digits between capitals (base32)
+        "6WFFY",  # digits before a capital run
+        "FWybmuffirpM",  # a capital left alone at the end of a long piece
+        "ab1234cd",  # four digits before letters
+        "HTTPS",  # a vowel-less capital run of five letters
+        "getHTTPSX",  # a capital run of six
+        "getHTTPAPI",  # two capital runs
+        "rhythms",  # seven consonants counting "y"
+        "bjx",  # a letter pair no word holds
+    ],
+)
+def test_generated_pieces_do_not(segment: str) -> None:
+    assert not _segment_reads_as_words(segment)
+
+
+@pytest.mark.parametrize(
+    ("piece", "camel"),
+    [
+        ("Phone", True),
+        ("is", True),
+        ("OS", True),  # one acronym of two to five capitals
+        ("isOSReady", True),
+        ("iPhone", True),  # a lone lower-case letter first
+        ("xPhone", True),
+        ("XPhone", False),  # ... but not a lone capital
+        ("getA", False),  # a one-letter acronym
+        ("getABCDEF", False),  # an acronym of six
+        ("ABCDEF", False),
+        ("getOSAPI", True),  # OSAPI: one run of five
+        ("emhnuiDy", False),
+    ],
+)
+def test_camel_case_words(piece: str, camel: bool) -> None:
+    assert _reads_as_camel_case(piece) is camel
