@@ -52,3 +52,59 @@ def test_the_next_line_is_read_up_to_100_characters() -> None:
 def test_a_password_in_a_sentence(text: str, line: int, redacted: str) -> None:
     assert find_secrets({"body": text}) == [SecretFinding("password in text", "body", line)]
     assert redact_secrets(text) == redacted
+
+
+R16 = "R8kT2mQ9vLp4Zt7R"
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        # A value after a credential word that is no password word: random, 16 or more.
+        (f"The deploy secret is:\n{R16}", f"The deploy secret is:\n{MARKER}"),
+        (f"The deploy secret is:\n/{R16}", f"The deploy secret is:\n{MARKER}"),  # base64 "/"
+        (f"The deploy secret is:\n+{R16}", f"The deploy secret is:\n{MARKER}"),
+        # A password: random, or letters and digits made up by hand, quoted or not.
+        ("Bob's VPN password is hunter2", f"Bob's VPN password is {MARKER}"),
+        ("Bob's VPN password is Summer2024!", f"Bob's VPN password is {MARKER}!"),
+        ('Bob\'s VPN password is "hunter2hunter2"', f'Bob\'s VPN password is "{MARKER}"'),
+        (
+            "Bob's VPN password, we said, was hunter2hunter2",
+            f"Bob's VPN password, we said, was {MARKER}",
+        ),
+        (
+            "Log in to the admin console as root with hunter2hunter2!",
+            f"Log in to the admin console as root with {MARKER}",
+        ),
+        (
+            "Log in to the admin console as root with hunter22",
+            f"Log in to the admin console as root with {MARKER}",
+        ),
+    ],
+)
+def test_values_in_prose_that_are_credentials(text: str, redacted: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] in (
+        ["secret in text"],
+        ["password in text"],
+    )
+    assert redact_secrets(text) == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"The deploy secret is:\n{R16[:15]}",  # 15 characters
+        "The deploy secret is:\nhttps://R8kT2mQ9vLp4Zt7RwY3n",  # a URL
+        "The deploy secret is:\nRkTmQvLpZtRwYnBcDxFh",  # no digit
+        "The deploy secret is:\nbuild-3fa85f6412345678abcdef",  # an id around a digest
+        "Bob's VPN password is bob@example-corp.io",  # an e-mail address
+        "Bob's VPN password is hunt2",  # five characters
+        "Bob's VPN password is (hunter2hunter2)",  # code
+        "Bob's VPN password is https://hunter2hunter2.io",
+        "The password was changed; hunter2hunter2 is the user",  # another sentence
+        "Log in to the admin console as root with hunt2!",  # too short
+        "Log in to the admin console as root with pass",
+    ],
+)
+def test_values_in_prose_that_are_not(text: str) -> None:
+    assert find_secrets({"body": text}) == []
