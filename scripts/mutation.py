@@ -7,6 +7,13 @@ cover them; a mutant the tests fail on is killed, one they pass on survived. A m
 makes the tests hang past mutmut's time limit counts as killed. The score is killed / total,
 per core and over all cores; the goal is 85 % on every core.
 
+Some survivors cannot be killed by any test: mutmut switches a mutant on when its function is
+called, in a process that imported the module beforehand, so the mutants of functions that only
+run while a module is imported (the builders of the secret rules' table: ``_pattern_rule``,
+``_lazy``, ``_Rule.__init__``) stay dormant. Others change nothing observable (an encoding
+spelled ``"UTF-8"`` for ``"utf-8"``, ``ensure_ascii=None`` for ``False``). Read the survivors
+with ``--show`` before writing a test for one.
+
 Each core runs in a temporary copy of the committed tree (``git archive HEAD``), so the working
 tree is never mutated and uncommitted changes are not measured: commit first. The copy's
 ``pyproject.toml`` gets a ``[tool.mutmut]`` section for the core, and ``PYTHONPATH`` points at

@@ -38,3 +38,10 @@ def test_a_url_password_of_any_length_from_three_is_found() -> None:
     for length in (3, 8, 11, 12, 13, 64):
         password = ("k9x" * 30)[:length]
         assert "URL with a password" in _kinds(f"postgres://app:{password}@db.internal/shop")
+
+
+def test_an_openai_key_needs_twenty_random_characters_with_a_digit() -> None:
+    kind = "OpenAI/Anthropic API key"
+    assert _kinds("key sk-R8kT2mQ9vLp4Zt7RwY3n here") == [kind]
+    assert kind not in _kinds("key sk-R8kT2mQ9vLp4Zt7RwY3 here")  # nineteen
+    assert kind not in _kinds("key sk-RkTmQvLpZtRwYnBcDxFhJ here")  # no digit
