@@ -157,7 +157,7 @@ def test_a_missing_base_copy_of_a_note_gone_on_both_sides_only_clears_the_base(
     remote: RemoteView,
 ) -> None:
     action = plan_note("n", None, BaseView("rev-base", "hash-base", has_copy=False), remote)
-    assert action is not None and action.kind is Kind.CLEAR_BASE
+    assert action == act(Kind.CLEAR_BASE)
 
 
 def test_a_pass_plans_every_note_sorted_by_id_and_leaves_out_nothing_rows() -> None:
@@ -170,3 +170,21 @@ def test_a_pass_plans_every_note_sorted_by_id_and_leaves_out_nothing_rows() -> N
         ("b", Kind.UPLOAD),
         ("d", Kind.DOWNLOAD),
     ]  # "c" is unchanged on both sides: no action
+
+
+def test_a_note_known_on_one_side_only_is_planned() -> None:
+    local = {"mine": CHANGED}
+    remote = RemoteView({"theirs": R_CHANGED}, full=True)
+    actions = plan_sync(local, {"gone": B}, remote)
+    assert [(action.id, action.kind) for action in actions] == [
+        ("gone", Kind.CLEAR_BASE),  # in the base only: deleted here, expired there
+        ("mine", Kind.UPLOAD),
+        ("theirs", Kind.DOWNLOAD),
+    ]
+
+
+def test_a_note_left_alone_does_not_stop_the_pass() -> None:
+    local = {"a": CHANGED, "b": CHANGED, "c": CHANGED}
+    base = {"a": B, "b": B, "c": B}
+    actions = plan_sync(local, base, delta(None), unsyncable={"a"}, conflicted={"b"})
+    assert [(action.id, action.kind) for action in actions] == [("c", Kind.UPLOAD)]
