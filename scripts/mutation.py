@@ -83,6 +83,8 @@ CORES: dict[str, Core] = {
             "tests/unit/notes/test_secrets.py",
             "tests/unit/notes/test_secret_boundaries.py",
             "tests/unit/notes/test_secret_detection.py",
+            "tests/unit/notes/test_secret_prose.py",
+            "tests/unit/notes/test_secret_values.py",
         ),
         deselect=(
             "tests/unit/notes/test_secret_detection.py::"
