@@ -62,7 +62,7 @@ def test_the_first_start_writes_a_private_token_and_later_starts_read_it(tmp_pat
     home = tmp_path / "home" / "nested"
     token = load_or_create_token(home)
     path = home / "daemon-token"
-    assert len(token) >= 40  # 32 random bytes, URL-safe base64
+    assert len(token) == 43  # 32 random bytes, URL-safe base64 without padding
     assert path.read_text("utf-8") == token + "\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert load_or_create_token(home) == token
@@ -87,7 +87,7 @@ def test_an_unreadable_token_file_is_a_storage_error_naming_it(tmp_path: Path) -
     (tmp_path / "daemon-token").mkdir()  # a folder where the file should be
     with pytest.raises(StorageError) as refused:
         load_or_create_token(tmp_path)
-    assert str(refused.value).startswith(f"cannot read {tmp_path / 'daemon-token'}: ")
+    assert str(refused.value) == f"cannot read {tmp_path / 'daemon-token'}: Is a directory"
     assert refused.value.details == {"path": str(tmp_path / "daemon-token")}
 
 
@@ -265,6 +265,7 @@ def test_a_connection_without_a_client_address_is_counted_as_one_client() -> Non
     [
         ("https://localhost:4318", True),
         ("HTTP://LOCALHOST:4318", True),
+        ("https://localhost", False),  # port 443
         ("ftp://localhost:4318", False),
         ("localhost:4318", False),
     ],
@@ -289,3 +290,16 @@ def test_a_foreign_origin_is_refused_with_what_may_call_the_daemon() -> None:
         "cross-origin requests are refused: only pages the daemon serves itself "
         "(same host and port) may call it from a browser"
     )
+
+
+def test_https_without_a_port_is_port_443() -> None:
+    auth = DaemonAuth("token")
+    assert auth.own_origin("https://localhost", "localhost:443")
+    assert not auth.own_origin("https://localhost", "localhost:444")
+
+
+def test_a_request_without_a_host_header_is_refused() -> None:
+    connection = HTTPConnection({"type": "http", "headers": [], "client": ("127.0.0.1", 5)})
+    with pytest.raises(ApiError) as refused:
+        DaemonAuth("token").check_host(connection)
+    assert (refused.value.status, str(refused.value)) == (403, "requests for host '' are refused")
