@@ -85,6 +85,7 @@ CORES: dict[str, Core] = {
             "tests/unit/notes/test_secret_detection.py",
             "tests/unit/notes/test_secret_prose.py",
             "tests/unit/notes/test_secret_values.py",
+            "tests/unit/notes/test_secret_encoded.py",
         ),
         deselect=(
             "tests/unit/notes/test_secret_detection.py::"
