@@ -108,3 +108,25 @@ def test_values_in_prose_that_are_credentials(text: str, redacted: str) -> None:
 )
 def test_values_in_prose_that_are_not(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (f"The AWS secret for CI:\n{AWS_SECRET}", True),
+        (f"aws creds {AWS_SECRET} x", True),
+        (f"secret for CI:\n{AWS_SECRET}", False),  # no mention of AWS
+        (f"aws creds {AWS_SECRET[:39]} x", False),  # 39 characters
+        (f"aws creds {AWS_SECRET}A x", False),  # 41
+        (f"aws creds {AWS_SECRET.lower()} x", False),  # one case only
+        (f"aws creds {AWS_SECRET.upper()} x", False),
+        ("aws creds dFkLmQxRt/VbNw+YpZsHcJuGeAiKoABCDEF x", False),  # no digit
+        ("aws data dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVy x", False),  # base64 of text
+    ],
+)
+def test_a_bare_aws_secret_key_is_forty_mixed_characters_near_aws(text: str, found: bool) -> None:
+    kinds = [finding.kind for finding in find_secrets({"body": text})]
+    assert ("AWS secret access key" in kinds) is found
