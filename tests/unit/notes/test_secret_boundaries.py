@@ -21,6 +21,9 @@ def _kinds(text: str) -> list[str]:
         ("Authorization: Basic {}", "dXNlcjpw", "dXNlcjp", "HTTP Basic credential"),
         # Bearer: sixteen token characters and up.
         ("Authorization: Bearer {}", "k9Xq2Lm8Vb7Np4Rt", "k9Xq2Lm8Vb7Np4R", "Bearer token"),
+        # A password assigned: eight characters and up; after "is", ten.
+        ("password={}", "Xk9#mQ2v", "Xk9#mQ2", "password assignment"),
+        ("the password is {}", "Xk9#mQ2vLp", "Xk9#mQ2vL", "password assignment"),
         # AWS access key id: AKIA and sixteen more, no fewer.
         ("key {} here", "AKIAY0CQ65ZT4WN6ISIG", "AKIAY0CQ65ZT4WN6ISI", "AWS access key"),
     ],

@@ -361,3 +361,32 @@ def test_a_tool_result_for_a_model_is_redacted_in_every_string() -> None:
         "notes": [{"body": f"t={MODEL_MARKER}", "n": 3}, [MODEL_MARKER, None]],
         "summary": "clean",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (
+            "https://app.io/cb?token=R8kT2mQ9vLp4Zt7R&next=/home",
+            "https://app.io/cb?token=[REDACTED]&next=/home",
+        ),
+        (
+            "https://app.io/cb?token=R8kT2mQ9vLp4Zt7R&a=b&c=d",
+            "https://app.io/cb?token=[REDACTED]&a=b&c=d",
+        ),
+    ],
+)
+def test_a_token_in_a_query_string_ends_at_the_next_parameter(text: str, redacted: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["token assignment"]
+    assert redact_secrets(text) == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AWS_SECRET = 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko",
+        "aws_secret_access_key = 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko",
+    ],
+)
+def test_an_aws_secret_assigned_is_named_for_aws(text: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["AWS secret access key"]
