@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oharness.merge.text import merge_text
+from oharness.merge.text import ConflictRegion, TextMerge, merge_text, merge_text_marked
 
 BASE = "one\ntwo\nthree\nfour\nfive\n"
 
@@ -75,3 +75,66 @@ def test_an_unchanged_side_takes_the_others_text_exactly() -> None:
 def test_deleting_everything_against_a_newline_only_change_leaves_nothing() -> None:
     result = merge_text("a\n", "", "a")
     assert result.ok and result.text == ""
+
+
+def test_an_unchanged_side_gives_an_ok_merge_of_the_other_side() -> None:
+    assert merge_text("a", "a", "b") == TextMerge(True, "b")
+    assert merge_text("a", "b", "a") == TextMerge(True, "b")
+
+
+def test_a_conflict_is_not_ok_and_has_no_text() -> None:
+    result = merge_text(BASE, BASE.replace("two", "TWO"), BASE.replace("two", "2"))
+    region = ConflictRegion(2, ("two",), ("TWO",), ("2",))
+    assert result == TextMerge(False, None, (region,))
+
+
+def test_a_merge_keeps_a_missing_final_newline() -> None:
+    assert merge_text("a\nb\nc", "A\nb\nc", "a\nb\nC").text == "A\nb\nC"
+
+
+def test_the_side_that_dropped_the_final_newline_wins_over_line_edits() -> None:
+    assert merge_text("a\nb\nc\n", "A\nb\nc\n", "a\nb\nC").text == "A\nb\nC"
+    assert merge_text("a\nb\nc\n", "A\nb\nc", "a\nb\nC\n").text == "A\nb\nC"
+
+
+def test_text_added_to_an_empty_base_keeps_the_final_newline_either_side_added() -> None:
+    assert merge_text("", "x\n", "x").text == "x\n"
+    assert merge_text("", "x", "x\n").text == "x\n"
+
+
+def test_a_last_line_without_newline_is_a_line() -> None:
+    result = merge_text("one\ntwo", "zero\none\ntwo", "one\ntwo\nthree\n")
+    assert result.text == "zero\none\ntwo\nthree\n"
+
+
+def test_repeated_lines_in_a_long_text_still_align() -> None:
+    # difflib's junk heuristic (autojunk) would treat a line repeated in more than 1 % of a
+    # 200+ line text as noise and align nothing: both edits would become one conflict.
+    base = "- [ ] check\n" * 250
+    ours = "# Checklist\n" + base
+    theirs = base + "- [x] done\n"
+    assert merge_text(base, ours, theirs).text == ours + "- [x] done\n"
+
+
+def test_a_marked_merge_writes_each_conflict_between_labelled_markers() -> None:
+    result = merge_text_marked(
+        "one\ntwo\nthree\n", "one\nTWO\nthree\n", "one\n2\nthree\n", ("mine", "server")
+    )
+    assert result == TextMerge(
+        False,
+        "one\n<<<<<<< mine\nTWO\n=======\n2\n>>>>>>> server\nthree\n",
+        (ConflictRegion(2, ("two",), ("TWO",), ("2",)),),
+    )
+
+
+def test_a_marked_merge_ends_with_a_newline_after_the_closing_marker() -> None:
+    result = merge_text_marked("one\ntwo", "one\nTWO", "one\ntwo\nthree", ("mine", "server"))
+    assert not result.ok
+    assert result.text == "one\n<<<<<<< mine\nTWO\n=======\ntwo\nthree\n>>>>>>> server\n"
+
+
+def test_a_marked_merge_without_conflict_is_the_plain_merge() -> None:
+    merged = merge_text_marked(
+        BASE, BASE.replace("one", "ONE"), BASE.replace("five", "5"), ("a", "b")
+    )
+    assert merged == TextMerge(True, "ONE\ntwo\nthree\nfour\n5\n")

@@ -14,6 +14,7 @@ from oharness.notes.format import (
     parse_note,
     parse_note_bytes,
     serialise_note,
+    serialise_note_bytes,
 )
 
 VECTORS = Path(__file__).resolve().parents[4] / "shared" / "spec" / "vectors" / "hash.json"
@@ -108,37 +109,135 @@ def test_missing_times_fall_back_to_the_default() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("text", "reason", "message"),
     [
-        ("no frontmatter at all", "no_frontmatter"),
-        ("---\n{not json}\n---\nbody", "invalid_json"),
-        ("---\n[1, 2]\n---\nbody", "not_an_object"),
-        ('---\n{"id":"n-1","summary":"S"}\nbody without closing', "unclosed_frontmatter"),
-        ('---\n{"summary":"S"}\n---\nbody', "invalid_id"),
-        ('---\n{"id":"../etc","summary":"S"}\n---\nbody', "invalid_id"),
-        ('---\n{"id":"n-1","summary":""}\n---\nbody', "invalid_summary"),
-        ('---\n{"id":"n-1","summary":"a\\nb"}\n---\nbody', "invalid_summary"),
-        ('---\n{"id":"n-1","summary":"S","tags":"a"}\n---\nbody', "invalid_tags"),
-        ('---\n{"id":"n-1","summary":"S","type":3}\n---\nbody', "invalid_type"),
-        ("---\n---\nbody", "empty_frontmatter"),
-        ('---\n{"id":"n-1","summary":"bell \\u0007"}\n---\nbody', "invalid_characters"),
-        ('---\n{"id":"n-1","summary":"S","tags":["a\\u001b"]}\n---\nb', "invalid_characters"),
-        ('---\n{"id":"n-1","summary":"lone \\ud800"}\n---\nbody', "invalid_characters"),
-        ('---\n{"id":"n-1","summary":"S","x":["\\udfff"]}\n---\nbody', "invalid_characters"),
-        ('---\n{"id":"n-1","summary":"S"}\n---\na NUL \x00 here', "invalid_characters"),
-        ('---\n{"id":"n-1","summary":"S"}\n---\nESC \x1b[2J', "invalid_characters"),
+        ("no frontmatter at all", "no_frontmatter", "the file does not start with a '---' line"),
+        (
+            "---\n{not json}\n---\nbody",
+            "invalid_json",
+            # The line counts the file's lines: the JSON starts on line 2.
+            "the frontmatter is not valid JSON "
+            "(Expecting property name enclosed in double quotes at line 2)",
+        ),
+        (
+            # A blank line before the closing '---' is a frontmatter, not a missing one.
+            "---\n\n---\nbody",
+            "invalid_json",
+            "the frontmatter is not valid JSON (Expecting value at line 2)",
+        ),
+        ("---\n[1, 2]\n---\nbody", "not_an_object", "the frontmatter is not a JSON object"),
+        (
+            '---\n{"id":"n-1","summary":"S"}\nbody without closing',
+            "unclosed_frontmatter",
+            "the frontmatter is not closed by a '---' line",
+        ),
+        (
+            '---\n{"summary":"S"}\n---\nbody',
+            "invalid_id",
+            "the frontmatter id null is missing or invalid",
+        ),
+        (
+            '---\n{"id":"../etc","summary":"S"}\n---\nbody',
+            "invalid_id",
+            'the frontmatter id "../etc" is missing or invalid',
+        ),
+        (
+            '---\n{"id":"é","summary":"S"}\n---\nbody',
+            "invalid_id",
+            'the frontmatter id "é" is missing or invalid',  # shown as written, not escaped
+        ),
+        (
+            '---\n{"id":"n-1","summary":""}\n---\nbody',
+            "invalid_summary",
+            "the summary is missing, empty or spans several lines",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"a\\nb"}\n---\nbody',
+            "invalid_summary",
+            "the summary is missing, empty or spans several lines",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S","tags":"a"}\n---\nbody',
+            "invalid_tags",
+            "tags must be a list of strings",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S","type":3}\n---\nbody',
+            "invalid_type",
+            "type must be a string",
+        ),
+        ("---\n---\nbody", "empty_frontmatter", "the frontmatter is empty"),
+        (
+            '---\n{"id":"n-1","summary":"bell \\u0007"}\n---\nbody',
+            "invalid_characters",
+            "the frontmatter holds a control character (U+0007) at line 1, column 6",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S","tags":["a\\u001b"]}\n---\nb',
+            "invalid_characters",
+            "the frontmatter holds a control character (U+001B) at line 1, column 2",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"lone \\ud800"}\n---\nbody',
+            "invalid_characters",
+            "the frontmatter holds an unpaired surrogate (U+D800) at line 1, column 6",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S","x":["\\udfff"]}\n---\nbody',
+            "invalid_characters",
+            "the frontmatter holds an unpaired surrogate (a \\ud800-style escape, left by text "
+            "cut inside an emoji); remove it",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S"}\n---\na NUL \x00 here',
+            "invalid_characters",
+            "the body holds a control character (U+0000) at line 1, column 7",
+        ),
+        (
+            '---\n{"id":"n-1","summary":"S"}\n---\nESC \x1b[2J',
+            "invalid_characters",
+            "the body holds a control character (U+001B) at line 1, column 5",
+        ),
     ],
 )
-def test_malformed_files_are_refused_with_a_reason(text: str, reason: str) -> None:
+def test_malformed_files_are_refused_with_a_reason_and_a_message(
+    text: str, reason: str, message: str
+) -> None:
     with pytest.raises(NoteFormatError) as caught:
         parse_note(text)
     assert caught.value.details["reason"] == reason
+    assert str(caught.value) == message
 
 
-def test_invalid_utf8_is_refused() -> None:
+def test_invalid_utf8_is_refused_with_the_offset_of_the_bad_byte() -> None:
     with pytest.raises(NoteFormatError) as caught:
         parse_note_bytes(b'---\n{"id":"n-1","summary":"S"}\n---\n\xff\xfe')
     assert caught.value.details["reason"] == "not_utf8"
+    assert str(caught.value) == "the file is not valid UTF-8 (byte 35)"
+
+
+def test_parsing_bytes_passes_the_default_time_on() -> None:
+    data = b'---\n{"id":"n-1","summary":"S"}\n---\nb'
+    assert parse_note_bytes(data).created_at == 0
+    note = parse_note_bytes(data, default_time=42)
+    assert (note.created_at, note.updated_at) == (42, 42)
+    assert parse_note(data.decode()).updated_at == 0
+
+
+@pytest.mark.parametrize(("value", "expected"), [(5.0, 5), (5.5, 42), (True, 42), (7, 7)])
+def test_a_time_is_a_whole_number_of_milliseconds_or_the_default(
+    value: object, expected: int
+) -> None:
+    text = f'---\n{{"id":"n-1","summary":"S","createdAt":{json.dumps(value)}}}\n---\nb'
+    assert parse_note(text, default_time=42).created_at == expected
+
+
+def test_the_bytes_written_are_the_text_in_utf8_and_read_back_to_the_same_note() -> None:
+    note = Note(id="n-1", summary="Café ☕", body="body ✓\n", tags=("é",), type="t")
+    data = serialise_note_bytes(note)
+    assert data == serialise_note(note).encode("utf-8")
+    assert "Café ☕".encode() in data  # not \u-escaped
+    assert parse_note_bytes(data) == note
 
 
 def test_a_utf8_bom_is_accepted() -> None:

@@ -21,6 +21,9 @@ def _kinds(text: str) -> list[str]:
         ("Authorization: Basic {}", "dXNlcjpw", "dXNlcjp", "HTTP Basic credential"),
         # Bearer: sixteen token characters and up.
         ("Authorization: Bearer {}", "k9Xq2Lm8Vb7Np4Rt", "k9Xq2Lm8Vb7Np4R", "Bearer token"),
+        # A password assigned: eight characters and up; after "is", ten.
+        ("password={}", "Xk9#mQ2v", "Xk9#mQ2", "password assignment"),
+        ("the password is {}", "Xk9#mQ2vLp", "Xk9#mQ2vL", "password assignment"),
         # AWS access key id: AKIA and sixteen more, no fewer.
         ("key {} here", "AKIAY0CQ65ZT4WN6ISIG", "AKIAY0CQ65ZT4WN6ISI", "AWS access key"),
     ],
@@ -38,3 +41,10 @@ def test_a_url_password_of_any_length_from_three_is_found() -> None:
     for length in (3, 8, 11, 12, 13, 64):
         password = ("k9x" * 30)[:length]
         assert "URL with a password" in _kinds(f"postgres://app:{password}@db.internal/shop")
+
+
+def test_an_openai_key_needs_twenty_random_characters_with_a_digit() -> None:
+    kind = "OpenAI/Anthropic API key"
+    assert _kinds("key sk-R8kT2mQ9vLp4Zt7RwY3n here") == [kind]
+    assert kind not in _kinds("key sk-R8kT2mQ9vLp4Zt7RwY3 here")  # nineteen
+    assert kind not in _kinds("key sk-RkTmQvLpZtRwYnBcDxFhJ here")  # no digit

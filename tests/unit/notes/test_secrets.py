@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from oharness.errors import SecretError
-from oharness.notes.secrets import SecretFinding, check_no_secrets, find_secrets, redact_secrets
+from oharness.notes.secrets import (
+    MODEL_MARKER,
+    SecretFinding,
+    check_no_secrets,
+    find_secrets,
+    redact_for_model,
+    redact_for_model_in,
+    redact_secrets,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "secrets"
 OPEN, CLOSE = "⟦", "⟧"
@@ -316,3 +324,69 @@ def test_fullwidth_letters_do_not_hide_a_secret() -> None:
     fullwidth = "".join(chr(ord(ch) + 0xFEE0) for ch in GITHUB_TOKEN)
     assert find_secrets({"body": fullwidth}) == [SecretFinding("GitHub token", "body", 1)]
     assert redact_secrets(f"« {fullwidth} »") == f"« {MARKER} »"
+
+
+@pytest.mark.parametrize(
+    ("kind", "phrase"),
+    [
+        ("Example key", "an Example key"),
+        ("Infra token", "an Infra token"),
+        ("OpenAI/Anthropic API key", "an OpenAI/Anthropic API key"),
+        ("npm token", "an npm token"),
+        ("Slack token", "a Slack token"),
+        ("URL with a password", "a URL with a password"),  # "you-are-el": a consonant sound
+    ],
+)
+def test_describe_chooses_an_before_a_vowel_sound(kind: str, phrase: str) -> None:
+    assert SecretFinding(kind, "body", 1).describe() == f"{phrase} in body line 1"
+
+
+def test_refusal_counts_a_single_other_finding() -> None:
+    with pytest.raises(SecretError, match=r"\(a GitHub token in summary line 1, and 1 more\)"):
+        check_no_secrets({"summary": f"token {GITHUB_TOKEN}", "body": f"DB_PASSWORD={PASSWORD}"})
+
+
+def test_text_for_a_model_has_credentials_marked_and_invisibles_shown() -> None:
+    text = f"deploy with {GITHUB_TOKEN}\u200b done"
+    assert redact_for_model(text) == "deploy with [credential removed]\\u200b done"
+    assert MODEL_MARKER == "[credential removed]"
+
+
+def test_a_tool_result_for_a_model_is_redacted_in_every_string() -> None:
+    value = {
+        "notes": [{"body": f"t={GITHUB_TOKEN}", "n": 3}, (f"{GITHUB_TOKEN}", None)],
+        "summary": "clean",
+    }
+    assert redact_for_model_in(value) == {
+        "notes": [{"body": f"t={MODEL_MARKER}", "n": 3}, [MODEL_MARKER, None]],
+        "summary": "clean",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (
+            "https://app.io/cb?token=R8kT2mQ9vLp4Zt7R&next=/home",
+            "https://app.io/cb?token=[REDACTED]&next=/home",
+        ),
+        (
+            "https://app.io/cb?token=R8kT2mQ9vLp4Zt7R&a=b&c=d",
+            "https://app.io/cb?token=[REDACTED]&a=b&c=d",
+        ),
+    ],
+)
+def test_a_token_in_a_query_string_ends_at_the_next_parameter(text: str, redacted: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["token assignment"]
+    assert redact_secrets(text) == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AWS_SECRET = 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko",
+        "aws_secret_access_key = 9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko",
+    ],
+)
+def test_an_aws_secret_assigned_is_named_for_aws(text: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] == ["AWS secret access key"]
