@@ -19,7 +19,7 @@ from oharness.daemon.auth import (
     host_name,
     load_or_create_token,
 )
-from oharness.daemon.errors import ApiError
+from oharness.daemon.errors import DaemonApiError
 from oharness.errors import StorageError
 
 NO_CREDENTIAL = "send 'Authorization: Bearer <token>' (the token is in $OHARNESS_HOME/daemon-token)"
@@ -49,8 +49,8 @@ def _connection(
     return HTTPConnection({"type": "http", "headers": headers, "client": client})
 
 
-def _refusal(auth: DaemonAuth, connection: HTTPConnection, method: str = "GET") -> ApiError:
-    with pytest.raises(ApiError) as refused:
+def _refusal(auth: DaemonAuth, connection: HTTPConnection, method: str = "GET") -> DaemonApiError:
+    with pytest.raises(DaemonApiError) as refused:
         auth.check(connection, method)
     return refused.value
 
@@ -223,7 +223,7 @@ def test_the_page_url_carries_the_code_once() -> None:
 def test_a_used_or_wrong_code_is_refused_and_slowed() -> None:
     auth = DaemonAuth("token", page_code="code")
     message = "this sign-in link was already used or is wrong"
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DaemonApiError) as refused:
         auth.redeem(_connection(), "wrong")
     assert (refused.value.status, refused.value.code, str(refused.value)) == (
         401,
@@ -232,7 +232,7 @@ def test_a_used_or_wrong_code_is_refused_and_slowed() -> None:
     )
     assert auth.page_code == "code"  # a wrong guess does not spend the code
     auth.redeem(_connection(), "code")
-    with pytest.raises(ApiError) as used:
+    with pytest.raises(DaemonApiError) as used:
         auth.redeem(_connection(), "code")
     assert (used.value.status, str(used.value)) == (401, message)
 
@@ -240,12 +240,12 @@ def test_a_used_or_wrong_code_is_refused_and_slowed() -> None:
 def test_wrong_tries_are_counted_per_client_address() -> None:
     auth = DaemonAuth("token", page_code="code")
     for _ in range(auth.backoff.free):
-        with pytest.raises(ApiError):
+        with pytest.raises(DaemonApiError):
             auth.redeem(_connection(client=("10.0.0.1", 5)), "wrong")
-    with pytest.raises(ApiError) as other:
+    with pytest.raises(DaemonApiError) as other:
         auth.redeem(_connection(client=("10.0.0.2", 5)), "wrong")
     assert other.value.status == 401
-    with pytest.raises(ApiError) as slowed:
+    with pytest.raises(DaemonApiError) as slowed:
         auth.redeem(_connection(client=("10.0.0.1", 5)), "wrong")
     assert slowed.value.status == 429
 
@@ -283,7 +283,7 @@ def test_a_foreign_origin_is_refused_with_what_may_call_the_daemon() -> None:
             "client": ("127.0.0.1", 5),
         }
     )
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DaemonApiError) as refused:
         auth.check_host(connection)
     assert (refused.value.status, refused.value.code) == (403, "origin_not_allowed")
     assert str(refused.value) == (
@@ -300,6 +300,6 @@ def test_https_without_a_port_is_port_443() -> None:
 
 def test_a_request_without_a_host_header_is_refused() -> None:
     connection = HTTPConnection({"type": "http", "headers": [], "client": ("127.0.0.1", 5)})
-    with pytest.raises(ApiError) as refused:
+    with pytest.raises(DaemonApiError) as refused:
         DaemonAuth("token").check_host(connection)
     assert (refused.value.status, str(refused.value)) == (403, "requests for host '' are refused")
