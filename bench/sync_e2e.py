@@ -72,6 +72,9 @@ class World:
         payload = {"sub": "bench", "exp": int(time.time()) + 3600, "ent": {"plan": "paid"}}
         self.token = jwt.encode(payload, SECRET, algorithm="HS256")
         self.cipher = cipher
+        if cipher is not None:  # an envelope marks the account encrypted (its keys are not read)
+            account = SyncClient(ORIGIN, self.token, http=self.http)
+            account.put_keys(new_account_key("bench passphrase", n=2**10).envelope.to_json(), 0)
         self.machines = [root / "a", root / "b"]
         for machine in self.machines:
             folder = machine / "repo" / "MEMORY"
