@@ -78,7 +78,8 @@ def logout() -> None:
 
 @click.group()
 def sync() -> None:
-    """Cloud sync of project and user notes: status, sync now, the switch, conflicts."""
+    """Cloud sync of project and user notes: status, sync now, the switch, conflicts,
+    end-to-end encryption."""
 
 
 def _print_status(data: dict[str, Any]) -> None:
