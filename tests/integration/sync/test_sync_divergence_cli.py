@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,28 +17,13 @@ from cliworld import (
     LimitingProxy,
     Machine,
     Server,
-    Storage,
     machines,
-    running_server,
-    storage_for,
     token_for,
 )
 
 GITHUB_TOKEN = "ghp_" + "Zx9Q2mL7vR4tK8wB3nH6jC1pD5sF0gY2aE7u"
 AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
 SLACK_WEBHOOK = "hooks.slack.com/services/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"
-
-
-@pytest.fixture(params=["file", "s3"])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
-    s3 = request.getfixturevalue("s3_server") if request.param == "s3" else None
-    return storage_for(request.param, tmp_path, s3)
-
-
-@pytest.fixture
-def server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
-    with running_server(storage, tmp_path) as running:
-        yield running
 
 
 @pytest.fixture

@@ -7,27 +7,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, Machine, Server, Storage, machines, running_server, storage_for
+from cliworld import OHARNESS, Machine, Server, Storage, machines
 
 PASSPHRASE = "correct horse battery staple"
 NEW_PASSPHRASE = "a much longer passphrase now"
 PROJECT_ID = "p-divergence-0123456789abcdef"
-
-
-@pytest.fixture(params=["file", "s3"])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
-    s3 = request.getfixturevalue("s3_server") if request.param == "s3" else None
-    return storage_for(request.param, tmp_path, s3)
-
-
-@pytest.fixture
-def server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
-    with running_server(storage, tmp_path) as running:
-        yield running
 
 
 def typed(machine: Machine, *args: str, text: str) -> subprocess.CompletedProcess[str]:
