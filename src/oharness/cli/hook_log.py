@@ -18,7 +18,8 @@ MAX_LOG_BYTES: Final = 1024 * 1024
 
 
 def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") -> None:
-    """Append one line to the hook log (rotated past 1 MiB)."""
+    """Append one line to the hook log (rotated past 1 MiB). A log that cannot be written is
+    the one failure left unsaid: saying it anywhere else would break the hook's silence."""
     import time
 
     from oharness.bridges.prompt_hook import make_private_folder
@@ -33,4 +34,4 @@ def log_failure(home: str, event: str, reason: str, agent: str = "claude-code") 
         with open(opened, "a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(f"{stamp} {agent} {event}: {reason}\n")
     except OSError:
-        pass  # nowhere to log: still silent, still exit 0
+        return

@@ -391,14 +391,9 @@ def unbind(
 
 
 def _signed_in_client() -> Any:
-    from oharness.sync.client import SyncClient
-    from oharness.sync.settings_file import SyncSettingsFile
+    from oharness.sync.encryption import account_client
 
-    settings = SyncSettingsFile(_home())
-    origin, token = settings.origin(), settings.token(os.environ.get("OHARNESS_TOKEN"))
-    if not origin or not token:
-        raise ValidationError("not signed in: run 'oharness login --origin URL' first")
-    return SyncClient(origin, token)
+    return account_client(_home(), os.environ.get("OHARNESS_TOKEN"))
 
 
 def _read_secret(label: str, from_stdin: bool, *, confirm: bool) -> str:

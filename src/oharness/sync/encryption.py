@@ -28,13 +28,19 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from oharness.errors import OHarnessError, SyncError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.project.paths import HomeLayout
 from oharness.sync.client import SyncClient
-from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
+from oharness.sync.protocol import (
+    Change,
+    CommitRequest,
+    SnapshotRequest,
+    SnapshotResponse,
+    SyncScope,
+)
 from oharness.sync.protocol.sealed import is_opaque_id
 from oharness.sync.sealed_client import SealedClient
 
@@ -169,20 +175,37 @@ def _sealed(scope: SyncScope) -> bool:
 
 def _copy_sealed(client: SyncClient, sealed: SealedClient, scope: SyncScope) -> int:
     """Every live note of a plain scope, put into its sealed scope; how many."""
-    bodies: dict[str, str] = {}
+    return _put_all(
+        sealed,
+        scope,
+        _live_files(client, scope),
+        "nothing was turned on: run 'oharness sync encrypt' again",
+    )
+
+
+def _live_files(client: SyncClient, scope: SyncScope) -> dict[str, str]:
+    """Every live note of ``scope`` through ``client`` (sealed or not): note id -> file text."""
     listing = client.snapshot(SnapshotRequest(scope))
-    bodies.update(listing.objects)
-    missing = [entry.rev for entry in listing.notes if entry.rev not in bodies]
+    bodies = _bodies(client, scope, listing, [entry.rev for entry in listing.notes])
+    return {entry.id: bodies[entry.rev] for entry in listing.notes}
+
+
+def _bodies(
+    client: SyncClient, scope: SyncScope, listing: SnapshotResponse, revs: list[str]
+) -> dict[str, str]:
+    """The bodies of ``revs`` of ``listing``: those it carried, the rest asked for."""
+    bodies = {rev: text for rev, text in listing.objects.items() if rev in revs}
+    missing = [rev for rev in revs if rev not in bodies]
     while missing:
         more = client.snapshot(SnapshotRequest(scope, since=listing.version, want=tuple(missing)))
         if not more.objects:
-            raise SyncError("the server kept notes back during the migration; run it again")
+            raise SyncError(
+                "the server kept notes back while they were moved; run the command again",
+                code="unavailable",
+            )
         bodies.update(more.objects)
         missing = [rev for rev in missing if rev not in bodies]
-    files = {entry.id: bodies[entry.rev] for entry in listing.notes}
-    return _put_all(
-        sealed, scope, files, "nothing was turned on: run 'oharness sync encrypt' again"
-    )
+    return bodies
 
 
 @dataclass(frozen=True)
@@ -229,7 +252,7 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
         marker = cipher.scope_marker_id(opaque)
         listing = client.snapshot(SnapshotRequest(scope))
         entry = next((e for e in listing.notes if e.id == marker), None)
-        text = None if entry is None else _body(client, scope, listing, entry.rev)
+        text = None if entry is None else _bodies(client, scope, listing, [entry.rev])[entry.rev]
         raw = None if text is None else sealed_bytes(text)
         try:
             key = None if raw is None else cipher.open_scope_marker(opaque, raw)
@@ -239,8 +262,7 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
             unnamed += 1
             continue
         plain = SyncScope("user") if key == "user" else SyncScope("project", key[8:])
-        files = _files(sealed, plain)
-        named.append((scope, plain, files))
+        named.append((scope, plain, _live_files(sealed, plain)))
     if stored.envelope is not None:
         client.put_keys(None, stored.version)
     notes = 0
@@ -255,34 +277,6 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
         client.erase_scope(scope)
     forgot = forget_key(home) if unnamed == 0 else False
     return TurnedOff(len(named), notes, unnamed, forgot)
-
-
-def _body(client: SyncClient, scope: SyncScope, listing: Any, rev: str) -> str | None:
-    if rev in listing.objects:
-        return str(listing.objects[rev])
-    more = client.snapshot(SnapshotRequest(scope, since=listing.version, want=(rev,)))
-    found = more.objects.get(rev)
-    return None if found is None else str(found)
-
-
-def _files(sealed: SealedClient, scope: SyncScope) -> dict[str, str]:
-    """Every live note of a sealed scope, opened: note id -> file text."""
-    listing = sealed.snapshot(SnapshotRequest(scope))
-    bodies = dict(listing.objects)
-    missing = tuple(entry.rev for entry in listing.notes if entry.rev not in bodies)
-    if missing:
-        more = sealed.snapshot(SnapshotRequest(scope, since=listing.version, want=missing))
-        bodies.update(more.objects)
-    found = {}
-    for entry in listing.notes:
-        if entry.rev not in bodies:
-            raise SyncError(
-                f"note {entry.id} could not be read from the server; nothing was turned off: "
-                "run the command again",
-                code="unavailable",
-            )
-        found[entry.id] = bodies[entry.rev]
-    return found
 
 
 def _put_all(client: SyncClient, scope: SyncScope, files: dict[str, str], retry: str) -> int:
@@ -342,6 +336,17 @@ def change_passphrase(
         held.data_key, new_passphrase, n=n or SCRYPT_N
     )
     client.put_keys(envelope.to_json(), stored.version)
+
+
+def account_client(home: HomeLayout, environ_token: str | None) -> SyncClient:
+    """A plain client of the signed-in account (its key envelope and scopes); close it."""
+    from oharness.sync.settings_file import SyncSettingsFile
+
+    settings = SyncSettingsFile(home)
+    origin, token = settings.origin(), settings.token(environ_token)
+    if not origin or not token:
+        raise ValidationError("not signed in: run 'oharness login --origin URL' first")
+    return SyncClient(origin, token)
 
 
 def sealed_client_for(home: HomeLayout, origin: str, token: str, **kwargs: object) -> SyncClient:

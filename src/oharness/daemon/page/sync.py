@@ -27,10 +27,10 @@ from oharness.daemon.page.messages import note_error_text, pause_text, sync_erro
 from oharness.daemon.page.render import command, marked
 from oharness.daemon.page.threaded import fragment
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
-from oharness.errors import OHarnessError, ValidationError
+from oharness.errors import OHarnessError
 from oharness.sync.actions import used_project_statuses
 from oharness.sync.client import SyncClient
-from oharness.sync.encryption import load_key
+from oharness.sync.encryption import account_client, load_key
 from oharness.sync.panel import SyncPanel, sync_panel
 from oharness.sync.sync_service import PassReport, combined_status
 
@@ -188,10 +188,7 @@ def _unlock(view: PageView, form: Mapping[str, str]) -> dict[str, Any]:
 @contextlib.contextmanager
 def _account_client(view: PageView) -> Iterator[SyncClient]:
     service = cloud_of(view).service
-    origin, token = service.settings.origin(), service.settings.token(service.environ_token)
-    if not origin or not token:
-        raise ValidationError("not signed in: run 'oharness login --origin URL' first")
-    client = SyncClient(origin, token)
+    client = account_client(service.home, service.environ_token)
     try:
         yield client
     finally:
