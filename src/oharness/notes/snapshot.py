@@ -18,7 +18,6 @@ it is derived data, rebuilt from the notes.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import marshal
 import os
@@ -31,7 +30,7 @@ from oharness.errors import StorageError
 from oharness.fsio import atomic_write
 from oharness.notes.format import Note
 from oharness.notes.stored import FileStamp, StoredNote
-from oharness.notes.tempfiles import remove_stale_temp_files
+from oharness.notes.tempfiles import remove_dead_writes
 from oharness.types import Scope
 
 _TAG: Final = b"OHNS"
@@ -110,8 +109,7 @@ class NoteSnapshot:
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             # What killed writers left first: a writer killed every time still clears them.
-            left = self.path.parent.glob(f".{glob.escape(self.path.name)}.*.tmp")
-            remove_stale_temp_files(list(left), time.time_ns() // 1_000_000)
+            remove_dead_writes(self.path)
             framed = _TAG + zlib.crc32(body).to_bytes(4, "little") + body
             atomic_write(self.path, framed, mode=0o600)  # note text: never for other users
         except (OSError, StorageError):

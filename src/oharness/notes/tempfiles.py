@@ -11,6 +11,7 @@ the folder's write lock (and so by every sync pass, which writes under it). Othe
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
@@ -56,3 +57,15 @@ def remove_stale_temp_files(
             continue
         removed.append(path)
     return removed
+
+
+def remove_dead_writes(path: Path) -> None:
+    """Delete what killed writers of ``path`` left: its own temp files, old enough to be dead
+    (call it before writing, so a writer killed every time still clears earlier attempts)."""
+    from glob import escape
+
+    try:
+        left = list(path.parent.glob(f".{escape(path.name)}.*.tmp"))
+    except OSError:  # the folder cannot be listed: the next write tries again
+        return
+    remove_stale_temp_files(left, time.time_ns() // 1_000_000)

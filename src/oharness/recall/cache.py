@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,6 +39,7 @@ import numpy.typing as npt
 
 from oharness.errors import StorageError
 from oharness.fsio import atomic_write
+from oharness.notes.tempfiles import remove_dead_writes
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteKey, Notes, TermOrder
 from oharness.recall.vocabulary import Vocabulary
@@ -138,21 +138,8 @@ def write_atomically(path: Path, data: bytes) -> None:
         ) from exc
     # Before the write, not after: a writer killed every time (a caller's timeout shorter
     # than a first build) still clears the dead writes of earlier attempts.
-    _remove_dead_writes(path)
+    remove_dead_writes(path)
     atomic_write(path, data)
-
-
-def _remove_dead_writes(path: Path) -> None:
-    """Delete what killed writers of ``path`` left: its own temp files, old enough to be dead."""
-    from glob import escape
-
-    from oharness.notes.tempfiles import remove_stale_temp_files
-
-    try:
-        left = list(path.parent.glob(f".{escape(path.name)}.*.tmp"))
-    except OSError:  # the folder cannot be listed: the next write tries again
-        return
-    remove_stale_temp_files(left, time.time_ns() // 1_000_000)
 
 
 def framed(payload: dict[str, Any]) -> bytes:
