@@ -156,6 +156,9 @@ class ScheduleShape:
     steps: int = 24
     fault_rate: float = 0.6
     local_edits: bool = True
+    #: Whether the account is end-to-end encrypted (every device syncs sealed; the schedule
+    #: is the same as without).
+    encrypted: bool = False
     weights: dict[str, float] = field(default_factory=lambda: dict(EXTENDED_WEIGHTS))
 
 

@@ -11,6 +11,11 @@ the real workspace, sync engine and conflict resolver. Faults come from three pl
   replace: its base state, a note, a base copy, a backup, a conflict record).
 
 A crashed device loses every in-memory object and starts again from its disk.
+
+An encrypted world (issue 31) is the same world with the account end-to-end encrypted: its
+key envelope on the server, the data key on every device, every pass through the sealed client
+the sync service makes (:func:`~oharness.sync.encryption.sealed_client_for`). The server holds
+sealed notes under opaque ids; what the oracle reads of it is opened with the account's key.
 """
 
 from __future__ import annotations
@@ -30,16 +35,28 @@ from starlette.testclient import TestClient
 from oharness.errors import StorageUnavailable, SyncError
 from oharness.fsio import set_fault_hook
 from oharness.memory.workspace import Workspace, open_workspace
-from oharness.notes.format import Note
+from oharness.notes.format import Note, file_revision, parse_note_bytes
 from oharness.project.paths import HomeLayout, folder_state_key, stable_scope_key
 from oharness.server.app import create_app
 from oharness.server.config import JwtSettings, ServerSettings
 from oharness.storage.in_memory import MemoryObjectStore
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
-from oharness.sync.protocol import Quotas, SyncScope, manifest_key, parse_manifest, scope_prefix
+from oharness.sync.e2e import NoteCipher, new_account_key
+from oharness.sync.encryption import DeviceKey, save_key, sealed_client_for
+from oharness.sync.protocol import (
+    Manifest,
+    Quotas,
+    SyncScope,
+    manifest_key,
+    object_key,
+    parse_manifest,
+    scope_prefix,
+)
+from oharness.sync.protocol.sealed import sealed_bytes
 from oharness.sync.resolve import ConflictResolver
 from oharness.sync.scope_sync import PassResult, ScopeSync
+from oharness.sync.sealed_client import scope_key_of
 from oharness.sync.sync_service import SyncService, SyncTarget, sync_targets
 
 SECRET = "simulation-secret-0123456789abcdef0123456789"
@@ -48,6 +65,8 @@ ORIGIN = "http://sync.sim"
 USER = "sim-user"
 SCOPE_KEY = stable_scope_key("project", PROJECT_ID)
 PREFIX = scope_prefix(USER, SyncScope("project", PROJECT_ID))
+#: The encrypted world's passphrase (its key derivation made cheap: n is a test's).
+PASSPHRASE = "simulation passphrase"
 DAY_MS = 86_400_000
 
 
@@ -100,8 +119,17 @@ class ArmedFault:
 class SimServer:
     """The sync server app over a memory store, with a history of every committed manifest."""
 
-    def __init__(self, world: World, seed: int, tombstone_days: int) -> None:
+    def __init__(
+        self, world: World, seed: int, tombstone_days: int, cipher: NoteCipher | None
+    ) -> None:
         self.world = world
+        #: The account's key in an encrypted world (the oracle opens what the server holds).
+        self.cipher = cipher
+        self.prefix = PREFIX
+        self.sealed_scope = ""
+        if cipher is not None:
+            self.sealed_scope = cipher.opaque_scope(scope_key_of(SyncScope("project", PROJECT_ID)))
+            self.prefix = scope_prefix(USER, SyncScope("project", self.sealed_scope))
         self.clock = TickClock()
         self.tombstone_days = tombstone_days
         self.store = MemoryObjectStore(before=self._before, after=self._after)
@@ -161,7 +189,7 @@ class SimServer:
         copy = self.copies[pick % len(self.copies)]
         with self.store._lock:
             self.store._objects = dict(copy)
-        stored = copy.get(manifest_key(PREFIX))
+        stored = copy.get(manifest_key(self.prefix))
         return parse_manifest(stored.data).version if stored is not None else 0
 
     def forward(self, request: httpx2.Request) -> httpx2.Response:
@@ -171,12 +199,33 @@ class SimServer:
         """The live notes of the current manifest: id -> content hash."""
         self._recording = True
         try:
-            stored = self.store.get(manifest_key(PREFIX))
+            stored = self.store.get(manifest_key(self.prefix))
+            if stored is None:
+                return {}
+            return {note_id: full for (note_id, _), full in self._live(stored.data).items()}
         finally:
             self._recording = False
-        if stored is None:
-            return {}
-        return {note_id: note.hash for note_id, note in parse_manifest(stored.data).notes.items()}
+
+    def _live(self, data: bytes) -> dict[tuple[str, str], str]:
+        """A manifest's live notes as the devices know them: (id, rev) -> content hash (a
+        sealed note opened with the account's key, the scope's marker left out)."""
+        manifest: Manifest = parse_manifest(data)
+        if self.cipher is None:
+            return {(note_id, note.rev): note.hash for note_id, note in manifest.notes.items()}
+        name = scope_key_of(SyncScope("project", PROJECT_ID))
+        marker = self.cipher.scope_marker_id(self.sealed_scope)
+        live = {}
+        for opaque, note in manifest.notes.items():
+            if opaque == marker:
+                continue
+            stored = self.store.get(object_key(self.prefix, opaque, note.rev))
+            assert stored is not None, f"manifest names {opaque}@{note.rev}, no object holds it"
+            raw = sealed_bytes(stored.data.decode("ascii"))
+            assert raw is not None, f"{opaque}@{note.rev} is stored in clear"
+            note_id, text = self.cipher.open(name, opaque, raw)
+            data = text.encode("utf-8")
+            live[(note_id, file_revision(data))] = parse_note_bytes(data).content_hash
+        return live
 
     def _store_fault(self, op: str, key: str, when: str) -> None:
         armed = self.world.armed
@@ -205,13 +254,11 @@ class SimServer:
         self._recording = True
         try:
             stored = self.store.get(key)
+            assert stored is not None
+            self.version = max(self.version, parse_manifest(stored.data).version)
+            self.revisions.update(self._live(stored.data))
         finally:
             self._recording = False
-        assert stored is not None
-        manifest = parse_manifest(stored.data)
-        self.version = max(self.version, manifest.version)
-        for note_id, note in manifest.notes.items():
-            self.revisions[(note_id, note.rev)] = note.hash
 
 
 class DeviceTransport(httpx2.BaseTransport):
@@ -316,7 +363,9 @@ class Device:
         self.http = httpx2.Client(transport=self.transport, base_url=ORIGIN)
         payload = {"sub": USER, "exp": int(time.time()) + 7 * 86400, "ent": {"plan": "paid"}}
         self.token = jwt.encode(payload, SECRET, algorithm="HS256")
-        self.client = SyncClient(ORIGIN, self.token, http=self.http)
+        if world.account_key is not None:
+            save_key(HomeLayout(self.home), world.account_key)
+        self.client = self._client()
         self.offline_until = -1
         self.crashes = 0
         #: Passes before this step see memory.maxNotes one below the note files held.
@@ -341,6 +390,11 @@ class Device:
         self.protocol: int | None = None
         #: Identity reads (protocol checks) this device made.
         self.identity_reads = 0
+
+    def _client(self) -> SyncClient:
+        """The client a pass of the sync service uses (sealed while this device holds the
+        account's key, reading its seal maps from disk)."""
+        return sealed_client_for(HomeLayout(self.home), ORIGIN, self.token, http=self.http)
 
     @property
     def online(self) -> bool:
@@ -415,6 +469,7 @@ class Device:
         """Forget everything in memory; the next use starts again from disk."""
         self._workspace = None
         self._engine = None
+        self.client = self._client()
         self.crashes += 1
 
     def break_note(self, pick: int, until: int) -> str | None:
@@ -464,7 +519,15 @@ class Device:
 class World:
     """The server, the devices, the shared device clock and the armed fault."""
 
-    def __init__(self, directory: Path, seed: int, devices: int, tombstone_days: int = 1) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        seed: int,
+        devices: int,
+        tombstone_days: int = 1,
+        *,
+        encrypted: bool = False,
+    ) -> None:
         self.directory = directory
         self.seed = seed
         self.clock = TickClock()
@@ -472,8 +535,18 @@ class World:
         self.armed: ArmedFault | None = None
         #: A proxy's request-body limit in front of the server (``None``: no proxy limit).
         self.proxy_limit: int | None = None
-        self.server = SimServer(self, seed, tombstone_days)
+        #: The key every device of an encrypted world holds (``None``: not encrypted).
+        self.account_key: DeviceKey | None = None
+        cipher = None
+        if encrypted:
+            made = new_account_key(PASSPHRASE, n=2**4)
+            envelope = made.envelope.to_json()
+            self.account_key = DeviceKey(ORIGIN, USER, made.data_key, True, envelope)
+            cipher = NoteCipher(made.data_key)
+        self.server = SimServer(self, seed, tombstone_days, cipher)
         self.devices = [Device(self, index, seed) for index in range(devices)]
+        if encrypted:
+            self.devices[0].client.put_keys(envelope, 0)
         self.on_interleave: Callable[[Device], Any] | None = None
         self.on_concurrent_edit: Callable[[Device, Fault], bool] | None = None
         self._previous_hook = set_fault_hook(self._write_hook)

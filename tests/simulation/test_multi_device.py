@@ -54,11 +54,18 @@ SHORT = ScheduleShape(devices=3, steps=14)
 LONG = ScheduleShape(devices=4, steps=100)
 #: Long seeds are numbered from here, so no seed number means two schedules.
 LONG_FIRST_SEED = 1_000_000
+#: The same schedules with the account end-to-end encrypted (issue 31): the seeds of the
+#: unencrypted run from the first on, every device syncing sealed.
+SEALED_SHORT = ScheduleShape(devices=3, steps=14, encrypted=True)
+SEALED_LONG = ScheduleShape(devices=4, steps=100, encrypted=True)
 
 
 #: Seed counts per profile (``OHARNESS_SIM_PROFILE``): ``ci`` for the test command, ``long``
 #: for a developer's run before a release (about ten minutes on two cores).
-PROFILES = {"ci": {"short": 1000, "long": 24}, "long": {"short": 4000, "long": 200}}
+PROFILES = {
+    "ci": {"short": 1000, "long": 24, "sealed short": 200, "sealed long": 6},
+    "long": {"short": 4000, "long": 200, "sealed short": 1000, "sealed long": 50},
+}
 
 
 def _profile(kind: str) -> int:
@@ -89,6 +96,33 @@ def long_run(scratch: Path) -> BatchResult:
     first = LONG_FIRST_SEED
     seeds = list(range(first, first + _count("OHARNESS_SIM_LONG_SEEDS", _profile("long"))))
     return run_seeds(seeds, LONG, scratch / "long")
+
+
+@pytest.fixture(scope="module")
+def sealed_short_run(scratch: Path) -> BatchResult:
+    seeds = list(range(_count("OHARNESS_SIM_SEALED_SEEDS", _profile("sealed short"))))
+    return run_seeds(seeds, SEALED_SHORT, scratch / "sealed-short")
+
+
+@pytest.fixture(scope="module")
+def sealed_long_run(scratch: Path) -> BatchResult:
+    first = LONG_FIRST_SEED
+    count = _count("OHARNESS_SIM_SEALED_LONG_SEEDS", _profile("sealed long"))
+    return run_seeds(list(range(first, first + count)), SEALED_LONG, scratch / "sealed-long")
+
+
+def test_encrypted_schedules_keep_every_invariant(
+    sealed_short_run: BatchResult, sealed_long_run: BatchResult
+) -> None:
+    """The same schedules, faults and oracle with every device syncing sealed: the storage
+    reset loses the key envelope too (a device puts its copy back), a restore brings an older
+    manifest of sealed revisions."""
+    for run in (sealed_short_run, sealed_long_run):
+        if run.failures:
+            pytest.fail(run.summary(), pytrace=False)
+    stats = sealed_short_run.stats + sealed_long_run.stats
+    happened = ["merged", "conflicts", "pulled", "deleted_here", "crash", "reset", "restore"]
+    assert not [name for name in happened if stats[name] == 0], stats
 
 
 def test_short_schedules_keep_every_invariant(short_run: BatchResult) -> None:
@@ -140,6 +174,7 @@ def test_replay(tmp_path: Path) -> None:
     shape = ScheduleShape(
         devices=_count("OHARNESS_SIM_DEVICES", SHORT.devices),
         steps=_count("OHARNESS_SIM_STEPS", SHORT.steps),
+        encrypted=os.environ.get("OHARNESS_SIM_ENCRYPTED") == "1",
     )
     report = run_seed(seed, shape, tmp_path / f"seed-{seed}", keep=True)
     print(f"seed {seed}: {shape.devices} devices, {shape.steps} steps; folders in {tmp_path}")

@@ -23,12 +23,13 @@ afterwards and stays on that device until it is unlocked there, then it is uploa
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from oharness.errors import OHarnessError, SyncError, ValidationError
 from oharness.fsio import atomic_write
@@ -65,6 +66,10 @@ class DeviceKey:
     user_id: str
     data_key: bytes
     active: bool
+    #: The account's key envelope as last seen here (the data key sealed under the passphrase
+    #: and the recovery key: nothing it holds opens without them), put back on the server if
+    #: a storage reset or restore lost it.
+    envelope: dict[str, Any] | None = None
 
 
 def key_path(home: HomeLayout) -> Path:
@@ -76,7 +81,14 @@ def load_key(home: HomeLayout) -> DeviceKey | None:
     try:
         data = json.loads(key_path(home).read_bytes())
         raw = base64.b64decode(data["dataKey"], validate=True)
-        key = DeviceKey(str(data["origin"]), str(data["userId"]), raw, data["state"] == "active")
+        envelope = data.get("envelope")
+        key = DeviceKey(
+            str(data["origin"]),
+            str(data["userId"]),
+            raw,
+            data["state"] == "active",
+            envelope if isinstance(envelope, dict) else None,
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return key if len(key.data_key) == 32 else None
@@ -88,6 +100,7 @@ def save_key(home: HomeLayout, key: DeviceKey) -> None:
         "userId": key.user_id,
         "dataKey": base64.b64encode(key.data_key).decode("ascii"),
         "state": "active" if key.active else "pending",
+        "envelope": key.envelope,
     }
     home.home.mkdir(mode=0o700, parents=True, exist_ok=True)
     atomic_write(key_path(home), json.dumps(data).encode("utf-8"), mode=0o600)
@@ -163,9 +176,12 @@ def turn_on(
         made = new_account_key(passphrase, n=n or SCRYPT_N, data_key=data_key)
         recovery = made.recovery_key
         show_recovery(recovery)
-        client.put_keys(made.envelope.to_json(), stored.version)
+        envelope = made.envelope.to_json()
+        client.put_keys(envelope, stored.version)
+    else:
+        envelope = stored.envelope
     erased = sum(client.erase_scope(scope).deleted for scope in plain)
-    save_key(home, DeviceKey(client.origin, identity.user_id, data_key, active=True))
+    save_key(home, DeviceKey(client.origin, identity.user_id, data_key, True, envelope))
     return TurnedOn(recovery, len(plain), copied, erased)
 
 
@@ -312,7 +328,7 @@ def unlock(
         data_key = envelope.open_with_recovery(recovery_key)
     else:
         data_key = envelope.open_with_passphrase(passphrase or "")
-    key = DeviceKey(client.origin, identity.user_id, data_key, active=True)
+    key = DeviceKey(client.origin, identity.user_id, data_key, True, stored.envelope)
     save_key(home, key)
     return key
 
@@ -336,6 +352,36 @@ def change_passphrase(
         held.data_key, new_passphrase, n=n or SCRYPT_N
     )
     client.put_keys(envelope.to_json(), stored.version)
+    save_key(home, dataclasses.replace(held, envelope=envelope.to_json()))
+
+
+def put_back(sealed: SealedClient, envelope: dict[str, Any]) -> None:
+    """Put the account's key envelope back on a server that lost it (a storage reset, or a
+    restore from before it was stored), with the key this device holds.
+
+    A device without the key that synced meanwhile found a plain account and uploaded its notes
+    in clear: those the sealed scope lacks are copied into it, sealed (created only: a note the
+    sealed scope holds keeps its sealed version, and that device merges its own once it is
+    unlocked), the envelope is stored (from here that device is refused again), and the plain
+    scopes are erased. A 409 ``conflict``: another device put it back first.
+    """
+    plain_client = SyncClient(sealed.origin, sealed.token, http=sealed.http)
+    copier = SealedClient(
+        sealed.origin, sealed.token, sealed.cipher, http=sealed.http, migrating=True
+    )
+    plain = [scope for scope in plain_client.scopes().scopes if not _sealed(scope)]
+    for scope in plain:
+        held = {entry.id for entry in copier.snapshot(SnapshotRequest(scope)).notes}
+        files = _live_files(plain_client, scope)
+        _put_all(
+            copier,
+            scope,
+            {note_id: text for note_id, text in files.items() if note_id not in held},
+            "the next pass tries again",
+        )
+    sealed.put_keys(envelope, 0)
+    for scope in plain:
+        plain_client.erase_scope(scope)
 
 
 def account_client(home: HomeLayout, environ_token: str | None) -> SyncClient:
@@ -362,5 +408,7 @@ def sealed_client_for(home: HomeLayout, origin: str, token: str, **kwargs: objec
         token,
         NoteCipher(held.data_key),
         maps_dir=home.sync_dir / "sealed",
+        envelope=held.envelope,
+        put_back=put_back,
         **kwargs,  # type: ignore[arg-type]
     )

@@ -23,9 +23,10 @@ stops the pass with that note named: nothing is decided from garbage.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import httpx2
 import msgspec
@@ -136,6 +137,8 @@ class SealedClient(SyncClient):
         http: httpx2.Client | None = None,
         on_request: object = None,
         migrating: bool = False,
+        envelope: dict[str, Any] | None = None,
+        put_back: Callable[[SealedClient, dict[str, Any]], None] | None = None,
     ) -> None:
         super().__init__(origin, token, http=http, on_request=on_request)  # type: ignore[arg-type]
         self.cipher = cipher
@@ -143,6 +146,10 @@ class SealedClient(SyncClient):
         self._maps: dict[str, SealMap] = {}
         #: Set while turning encryption on: the envelope is stored only once notes are copied.
         self._migrating = migrating
+        #: The account's key envelope as this device last saw it, and what puts it back on
+        #: the server when a reset lost it (:func:`oharness.sync.encryption.put_back`).
+        self._envelope = envelope
+        self._put_back = put_back
         #: The body limit the server cannot check on sealed notes (its own and the free
         #: plan's), learned from its answers; ``None`` until one came.
         self._body_limit: tuple[int, str] | None = None
@@ -329,13 +336,31 @@ class SealedClient(SyncClient):
 
     def _check_still_encrypted(self) -> None:
         """A sealed scope found empty or reset: if the account is no longer encrypted (turned
-        off on another machine), stop rather than upload sealed notes into it again."""
-        if self.keys().envelope is None:
+        off on another machine), stop rather than upload sealed notes into it again; if its
+        key envelope is gone with the rest of the storage (a reset, or a restore from before
+        it was stored), put this device's copy back first, so a device without the key is
+        still refused rather than invited to upload in clear."""
+        stored = self.keys()
+        if stored.envelope is not None:
+            return
+        if stored.version > 0:
             raise SyncError(
                 "end-to-end encryption was turned off for this account on another machine: "
                 "run 'oharness sync encrypt --off' here too (it forgets the key; notes stay)",
                 code="encryption_off",
             )
+        if self._envelope is None or self._put_back is None:
+            raise SyncError(
+                "the server lost the account's key envelope (its storage was reset) and this "
+                "device has no copy: run 'oharness sync encrypt' here to store it again",
+                code="encryption_off",
+            )
+        try:
+            self._put_back(self, self._envelope)
+        except SyncError as exc:
+            if exc.code != "conflict":
+                raise
+            self._check_still_encrypted()  # another device put one back first
 
     def _fetch(self, request: SnapshotRequest, version: int, revs: list[str]) -> dict[str, str]:
         """The bodies of ``revs`` (left pending by the answer at ``version``), at once."""

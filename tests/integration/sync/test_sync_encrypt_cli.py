@@ -168,3 +168,46 @@ def test_a_conflict_waiting_before_encryption_is_resolved_after_it(
     a.ok("sync", "now")
     assert b"line one from b" in a.files()["shared-4d5.md"]
     assert plaintext_in(storage, ["line one from", "shared-4d5"]) == []
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+def test_a_storage_reset_or_restore_keeps_the_account_encrypted(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    """The operator wipes the storage (the key envelope goes with it), then restores a copy from
+    before a passphrase change: the devices holding the key put the envelope back and upload
+    their notes sealed again; a device without the key is still refused; nothing is lost."""
+    a, b, c = machines(tmp_path, 3)
+    for machine in (a, b, c):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert on.returncode == 0, on.stderr
+    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    b.write("from-b-2b3", "Written on b while sealed.\n", summary="From b")
+    b.ok("sync", "now"), a.ok("sync", "now")
+    before_change = storage.keys()
+    words = ["Tuesdays", "Written on b", "from-b-2b3", "deploy-day-1a2", PROJECT_ID]
+
+    storage.wipe()
+    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
+    assert "encrypted" not in c.run("sync", "now").stdout  # nothing there: c's notes go up
+    a.ok("sync", "now")  # a finds c's plain scope, not its own: the envelope is put back
+    assert "end-to-end encrypted" in a.ok("sync", "status")
+    b.ok("sync", "now")
+    assert a.files() == b.files() and "from-b-2b3.md" in a.files()
+    assert plaintext_in(storage, words) == []
+    paused = c.run("sync", "now")  # the account is encrypted again: c is asked for the key
+    assert "oharness sync unlock" in paused.stdout + paused.stderr
+    assert typed(c, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    c.ok("sync", "now"), a.ok("sync", "now")
+    assert "from-c-9e8.md" in a.files()
+
+    changed = typed(a, "sync", "passphrase", "--passphrase-stdin", text=NEW_PASSPHRASE + "\n")
+    assert changed.returncode == 0, changed.stderr
+    storage.restore(before_change)  # from before the change and before c's note
+    for machine in (a, b, c, a):
+        machine.ok("sync", "now")
+    assert a.files() == b.files() == c.files() and "from-c-9e8.md" in b.files()
+    assert plaintext_in(storage, [*words, "Written on c"]) == []
