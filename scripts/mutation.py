@@ -19,7 +19,7 @@ tree is never mutated and uncommitted changes are not measured: commit first. Th
 ``pyproject.toml`` gets a ``[tool.mutmut]`` section for the core, and ``PYTHONPATH`` points at
 mutmut's mutated copy so the tests import it rather than the installed package.
 
-It takes 25 to 45 minutes for the secret rules and about two minutes for each other core, on
+It takes 18 to 45 minutes for the secret rules and about two minutes for each other core, on
 one core of a shared two-core machine, which is why it is not part of ``scripts/test.sh``; run
 it after changing a core or its tests. Needs the ``dev`` extra (``mutmut``).
 

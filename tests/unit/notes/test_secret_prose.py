@@ -3,9 +3,12 @@ the line, or the next line after "is" or ":", 100 characters either way)."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from oharness.notes.secrets import SecretFinding, find_secrets, redact_secrets
+from oharness.notes.secrets.prose import _is_password_value, _is_private_key_der
 
 TOKEN = "R8kT2mQ9vLp4Zt7RwY3nB6cD"
 MARKER = "[REDACTED]"
@@ -130,3 +133,72 @@ AWS_SECRET = "9dF3kLm2Qx7Rt/Vb8Nw+Yp4Zs1Hc6Ju0Ge5Ai3Ko"
 def test_a_bare_aws_secret_key_is_forty_mixed_characters_near_aws(text: str, found: bool) -> None:
     kinds = [finding.kind for finding in find_secrets({"body": text})]
     assert ("AWS secret access key" in kinds) is found
+
+
+@pytest.mark.parametrize(
+    ("value", "made_up", "found"),
+    [
+        ("hunter2hunter2", True, True),  # made up by hand, right after "is"
+        ("hunter2hunter2", False, False),  # ... elsewhere it must look random
+        ("Xk9#mQ2v", False, True),  # random from 8 characters
+        ("Xk9#mQ2v!", False, True),  # a closing "!" belongs to the sentence
+        ("Xk9#mQ2!", False, False),  # ... so this is 7 characters
+        ("Xk9%mQ2vLp", True, True),  # a "%" alone is a character of the password
+        ("Xk9%2FmQ2vLp", True, False),  # a percent escape is a piece of a URL
+        ("Xk9#mQ2v://Lp7", True, False),  # a URL
+        ("bob2k9x@corp.io", True, False),  # an e-mail address
+        ("3fa85f64abcdef12", True, False),  # a hex id, though letters and digits
+        ("3fa85f64abcdef12!", True, False),
+        ("8302917465", True, False),  # digits alone read as an id
+        ("8302917465!", True, False),
+    ],
+)
+def test_a_value_after_a_password_word(value: str, made_up: bool, found: bool) -> None:
+    assert _is_password_value(value, made_up) is found
+
+
+def test_a_value_after_a_password_word_may_be_made_up_by_default() -> None:
+    assert _is_password_value("hunter2hunter2")
+
+
+def _base64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+DER_TAIL = bytes(range(40, 80))
+
+
+@pytest.mark.parametrize(
+    ("head", "private"),
+    [
+        (b"\x30\x82\x04\xbe\x02\x01\x00" + DER_TAIL, True),  # PKCS#8: long length, version 0
+        (b"\x30\x77\x02\x01\x01" + DER_TAIL, True),  # SEC 1 EC key: short length, version 1
+        (b"\x30\x76\x02\x01\x00" + DER_TAIL, True),
+        (b"\x30\x77\x02\x01\x02" + DER_TAIL, False),  # version 2: no private key
+        (b"\x30\x82\x03\x00\x30\x82\x02\x01\x00" + DER_TAIL, False),  # a certificate
+        (b"\x31\x82\x04\xbe\x02\x01\x00" + DER_TAIL, False),  # a SET, not a SEQUENCE
+        (b"\x30\x06\x02\x01\x00\x01\x02\x03", True),  # eight bytes are enough to judge
+        (b"\x30\x05\x02\x01\x00\x01\x02", False),  # seven are not
+    ],
+)
+def test_a_der_private_key_starts_with_a_sequence_then_version_0_or_1(
+    head: bytes, private: bool
+) -> None:
+    assert _is_private_key_der(_base64(head)) is private
+
+
+def test_a_head_that_is_no_base64_is_no_key() -> None:
+    head = _base64(b"\x30\x82\x04\xbe\x02\x01\x00" + DER_TAIL)
+    assert _is_private_key_der(head[:31]) is False  # cut inside a quad
+
+
+def test_a_key_body_without_begin_or_end_line_is_a_private_key_block() -> None:
+    body = _base64(b"\x30\x77\x02\x01\x01" + bytes(range(100, 200)))
+    text = f"pasted: {body} end"
+    assert find_secrets({"body": text}) == [SecretFinding("private key block", "body", 1)]
+    assert redact_secrets(text) == f"pasted: {MARKER} end"
+
+
+def test_a_service_account_key_is_named_for_google() -> None:
+    text = '{"type": "service_account", "private_key_id": "3f9c2a7b1e5d4c8a9b0f"}'
+    assert find_secrets({"body": text}) == [SecretFinding("Google service-account key", "body", 1)]

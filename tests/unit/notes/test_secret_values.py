@@ -6,10 +6,16 @@ from __future__ import annotations
 import pytest
 
 from oharness.notes.secrets.values import (
+    _is_code_reference,
     _is_identifier_like,
+    _is_path_of_names,
+    _is_punctuated_words,
+    _is_word_with_punctuation,
+    _looks_like_password,
     _looks_random,
     _plausible_token_body,
     _reads_as_camel_case,
+    _reads_as_name,
     _segment_reads_as_words,
 )
 
@@ -133,6 +139,14 @@ def test_a_token_body_mixes_cases_or_letters_and_digits(body: str, plausible: bo
         "sqlite",
         "jsx",
         "heapq",
+        "getUserName",  # eleven characters: up to one run for three of them
+        "getAValue",  # "A" and "I" alone inside a piece are words
+        "getIValue",
+        "xA",  # a lone capital last, in a short piece
+        "XbarfoM",  # ... in a piece of seven
+        "9S",  # digits then one capital
+        "getABCDE",  # a capital run of five
+        "mySQL",  # a two-letter run starting with "y" ends a word here
     ],
 )
 def test_pieces_of_names_read_as_words(segment: str) -> None:
@@ -156,6 +170,22 @@ def test_pieces_of_names_read_as_words(segment: str) -> None:
         "getHTTPAPI",  # two capital runs
         "rhythms",  # seven consonants counting "y"
         "bjx",  # a letter pair no word holds
+        "jx",  # ... even as a run of two
+        "abcdef12",  # eight hex digits with a digit
+        "user123x",  # three digits then a lone letter: too many runs for eight characters
+        "UserNameIdKey",  # thirteen characters: up to one run for three and a half
+        "userIDuserID",  # twelve characters, four runs
+        "user1234x",  # four digits before the end
+        "AIORDRBU583E51",  # digits inside an all-capital piece
+        "2WE",  # digits before a capital run
+        "42OKAbget",
+        "0ls",  # digits before a vowel-less run
+        "XbarfooM",  # a lone capital at the end of a piece of eight
+        "7OKgetsky",
+        "getXValue",  # a lone letter inside that is neither "A" nor "I"
+        "getHTTPResponseOK",  # two capital runs
+        "xIDHTTP",  # a capital run of six
+        "Yo5",  # "yo" is no word inside a piece
     ],
 )
 def test_generated_pieces_do_not(segment: str) -> None:
@@ -177,7 +207,108 @@ def test_generated_pieces_do_not(segment: str) -> None:
         ("ABCDEF", False),
         ("getOSAPI", True),  # OSAPI: one run of five
         ("emhnuiDy", False),
+        ("getOSAndIO", False),  # two acronyms
+        ("getAll", True),  # a capital and two letters make a word
+        ("Eh", False),  # a capital and one letter do not
     ],
 )
 def test_camel_case_words(piece: str, camel: bool) -> None:
     assert _reads_as_camel_case(piece) is camel
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("Hello!!", True),
+        ("iPhone-only", True),
+        ("isOSReady!", True),
+        ("NOTICE!", True),  # a capital piece of any length
+        ("Kc_", True),
+        ("hello", False),  # no punctuation
+        ("emhnuiDy.", False),  # a piece that is no camelCase
+        ("isAValue!", False),
+        ("!KpdaL", False),
+        ("ysze^HQ_?zca", False),  # a symbol that joins nothing
+    ],
+)
+def test_punctuated_words(value: str, words: bool) -> None:
+    assert _is_punctuated_words(value) is words
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("Hello!!", True),  # one case, or a capital initial
+        ("HELLO-x", True),
+        ("Ab-c", True),
+        ("hELLO", True),  # camelCase runs of 2.5 letters on average
+        ("isAValue", True),
+        ("HeLLo", False),  # runs of one or two letters
+        ("aB", False),
+        ("a-B", False),
+        ("Xk#mQ$vLp!", False),
+        ("x", True),
+        ("hello2", False),  # a digit
+    ],
+)
+def test_words_with_punctuation(value: str, words: bool) -> None:
+    assert _is_word_with_punctuation(value) is words
+
+
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [
+        ("&defaults", True),  # a YAML anchor: a sigil and a name
+        ("!vault", True),
+        ("!Xk9mQ2vL", False),  # ... not a generated string
+        ("ab{{cd", True),  # a template inside a value, found by any one of its marks
+        ("ab}}cd", True),
+        ("user:$FROM_EMAIL", True),
+        ("x=fn(y)", True),
+        ("Xk9#mQ2vLp", False),
+    ],
+)
+def test_code_references(value: str, code: bool) -> None:
+    assert _is_code_reference(value) is code
+
+
+@pytest.mark.parametrize(
+    ("value", "password"),
+    [
+        ("Xk9#mQ2v", True),
+        ("aabbccdd", True),  # exactly 2 bits per character
+        ("aabbccdc", False),  # just under
+        ("Xk9 mQ2v", False),  # a space
+        ("Xk9#mQ2v\\x", False),  # a backslash: an escape sequence in code
+        ("Xk9#mQ2\tv", False),  # not printable
+        ("Xk9#méQ2v", False),  # not ASCII
+        ("8302917465", False),  # digits count only for a password key
+    ],
+)
+def test_a_value_given_to_a_credential_key(value: str, password: bool) -> None:
+    assert _looks_like_password(value, 8) is password
+
+
+def test_ten_digits_are_a_password_only_for_a_password_key() -> None:
+    assert _looks_like_password("8302917465", 8, digits=True)
+    assert not _looks_like_password("1234567890", 8, digits=True)  # counting up
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ("C:\\Users\\k9Xq", True),  # a drive letter: a Windows path
+        ("./secrets/db", True),
+        ("../secrets/db", True),
+        ("~/.pgpass", True),
+        ("./:\\Xk9", False),  # a colon and backslash past the drive letter's place
+        ("/XXk9/db", False),  # a piece that is no name
+    ],
+)
+def test_paths_of_names(value: str, path: bool) -> None:
+    assert _is_path_of_names(value) is path
+
+
+def test_a_name_holds_two_numbers_at_most() -> None:
+    assert _reads_as_name("api1_key2")
+    assert not _reads_as_name("api1_key2_v3")

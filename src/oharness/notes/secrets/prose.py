@@ -101,14 +101,20 @@ _MADE_UP_RE: Final = _lazy(r"(?=[^0-9]*[0-9])(?=(?:[^A-Za-z]*[A-Za-z]){4})[A-Za-
 
 def _is_password_value(value: str, made_up: bool = True) -> bool:
     """A value after a password word: random-looking, or (``made_up``: right after "is", ":"
-    or "with") letters and digits made up by hand."""
+    or "with") letters and digits made up by hand.
+
+    Not an e-mail address, an id (digits alone read as one, as in hex), a percent-encoded
+    piece or a URL; a closing "!" or "?" belongs to the sentence, so ``8302917465!`` is the
+    number alone.
+    """
+    value = value.rstrip("!?")
     if _EMAIL_RE().fullmatch(value) or _OPAQUE_ID_RE().fullmatch(value):
         return False
     if ("%" in value and _PERCENT_ESCAPE_RE().search(value)) or "://" in value:
         return False
     if made_up and _MADE_UP_RE().fullmatch(value):
         return True
-    return _looks_like_password(value.rstrip("!?"), 8, digits=True)
+    return _looks_like_password(value, 8)
 
 
 # Hex runs and UUIDs inside a value (v2-deps-<sha1>, build-<uuid>): identifiers, no secret.

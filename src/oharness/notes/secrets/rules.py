@@ -274,10 +274,12 @@ _BASIC_RE: Final = _lazy(
 
 
 def _is_basic_credential(encoded: str) -> bool:
+    # Whole quads only: a2b_base64 would accept excess padding (dXNlcjprOVhx==). The pattern
+    # admits nothing else that a strict decoding would refuse.
     if len(encoded) % 4:
         return False
     try:
-        decoded = binascii.a2b_base64(encoded, strict_mode=True).decode("ascii")
+        decoded = binascii.a2b_base64(encoded).decode("ascii")
     except (binascii.Error, UnicodeDecodeError):
         return False
     _user, colon, password = decoded.partition(":")

@@ -42,7 +42,7 @@ _REPEATED_CHARACTER_RE: Final = _lazy(r"(.)\1{4}")
 # crypt hash, "user:$FROM_EMAIL", a YAML anchor or tag (&x, *x, !x) or a decorator (@x) that is
 # the whole value. A generated password may well start with "$", "%", "&", "*", "!" or "@", so
 # a sigil counts only when a name follows it to the end (or, for "$", to a "/", ":" or "@"). The
-# second expression searches the whole value; it only runs when one of "{}$(" occurs.
+# second expression searches the whole value.
 _CODE_REFERENCE_RE: Final = _lazy(
     r"\$[{(]|\$[A-Z_][A-Z0-9_]*(?:[/:@}\]]|$)|\$[a-z_][a-z0-9_]*$|\$(?:1|2[abxy]?|5|6|y|argon2i?d?)\$|%\(|%[sdr]"
     r"(?![A-Za-z0-9])|[({<\[]|[A-Za-z_][\w.:]*\s*[(\[]"
@@ -87,9 +87,7 @@ def _is_code_reference(value: str) -> bool:
     sigil = _SIGIL_NAME_RE().fullmatch(value)
     if sigil is not None and _reads_as_name(sigil.group(1)):
         return True
-    if "{" in value or "}" in value or "$" in value or "(" in value:
-        return _CODE_INSIDE_RE().search(value) is not None
-    return False
+    return _CODE_INSIDE_RE().search(value) is not None
 
 
 def _is_identifier_like(value: str) -> bool:
@@ -216,7 +214,7 @@ def _segment_reads_as_words(segment: str) -> bool:
             continue
         if len(run) == 1:
             # A capital left alone at the end of a long piece (FWybmuffirpM) is no word.
-            trailing = index == last and index > 0 and run.isupper() and len(segment) >= 8
+            trailing = index == last and run.isupper() and len(segment) >= 8
             if not trailing and (index in (0, last) or runs[index + 1].isdigit() or run in "AI"):
                 continue
             return False
@@ -266,8 +264,8 @@ def _looks_like_password(value: str, min_length: int, *, digits: bool = False) -
     at least ``min_length`` printable ASCII characters without spaces or backslashes; not a
     placeholder, template or code reference; not a number, date, version, path or URL; not a
     word with punctuation (``Hello!!``); not a name under the strict reading of
-    :func:`_reads_as_name`; and an entropy of at least 2 bits per character (or
-    ``0.7 * log2(length)`` for short values). :func:`_looks_random` is the looser test for
+    :func:`_reads_as_name`; and an entropy of at least 2 bits per character (``aabbccdd``
+    has exactly 2). :func:`_looks_random` is the looser test for
     values with no such key (a Bearer token, a key after ``sk-``). With ``digits`` (the key
     names a password or passcode), ten digits or more are a numeric password unless they count
     up or down (``1234567890``).
@@ -284,7 +282,7 @@ def _looks_like_password(value: str, min_length: int, *, digits: bool = False) -
         return False
     if _reads_as_name(value) or _is_punctuated_words(value):
         return False
-    return _shannon_entropy(value) >= min(2.0, 0.7 * math.log2(n))
+    return _shannon_entropy(value) >= 2.0
 
 
 def _is_path_of_names(value: str) -> bool:
@@ -338,7 +336,7 @@ def _is_punctuated_words(value: str) -> bool:
         if not _JOINERS.issuperset(inner):
             return False
     for piece in _NON_LETTER_RE().split(value):
-        if not piece or piece.islower() or piece.isupper() or piece.istitle():
+        if piece.islower() or piece.isupper() or piece.istitle():
             continue
         if not _reads_as_camel_case(piece):
             return False
