@@ -93,7 +93,7 @@ def read_cache(
     """Restore into ``index`` each cached note whose key equals ``keys[note]``.
 
     Returns the notes of ``keys`` that were not restored (absent, stale or unreadable): index
-    those with :meth:`RecallIndex.add` and write the cache again.
+    those with :meth:`RecallIndex.add` and write the cache again. ``index`` must be empty.
     """
     missing = set(keys)
     payload = _load(Path(path))
