@@ -44,8 +44,8 @@ from oharness.notes.format import Note
 from oharness.recall import gate
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import RecallIndex
+from oharness.recall.judge import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.postings import CacheKey, NoteKey
-from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import DEFAULT_PARAMS, saturation, term_weight
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings

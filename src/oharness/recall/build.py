@@ -2,17 +2,22 @@
 
 The summary, tags and body are counted separately (:meth:`~.tokenize.Tokenizer.counts`); the
 *marks* are terms held with no count in any field, looked up by the recall gate and search but
-never scored: the summary's phrases, the notes it links to, its whole tags
-(:mod:`~oharness.recall.tags`), its derived words (:mod:`~oharness.recall.surface`) and whether
-it asks something. A new term gets the next id in the order body, tags, summary, marks, so a
-bulk build and adds one by one number the terms alike.
+never scored: the summary's phrases, the notes it links to, its whole tags, its derived words
+(:mod:`~oharness.recall.surface`) and whether it asks something. A new term gets the next id
+in the order body, tags, summary, marks, so a bulk build and adds one by one number the terms
+alike.
+
+A tag of one word, or of two (a phrase term, ``on-call``), said whole in a message names the
+note's topic: the gate (:mod:`~oharness.recall.judge`) looks up :data:`TAG_MARK` plus the
+word or phrase, and :data:`UNUSED_TAG_MARK` plus it for a tag with a word the note's summary
+does not use (a synonym, the term in another language, a name).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
-from typing import Final
+from collections.abc import Collection, Iterable
+from typing import Final, NamedTuple
 
 import numpy as np
 
@@ -23,9 +28,12 @@ from oharness.recall.surface import surface_marks
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, Tokenizer
 from oharness.types import Scope
 
-#: The whole-tag marks of a note's tags, given its summary's terms (:class:`~.tags.TagMarks`).
-TagMarks = Callable[[Iterable[str], Collection[str]], list[str]]
-
+#: Marks a whole tag of a note: one word, or two as a phrase term (``on-call``).
+TAG_MARK: Final = "\x03"
+#: Marks again a whole tag with a word the note's summary does not use.
+UNUSED_TAG_MARK: Final = "\x04"
+#: Distinct tags whose marks are kept at most.
+_TAGS_KEPT: Final = 20_000
 #: The mark term of a note that asks something: a question mark ending a sentence (not the
 #: one of a URL), or a full-width one anywhere.
 ASKS: Final = PHRASE_MARK + "?"
@@ -100,3 +108,51 @@ def note_marks(
     if _QUESTION.search(note.summary) or _QUESTION.search(text):
         marks.append(ASKS)
     return marks
+
+
+class WholeTag(NamedTuple):
+    """A tag as the gate names it: its word or phrase term, and the last term of each word."""
+
+    term: str
+    last_terms: tuple[str, ...]
+
+
+class TagMarks:
+    """The marks of notes' tags, each distinct tag read once (tags recur across notes)."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self._tokenizer = tokenizer
+        self._tags: dict[str, WholeTag | None] = {}
+
+    def __call__(self, tags: Iterable[str], summary: Collection[str]) -> list[str]:
+        """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`), and again
+        (:data:`UNUSED_TAG_MARK`) of those with a word the ``summary`` terms do not hold."""
+        marks: list[str] = []
+        known = self._tags
+        for tag in tags:
+            if tag not in known:
+                if len(known) >= _TAGS_KEPT:
+                    known.clear()
+                known[tag] = self._read(tag)
+            whole = known[tag]
+            if whole is None:
+                continue
+            marks.append(TAG_MARK + whole.term)
+            if any(term not in summary for term in whole.last_terms):
+                marks.append(UNUSED_TAG_MARK + whole.term)
+        return marks
+
+    def _read(self, tag: str) -> WholeTag | None:
+        """A tag's term; None for a tag that marks nothing (no word, more than two, or two
+        that pair into no phrase)."""
+        words = self._tokenizer.query_terms(tag)
+        if len(words) == 1:
+            term = words[0][0]
+        elif len(words) <= 3:  # two words (or a compound kept whole, then its two)
+            phrases = self._tokenizer.phrases(tag)
+            if not phrases:
+                return None
+            term = phrases[-1]
+        else:
+            return None
+        return WholeTag(term, tuple(group[-1] for group in words))

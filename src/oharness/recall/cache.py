@@ -28,11 +28,12 @@ process's write in progress).
 from __future__ import annotations
 
 import marshal
+import mmap
 import os
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, BinaryIO, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -47,8 +48,9 @@ from oharness.recall.vocabulary import Vocabulary
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
 #: asks something; 3: notes as columns; 4: the inflection keys of its summary and tags words;
 #: 5: the postings in term order too; 6: a body indexed up to ``INDEXED_BODY_CHARS``; 7: the
-#: postings in term order only). Tokeniser changes are covered by its own signature.
-CACHE_FORMAT: Final = 7
+#: postings in term order only; 8: each array aligned to 8 bytes). Tokeniser changes are
+#: covered by its own signature.
+CACHE_FORMAT: Final = 8
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
 _SCOPES: Final = ("project", "user")
@@ -69,7 +71,7 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         "magic": _MAGIC,
         "format": CACHE_FORMAT,
         "tokenizer": index.tokenizer.signature,
-        "terms": blob,
+        "terms": bytes(blob),
         "offsets": offsets.astype("<i8").tobytes(),
         "hashes": hashes.astype("<u8").tobytes(),
         "hash_ids": hash_ids.astype("<i4").tobytes(),
@@ -91,7 +93,7 @@ def read_cache(
     """Restore into ``index`` each cached note whose key equals ``keys[note]``.
 
     Returns the notes of ``keys`` that were not restored (absent, stale or unreadable): index
-    those with :meth:`RecallIndex.add` and write the cache again.
+    those with :meth:`RecallIndex.add` and write the cache again. ``index`` must be empty.
     """
     missing = set(keys)
     payload = _load(Path(path))
@@ -107,6 +109,7 @@ def read_cache(
             missing.discard(key)
             valid[number] = True
     index.restore(terms, *_kept(notes, order, valid))
+    _release(payload)
     return missing
 
 
@@ -145,43 +148,61 @@ def write_atomically(path: Path, data: bytes) -> None:
 def framed(payload: dict[str, Any]) -> bytes:
     """The file's bytes for ``payload``: the tag, the CRC-32 of the rest, the size of the
     header, the header (marshalled: every value but the arrays, and each array's size), and
-    the arrays one after the other."""
+    the arrays one after the other; the header and each array padded to a multiple of 8 bytes,
+    so that every array of a mapped file is aligned."""
     blobs = [(name, payload[name]) for name in _BLOBS if isinstance(payload.get(name), bytes)]
     header = {name: value for name, value in payload.items() if name not in dict(blobs)}
     header["blobs"] = [(name, len(blob)) for name, blob in blobs]
-    head = marshal.dumps(header)
-    body = b"".join([len(head).to_bytes(8, "little"), head, *(blob for _, blob in blobs)])
+    parts = [marshal.dumps(header), *(blob for _, blob in blobs)]
+    padded = [part + bytes(-len(part) % 8) for part in parts]
+    body = b"".join([len(padded[0]).to_bytes(8, "little"), *padded])
     return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
 
 
 def _load(path: Path) -> dict[str, Any] | None:
-    """The payload of the file, its arrays read in place (no copy of the whole file); None
-    for another file, or this one cut short or damaged."""
+    """The payload of the file, its arrays views of it (:func:`_mapped`); None for another
+    file, or this one cut short or damaged."""
     try:
         with path.open("rb") as file:
-            size = os.fstat(file.fileno()).st_size
-            start = file.read(len(_TAG) + 12)
-            head_size = int.from_bytes(start[len(_TAG) + 4 :], "little")
-            if len(start) < len(_TAG) + 12 or start[: len(_TAG)] != _TAG or head_size > size:
-                return None
-            head = file.read(head_size)
-            crc = zlib.crc32(head, zlib.crc32(start[len(_TAG) + 4 :]))
-            payload = marshal.loads(head)
-            blobs = payload.pop("blobs", None) if isinstance(payload, dict) else None
-            if not isinstance(blobs, list) or sum(count for _, count in blobs) > size:
-                return None
-            for name, count in blobs:
-                data = payload[name] = bytearray(count)
-                if file.readinto(data) != count:
-                    return None
-                crc = zlib.crc32(data, crc)
-            if file.read(1) or crc.to_bytes(4, "little") != start[len(_TAG) : len(_TAG) + 4]:
-                return None
-    except (OSError, EOFError, ValueError, TypeError):
-        return None  # unreadable, truncated or foreign: rebuild rather than fail
-    if payload.get("magic") != _MAGIC or payload.get("format") != CACHE_FORMAT:
+            data = memoryview(_mapped(file))
+    except (OSError, ValueError):
+        return None  # unreadable: rebuild rather than fail
+    crc_at, head_at = len(_TAG), len(_TAG) + 4
+    if len(data) < head_at + 8 or data[:crc_at].tobytes() != _TAG:
         return None
-    return cast(dict[str, Any], payload)
+    if zlib.crc32(data[head_at:]).to_bytes(4, "little") != data[crc_at:head_at]:
+        return None
+    position = head_at + 8 + int.from_bytes(data[head_at : head_at + 8], "little")
+    try:
+        payload = marshal.loads(data[head_at + 8 : position])
+        blobs = payload.pop("blobs")
+        for name, count in blobs:
+            payload[name] = data[position : position + count]
+            position += count + -count % 8
+    except (EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None  # truncated or foreign
+    if position != len(data) or payload.get("magic") != _MAGIC:
+        return None
+    return cast(dict[str, Any], payload) if payload.get("format") == CACHE_FORMAT else None
+
+
+def _mapped(file: BinaryIO) -> bytes | mmap.mmap:
+    """The file's bytes, memory-mapped: its pages stay the system's file cache, shared and
+    reclaimable, and :func:`read_cache` hands them back once the index is made, so a process
+    holds only the pages of the terms it reads. Read into memory on Windows (a mapped file
+    cannot be replaced there) and when empty (nothing to map)."""
+    if os.name == "nt" or not os.fstat(file.fileno()).st_size:
+        return file.read()
+    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _release(payload: dict[str, Any]) -> None:
+    """Let go of the pages of a mapped file that the load read (they are read again from the
+    file cache when a term needs them)."""
+    found = payload.get("terms")
+    mapped = found.obj if isinstance(found, memoryview) else None
+    if isinstance(mapped, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        mapped.madvise(mmap.MADV_DONTNEED)
 
 
 _BLOBS: Final = (
@@ -205,10 +226,10 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | Non
     blobs = [payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")]
     if not (isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    if not all(isinstance(blob, bytes | bytearray) for blob in blobs):
+    if not all(isinstance(blob, memoryview) for blob in blobs):
         return None
     terms, offsets, hashes, hash_ids, scopes, lengths, held_blob, slots_blob, counts = cast(
-        list[bytes], blobs
+        list[memoryview], blobs
     )
     vocabulary = _vocabulary(terms, offsets, hashes, hash_ids)
     if vocabulary is None:
@@ -216,7 +237,7 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | Non
     notes = len(ids)
     if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
         return None
-    if not all(isinstance(note_id, str) for note_id in ids) or scopes.strip(b"\x00\x01"):
+    if not all(isinstance(note_id, str) for note_id in ids) or bytes(scopes).strip(b"\x00\x01"):
         return None
     order = _order(len(vocabulary), notes, held_blob, slots_blob, counts)
     sizes = np.frombuffer(lengths, dtype="<i4").reshape(-1, FIELD_COUNT)
@@ -229,7 +250,9 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | Non
     return vocabulary, Notes(keys, cache_keys, sizes.astype(np.int64)), order
 
 
-def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocabulary | None:
+def _vocabulary(
+    blob: memoryview, offsets: memoryview, hashes: memoryview, ids: memoryview
+) -> Vocabulary | None:
     """The terms as stored (a blob, offsets, sorted hashes and their ids); None unless the
     offsets ascend within the blob and the ids name each term once."""
     if (
@@ -254,7 +277,11 @@ def _vocabulary(blob: bytes, offsets: bytes, hashes: bytes, ids: bytes) -> Vocab
 
 
 def _order(
-    term_count: int, notes: int, held_blob: bytes, slots_blob: bytes, counts_blob: bytes
+    term_count: int,
+    notes: int,
+    held_blob: memoryview,
+    slots_blob: memoryview,
+    counts_blob: memoryview,
 ) -> TermOrder | None:
     """The postings in term order; None unless consistent (a count per term, as many
     postings as they say, every slot a note, each term's slots ascending)."""

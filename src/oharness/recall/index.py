@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from oharness.notes.format import Note
 from oharness.recall import gate
-from oharness.recall.build import ASKS, note_entry
+from oharness.recall.build import ASKS, TagMarks, note_entry
 from oharness.recall.judge import Judge
 from oharness.recall.postings import (
     CacheKey,
@@ -48,7 +48,6 @@ from oharness.recall.score import (
     usage_boost,
 )
 from oharness.recall.scoring import WeightedGroups, accumulate, read_terms
-from oharness.recall.tags import TagMarks
 from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
@@ -182,34 +181,13 @@ class RecallIndex:
         in term order."""
         return self._postings.vocabulary, *self._postings.term_order()
 
-    def restore(
-        self,
-        terms: list[str] | Vocabulary,
-        entries: list[NoteEntry] | Notes,
-        order: TermOrder | None = None,
-    ) -> None:
-        """Add notes from their indexed form, with term ids into ``terms``; or, from what the
-        cache stores, the notes (their terms not read) and their postings in term ``order``,
-        which an empty index adopts as they are."""
-        postings = self._postings
-        if isinstance(entries, Notes):
-            assert order is not None, "notes as columns come with their postings"
-            if postings.empty() and not len(postings.vocabulary):
-                postings.vocabulary = (
-                    terms if isinstance(terms, Vocabulary) else Vocabulary.of(terms)
-                )
-                postings.adopt(entries, order)
-                return
-            entries = _rows(entries, order)
-        remap = postings.term_ids(list(terms))
-        for entry in entries:
-            term_ids = remap[entry.term_ids]
-            ascending = np.argsort(term_ids, kind="stable")
-            postings.add(
-                entry._replace(
-                    term_ids=term_ids[ascending], frequencies=entry.frequencies[ascending]
-                )
-            )
+    def restore(self, terms: Vocabulary, notes: Notes, order: TermOrder) -> None:
+        """Adopt what the cache stores - the terms, the notes and their postings in term
+        ``order`` - as they are; only into an empty index."""
+        if len(self._postings.vocabulary) or not self._postings.empty():
+            raise ValueError("a recall cache is read into an empty index only")
+        self._postings.vocabulary = terms
+        self._postings.adopt(notes, order)
 
     # -- queries ---------------------------------------------------------------------------
 
@@ -434,20 +412,6 @@ class RecallIndex:
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
     found = usage.get(key)
     return usage_boost(found, now) if found is not None else 0.0
-
-
-def _rows(notes: Notes, order: TermOrder) -> list[NoteEntry]:
-    """The notes with their terms, gathered from their postings in term ``order``."""
-    ids = np.repeat(np.arange(len(order.held), dtype=np.int32), order.held)
-    by_slot = np.argsort(order.slots, kind="stable")
-    ends = np.cumsum(np.bincount(order.slots, minlength=len(notes.keys)))
-    rows = np.split(by_slot, ends[:-1])
-    return [
-        NoteEntry(key, cache_key, ids[row], order.counts[row], (a, b, c))
-        for key, cache_key, (a, b, c), row in zip(
-            notes.keys, notes.cache_keys, notes.lengths.tolist(), rows, strict=True
-        )
-    ]
 
 
 def _slots(flags: npt.NDArray[np.bool_]) -> IntArray:

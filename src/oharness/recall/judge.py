@@ -3,7 +3,7 @@
 :class:`Judge` reads a message and applies :mod:`~oharness.recall.gate` to the notes it meets:
 
 - frame words are left out of the message; related words are looked up beside its words, at
-  :data:`~oharness.recall.related.RELATED_FACTOR` of their weight;
+  :data:`RELATED_FACTOR` of their weight;
 - the candidates are the notes holding a message word in their summary or tags whose score
   reaches ``minScore``;
 - a message is measured against the part of a note's topic in its own scripts: an English
@@ -19,12 +19,24 @@
   a large folder a couple of everyday words ("review the changes in this file") meet many
   summaries, and attaching three of them is noise.
 
+**Related words** (English only): recall matches words, not meaning, so a message can name a
+note's topic in other words than the note uses: "how long are logs **kept**?" for a note on
+log **retention**. The notes' tags are the first remedy (the system prompt asks for tags with
+synonyms); :data:`RELATED_WORDS` covers the few gaps that recur in the notes of a software
+team. A message word of a set also looks for the other words of its set, at
+:data:`RELATED_FACTOR` of their weight, and a related word is never the message's distinctive
+word: it can complete a topic the message's own words name, never name one alone.
+
+**Frame words.** "What did we *decide* about the naming?", "do you *remember* the deploy
+rule?": words that ask about the conversation or the memory itself frame the question and
+say nothing of its topic; recall leaves them out of the message (search keeps them).
+
 Not thread-safe, as the index that owns it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Final
@@ -33,9 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.recall import gate, surface
+from oharness.recall.build import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.gate import Candidates
 from oharness.recall.postings import IntArray, Postings
-from oharness.recall.related import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams, term_weight
 from oharness.recall.scoring import (
     Scored,
@@ -45,13 +57,75 @@ from oharness.recall.scoring import (
     read_terms,
     term_weights,
 )
-from oharness.recall.tags import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.tokenize import Tokenizer, unspaced_term
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 Groups = list[tuple[str, ...]]
 _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
+
+
+#: A related word counts this share of its weight (score and shared topic weight).
+RELATED_FACTOR: Final = 0.5
+
+RELATED_WORDS: Final[tuple[tuple[str, ...], ...]] = (
+    ("keep", "retain", "retention"),
+    ("maximum", "max", "limit"),
+    ("minimum", "min"),
+    ("delete", "remove"),
+    ("database", "db"),
+    ("repository", "repo"),
+    ("configuration", "config"),
+    ("documentation", "docs"),
+    ("environment", "env"),
+    ("production", "prod"),
+    ("development", "dev"),
+    ("authentication", "auth", "login"),
+    ("permission", "access"),
+    ("dependency", "package", "library"),
+    ("slow", "latency", "performance"),
+    ("price", "cost"),
+    ("bug", "defect"),
+    ("schedule", "cron"),
+)
+
+
+FRAME_WORDS: Final[tuple[str, ...]] = (
+    "decide",
+    "decision",
+    "remember",
+    "forget",
+    "mention",
+    "discuss",
+    "talk",
+    "agree",
+)
+
+
+def related_terms(
+    analyse: Callable[[str], Iterable[str]],
+) -> dict[str, tuple[str, ...]]:
+    """Each term of the table -> the terms of the other words of its set.
+
+    ``analyse`` turns a word into its terms (a tokeniser's ``tokens``), so the table meets
+    the index's stems.
+    """
+    table: dict[str, tuple[str, ...]] = {}
+    for words in RELATED_WORDS:
+        terms = [tuple(analyse(word)) for word in words]
+        for number, own in enumerate(terms):
+            others = tuple(
+                dict.fromkeys(
+                    term
+                    for other, group in enumerate(terms)
+                    if other != number
+                    for term in group
+                    if term not in own
+                )
+            )
+            for term in own:
+                table[term] = tuple(dict.fromkeys((*table.get(term, ()), *others)))
+    return table
 
 
 @dataclass
@@ -147,7 +221,7 @@ class Judge:
         self, message: Message, infos: dict[str, TermInfo | None], shared: FloatArray
     ) -> None:
         """Add to ``shared`` the weight of related words found in summaries or tags, at
-        :data:`~.related.RELATED_FACTOR`, where the message word itself is not found."""
+        :data:`RELATED_FACTOR`, where the message word itself is not found."""
         for number, terms in message.related:
             best = np.zeros(len(shared), dtype=np.float64)
             for term in terms:

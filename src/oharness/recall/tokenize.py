@@ -36,7 +36,6 @@ from typing import Final, Protocol
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
 
 from oharness.errors import ConfigError
-from oharness.recall.marks import UNSPACED, expand_class, mark_classes
 from oharness.recall.words import (
     BRITISH_ISE,
     BRITISH_SPELLING,
@@ -88,15 +87,43 @@ _CJK: Final = (
     "\U00020000-\U0003134f"  # Han extensions B-H
 )
 #: Scripts written without spaces between words, outside CJK: Thai, Lao, Myanmar, Khmer.
-_UNSPACED: Final = UNSPACED
-#: The combining marks (precomputed per Unicode version in :mod:`~oharness.recall.marks`).
-_MARKS, _ALL_MARKS = mark_classes()
-_WORD_CHAR: Final = rf"(?:[^\W_{_CJK}{_UNSPACED}]|[{_MARKS}])"
+_UNSPACED: Final = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 _ASCII_WORD_CHAR: Final = r"[A-Za-z0-9]"  # [^\W_] on ASCII text, matched faster
 _ASCII_CHUNK: Final = re.compile(rf"{_ASCII_WORD_CHAR}+(?:[-_./]+{_ASCII_WORD_CHAR}+)*")
+
+
+@functools.cache
+def combining_marks() -> frozenset[str]:
+    """The combining marks (categories Mn, Mc, Me) of the Basic Multilingual Plane, asked of
+    :mod:`unicodedata` when text that is not ASCII is first read (some 15 ms)."""
+    chars = map(chr, range(0x0300, 0x10000))
+    return frozenset(char for char in chars if unicodedata.category(char)[0] == "M")
+
+
+def char_class(chars: Iterable[str]) -> str:
+    """A character-class body of ``chars`` (none of them special in a class) as ranges."""
+    ranges: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+@functools.cache
+def _chunk() -> re.Pattern[str]:
+    """The chunk pattern of text that is not ASCII: ``\\w`` leaves combining marks out, which
+    would cut Devanagari, Bengali or Tamil words after every consonant, so they are added
+    (but those of the unspaced scripts, which are paired instead)."""
+    unspaced = re.compile(rf"[{_UNSPACED}]")
+    marks = char_class(mark for mark in combining_marks() if not unspaced.match(mark))
+    word = rf"(?:[^\W_{_CJK}{_UNSPACED}]|[{marks}])"
+    return re.compile(rf"[{_CJK}]+|[{_UNSPACED}]+|{word}+(?:[-_./]+{word}+)*")
+
+
 # The patterns for text that is not ASCII are compiled when first needed (a few ms each, which
 # a process that only ever sees English never pays).
-_CHUNK: Final = _lazy(rf"[{_CJK}]+|[{_UNSPACED}]+|{_WORD_CHAR}+(?:[-_./]+{_WORD_CHAR}+)*")
 _CJK_RUN: Final = _lazy(rf"[{_CJK}]+")
 _UNSPACED_RUN: Final = _lazy(rf"[{_UNSPACED}]+")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
@@ -337,19 +364,14 @@ def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
 def _chunks(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_CHUNK.findall(text)
-    return _CHUNK().findall(unicodedata.normalize("NFKC", text))
-
-
-@functools.cache
-def _mark_set() -> frozenset[str]:
-    return frozenset(expand_class(_ALL_MARKS))
+    return _chunk().findall(unicodedata.normalize("NFKC", text))
 
 
 def _clusters(text: str) -> list[str]:
     """Each letter with the combining marks that follow it: the unit unspaced runs are paired
     in (a mark with no letter before it is dropped). Without a regular expression, whose
     class of every mark takes longer to compile than a process spends on Thai words."""
-    marks = _mark_set()
+    marks = combining_marks()
     clusters: list[str] = []
     for char in text:
         if char not in marks:

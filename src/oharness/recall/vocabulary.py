@@ -20,7 +20,7 @@ import numpy.typing as npt
 _EMPTY: Final = np.zeros(0, dtype=np.uint64)
 
 
-def term_hash(data: bytes) -> int:
+def term_hash(data: bytes | memoryview) -> int:
     """A stable 64-bit hash of a term's UTF-8 bytes (two checksums side by side)."""
     return zlib.crc32(data) << 32 | zlib.adler32(data)
 
@@ -30,7 +30,7 @@ class Vocabulary:
 
     def __init__(
         self,
-        blob: bytes = b"",
+        blob: bytes | memoryview = b"",
         offsets: npt.NDArray[np.int64] | None = None,
         hashes: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]] | None = None,
     ) -> None:
@@ -57,7 +57,7 @@ class Vocabulary:
         np.cumsum([len(data) for data in encoded], out=offsets[1:])
         return cls(b"".join(encoded), offsets)
 
-    def blob(self) -> tuple[bytes, npt.NDArray[np.int64]]:
+    def blob(self) -> tuple[bytes | memoryview, npt.NDArray[np.int64]]:
         """Every term as one UTF-8 blob and the offset of each (one more than terms)."""
         if not self._more_terms:
             return self._blob, self._offsets
@@ -65,7 +65,7 @@ class Vocabulary:
         offsets = np.concatenate(
             (self._offsets, self._offsets[-1] + np.cumsum([len(data) for data in more]))
         )
-        return self._blob + b"".join(more), offsets
+        return bytes(self._blob) + b"".join(more), offsets
 
     def __len__(self) -> int:
         return self._base + len(self._more_terms)
@@ -73,7 +73,7 @@ class Vocabulary:
     def __getitem__(self, term_id: int) -> str:
         if term_id < self._base:
             start, end = self._offsets[term_id : term_id + 2].tolist()
-            return self._blob[start:end].decode()
+            return str(self._blob[start:end], "utf-8")
         return self._more_terms[term_id - self._base]
 
     def first_byte(self, term_id: int) -> int:

@@ -45,7 +45,7 @@ def _payload(path: Path) -> dict[str, Any]:
     payload = cache._load(path)
     assert payload is not None
     return {
-        name: bytes(value) if isinstance(value, bytearray) else value
+        name: bytes(value) if isinstance(value, memoryview) else value
         for name, value in payload.items()
     }
 
@@ -72,6 +72,20 @@ def test_a_reload_answers_like_the_original(built: Built) -> None:
     assert len(restored) == len(NOTES)
     assert answers(restored) == answers(index)
     assert restored.recall(QUERIES[0]) == index.recall(QUERIES[0])
+
+
+def test_a_loaded_index_outlives_its_file_being_replaced_or_removed(built: Built) -> None:
+    index, path, keys = built
+    loaded = RecallIndex()
+    assert read_cache(path, loaded, keys) == set()
+    expected = answers(index)
+    smaller = RecallIndex()
+    smaller.add_many(NOTES[:3], keys)
+    write_cache(path, smaller)  # replaced while the first load still reads its arrays
+    assert answers(loaded) == expected
+    path.unlink()
+    loaded.add("project", Note("late-1", "A late note on pricing", "Cards."), cache_key=1)
+    assert [hit.id for hit in loaded.search("late pricing note", 1)] == ["late-1"]
 
 
 def test_a_changed_key_is_never_used(built: Built) -> None:
@@ -161,14 +175,12 @@ def test_only_notes_with_a_key_are_cached(tmp_path: Path) -> None:
     assert write_cache(tmp_path / "c.bin", index) == 2
 
 
-def test_reading_into_a_non_empty_index(built: Built) -> None:
-    index, path, keys = built
+def test_a_cache_is_read_into_an_empty_index_only(built: Built) -> None:
+    _, path, keys = built
     restored = RecallIndex()
-    extra = Note("extra-note-1ab", "Kubernetes cluster lives in eu-west-1", "")
-    restored.add("user", extra)
-    assert read_cache(path, restored, keys) == set()
-    index.add("user", extra)
-    assert answers(restored) == answers(index)
+    restored.add("user", Note("extra-note-1ab", "Kubernetes cluster lives in eu-west-1", ""))
+    with pytest.raises(ValueError, match="empty index"):
+        read_cache(path, restored, keys)
 
 
 def test_writes_are_atomic_and_leave_no_temp_files(

@@ -125,14 +125,3 @@ def test_notes_far_below_a_clear_match_are_left_out() -> None:
     found = ids(index, "how should I style the borders of the pricing cards?")
     assert found[0] == "cards-1"
     assert "borders-1" not in found
-
-
-def test_an_index_restored_from_its_entries_judges_alike() -> None:
-    index = RecallIndex()
-    index.add_many(realistic_notes(100))
-    index.add("project", Note("structlog-1", "Use structlog in services", "JSON.", ("logging",)))
-    terms, entries = index.entries()
-    restored = RecallIndex()
-    restored.restore(terms, entries)
-    message = "add some logging to the payment service"
-    assert ids(restored, message) == ids(index, message) == ["structlog-1"]

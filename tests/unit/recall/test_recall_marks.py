@@ -1,77 +1,46 @@
-"""The precomputed combining-mark classes of the tokeniser match unicodedata."""
+"""The combining marks of the tokeniser: what ``\\w`` leaves out and a word keeps."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import unicodedata
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oharness.recall import marks
-from oharness.recall.marks import MARK_CLASSES, expand_class, mark_classes, scan_marks
+from oharness.recall.tokenize import _UNSPACED, _chunk, _clusters, char_class, combining_marks
 
 
-def test_the_table_holds_the_running_pythons_unicode_version() -> None:
-    version = unicodedata.unidata_version
-    assert version in MARK_CLASSES, (
-        f"no combining-mark classes for Unicode {version}: run 'python -m oharness.recall.marks' "
-        "with this Python and add its entry to MARK_CLASSES"
-    )
+def test_the_marks_are_every_combining_mark_of_the_bmp() -> None:
+    marks = combining_marks()
+    assert "\u0301" in marks and "\u093f" in marks and "\u0e31" in marks  # acute, Devanagari, Thai
+    assert all(unicodedata.category(mark) in {"Mn", "Mc", "Me"} for mark in marks)
+    assert "a" not in marks and "\u0915" not in marks  # letters are not marks
 
 
-def test_the_table_equals_a_scan_of_unicodedata() -> None:
-    expected = (scan_marks(unspaced=False), scan_marks(unspaced=True))
-    assert mark_classes() == expected
+def test_a_class_matches_exactly_its_characters() -> None:
+    chars = set(combining_marks())
+    pattern = re.compile(f"[{char_class(chars)}]")
+    assert {chr(code) for code in range(0x10000) if pattern.fullmatch(chr(code))} == chars
+    assert char_class("cab") == "a-c" and char_class("az") == "az" and char_class("") == ""
 
 
-def test_an_unknown_unicode_version_is_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(marks, "MARK_CLASSES", {})
-    assert mark_classes() == (scan_marks(unspaced=False), scan_marks(unspaced=True))
-
-
-def test_the_unspaced_scripts_marks_are_only_in_the_second_class() -> None:
-    outside, everything = mark_classes()
-    thai_mark = "\u0e31"  # THAI CHARACTER MAI HAN-AKAT, a combining mark
-    assert unicodedata.category(thai_mark) == "Mn"
-    assert not re.fullmatch(f"[{outside}]", thai_mark)
-    assert re.fullmatch(f"[{everything}]", thai_mark)
-    assert re.fullmatch(f"[{outside}]", "\u093f")  # DEVANAGARI VOWEL SIGN I
-
-
-def test_the_generator_prints_an_entry_that_reads_back_as_the_table() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "oharness.recall.marks"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.isascii()
-    entry = eval("{" + done.stdout + "}")  # our own generator's output
-    assert entry == {unicodedata.unidata_version: mark_classes()}
-
-
-def test_a_class_expands_to_exactly_the_characters_it_matches() -> None:
-    for body in mark_classes():
-        chars = set(expand_class(body))
-        matching = {chr(code) for code in range(0x10000) if re.fullmatch(f"[{body}]", chr(code))}
-        assert chars == matching
+def test_words_keep_their_marks_outside_the_unspaced_scripts() -> None:
+    assert _chunk().findall("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+    assert _chunk().findall("café naïve") == ["café", "naïve"]
+    thai = "สวัสดีครับ"
+    assert _chunk().findall(thai) == [thai]  # one unspaced run, paired later
+    assert re.fullmatch(f"[{_UNSPACED}]+", thai)
 
 
 def test_letter_clusters_match_the_regular_expression() -> None:
-    from oharness.recall.tokenize import _clusters
-
-    pattern = re.compile(f"[^{mark_classes()[1]}][{mark_classes()[1]}]*")
+    marks = char_class(combining_marks())
+    pattern = re.compile(f"[^{marks}][{marks}]*")
     for text in ("สวัสดีครับ", "\u0e31leading mark", "ขอบคุณมาก", "ကျေးဇူးတင်ပါတယ်", "ສະບາຍດີ", ""):
         assert _clusters(text) == pattern.findall(text)
 
 
 @given(st.text(alphabet=st.characters(min_codepoint=0x0300, max_codepoint=0x17FF), max_size=40))
 def test_letter_clusters_match_the_regular_expression_on_any_text(text: str) -> None:
-    from oharness.recall.tokenize import _clusters
-
-    marks = mark_classes()[1]
+    marks = char_class(combining_marks())
     assert _clusters(text) == re.findall(f"[^{marks}][{marks}]*", text)
