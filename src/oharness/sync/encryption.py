@@ -160,6 +160,8 @@ def turn_on(
             "this account is already end-to-end encrypted: 'oharness sync unlock' enters the "
             "passphrase on this device"
         )
+    if held is not None and ours and stored.envelope is not None and not held.active:
+        _check_second_run(home, stored.envelope, passphrase, held)
     if held is not None and ours:
         data_key = held.data_key  # a second run: the key of the first
     else:
@@ -177,12 +179,42 @@ def turn_on(
         recovery = made.recovery_key
         show_recovery(recovery)
         envelope = made.envelope.to_json()
-        client.put_keys(envelope, stored.version)
+        try:
+            client.put_keys(envelope, stored.version)
+        except SyncError as exc:
+            if exc.code != "conflict":
+                raise
+            # Another machine turned it on at the same moment: its key is the account's.
+            held = load_key(home)
+            assert held is not None
+            _check_second_run(home, client.keys().envelope or {}, passphrase, held)
+            raise
     else:
         envelope = stored.envelope
     erased = sum(client.erase_scope(scope).deleted for scope in plain)
     save_key(home, DeviceKey(client.origin, identity.user_id, data_key, True, envelope))
     return TurnedOn(recovery, len(plain), copied, erased)
+
+
+def _check_second_run(
+    home: HomeLayout, envelope: dict[str, Any], passphrase: str, held: DeviceKey
+) -> None:
+    """A key made here by a run that did not finish, and an envelope on the server: a second
+    run finds the envelope its first run stored; one another machine stored (two machines
+    turned it on at once) seals another key, which this machine must join instead."""
+    from oharness.sync.e2e import KeyEnvelope
+
+    try:
+        opened = KeyEnvelope.from_json(envelope).open_with_passphrase(passphrase)
+    except OHarnessError:
+        opened = None
+    if opened != held.data_key:
+        forget_key(home)
+        raise ValidationError(
+            "the account was end-to-end encrypted by another run meanwhile (on another "
+            "machine, or here with another passphrase): enter its passphrase with 'oharness "
+            "sync unlock'; nothing here changed"
+        )
 
 
 def _sealed(scope: SyncScope) -> bool:

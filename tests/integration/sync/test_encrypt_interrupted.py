@@ -11,10 +11,11 @@ import httpx2
 import pytest
 from syncharness import PROJECT_ID, Clock, Machine, Server, token
 
+from oharness.errors import ValidationError
 from oharness.project.paths import HomeLayout
 from oharness.sync.client import SyncClient
 from oharness.sync.e2e import KeyEnvelope, NoteCipher
-from oharness.sync.encryption import _live_files, load_key, turn_off, turn_on
+from oharness.sync.encryption import _live_files, load_key, turn_off, turn_on, unlock
 from oharness.sync.protocol import SyncScope
 from oharness.sync.protocol.sealed import is_opaque_id
 from oharness.sync.sealed_client import SealedClient
@@ -131,3 +132,54 @@ def test_a_run_killed_at_any_request_is_finished_by_the_next(
             assert found == files, after
             left = [s for s in plain.scopes().scopes if is_opaque_id(s.project_id)]
             assert left == [], after  # no sealed scope left behind
+
+
+def test_two_machines_turning_it_on_at_once_end_with_one_key(tmp_path: Path) -> None:
+    """a is cut off after copying its notes; b turns it on meanwhile with its own passphrase;
+    a's second run is refused in one line and forgets its key; a joins with b's passphrase and
+    syncs sealed with b's key. The same when a's envelope loses the race to b's."""
+    server, a, files = _account(tmp_path / "cut")
+    b_home = HomeLayout(tmp_path / "b-home")
+    a_home = HomeLayout(a.home)
+    with pytest.raises(Killed):
+        turn_on(a_home, _client(server, 6), PASSPHRASE, show_recovery=lambda _: None, n=CHEAP)
+    assert load_key(a_home) is not None  # pending
+    turn_on(b_home, _client(server), "b's own passphrase", show_recovery=lambda _: None, n=CHEAP)
+    with pytest.raises(ValidationError, match="sync unlock") as refused:
+        turn_on(a_home, _client(server), PASSPHRASE, show_recovery=lambda _: None, n=CHEAP)
+    assert "\n" not in str(refused.value) and load_key(a_home) is None
+    unlock(a_home, _client(server), passphrase="b's own passphrase", recovery_key=None)
+    a_key, b_key = load_key(a_home), load_key(b_home)
+    assert a_key is not None and b_key is not None and a_key.data_key == b_key.data_key
+
+    server, a, files = _account(tmp_path / "race")
+    a_home = HomeLayout(a.home)
+
+    class RacedBy(httpx2.BaseTransport):
+        """b stores its envelope just before a's put reaches the server."""
+
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            if request.method == "PUT" and request.url.path == "/v1/memory/keys":
+                turn_on(
+                    HomeLayout(tmp_path / "b2-home"),
+                    _client(server),
+                    "b's own passphrase",
+                    show_recovery=lambda _: None,
+                    n=CHEAP,
+                )
+            return server.http.send(request)
+
+    raced = SyncClient(
+        ORIGIN, token("alice"), http=httpx2.Client(transport=RacedBy(), base_url=ORIGIN)
+    )
+    with pytest.raises(ValidationError, match="sync unlock"):
+        turn_on(a_home, raced, PASSPHRASE, show_recovery=lambda _: None, n=CHEAP)
+    assert load_key(a_home) is None
+    b_key = load_key(HomeLayout(tmp_path / "b2-home"))
+    assert b_key is not None
+    sealed = SealedClient(ORIGIN, token("alice"), NoteCipher(b_key.data_key), http=server.http)
+    found = {
+        **_live_files(sealed, SyncScope("project", PROJECT_ID)),
+        **_live_files(sealed, SyncScope("user")),
+    }
+    assert found == files
