@@ -41,7 +41,7 @@ from oharness.notes.ids import (
     random_hex,
     split_tags,
 )
-from oharness.notes.links import LinkIndex
+from oharness.notes.links import LinkIndex, extract_links
 from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
@@ -187,6 +187,8 @@ class MemoryService:
 
     def dangling_links(self, body: str) -> tuple[str, ...]:
         """The ``[[…]]`` targets of a body that name no note in either scope."""
+        if not extract_links(body):
+            return ()  # no index of every note's names for a body without links
         return tuple(link.target for link in self.link_index().targets(body) if link.id is None)
 
     # ---- remember ------------------------------------------------------------------------
