@@ -85,30 +85,35 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
+def _run(kind: str, variable: str, shape: ScheduleShape, folder: Path, first: int) -> BatchResult:
+    """The profile's seeds of one kind (``variable`` overrides their count) from ``first``."""
+    count = _count(variable, _profile(kind))
+    return run_seeds(list(range(first, first + count)), shape, folder)
+
+
 @pytest.fixture(scope="module")
 def short_run(scratch: Path) -> BatchResult:
-    seeds = list(range(_count("OHARNESS_SIM_SEEDS", _profile("short"))))
-    return run_seeds(seeds, SHORT, scratch / "short")
+    return _run("short", "OHARNESS_SIM_SEEDS", SHORT, scratch / "short", 0)
 
 
 @pytest.fixture(scope="module")
 def long_run(scratch: Path) -> BatchResult:
-    first = LONG_FIRST_SEED
-    seeds = list(range(first, first + _count("OHARNESS_SIM_LONG_SEEDS", _profile("long"))))
-    return run_seeds(seeds, LONG, scratch / "long")
+    return _run("long", "OHARNESS_SIM_LONG_SEEDS", LONG, scratch / "long", LONG_FIRST_SEED)
 
 
 @pytest.fixture(scope="module")
 def sealed_short_run(scratch: Path) -> BatchResult:
-    seeds = list(range(_count("OHARNESS_SIM_SEALED_SEEDS", _profile("sealed short"))))
-    return run_seeds(seeds, SEALED_SHORT, scratch / "sealed-short")
+    return _run(
+        "sealed short", "OHARNESS_SIM_SEALED_SEEDS", SEALED_SHORT, scratch / "sealed-short", 0
+    )
 
 
 @pytest.fixture(scope="module")
 def sealed_long_run(scratch: Path) -> BatchResult:
-    first = LONG_FIRST_SEED
-    count = _count("OHARNESS_SIM_SEALED_LONG_SEEDS", _profile("sealed long"))
-    return run_seeds(list(range(first, first + count)), SEALED_LONG, scratch / "sealed-long")
+    folder = scratch / "sealed-long"
+    return _run(
+        "sealed long", "OHARNESS_SIM_SEALED_LONG_SEEDS", SEALED_LONG, folder, LONG_FIRST_SEED
+    )
 
 
 def test_encrypted_schedules_keep_every_invariant(

@@ -32,6 +32,15 @@ def typed(machine: Machine, *args: str, text: str) -> subprocess.CompletedProces
     )
 
 
+def seal(machine: Machine, *joining: Machine) -> None:
+    """Turn end-to-end encryption on from ``machine``; the ``joining`` machines unlock it."""
+    on = typed(machine, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert on.returncode == 0, on.stderr
+    for other in joining:
+        unlocked = typed(other, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
+        assert unlocked.returncode == 0, unlocked.stderr
+
+
 def plaintext_in(storage: Storage, words: list[str]) -> list[str]:
     everything = b"".join(storage.keys().values()) + "".join(storage.keys()).encode()
     return [word for word in words if word.encode() in everything]
@@ -115,9 +124,7 @@ def test_turning_it_off_uploads_in_clear_only_when_confirmed(
         machine.login(server.origin)
     a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
     a.ok("sync", "now")
-    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
-    assert on.returncode == 0, on.stderr
-    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    seal(a, b)
     b.ok("sync", "now")
     b.write("from-b-2b3", "Written on b while sealed.\n", summary="From b")
     b.ok("sync", "now")
@@ -159,9 +166,7 @@ def test_a_conflict_waiting_before_encryption_is_resolved_after_it(
     a.ok("sync", "now")
     assert "conflict: shared-4d5" in b.ok("sync", "now")
 
-    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
-    assert on.returncode == 0, on.stderr
-    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    seal(a, b)
     b.ok("sync", "now")
     assert "shared-4d5" in b.ok("sync", "conflicts")  # still waiting, nothing lost
     b.ok("sync", "resolve", "shared-4d5", "--keep", "local")
@@ -182,9 +187,7 @@ def test_a_storage_reset_or_restore_keeps_the_account_encrypted(
         machine.login(server.origin)
     a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
     a.ok("sync", "now")
-    on = typed(a, "sync", "encrypt", "--yes", "--passphrase-stdin", text=PASSPHRASE + "\n")
-    assert on.returncode == 0, on.stderr
-    assert typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n").returncode == 0
+    seal(a, b)
     b.write("from-b-2b3", "Written on b while sealed.\n", summary="From b")
     b.ok("sync", "now"), a.ok("sync", "now")
     before_change = storage.keys()
