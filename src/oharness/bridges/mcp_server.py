@@ -12,12 +12,16 @@ Importing this module imports ``mcp`` (hundreds of ms): only the ``mcp`` command
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
+from anyio import to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -96,8 +100,9 @@ async def _approve_forget(
 ) -> types.CallToolResult | None:
     """``None`` when the person approved (or approval is left to the client); else a refusal."""
     if set(arguments) - {"id", "scope"}:
-        return _result(call_tool(service, "forget", arguments))  # refused: nothing deleted
-    probe = call_tool(service, "memory", arguments)
+        refused = await to_thread.run_sync(call_tool, service, "forget", arguments)
+        return _result(refused)  # refused: nothing deleted
+    probe = await to_thread.run_sync(call_tool, service, "memory", arguments)
     if "error" in probe:
         return _result(probe)  # unknown id, ambiguous scope…: say so before asking anyone
     session = ctx.session
@@ -167,7 +172,9 @@ async def _list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
 
 def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Server[Any]:
     """The MCP server over the workspace ``workspace()`` returns (called on every use: listing
-    tools never needs it, so a client's start-up never waits for the notes to load)."""
+    tools never needs it, so a client's start-up never waits for the notes to load). The
+    notes are read and written in a worker thread: a daemon serving many sessions keeps
+    answering the others meanwhile."""
 
     def service() -> MemoryService:
         return workspace().service
@@ -178,14 +185,14 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
     async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         try:
-            memory = service()
+            memory = await to_thread.run_sync(service)
         except OHarnessError as exc:  # e.g. a broken configuration: said on every call
             return _refusal(exc.code, exc.message)
         if params.name == "forget" and "id" in arguments:
             refused = await _approve_forget(ctx, arguments, memory, options)
             if refused is not None:
                 return refused
-        return _result(call_tool(memory, params.name, arguments))
+        return _result(await to_thread.run_sync(call_tool, memory, params.name, arguments))
 
     def index_text() -> str:
         opened = workspace()
@@ -199,7 +206,9 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
-                    uri=INDEX_URI, mime_type="text/markdown", text=index_text()
+                    uri=INDEX_URI,
+                    mime_type="text/markdown",
+                    text=await to_thread.run_sync(index_text),
                 )
             ]
         )
@@ -207,7 +216,8 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != INDEX_PROMPT:
             raise ValueError(f"unknown prompt {params.name!r}; the only one is {INDEX_PROMPT}")
-        message = types.PromptMessage(role="user", content=types.TextContent(text=index_text()))
+        text = await to_thread.run_sync(index_text)
+        message = types.PromptMessage(role="user", content=types.TextContent(text=text))
         return types.GetPromptResult(description="The Memory index", messages=[message])
 
     return Server(
@@ -245,7 +255,57 @@ def last_capture_line(workspace: Workspace) -> str:
     return f"\n\nSaved {len(notes)} {word} from {where}: {ids} (read one with memory(id)).\n"
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client on standard input and output until it hangs up."""
-    async with stdio_server() as (read_stream, write_stream):
+async def serve_stdio(server: Server[Any], streams: tuple[int, int] | None = None) -> None:
+    """Serve one client on standard input and output until it hangs up (or on ``streams``,
+    two file descriptors, closed at the end)."""
+    if streams is None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return
+    import anyio
+
+    with (
+        io.TextIOWrapper(os.fdopen(streams[0], "rb"), encoding="utf-8", errors="replace") as in_,
+        io.TextIOWrapper(os.fdopen(streams[1], "wb"), encoding="utf-8") as out,
+    ):
+        async with stdio_server(anyio.wrap_file(in_), anyio.wrap_file(out)) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_connection(
+    workspace: Callable[[], Workspace],
+    allow_forget: bool,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+) -> None:
+    """Serve one client over a connection carrying the stdio transport (one JSON-RPC message
+    per line), as the daemon does for ``oharness mcp``'s relay, until the client hangs up."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+
+    server = build_server(workspace, McpOptions(allow_forget=allow_forget))
+    incoming, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, outgoing = anyio.create_memory_object_stream[Any](0)
+
+    async def receive() -> None:
+        async with incoming:
+            while line := await reader.readline():
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # the session answers a malformed message itself
+                    await incoming.send(exc)
+                    continue
+                await incoming.send(SessionMessage(message))
+
+    async def send() -> None:
+        async with outgoing:
+            async for item in outgoing:
+                data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                writer.write(data.encode() + b"\n")
+                await writer.drain()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(receive)
+        group.start_soon(send)
         await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()

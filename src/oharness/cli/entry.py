@@ -15,6 +15,11 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_hook(args[1:])
     if args[:1] == ["mcp"]:
+        from oharness.cli.mcp_relay import relay_session
+
+        relayed = relay_session(args[1:])  # through the daemon when one runs
+        if relayed is not None:
+            return relayed
         from oharness.cli.error_policy import run_command
         from oharness.cli.mcp import mcp
 

@@ -33,9 +33,25 @@ def should_register(start: Path, home: Path) -> bool:
     help="Let forget run on clients that cannot ask the person (MCP elicitation); their own "
     "tool approval is then the only check.",
 )
+@click.option(
+    "--in-process",
+    is_flag=True,
+    help="Serve the session in this process even when a daemon runs (by default the "
+    "daemon serves it, which answers at once: docs/integrations.md).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
-def mcp(project_path: Path | None, allow_forget: bool, debug: bool) -> None:
+def mcp(project_path: Path | None, allow_forget: bool, in_process: bool, debug: bool) -> None:
     """Serve remember, memory and forget over MCP on standard input and output."""
+    start = project_path if project_path is not None else Path.cwd()
+    serve_in_process(start, allow_forget)
+
+
+def serve_in_process(
+    start: Path, allow_forget: bool, streams: tuple[int, int] | None = None
+) -> None:
+    """Serve one session in this process: on standard input and output, or on ``streams``
+    (input and output file descriptors, closed at the end: the relay's, when the daemon
+    that served the session went away)."""
     try:
         import anyio
 
@@ -46,14 +62,13 @@ def mcp(project_path: Path | None, allow_forget: bool, debug: bool) -> None:
             "pip install 'oharness[mcp]'"
         ) from exc
     home = home_from_environment()
-    start = project_path if project_path is not None else Path.cwd()
     workspace = LazyWorkspace(start, home, register=should_register(start, home))
     server = build_server(workspace.get, McpOptions(allow_forget=allow_forget))
     # The notes load while the client initialises (an answer to ``initialize`` never waits
     # for them); a broken configuration is reported on stderr at once and by every call.
     threading.Thread(target=workspace.warm, name="oharness-mcp-open", daemon=True).start()
     try:
-        anyio.run(serve_stdio, server)
+        anyio.run(serve_stdio, server, streams)
     finally:
         workspace.close()
 

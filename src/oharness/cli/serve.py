@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import os
 import shutil
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +19,9 @@ from oharness.memory.workspace import wall_clock_ms
 from oharness.project.paths import default_home
 
 if TYPE_CHECKING:
+    from oharness.daemon.state import McpSessions
     from oharness.harness.model import ChatModel
+    from oharness.memory.workspace import Workspace
 
 
 def _small_model(home: Path, start: Path) -> ChatModel | None:
@@ -115,11 +121,37 @@ def serve(
         small_model=_small_model(home, start),
         dreamer=ReviewDreamer(clock=wall_clock_ms, token=token),
         capturer=WorkspaceCapturer(),
+        mcp_sessions=_mcp_sessions(),
     )
     if check is not None:
         options.sync_check_ms = int(check * 1000)
         options.follow_seconds = min(check, options.follow_seconds)
     DaemonServer(options, port=port, announce=lambda line: click.echo(line, err=True)).run()
+
+
+def _mcp_sessions() -> McpSessions | None:
+    """What serves agents' MCP sessions in the daemon, when the ``mcp`` extra is installed
+    (imported beside the start, so neither the start nor the first session waits for it)."""
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    threading.Thread(
+        target=importlib.import_module,
+        args=("oharness.bridges.mcp_server",),
+        name="oharness-mcp-import",
+        daemon=True,
+    ).start()
+
+    async def serve(
+        workspace: Callable[[], Workspace],
+        allow_forget: bool,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        from oharness.bridges.mcp_server import serve_connection
+
+        await serve_connection(workspace, allow_forget, reader, writer)
+
+    return serve
 
 
 #: Seconds between background sync's checks of each folder (default 20; tests shorten it).

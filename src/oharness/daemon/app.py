@@ -24,6 +24,7 @@ from oharness.daemon.guards import (
     declared_length,
     with_security_headers,
 )
+from oharness.daemon.mcp_socket import start_mcp_socket
 from oharness.daemon.page import page_router
 from oharness.daemon.page.signin import signin_required, wants_page
 from oharness.daemon.routes.memory import memory_router
@@ -120,6 +121,9 @@ def create_app(options: DaemonOptions, *, auth: DaemonAuth | None = None) -> Fas
             state.folders.add(state.note_watcher)
         state.folders.start()  # the first look now: folders scheduled, the page's baseline
         state.stoppers.insert(0, state.folders.stop)
+        stop_mcp = await start_mcp_socket(state)
+        if stop_mcp is not None:
+            state.stoppers.insert(0, stop_mcp)
         try:
             yield
         finally:

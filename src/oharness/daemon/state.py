@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,6 +47,11 @@ class SessionHost(Protocol):
 
 
 WorkWrapper = Callable[[TaskWork, DaemonWorkspace], TaskWork]
+#: Serves one agent's MCP session over a connection (daemon/mcp_socket.py): the workspace,
+#: whether forget may skip the person's approval, the connection's two ends.
+McpSessions = Callable[
+    [Callable[[], Workspace], bool, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
+]
 WriteListener = Callable[[DaemonWorkspace, Scope], None]
 
 
@@ -88,6 +94,8 @@ class DaemonOptions:
     folder_notifications: bool = True
     #: How long recall usage counts are collected before they are written (one write each).
     usage_window: float = WINDOW_SECONDS
+    #: Agents' MCP sessions relayed by ``oharness mcp`` (None: they run in-process).
+    mcp_sessions: McpSessions | None = None
 
 
 def extraction_event(task: Task, outcome: TaskOutcome, project_id: str | None) -> Event | None:

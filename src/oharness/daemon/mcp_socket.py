@@ -1,0 +1,167 @@
+"""Agents' MCP sessions served by the daemon, over a Unix socket in the home.
+
+An agent (Claude Code, Codex) starts ``oharness mcp`` for every session and waits for its
+answer to ``initialize``; importing the MCP SDK alone takes about half a second. While a
+daemon runs, ``oharness mcp`` imports nothing of the kind: it relays the bytes of its standard
+input and output to ``$OHARNESS_HOME/mcp.sock`` (:mod:`oharness.bridges.mcp_relay`), where
+the daemon - which imported the SDK once and holds the project's notes loaded - serves the
+session with the same server as the in-process one (``DaemonOptions.mcp_sessions``, which
+``oharness serve`` sets to :func:`oharness.bridges.mcp_server.serve_connection` when the
+``mcp`` extra is installed).
+
+The exchange: the relay sends one JSON line ``{"token", "version", "start", "allowForget"}``
+(the daemon's token, the relay's release, the folder the agent started it in); the daemon
+answers ``{"ok": true}`` and the connection then carries the MCP stdio transport (one JSON-RPC
+message per line) both ways, or ``{"ok": false, "reason": …}`` and closes, and the relay
+serves the session in-process. The daemon takes a session only for a project it can host
+(a registered project, or a git checkout it registers, as ``oharness mcp`` would): a folder
+that is no project, one refused by the discovery rule, or another release's relay is served
+in-process, so the answers are the same either way.
+
+The socket is 0600 in the 0700 home (and the token is checked), so only its user reaches it.
+A path too long for a Unix socket (about 100 bytes) leaves the daemon without one: every
+session is then served in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from oharness import __version__
+from oharness.project.identity import find_project
+
+if TYPE_CHECKING:
+    from oharness.daemon.state import DaemonState
+    from oharness.daemon.workspaces import DaemonWorkspace
+    from oharness.memory.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+MCP_SOCKET: Final = "mcp.sock"
+#: Longest socket path the platforms take (sockaddr_un: 108 bytes on Linux, 104 on macOS).
+_PATH_MOST: Final = 103
+_HELLO_BYTES: Final = 16 * 1024
+_HELLO_SECONDS: Final = 5.0
+#: One JSON-RPC message per line; a longer one ends the session.
+_LINE_BYTES: Final = 64 * 1024 * 1024
+
+
+async def start_mcp_socket(state: DaemonState) -> Callable[[], None] | None:
+    """Listen on the home's MCP socket; returns what stops it (None: no socket here)."""
+    path = state.options.home / MCP_SOCKET
+    if state.options.mcp_sessions is None:
+        return None  # the MCP extra is not installed: agents' servers run in-process
+    if len(os.fsencode(path)) > _PATH_MOST or not hasattr(asyncio, "start_unix_server"):
+        log.info(
+            "no MCP socket at %s (path too long or no Unix sockets): sessions in-process", path
+        )
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # left by a daemon that was killed (this one holds the home's lock)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await _session(state, reader, writer)
+        except Exception:
+            log.exception("an MCP session through the daemon failed")
+        finally:
+            writer.close()
+
+    try:
+        server = await asyncio.start_unix_server(serve, path=str(path), limit=_LINE_BYTES)
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        log.warning("no MCP socket at %s: %s; sessions in-process", path, exc)
+        return None
+
+    def stop() -> None:
+        server.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    return stop
+
+
+async def _session(
+    state: DaemonState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    try:
+        line = await asyncio.wait_for(reader.readline(), _HELLO_SECONDS)
+        hello = json.loads(line[:_HELLO_BYTES]) if len(line) <= _HELLO_BYTES else None
+    except (TimeoutError, ValueError, asyncio.LimitOverrunError):
+        return
+    sessions = state.options.mcp_sessions
+    opened, reason = await _workspace_for(state, hello)
+    if opened is None:
+        writer.write(json.dumps({"ok": False, "reason": reason}).encode() + b"\n")
+        await writer.drain()
+        return
+    writer.write(b'{"ok": true}\n')
+    await writer.drain()
+    allow_forget = isinstance(hello, dict) and hello.get("allowForget") is True
+    assert sessions is not None
+    await sessions(opened, allow_forget, reader, writer)
+
+
+async def _workspace_for(
+    state: DaemonState, hello: Any
+) -> tuple[Callable[[], Workspace] | None, str]:
+    """What opens the hosted workspace of the hello's folder, or None and why."""
+    if not isinstance(hello, dict) or not isinstance(hello.get("token"), str):
+        return None, "not an MCP relay hello"
+    if not hmac.compare_digest(hello["token"].encode(), state.auth.token.encode()):
+        return None, "wrong daemon token"
+    if hello.get("version") != __version__:
+        return None, f"this daemon runs oharness {__version__}"
+    start = hello.get("start")
+    if not isinstance(start, str) or not os.path.isabs(start) or not os.path.isdir(start):
+        return None, "start must be an absolute path to a folder"
+    try:
+        return await asyncio.to_thread(_opener, state, Path(start)), ""
+    except _NotHere as exc:
+        return None, str(exc)
+
+
+class _NotHere(Exception):
+    """The folder's session is served in-process (its answers would differ here)."""
+
+
+def _opener(state: DaemonState, start: Path) -> Callable[[], Workspace]:
+    """What hosts ``start``'s project at the session's first use (the answer to the hello
+    never waits for a folder of notes to load); refused at once where the session would not
+    be the in-process one's."""
+    home = state.options.home
+    location = find_project(start, home)
+    if location is None or location.refused is not None:
+        raise _NotHere("no usable project here")
+    registered = location.registered
+    if not registered and not (location.root / ".git").exists():
+        raise _NotHere("not a project: served with the user notes alone, in-process")
+    root = location.root.resolve()
+    found: list[DaemonWorkspace] = []
+    lock = threading.Lock()
+
+    def workspace() -> Workspace:
+        with lock:
+            if not found:
+                found.append(_hosted(state, start, root, create=not registered))
+            return found[0].workspace
+
+    return workspace
+
+
+def _hosted(state: DaemonState, start: Path, root: Path, *, create: bool) -> DaemonWorkspace:
+    for hosted in state.registry.all():
+        if hosted.project_id is not None and hosted.root.resolve() == root:
+            return hosted
+    hosted, _ = state.registry.register(start, home=state.options.home, create=create)
+    return hosted
