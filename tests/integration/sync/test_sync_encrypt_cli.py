@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, Machine, Server, Storage, machines
+from cliworld import OHARNESS, Machine, Server, Storage, machines, plaintext_in
 
 PASSPHRASE = "correct horse battery staple"
 NEW_PASSPHRASE = "a much longer passphrase now"
@@ -30,11 +30,6 @@ def typed(machine: Machine, *args: str, text: str) -> subprocess.CompletedProces
         env=environment,
         timeout=120,
     )
-
-
-def plaintext_in(storage: Storage, words: list[str]) -> list[str]:
-    everything = b"".join(storage.keys().values()) + "".join(storage.keys()).encode()
-    return [word for word in words if word.encode() in everything]
 
 
 def test_turn_on_join_recover_and_change_the_passphrase(
