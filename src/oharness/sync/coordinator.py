@@ -104,8 +104,8 @@ def estimate_requests(report: PassReport) -> int:
     result = report.result
     identity = 1 if report.old_server else 0  # read again at every pass while it is older
     if result is None:
-        if report.error is None:
-            return identity  # paused: by a local check, or after reading the identity
+        if report.error is None:  # paused: by a local check, the identity, or an answer
+            return identity + (1 if report.paused_by_server else 0)
         return 0 if report.error.get("code") in LOCAL_ERROR_CODES else 1
     if result.skipped is not None:
         return 0

@@ -88,6 +88,9 @@ class PassReport:
     retry_after_ms: int | None = None
     #: The server is older than this client (protocol 1): its identity is read at every pass.
     old_server: bool = False
+    #: Paused by the server's answer to a request (an encrypted account without the key here,
+    #: an erased account), not by a check made before asking.
+    paused_by_server: bool = False
 
     @property
     def failed(self) -> bool:
@@ -317,12 +320,13 @@ class SyncService:
             )
             return PassReport(target, error=error, retry_after_ms=deadline)
         if exc.code in ("encrypted_account", "encryption_off"):
-            return PassReport(target, paused=f"encrypted: {exc.message}")
+            return PassReport(target, paused=f"encrypted: {exc.message}", paused_by_server=True)
         if exc.code == "account_erased":
             return PassReport(
                 target,
                 paused=f"the account was erased on the sync server; sync stopped and every "
                 f"local note stays ({exc.message})",
+                paused_by_server=True,
             )
         return PassReport(target, error=error)
 

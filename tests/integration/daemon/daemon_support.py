@@ -1,9 +1,13 @@
-"""A live daemon in a background thread (real HTTP on loopback), gates, a session-host double."""
+"""A live daemon in a background thread (real HTTP on loopback), gates, a session-host double;
+machines driven through the real CLI, each with an ``oharness serve`` process of its own."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +17,7 @@ from typing import Any
 
 import httpx2
 import uvicorn
-from sync_support import serve_in_thread
+from sync_support import OHARNESS, free_port, run_cli, serve_in_thread
 
 from oharness.daemon import DaemonOptions, create_app
 from oharness.daemon.tasks.lane import Task, TaskOutcome, TaskWork
@@ -180,3 +184,82 @@ def events_until(lines: Iterator[str], marker: str, timeout: float = 20) -> list
                 return found
         assert time.monotonic() < deadline, "the marker event never came"
     raise AssertionError("the event stream ended")
+
+
+@dataclass(frozen=True)
+class CliMachine:
+    """One machine (an ``OHARNESS_HOME``) working in ``project`` through the real CLI;
+    ``secret`` signs the tokens ``oharness sync-server token`` makes."""
+
+    home: Path
+    project: Path
+    secret: str
+
+    def run(self, *args: str, stdin: str | None = None) -> str:
+        if stdin is None:
+            return run_cli(self.home, self.project, *args, secret=self.secret)
+        env = {**os.environ, "OHARNESS_HOME": str(self.home)}
+        env.pop("OHARNESS_TOKEN", None)
+        done = subprocess.run(
+            [str(OHARNESS), *args],
+            cwd=self.project,
+            env=env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "--json"))
+
+    def note(self, note_id: str) -> Path:
+        return self.project / "MEMORY" / f"{note_id}.md"
+
+
+def _daemon_process(home: Path, cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "OHARNESS_HOME": str(home), "OHARNESS_DAEMON_SYNC_SECONDS": "1"}
+    env.pop("OHARNESS_TOKEN", None)
+    with log.open("wb") as output:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [str(OHARNESS), "serve", "--port", str(free_port())],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+        )
+
+
+@contextlib.contextmanager
+def daemon_processes(*places: tuple[Path, Path]) -> Iterator[None]:
+    """``oharness serve`` for each (home, working folder), checking its folders every second
+    (``OHARNESS_DAEMON_SYNC_SECONDS``); started (``daemon.json`` written) when entered, stopped
+    with SIGTERM on exit. Each daemon's log is ``daemon.log`` in its home."""
+    daemons: list[subprocess.Popen[bytes]] = []
+    try:
+        for home, cwd in places:
+            home.mkdir(parents=True, exist_ok=True)
+            daemons.append(_daemon_process(home, cwd, home / "daemon.log"))
+        deadline = time.monotonic() + 60
+        for (home, _), daemon in zip(places, daemons, strict=True):
+            while not (home / "daemon.json").exists():
+                log = (home / "daemon.log").read_text(errors="replace")
+                assert daemon.poll() is None, f"the daemon of {home} stopped: {log}"
+                assert time.monotonic() < deadline, f"the daemon of {home} did not start: {log}"
+                time.sleep(0.1)
+        yield
+    finally:
+        for daemon in daemons:
+            daemon.send_signal(signal.SIGTERM)
+        for daemon in daemons:
+            daemon.wait(timeout=60)
+
+
+def arrives(path: Path, since: float, budget: float) -> float:
+    """Seconds from ``since`` until ``path`` exists (fails past ``budget``)."""
+    while not path.exists():
+        assert time.monotonic() - since < budget, f"{path.name} did not arrive in {budget} s"
+        time.sleep(0.2)
+    return time.monotonic() - since

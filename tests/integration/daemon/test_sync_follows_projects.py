@@ -12,52 +12,25 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from daemon_support import CliMachine, arrives, daemon_processes
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from sync_support import OHARNESS, free_port, run_cli, sync_server_process
+from sync_support import OHARNESS, sync_server_process
 
 SECRET = "follow-sync-secret-0123456789abcdef0123456789"
 BUDGET = 30.0
 
 
-@dataclass(frozen=True)
-class Machine:
-    home: Path
-    project: Path
-
-    def run(self, *args: str, stdin: str | None = None) -> str:
-        if stdin is None:
-            return run_cli(self.home, self.project, *args, secret=SECRET)
-        env = {**os.environ, "OHARNESS_HOME": str(self.home)}
-        env.pop("OHARNESS_TOKEN", None)
-        done = subprocess.run(
-            [str(OHARNESS), *args],
-            cwd=self.project,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.run(*args, "--json"))
-
-    def note(self, note_id: str) -> Path:
-        return self.project / "MEMORY" / f"{note_id}.md"
+class Machine(CliMachine):
+    """A machine whose agent also talks MCP."""
 
     def mcp(self, body: Callable[[ClientSession], Any]) -> Any:
         """One session of ``oharness mcp`` in the project (the official SDK's client)."""
@@ -80,55 +53,26 @@ class Machine:
         return anyio.run(run)
 
 
-def _daemon(home: Path, cwd: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "OHARNESS_HOME": str(home), "OHARNESS_DAEMON_SYNC_SECONDS": "1"}
-    env.pop("OHARNESS_TOKEN", None)
-    cwd.mkdir()
-    return subprocess.Popen(
-        [str(OHARNESS), "serve", "--port", str(free_port())],
-        cwd=cwd,  # not a project: the daemon syncs the projects it finds used
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 @pytest.fixture(scope="module")
 def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Machine, Machine]]:
     root = tmp_path_factory.mktemp("two-machines")
-    a = Machine(root / "home-a", root / "a")
-    b = Machine(root / "home-b", root / "b")
-    a.project.mkdir()
-    b.project.mkdir()
+    a = Machine(root / "home-a", root / "a", SECRET)
+    b = Machine(root / "home-b", root / "b", SECRET)
+    for folder in (a.project, b.project, root / "elsewhere-a", root / "elsewhere-b"):
+        folder.mkdir()
     a.run("project", "init")
     (b.project / ".oharness").mkdir()
     shutil.copy(a.project / ".oharness" / "project.json", b.project / ".oharness")
-    with sync_server_process(root / "storage", SECRET) as origin:
-        daemons = [_daemon(a.home, root / "elsewhere-a"), _daemon(b.home, root / "elsewhere-b")]
-        try:
-            deadline = time.monotonic() + 60
-            for machine, daemon in zip((a, b), daemons, strict=True):
-                while not (machine.home / "daemon.json").exists():
-                    assert daemon.poll() is None and time.monotonic() < deadline, "no daemon"
-                    time.sleep(0.1)
-            token = a.run("sync-server", "token", "--user", "ann", "--plan", "paid").strip()
-            for machine in (a, b):
-                machine.run("login", "--origin", origin, "--token", token)
-            b.run("memory", "list")  # B has used the project once: its daemon follows it
-            yield a, b
-        finally:
-            for daemon in daemons:
-                daemon.send_signal(signal.SIGTERM)
-                daemon.communicate(timeout=60)
-
-
-def _arrives(path: Path, since: float) -> float:
-    """Seconds from ``since`` until ``path`` exists (fails past the budget)."""
-    while not path.exists():
-        assert time.monotonic() - since < BUDGET, f"{path.name} did not arrive in {BUDGET} s"
-        time.sleep(0.2)
-    return time.monotonic() - since
+    with (
+        sync_server_process(root / "storage", SECRET) as origin,
+        # Not in a project: each daemon syncs the projects it finds used.
+        daemon_processes((a.home, root / "elsewhere-a"), (b.home, root / "elsewhere-b")),
+    ):
+        token = a.run("sync-server", "token", "--user", "ann", "--plan", "paid").strip()
+        for machine in (a, b):
+            machine.run("login", "--origin", origin, "--token", token)
+        b.run("memory", "list")  # B has used the project once: its daemon follows it
+        yield a, b
 
 
 def _data(result: types.CallToolResult) -> dict[str, Any]:
@@ -147,9 +91,9 @@ def test_notes_written_through_mcp_and_the_cli_reach_the_other_machine(
         return _data(await session.call_tool("remember", arguments))
 
     through_mcp = a.mcp(remember)
-    _arrives(b.note(through_mcp["id"]), time.monotonic())
+    arrives(b.note(through_mcp["id"]), time.monotonic(), BUDGET)
     through_cli = a.json("memory", "remember", "-s", "The staging database is db-2", "-b", "x")
-    _arrives(b.note(through_cli["id"]), time.monotonic())
+    arrives(b.note(through_cli["id"]), time.monotonic(), BUDGET)
     assert "Deploys happen on Tuesdays" in b.note(through_mcp["id"]).read_text(encoding="utf-8")
     status = b.json("sync", "status")
     followed = [p for p in status["projects"] if Path(p["root"]) == b.project.resolve()]
@@ -160,7 +104,7 @@ def test_notes_written_through_mcp_and_the_cli_reach_the_other_machine(
 def _conflict_on_b(a: Machine, b: Machine) -> str:
     """A note edited differently on both machines while sync was off: B holds the conflict."""
     note = a.json("memory", "remember", "-s", "The release train leaves weekly", "-b", "Monday")
-    _arrives(b.note(note["id"]), time.monotonic())
+    arrives(b.note(note["id"]), time.monotonic(), BUDGET)
     for machine in (a, b):
         machine.run("sync", "off")
     a.run("memory", "remember", "--id", note["id"], "-s", "The release train", "-b", "Wednesday")

@@ -240,6 +240,12 @@ class LimitingProxy:
         self.server.server_close()
 
 
+def plaintext_in(storage: Storage, words: list[str]) -> list[str]:
+    """The ``words`` the storage holds in clear, in an object's name or contents."""
+    everything = b"".join(storage.keys().values()) + "".join(storage.keys()).encode()
+    return [word for word in words if word.encode() in everything]
+
+
 def storage_for(kind: str, tmp_path: Path, s3_server: Any = None) -> Storage:
     """File storage in ``tmp_path``, or a prefix of its own on the S3 test server."""
     if kind == "file":

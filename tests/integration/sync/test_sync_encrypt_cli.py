@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, Machine, Server, Storage, machines
+from cliworld import OHARNESS, Machine, Server, Storage, machines, plaintext_in
 
 PASSPHRASE = "correct horse battery staple"
 NEW_PASSPHRASE = "a much longer passphrase now"
@@ -39,11 +39,6 @@ def seal(machine: Machine, *joining: Machine) -> None:
     for other in joining:
         unlocked = typed(other, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
         assert unlocked.returncode == 0, unlocked.stderr
-
-
-def plaintext_in(storage: Storage, words: list[str]) -> list[str]:
-    everything = b"".join(storage.keys().values()) + "".join(storage.keys()).encode()
-    return [word for word in words if word.encode() in everything]
 
 
 def test_turn_on_join_recover_and_change_the_passphrase(

@@ -494,6 +494,9 @@ def test_request_estimates() -> None:
         NoteStore(Path("/nonexistent"), scope="user", lock_path=Path("/nonexistent.lock")),
     )
     assert estimate_requests(PassReport(target, paused="switched off")) == 0
+    # An encrypted account without the key here: the server's refusal was a request.
+    locked = PassReport(target, paused="encrypted: …", paused_by_server=True)
+    assert estimate_requests(locked) == 1
     assert estimate_requests(PassReport(target, error={"code": "not_logged_in"})) == 0
     assert estimate_requests(PassReport(target, error={"code": "network"})) == 1
     assert estimate_requests(PassReport(target, result=PassResult(skipped="locked"))) == 0
