@@ -6,8 +6,8 @@
   project, output);
 - commands: ``memory`` (the memory tools; ``review`` for review and merge, ``transfer`` for
   import and export, ``extract`` with ``extract_run``), ``project``, ``sync`` (login, logout,
-  sync), ``sync_server``, ``chat`` (with ``chat_run``), ``serve``, ``demo``, ``mcp``,
-  ``integrate``, ``doctor``, ``setup`` (with ``setup_steps``, ``setup_capture``,
-  ``installation``, ``user_service``), ``hook`` (with ``capture_run``; ``hook_log``, the hook
-  log both write to).
+  sync), ``sync_server``, ``chat`` (with ``chat_run``), ``serve``, ``demo``, ``mcp`` (with
+  ``mcp_relay``: the session through the daemon), ``integrate``, ``doctor``, ``setup`` (with
+  ``setup_steps``, ``setup_capture``, ``installation``, ``user_service``), ``hook`` (with
+  ``capture_run``; ``hook_log``, the hook log both write to).
 """

@@ -6,6 +6,7 @@
   home, its address file, uvicorn); ``service_file`` — user service definitions for login;
 - ``state`` — everything a daemon holds, built from :class:`DaemonOptions`;
 - ``workspaces`` — the hosted projects (the default one and any registered);
+- ``mcp_socket`` — agents' MCP sessions relayed by ``oharness mcp``;
 - ``events`` — the event stream (publishers never wait for subscribers);
 - ``auth`` — the bearer token, the page's cookie, Host and Origin; ``guards`` — the body cap and
   what every answer goes through; ``sanitize`` — error details safe to send and log;

@@ -259,9 +259,9 @@ def storage_for(kind: str, tmp_path: Path, s3_server: Any = None) -> Storage:
 
 
 @contextlib.contextmanager
-def running_server(storage: Storage, tmp_path: Path) -> Iterator[Server]:
-    """``oharness sync-server serve`` on ``storage`` for one test."""
-    running = Server(storage, tmp_path / "server.log")
+def running_server(storage: Storage, tmp_path: Path, **env: str) -> Iterator[Server]:
+    """``oharness sync-server serve`` on ``storage`` for one test (``env``: its settings)."""
+    running = Server(storage, tmp_path / "server.log", **env)
     try:
         yield running
     finally:
