@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import httpx2
@@ -153,7 +153,7 @@ def test_forget_asks_the_person_through_the_daemon(
         return types.ElicitResult(action="accept", content={"confirm": True})
 
     async def body(session: ClientSession) -> types.CallToolResult:
-        return cast(types.CallToolResult, await session.call_tool("forget", {"id": note_id}))
+        return await session.call_tool("forget", {"id": note_id})
 
     result = _session(home, project, body, elicit=approve)
     assert result.is_error is False, result.content
@@ -186,10 +186,7 @@ def test_in_process_when_asked_or_no_project(
     home: Path, project: Path, place: Path, daemon: subprocess.Popen[str]
 ) -> None:
     async def remember(session: ClientSession) -> types.CallToolResult:
-        return cast(
-            types.CallToolResult,
-            await session.call_tool("remember", {"summary": "Asked here", "body": "x"}),
-        )
+        return await session.call_tool("remember", {"summary": "Asked here", "body": "x"})
 
     result = _session(home, project, remember, "--in-process")
     assert result.is_error is False
@@ -198,11 +195,8 @@ def test_in_process_when_asked_or_no_project(
     plain = place / "plain"  # no git, no marker: the user notes alone, as in-process
 
     async def remember_mine(session: ClientSession) -> types.CallToolResult:
-        return cast(
-            types.CallToolResult,
-            await session.call_tool(
-                "remember", {"summary": "Mine alone", "body": "x", "scope": "user"}
-            ),
+        return await session.call_tool(
+            "remember", {"summary": "Mine alone", "body": "x", "scope": "user"}
         )
 
     plain.mkdir()
@@ -230,10 +224,7 @@ def test_a_daemon_that_does_not_answer_costs_one_wait(home: Path, project: Path)
     threading.Thread(target=accept_and_say_nothing, daemon=True).start()
 
     async def remember(session: ClientSession) -> types.CallToolResult:
-        return cast(
-            types.CallToolResult,
-            await session.call_tool("remember", {"summary": "Hung daemon", "body": "x"}),
-        )
+        return await session.call_tool("remember", {"summary": "Hung daemon", "body": "x"})
 
     assert _session(home, project, remember).is_error is False
     assert _session(home, project, remember).is_error is False
