@@ -137,6 +137,8 @@ class DaemonState:
         #: Background consolidation (spec 05.3), when a small model is configured.
         self.consolidation: DaemonConsolidation | None = None
         self.sync: DaemonSync | None = None
+        #: Follows the project folders used on this machine (with background sync).
+        self.follower: ProjectFollower | None = None
         #: The one thread that looks at the hosted folders (background sync, the page).
         self.folders = FolderWatch(
             notices=FolderNotices() if options.folder_notifications else None
@@ -253,6 +255,7 @@ class DaemonState:
             log.warning("background sync is off: OHARNESS_HOME cannot hold sync state")
             return
         options = self.options
+        follower = ProjectFollower(self.registry, options.home)
         sync = DaemonSync(
             default,
             self.bus,
@@ -260,9 +263,11 @@ class DaemonState:
             token=options.sync_token,
             signature=self.folders.signature_now,
             timing=SyncTiming((options.sync_check_ms,), (), follow_projects=True),
-            follow=ProjectFollower(self.registry, options.home).follow,
+            follow=follower.follow,
             follow_seconds=options.follow_seconds,
         )
+        follower.folders = sync  # the other clones of hosted projects
+        self.follower = follower
         self.sync = sync
         for hosted in self.registry.all():
             sync.add(hosted)

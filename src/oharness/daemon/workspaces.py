@@ -172,8 +172,8 @@ class WorkspaceRegistry:
                     409,
                     "workspace_conflict",
                     f"project {hosted.project_id} is already hosted from {known.root}; this "
-                    "daemon hosts one folder of a project (a second clone syncs through "
-                    "'oharness sync now' in it)",
+                    "daemon hosts one folder of a project (a second clone is synced in "
+                    "the background all the same, once used)",
                 )
             return known, False
         self._workspaces[hosted.key] = hosted

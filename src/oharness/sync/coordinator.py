@@ -9,6 +9,12 @@ Rules:
 - one schedule per notes directory, however many times it is registered (user notes shared by
   several open projects sync once);
 - a local write is synced 3 s after the last write of a burst, at most 10 s after its first;
+- a pass that finds the server at a newer version than another directory of the same scope
+  last saw (a second clone of the project on this machine) — it uploaded notes, or pulled
+  another machine's — makes that directory due at once: the server holds notes it lacks;
+- such a pass, a write's pass and a directory's first pass go before the regular checks when
+  the request budget holds passes back, so they do not queue behind every followed
+  directory's check;
 - otherwise a directory is checked every 60 s, backing off 60 → 120 → 240 → 300 s while passes
   change nothing on either side, then to every 15 minutes once nothing has changed for an hour
   and every 30 minutes after three hours; any change resets it to 60 s, and the use of a
@@ -30,7 +36,6 @@ Rules:
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +43,7 @@ from pathlib import Path
 from typing import Protocol
 
 from oharness.errors import OHarnessError, is_transient
-from oharness.sync.protocol import Quotas
+from oharness.sync.request_budget import REQUESTS_PER_MINUTE, TokenBucket, estimate_requests
 from oharness.sync.sync_service import PassReport, SyncTarget
 from oharness.types import Clock
 
@@ -51,9 +56,6 @@ CHECK_INTERVALS_MS = (60_000, 120_000, 240_000, 300_000)
 IDLE_INTERVALS_MS = ((60 * 60_000, 15 * 60_000), (3 * 60 * 60_000, 30 * 60_000))
 TRANSIENT_COOLDOWN_MS = 60_000
 PROJECT_IN_USE_MS = 30 * 60_000
-REQUESTS_PER_MINUTE = 20
-#: Errors raised before any request leaves the machine.
-LOCAL_ERROR_CODES = frozenset({"not_logged_in", "config"})
 SWITCHED_OFF = "cloud sync is switched off ('oharness sync on')"
 Progress = Callable[[str, int, int], None]
 
@@ -99,58 +101,6 @@ class PassRunner(Protocol):
     def run(self, target: SyncTarget, *, progress: Progress | None = None) -> PassReport: ...
 
 
-def estimate_requests(report: PassReport) -> int:
-    """How many requests a pass probably made (used when requests are not counted one by one)."""
-    result = report.result
-    identity = 1 if report.old_server else 0  # read again at every pass while it is older
-    if result is None:
-        if report.error is None:  # paused: by a local check, the identity, or an answer
-            return identity + (1 if report.paused_by_server else 0)
-        return 0 if report.error.get("code") in LOCAL_ERROR_CODES else 1
-    if result.skipped is not None:
-        return 0
-    bodies = 1 if result.pulled or result.merged or result.conflicts else 0
-    changes = len(result.pushed) + len(result.rejected)
-    return identity + 1 + bodies + math.ceil(changes / Quotas().max_changes_per_commit)
-
-
-class TokenBucket:
-    """About ``per_minute`` requests a minute, in bursts of at most ``capacity``.
-
-    Integer arithmetic (one token is 60,000 units; each millisecond adds ``per_minute`` units)
-    so that ``ready_at`` is exact. Debits may overdraw; the debt is repaid before the next pass.
-    """
-
-    UNIT = 60_000
-
-    def __init__(self, per_minute: int, *, now: int, capacity: int | None = None) -> None:
-        if per_minute < 1:
-            raise ValueError("per_minute must be at least 1")
-        self.per_minute = per_minute
-        self.capacity = (capacity if capacity is not None else per_minute) * self.UNIT
-        self._units = self.capacity
-        self._at = now
-
-    def _level(self, now: int) -> int:
-        if now <= self._at:
-            return self._units
-        return min(self.capacity, self._units + (now - self._at) * self.per_minute)
-
-    def tokens(self, now: int) -> float:
-        """Requests available at ``now`` (negative while in debt)."""
-        return self._level(now) / self.UNIT
-
-    def take(self, count: int, now: int) -> None:
-        """Debit ``count`` requests."""
-        self._units = self._level(now) - count * self.UNIT
-        self._at = max(self._at, now)
-
-    def ready_at(self, now: int) -> int:
-        """The first time at or after ``now`` with a whole request available."""
-        missing = self.UNIT - self._level(now)
-        return now if missing <= 0 else now + -(-missing // self.per_minute)
-
-
 @dataclass
 class _Schedule:
     """The timing state of one notes directory."""
@@ -162,6 +112,11 @@ class _Schedule:
     quiet: int = 0  # consecutive passes that changed nothing
     burst_first: int | None = None
     burst_last: int | None = None
+    #: Since when a pass is wanted at once: the directory was just scheduled, or the server
+    #: holds notes it lacks (another directory of the scope saw a newer version than it did).
+    wanted_since: int | None = None
+    #: The server's version at this directory's last pass (None before one ran here).
+    seen_version: int | None = None
     used_at: int | None = None
     busy: bool = False
     running: threading.Lock = field(default_factory=threading.Lock)
@@ -177,6 +132,13 @@ class _Schedule:
             return None
         return min(self.burst_last + WRITE_DEBOUNCE_MS, self.burst_first + WRITE_CAP_MS)
 
+    def wanted_at(self) -> int | None:
+        """When a pass is wanted for changes known or likely to wait: a local write (after its
+        debounce), a directory just scheduled, notes another directory of the scope found on
+        the server."""
+        times = [time for time in (self.write_due_at(), self.wanted_since) if time is not None]
+        return min(times) if times else None
+
     def check_due_at(self) -> int | None:
         """The regular check, when it falls while the directory is looked after."""
         if self.target.scope == "user" or self.timing.follow_projects:
@@ -186,8 +148,18 @@ class _Schedule:
         return None
 
     def due_at(self) -> int | None:
-        times = [time for time in (self.write_due_at(), self.check_due_at()) if time is not None]
+        times = [time for time in (self.wanted_at(), self.check_due_at()) if time is not None]
         return min(times) if times else None
+
+    def want_pass(self, now: int) -> None:
+        """A pass is wanted at once (when the directory is looked after at all)."""
+        if self.wanted_since is None and self.check_due_at() is not None:
+            self.wanted_since = now
+
+    def waiting(self, now: int) -> bool:
+        """True when changes known to wait are due (they go before the regular checks)."""
+        wanted = self.wanted_at()
+        return wanted is not None and wanted <= now
 
     def interval(self, now: int) -> int:
         """The wait before the next regular check, from quiet passes and quiet time."""
@@ -251,7 +223,9 @@ class SyncCoordinator:
             key = directory_key(target)
             schedule = self._schedules.get(key)
             if schedule is None:
-                schedule = _Schedule(target, next_check=self.clock(), timing=self.timing)
+                now = self.clock()
+                schedule = _Schedule(target, now, timing=self.timing)
+                schedule.want_pass(now)
                 self._schedules[key] = schedule
             schedule.registrations += 1
             target = schedule.target
@@ -368,12 +342,15 @@ class SyncCoordinator:
             return [schedule.target for schedule in self._due_schedules(now)]
 
     def _due_schedules(self, now: int) -> list[_Schedule]:
+        """Due directories: those with changes known to wait first, then the regular checks,
+        each group earliest first (with the request budget short, a write or a clone's upload
+        is not queued behind every other directory's check)."""
         timed = [
-            (due_at, schedule)
+            (not schedule.waiting(now), due_at, schedule)
             for schedule in self._schedules.values()
             if not schedule.busy and (due_at := schedule.due_at()) is not None and due_at <= now
         ]
-        return [schedule for _, schedule in sorted(timed, key=lambda item: item[0])]
+        return [schedule for *_, schedule in sorted(timed, key=lambda item: item[:2])]
 
     def next_wake(self, now: int | None = None) -> int | None:
         """When something may become due (ms); None when only an outside event can change it."""
@@ -460,6 +437,7 @@ class SyncCoordinator:
             schedule.busy = True
             # The pass reads the directory fresh; writes from now on start a new burst.
             schedule.burst_first = schedule.burst_last = None
+            schedule.wanted_since = None
         target = schedule.target
         try:
             report = self.service.run(target, progress=progress)
@@ -473,8 +451,31 @@ class SyncCoordinator:
             raise
         with self._lock:
             schedule.busy = False
-            self._settle(schedule, report, max(now, self.clock()))
+            later = max(now, self.clock())
+            self._settle(schedule, report, later)
+            others = self._mark_others_behind(schedule, report, later)
+        if others:
+            self._wake()
         return report
+
+    def _mark_others_behind(self, schedule: _Schedule, report: PassReport, now: int) -> bool:
+        """The other directories of the scope (the project's other clones on this machine)
+        that last saw an older version than this pass are due at once; True when any is."""
+        version = report.result.version if report.result is not None else None
+        if version is None:
+            return False
+        schedule.seen_version = version
+        behind = [
+            other
+            for other in self._schedules.values()
+            if other is not schedule
+            and other.target.scope_key == schedule.target.scope_key
+            and other.seen_version is not None
+            and other.seen_version < version
+        ]
+        for other in behind:
+            other.want_pass(now)
+        return bool(behind)
 
     def _settle(self, schedule: _Schedule, report: PassReport, now: int) -> None:
         """Debit the bucket and plan the directory's next check from a pass report."""

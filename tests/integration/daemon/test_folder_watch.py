@@ -1,13 +1,15 @@
 """The daemon's one folder watch: each tick walks every hosted folder once, however many watchers
 (background sync, the page's note watcher) want it, and each still announces what it did
-before — sync a write to upload, the page ``notes_changed``."""
+before — sync a write to upload, the page ``notes_changed``; a write that lands while a pass
+runs is uploaded by the next pass."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sync_server_support import token_for
@@ -22,7 +24,9 @@ from oharness.daemon.state import DaemonState
 from oharness.memory.workspace import open_workspace, wall_clock_ms
 from oharness.project.paths import HomeLayout
 from oharness.sync.coordinator import WRITE_DEBOUNCE_MS
+from oharness.sync.result import PassResult
 from oharness.sync.settings_file import SyncSettingsFile
+from oharness.sync.sync_service import PassReport, SyncTarget
 
 
 @pytest.fixture
@@ -116,3 +120,37 @@ def test_a_watcher_that_fails_leaves_the_other_its_look(
     seconds.now += 1.0
     watch.tick()
     assert [event.type for event in listening.events] == [NOTES_CHANGED]
+
+
+class WrittenDuringPass:
+    """A pass that pulls one note, while another process writes one after the pass read the
+    folder (both land before its report)."""
+
+    def __init__(self, real: Any, directory: Path, *, other_writes: bool) -> None:
+        self.settings = real.settings
+        self.cancelled: Callable[[], bool] | None = None
+        self._directory, self._other_writes = directory, other_writes
+
+    def run(self, target: SyncTarget, *, progress: object = None) -> PassReport:
+        note = '---\n{{"id":"{0}","summary":"{0}"}}\n---\nText.\n'
+        (self._directory / "pulled-note-1ab.md").write_text(note.format("pulled-note-1ab"))
+        if self._other_writes:
+            (self._directory / "written-now-2cd.md").write_text(note.format("written-now-2cd"))
+        return PassReport(target, result=PassResult(pulled=["pulled-note-1ab"], version=2))
+
+
+@pytest.mark.parametrize("other_writes", [True, False])
+def test_a_write_landing_during_a_pass_is_synced_by_the_next_one(
+    state: DaemonState, other_writes: bool
+) -> None:
+    hosted = state.registry.default
+    sync = DaemonSync(hosted, state.bus, clock=wall_clock_ms, token=None)  # its loop not started
+    sync.add(hosted)
+    sync.watch_once()  # signed in: the folders scheduled, their listings taken
+    project = next(t for t in sync.coordinator.targets() if t.scope == "project")
+    sync.coordinator.service = WrittenDuringPass(
+        sync.service, project.store.directory, other_writes=other_writes
+    )
+    sync.sync_now(project)
+    due = sync.coordinator.due(wall_clock_ms() + WRITE_DEBOUNCE_MS + 1)
+    assert (project in due) is other_writes  # the pass's own pull is no write of this machine

@@ -1,7 +1,8 @@
 """Two machines (two homes), a real sync server and a real daemon on each, signed in both: a
 note written on A through MCP or the CLI reaches B's files with no command on either machine,
-and a conflict made on both is seen on B through MCP ``memory``, the index, recall and the
-session-start hook.
+a conflict made on both is seen on B through MCP ``memory``, the index, recall and the
+session-start hook, and two git clones of one repository on B sync by themselves, with each
+other and with A's clone.
 
 The daemons check every second (``OHARNESS_DAEMON_SYNC_SECONDS``) so the test takes seconds;
 the budget asserted is the issue's 30 s.
@@ -9,9 +10,11 @@ the budget asserted is the issue's 30 s.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -164,3 +167,51 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
     recalled = _hook(b, "user-prompt-submit", prompt)
     assert f'<note id="{note_id}"' in recalled
     assert 'conflict="waiting"' in recalled
+
+
+def _git(*args: str, cwd: Path) -> None:
+    identity = ["-c", "user.name=Ann", "-c", "user.email=ann@example.com"]
+    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _clones(a: Machine, b: Machine) -> tuple[Machine, Machine, Machine]:
+    """A repository cloned twice on B and once on A, each clone used once (so each daemon
+    follows it): B's first clone, B's second clone, A's clone."""
+    origin = a.project.parent / "shop-origin"
+    (origin / "src").mkdir(parents=True)
+    (origin / "src" / "shop.py").write_text("PRICE = 3\n", encoding="utf-8")
+    _git("init", "-q", cwd=origin)
+    _git("add", "src", cwd=origin)
+    _git("commit", "-q", "-m", "start", cwd=origin)
+    clones = (
+        dataclasses.replace(b, project=b.project.parent / "shop-b1"),
+        dataclasses.replace(b, project=b.project.parent / "shop-b2"),
+        dataclasses.replace(a, project=a.project.parent / "shop-a"),
+    )
+    for clone in clones:
+        _git("clone", "-q", str(origin), str(clone.project), cwd=origin.parent)
+        clone.run("project", "init")  # the same id in each (the root commit's)
+    return clones
+
+
+def test_two_clones_on_one_machine_sync_by_themselves(machines: tuple[Machine, Machine]) -> None:
+    """Two clones of one repository on B are two replicas, each followed by B's daemon once
+    used: a note written by the CLI in either reaches the other clone's files and A's clone
+    with no command, and a note written on A reaches both, each within the budget."""
+    first, second, on_a = _clones(*machines)
+    ids = {str(clone.json("project", "show")["id"]) for clone in (first, second, on_a)}
+    assert len(ids) == 1 and ids.pop().startswith("git-")
+    for writer, readers in (
+        (second, (first, on_a)),
+        (first, (second, on_a)),
+        (on_a, (first, second)),
+    ):
+        note = writer.json(
+            "memory", "remember", "-s", f"Written in {writer.project.name}", "-b", "x"
+        )
+        since = time.monotonic()
+        for reader in readers:
+            arrives(reader.note(note["id"]), since, BUDGET)
+    for clone in (first, second):
+        rows = {Path(p["root"]): p for p in clone.json("sync", "status")["projects"]}
+        assert isinstance(rows[clone.project.resolve()]["lastSyncedAt"], int)

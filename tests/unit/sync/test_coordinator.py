@@ -17,9 +17,8 @@ from oharness.sync.coordinator import (
     FOLLOW_TIMING,
     SyncCoordinator,
     SyncLoop,
-    TokenBucket,
-    estimate_requests,
 )
+from oharness.sync.request_budget import TokenBucket, estimate_requests
 from oharness.sync.scope_sync import PassResult
 from oharness.sync.settings_file import SyncSettingsFile
 from oharness.sync.sync_service import PassReport, SyncService, SyncTarget
@@ -487,6 +486,84 @@ def test_a_busy_pass_costs_its_requests(
     assert len(coordinator.tick()) == 7
 
 
+def _budget_spent(
+    coordinator: SyncCoordinator, service: FakeService, clock: Clock, tmp_path: Path
+) -> None:
+    """30 more followed user directories, each checked once, then the budget spent and every
+    one overdue (the daemon's state with many folders)."""
+    directories = {make_target(tmp_path, f"user{index}").store.directory for index in range(30)}
+    for directory in sorted(directories):
+        coordinator.register(make_target(tmp_path, directory.name))
+    while not directories <= {target.store.directory for target in service.calls}:
+        coordinator.tick()
+        clock.advance(SECOND)
+    clock.advance(30 * SECOND)
+    coordinator.tick()
+    assert len(coordinator.due()) > 10
+
+
+def test_a_write_goes_before_the_overdue_checks_when_the_budget_is_short(
+    service: FakeService, clock: Clock, tmp_path: Path
+) -> None:
+    coordinator = SyncCoordinator(service, clock=clock, timing=FOLLOW_TIMING)
+    _budget_spent(coordinator, service, clock, tmp_path)
+    written = service.calls[-1]  # checked just now: its next check is 20 s away
+    coordinator.notify_write(written)
+    clock.advance(3 * SECOND)
+    assert coordinator.due()[0].store.directory == written.store.directory
+    service.calls.clear()
+    coordinator.tick()
+    assert service.calls[0].store.directory == written.store.directory
+
+
+def test_a_directory_scheduled_while_the_budget_is_short_goes_first(
+    service: FakeService, clock: Clock, tmp_path: Path
+) -> None:
+    coordinator = SyncCoordinator(service, clock=clock, timing=FOLLOW_TIMING)
+    _budget_spent(coordinator, service, clock, tmp_path)
+    new = make_target(tmp_path, "clone", "project")
+    coordinator.register(new)
+    assert coordinator.due()[0] is new
+
+
+def test_a_pass_that_finds_a_newer_version_makes_the_other_clones_due_at_once(
+    service: FakeService, clock: Clock, tmp_path: Path
+) -> None:
+    """Two folders of one project here (two clones): a pass of one that uploads (or pulls)
+    brings the server past what the other saw, so the other is synced next, before the
+    overdue checks; a pass that found the version the other saw changes nothing."""
+    coordinator = SyncCoordinator(service, clock=clock, timing=FOLLOW_TIMING)
+    first, second = (make_target(tmp_path, name, "project") for name in ("one", "two"))
+    second = SyncTarget("project", first.scope_key, second.store, project_id="one")
+
+    def at(version: int, pushed: tuple[str, ...] = (), pulled: tuple[str, ...] = ()) -> Reply:
+        result = PassResult(
+            version=version,
+            changed_anything=bool(pushed or pulled),
+            pushed=list(pushed),
+            pulled=list(pulled),
+        )
+        return lambda target: PassReport(target, result=result)
+
+    service.then(at(4), at(4))
+    coordinator.register(first)
+    coordinator.register(second)
+    coordinator.tick()  # both at version 4
+    _budget_spent(coordinator, service, clock, tmp_path)
+    service.then(at(4))
+    coordinator.sync_now(second)  # nothing new: the first one is not wanted
+    assert coordinator.due()[0].store.directory != first.store.directory
+    service.then(at(5, pushed=("n1",)))
+    coordinator.sync_now(second)  # uploaded: version 5
+    assert coordinator.due()[0] is first
+    service.calls.clear()
+    service.then(at(5, pulled=("n1",)))
+    clock.to(coordinator.next_wake() or 0)  # the budget's next request
+    coordinator.tick()
+    assert service.calls == [first]
+    assert second not in coordinator.due()[:1]  # the first one's pull saw version 5 too
+
+
 def test_request_estimates() -> None:
     target = SyncTarget(
         "user",
@@ -503,6 +580,10 @@ def test_request_estimates() -> None:
     assert estimate_requests(PassReport(target, result=PassResult())) == 1
     pushed = PassResult(pushed=[str(n) for n in range(501)], pulled=["x"])
     assert estimate_requests(PassReport(target, result=pushed)) == 4  # two commits
+    waiting = PassResult(conflicts=["n1"])  # a conflict left from an earlier pass
+    assert estimate_requests(PassReport(target, result=waiting)) == 1
+    met = PassResult(conflicts=["n1"], changed_anything=True)  # its cloud body fetched now
+    assert estimate_requests(PassReport(target, result=met)) == 2
 
 
 def test_counted_requests_replace_the_estimate(

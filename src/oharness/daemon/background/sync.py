@@ -39,6 +39,8 @@ from oharness.daemon.background.folder_watch import Signature, folder_signature
 from oharness.daemon.events import Event, EventBus
 from oharness.daemon.workspaces import DaemonWorkspace
 from oharness.errors import OHarnessError
+from oharness.memory.workspace import Workspace
+from oharness.notes.store import NOTE_SUFFIX
 from oharness.sync.coordinator import SyncCoordinator, SyncLoop, SyncTiming, directory_key
 from oharness.sync.sync_service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Clock, Scope
@@ -46,6 +48,8 @@ from oharness.types import Clock, Scope
 log = logging.getLogger(__name__)
 #: How often the marks of the projects used on this machine are read (seconds).
 FOLLOW_SECONDS = 15.0
+#: The key of another clone's targets: this prefix and the folder's real path.
+_FOLDER = "folder:"
 
 
 class DaemonSync:
@@ -92,7 +96,12 @@ class DaemonSync:
         self._followed_at: float | None = None
         self.loop = SyncLoop(self.coordinator, on_report=self._reported)
         self._workspaces: dict[str, DaemonWorkspace] = {}
+        #: The notes of each hosted workspace (by project id) and the project notes of each
+        #: other folder of a hosted project (another clone on this machine, by
+        #: ``folder:<real path>``).
         self._targets: dict[str, list[SyncTarget]] = {}
+        #: The workspaces of those other folders (closed when dropped or at stop).
+        self._others: dict[str, Workspace] = {}
         self._signatures: dict[Path, Signature] = {}
         #: When each project was last used (ms), kept for folders not scheduled yet.
         self._used_at: dict[str, int] = {}
@@ -118,6 +127,8 @@ class DaemonSync:
         self.loop.stop(timeout=10.0)
         if self.service.http is not None:
             self.service.http.close()
+        for key in list(self._others):
+            self.drop_folder(key.removeprefix(_FOLDER))
 
     # ---- workspaces ------------------------------------------------------------------------
 
@@ -137,6 +148,31 @@ class DaemonSync:
             self._workspaces.pop(hosted.key, None)
             self._targets.pop(hosted.key, None)
             self._used_at.pop(hosted.key, None)
+
+    def add_folder(self, folder: str, workspace: Workspace) -> None:
+        """Sync the project notes of ``folder`` too: another clone of a project hosted from
+        elsewhere (the API serves one folder per project; each clone is its own replica)."""
+        key = _FOLDER + folder
+        with self._lock:
+            if key in self._targets:
+                workspace.close()
+                return
+            self._others[key] = workspace
+            self._targets[key] = [t for t in sync_targets(workspace) if t.scope == "project"]
+            if self._signed_in:
+                self._register(key)
+
+    def drop_folder(self, folder: str) -> None:
+        """Stop syncing a folder added by :meth:`add_folder` (gone, or no longer used)."""
+        key = _FOLDER + folder
+        with self._lock:
+            workspace = self._others.pop(key, None)
+            targets = self._targets.pop(key, [])
+            if self._signed_in:
+                for target in targets:
+                    self.coordinator.unregister(target)
+        if workspace is not None:
+            workspace.close()
 
     def _register(self, project_id: str) -> None:
         registered = [self.coordinator.register(t) for t in self._targets.get(project_id, [])]
@@ -281,7 +317,10 @@ class DaemonSync:
     def _reported(self, report: PassReport) -> None:
         target = report.target
         key = directory_key(target)
-        self._signatures[key] = self._signature_now(target.store.directory)  # its own writes
+        before = self._signatures.get(key)
+        after = self._signatures[key] = self._signature_now(target.store.directory)
+        if before is not None and _written_by_others(before, after, report):
+            self.coordinator.notify_write(target)  # landed after the pass read the folder
         result = report.result
         data: dict[str, object] = {"scope": target.scope, "key": target.scope_key}
         if report.paused:
@@ -309,3 +348,14 @@ class DaemonSync:
                     workspace=target.project_id,
                 )
             )
+
+
+def _written_by_others(before: Signature, after: Signature, report: PassReport) -> bool:
+    """Whether a note file changed between the folder's last look and the end of a pass
+    other than by the pass itself (a write the pass may have missed: it is synced next)."""
+    names = {name for name, _, _ in set(before) ^ set(after)}
+    result = report.result
+    if result is not None:
+        written = (*result.pulled, *result.merged, *result.deleted_here)
+        names -= {note_id + NOTE_SUFFIX for note_id in written}
+    return bool(names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,9 @@ def _workspace_routes(router: APIRouter) -> None:
     async def remove_workspace(request: Request, project_id: str) -> Response:
         state = state_of(request)
         hosted = await state.registry.remove(project_id)
-        # Background sync no longer follows it, until something uses the project again.
+        # Background sync no longer follows it (nor another clone of it on this machine),
+        # until something uses the project again.
         forget_folder(HomeLayout(state.options.home), hosted.root)
+        if state.follower is not None and hosted.project_id is not None:
+            await asyncio.to_thread(state.follower.forget_project, hosted.project_id)
         return JSONResponse({"removed": hosted.project_id})
