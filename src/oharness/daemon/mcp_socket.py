@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from oharness import __version__
+from oharness.daemon.errors import DaemonApiError
+from oharness.memory.workspace import Workspace, open_workspace
 from oharness.project.identity import find_project
 
 if TYPE_CHECKING:
     from oharness.daemon.state import DaemonState
-    from oharness.daemon.workspaces import DaemonWorkspace
-    from oharness.memory.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +109,13 @@ async def _session(
     await writer.drain()
     allow_forget = isinstance(hello, dict) and hello.get("allowForget") is True
     assert sessions is not None
-    await sessions(opened, allow_forget, reader, writer)
+    try:
+        await sessions(opened.get, allow_forget, reader, writer)
+    finally:
+        await asyncio.to_thread(opened.close)
 
 
-async def _workspace_for(
-    state: DaemonState, hello: Any
-) -> tuple[Callable[[], Workspace] | None, str]:
+async def _workspace_for(state: DaemonState, hello: Any) -> tuple[_SessionWorkspace | None, str]:
     """What opens the hosted workspace of the hello's folder, or None and why."""
     if not isinstance(hello, dict) or not isinstance(hello.get("token"), str):
         return None, "not an MCP relay hello"
@@ -135,33 +136,55 @@ class _NotHere(Exception):
     """The folder's session is served in-process (its answers would differ here)."""
 
 
-def _opener(state: DaemonState, start: Path) -> Callable[[], Workspace]:
+def _opener(state: DaemonState, start: Path) -> _SessionWorkspace:
     """What hosts ``start``'s project at the session's first use (the answer to the hello
     never waits for a folder of notes to load); refused at once where the session would not
     be the in-process one's."""
-    home = state.options.home
-    location = find_project(start, home)
+    location = find_project(start, state.options.home)
     if location is None or location.refused is not None:
         raise _NotHere("no usable project here")
     registered = location.registered
     if not registered and not (location.root / ".git").exists():
         raise _NotHere("not a project: served with the user notes alone, in-process")
-    root = location.root.resolve()
-    found: list[DaemonWorkspace] = []
-    lock = threading.Lock()
-
-    def workspace() -> Workspace:
-        with lock:
-            if not found:
-                found.append(_hosted(state, start, root, create=not registered))
-            return found[0].workspace
-
-    return workspace
+    return _SessionWorkspace(state, start, location.root.resolve(), create=not registered)
 
 
-def _hosted(state: DaemonState, start: Path, root: Path, *, create: bool) -> DaemonWorkspace:
-    for hosted in state.registry.all():
-        if hosted.project_id is not None and hosted.root.resolve() == root:
-            return hosted
-    hosted, _ = state.registry.register(start, home=state.options.home, create=create)
-    return hosted
+class _SessionWorkspace:
+    """The workspace of one session: the hosted project's, or - for a folder of a project
+    the daemon hosts from another folder (a second clone, synced as its own replica but not
+    hosted) - one of the session's own, as ``oharness mcp`` would open in-process."""
+
+    def __init__(self, state: DaemonState, start: Path, root: Path, *, create: bool) -> None:
+        self._state, self._start, self._root, self._create = state, start, root, create
+        self._workspace: Workspace | None = None
+        self._own = False
+        self._lock = threading.Lock()
+
+    def get(self) -> Workspace:
+        with self._lock:
+            if self._workspace is None:
+                self._workspace = self._open()
+            return self._workspace
+
+    def _open(self) -> Workspace:
+        state = self._state
+        for hosted in state.registry.all():
+            if hosted.project_id is not None and hosted.root.resolve() == self._root:
+                return hosted.workspace
+        try:
+            hosted, _ = state.registry.register(
+                self._start, home=state.options.home, create=self._create
+            )
+        except DaemonApiError as exc:
+            if exc.code != "workspace_conflict":
+                raise
+            self._own = True
+            return open_workspace(
+                self._start, state.options.home, register=self._create, clock=state.options.clock
+            )
+        return hosted.workspace
+
+    def close(self) -> None:
+        with self._lock:
+            if self._own and self._workspace is not None:
+                self._workspace.close()

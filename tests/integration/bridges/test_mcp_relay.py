@@ -232,3 +232,32 @@ def test_a_daemon_that_does_not_answer_costs_one_wait(home: Path, project: Path)
     assert (home / "hooks" / "daemon-unresponsive").exists()
     assert len(list((project / "MEMORY").glob("*.md"))) == 1  # the same note: remembered once
     listener.close()
+
+
+def test_a_second_clone_is_served_by_the_daemon_with_its_own_folder(
+    home: Path, place: Path, daemon: subprocess.Popen[str]
+) -> None:
+    """The daemon hosts one folder of a project; a session in a second clone of it is served
+    there all the same, over that clone's own notes (as in-process), not the first clone's."""
+    origin = place / "origin"
+    git = ["git", "-c", "user.name=Ann", "-c", "user.email=ann@example.com"]
+    subprocess.run([*git, "init", "-q", str(origin)], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], cwd=origin, check=True)
+    first, second = place / "first", place / "second"
+    for clone in (first, second):
+        subprocess.run([*git, "clone", "-q", str(origin), str(clone)], check=True)
+        ok(home, clone, "project", "init")
+
+    def remember(summary: str) -> Body:
+        async def body(session: ClientSession) -> types.CallToolResult:
+            return await session.call_tool("remember", {"summary": summary, "body": "x"})
+
+        return body
+
+    in_first = _session(home, first, remember("Written in the first clone"))
+    in_second = _session(home, second, remember("Written in the second clone"))
+    assert in_first.is_error is False and in_second.is_error is False, in_second.content
+    assert Path(_data(in_first)["path"]).parent == first / "MEMORY"
+    assert Path(_data(in_second)["path"]).parent == second / "MEMORY"
+    hosted = _hosted_roots(home)
+    assert first.resolve().as_posix() in hosted and second.resolve().as_posix() not in hosted
