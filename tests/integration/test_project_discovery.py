@@ -17,6 +17,7 @@ import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from repos import git
 from tests.integration.bridges.runner import OHARNESS, run
 from tests.integration.sync.cliworld import free_port
 
@@ -29,21 +30,12 @@ ROOT_ONLY = pytest.mark.skipif(
 )
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=dev@example.com", "-c", "user.name=dev", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 def _repo(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    _git(path, "init", "-q")
+    git(path, "init", "-q")
     (path / "README.md").write_text("hello\n")
-    _git(path, "add", "README.md")
-    _git(path, "commit", "-q", "-m", "root")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "root")
     return path
 
 
@@ -110,10 +102,10 @@ def test_linked_worktrees_share_the_main_worktree_memory(
     repo = _repo(tmp_path / "app")
     saved = _remember(env, repo, "Deploys happen on Tuesdays")
     elsewhere = tmp_path / "wt-feature"
-    _git(repo, "worktree", "add", "-q", str(elsewhere))
+    git(repo, "worktree", "add", "-q", str(elsewhere))
     claude = repo / ".claude" / "worktrees" / "fix-login"
     claude.parent.mkdir(parents=True)
-    _git(repo, "worktree", "add", "-q", str(claude))
+    git(repo, "worktree", "add", "-q", str(claude))
     for worktree in (elsewhere, claude):
         listed = json.loads(_cli(env, worktree, "memory", "list", "--json").stdout)
         assert [note["id"] for note in listed["notes"]] == [saved["id"]], worktree
@@ -131,7 +123,7 @@ def test_the_prompt_hook_in_a_worktree_recalls_the_repository_notes(
     repo = _repo(tmp_path / "app")
     _remember(env, repo, "Deploys happen on Tuesdays")
     worktree = tmp_path / "wt"
-    _git(repo, "worktree", "add", "-q", str(worktree))
+    git(repo, "worktree", "add", "-q", str(worktree))
     payload = {
         "session_id": "s1",
         "transcript_path": str(tmp_path / "s1.jsonl"),
@@ -240,7 +232,7 @@ def test_a_home_kept_in_git_is_not_a_project(
 ) -> None:
     monkeypatch.setenv("HOME", env["HOME"])
     user_home = Path(env["HOME"])
-    _git(user_home, "init", "-q")  # dotfiles
+    git(user_home, "init", "-q")  # dotfiles
     scratch = user_home / "scratch"
     scratch.mkdir()
     found = discover(str(scratch), env["OHARNESS_HOME"])

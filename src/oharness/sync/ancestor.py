@@ -79,7 +79,8 @@ class BaseState:
 
     scope_key: str
     directory: str | None = None
-    #: ``<st_dev>:<st_ino>`` of the notes folder: kept by a move, new for a fresh clone.
+    #: The notes folder's identity (:func:`oharness.sync.replicas.folder_id`): kept by a
+    #: move, new for a fresh clone.
     folder_id: str | None = None
     version: int | None = None
     notes: dict[str, BaseNote] = field(default_factory=dict)

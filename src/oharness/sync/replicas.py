@@ -12,7 +12,7 @@ A folder without state of its own gets one of:
 
 - the state an earlier release kept for the project (keyed by the scope alone), when that state
   recorded this folder, or the state of a folder of the project that no longer holds it and
-  was moved or renamed here (the same file id, ``st_dev:st_ino``, or none recorded): taken
+  was moved or renamed here (the same file id, :func:`folder_id`, or none recorded): taken
   over, so an upgrade or a move neither resyncs from zero nor turns edits into conflicts;
 - a fresh state (a first sync: equal notes are recorded, nothing is deleted), when it is a git
   repository whose project id is ``git-<its own root commit>`` (a clone), or no other folder of
@@ -123,12 +123,26 @@ def claim(sync_dir: Path, scope_key: str, directory: Path, project_id: str | Non
 
 
 def folder_id(directory: Path) -> str | None:
-    """``<st_dev>:<st_ino>`` of a notes folder (``None`` when it cannot be read)."""
+    """``<st_dev>:<st_ino>`` of a notes folder, then ``@<st_ino>:<st_mtime_ns>`` of its
+    project's marker when it has one (``None`` when the folder cannot be read).
+
+    A move keeps both. A folder made anew does not keep the marker's: a file system gives a
+    deleted folder's inode number to the next folder made (a clone deleted and cloned again
+    at the same path often gets the old notes folder's number back), but the marker of the
+    new clone is written then (by ``project init``, or by the checkout when it is committed),
+    so its time is new."""
     try:
         info = os.stat(directory)
     except OSError:
         return None
-    return f"{info.st_dev}:{info.st_ino}"
+    found = f"{info.st_dev}:{info.st_ino}"
+    for root in [directory, *directory.parents][:_MARKER_DEPTH]:
+        try:
+            marker = os.stat(root / STATE_DIR / PROJECT_FILE)
+        except OSError:
+            continue
+        return f"{found}@{marker.st_ino}:{marker.st_mtime_ns}"
+    return found
 
 
 def _saved_at(state: RecordedState) -> float:

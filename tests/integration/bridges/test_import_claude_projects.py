@@ -4,10 +4,10 @@ current project's memory comes in (by Claude Code's folder name and by git: work
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
+from repos import git
 from tests.integration.bridges.runner import as_json, ok, run
 
 from oharness.importers.claude_projects import claude_folder_name
@@ -20,21 +20,12 @@ _GIT_ENV = {
 }
 
 
-def _git(folder: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-C", str(folder), *args],
-        check=True,
-        capture_output=True,
-        env={**os.environ, **_GIT_ENV},
-    )
-
-
 def _repository(folder: Path) -> Path:
     folder.mkdir(parents=True)
-    _git(folder, "init", "-q", "-b", "main")
+    git(folder, "init", "-q", "-b", "main")
     (folder / "README.md").write_text(f"{folder}\n", encoding="utf-8")
-    _git(folder, "add", "README.md")
-    _git(folder, "commit", "-q", "-m", "first")
+    git(folder, "add", "README.md")
+    git(folder, "commit", "-q", "-m", "first")
     return folder
 
 
@@ -94,9 +85,9 @@ def test_worktrees_and_clones_of_the_repository_correspond(home: Path, tmp_path:
     shop = _repository(tmp_path / "shop")
     ok(home, shop, "project", "init")
     worktree = shop / ".claude" / "worktrees" / "feature"
-    _git(shop, "worktree", "add", "-q", str(worktree))
+    git(shop, "worktree", "add", "-q", str(worktree))
     elsewhere = tmp_path / "elsewhere"
-    _git(shop, "worktree", "add", "-q", str(elsewhere))
+    git(shop, "worktree", "add", "-q", str(elsewhere))
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(shop), str(clone)], check=True, capture_output=True)
     unrelated = _repository(tmp_path / "unrelated")
@@ -125,7 +116,7 @@ def test_from_a_linked_worktree_the_main_worktrees_memory_corresponds(
 ) -> None:
     shop = _repository(tmp_path / "shop")
     worktree = shop / ".claude" / "worktrees" / "feature"
-    _git(shop, "worktree", "add", "-q", str(worktree))
+    git(shop, "worktree", "add", "-q", str(worktree))
     claude = tmp_path / "dot-claude"
     _memory(claude, shop, {"main_rule": "Main worktree rule"})
     _memory(claude, tmp_path / "nowhere", {"stray": "Stray rule"})

@@ -24,6 +24,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from repos import git
 from tests.integration.bridges.runner import OHARNESS, ok
 
 Body = Callable[[ClientSession], Awaitable[Any]]
@@ -47,7 +48,7 @@ def home(place: Path) -> Path:
 def project(home: Path, place: Path) -> Path:
     root = place / "project"
     root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    git(root, "init", "-q")
     ok(home, root, "project", "init")
     return root
 
@@ -240,12 +241,12 @@ def test_a_second_clone_is_served_by_the_daemon_with_its_own_folder(
     """The daemon hosts one folder of a project; a session in a second clone of it is served
     there all the same, over that clone's own notes (as in-process), not the first clone's."""
     origin = place / "origin"
-    git = ["git", "-c", "user.name=Ann", "-c", "user.email=ann@example.com"]
-    subprocess.run([*git, "init", "-q", str(origin)], check=True)
-    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "start"], cwd=origin, check=True)
+    origin.mkdir()
+    git(origin, "init", "-q")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
     first, second = place / "first", place / "second"
     for clone in (first, second):
-        subprocess.run([*git, "clone", "-q", str(origin), str(clone)], check=True)
+        git(place, "clone", "-q", str(origin), str(clone))
         ok(home, clone, "project", "init")
 
     def remember(summary: str) -> Body:

@@ -17,8 +17,6 @@ allows more, so that a 429 does not stand for the 20 s a person's daemons wait b
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -34,20 +32,10 @@ from oharness.sdk import DaemonClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sync"))
 from cliworld import SECRET, Server, Storage, plaintext_in, storage_for, token_for
+from repos import git
 
 PASSPHRASE = "correct horse battery staple"
 BUDGET = 30.0
-
-
-def _git(cwd: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "PATH": os.environ["PATH"],
-    }
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 
 @dataclass(frozen=True)
@@ -61,7 +49,7 @@ class World:
 
     def machine(self, name: str) -> CliMachine:
         """A new machine: a clone of the repository, its project initialised, signed in."""
-        _git(self.root, "clone", "-q", str(self.upstream), name)
+        git(self.root, "clone", "-q", str(self.upstream), name)
         machine = CliMachine(self.root / f"home-{name}", self.root / name, SECRET)
         machine.run("project", "init")
         machine.run("login", "--origin", self.server.origin, "--token", token_for("ann"))
@@ -91,10 +79,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("encrypted-daemons")
     upstream = root / "upstream"
     upstream.mkdir()
-    _git(upstream, "init", "-q")
+    git(upstream, "init", "-q")
     (upstream / "README.md").write_text("hello\n")
-    _git(upstream, "add", "README.md")
-    _git(upstream, "commit", "-q", "-m", "root")
+    git(upstream, "add", "README.md")
+    git(upstream, "commit", "-q", "-m", "root")
     storage = storage_for("file", root)
     server = Server(storage, root / "server.log", OHARNESS_SYNC_RATE_PER_MINUTE="600")
     try:

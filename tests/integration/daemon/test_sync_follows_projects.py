@@ -14,7 +14,6 @@ import dataclasses
 import json
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from daemon_support import CliMachine, arrives, daemon_processes
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from repos import git
 from sync_support import OHARNESS, sync_server_process
 
 SECRET = "follow-sync-secret-0123456789abcdef0123456789"
@@ -169,27 +169,22 @@ def test_a_conflict_is_seen_through_mcp_the_index_recall_and_session_start(
     assert 'conflict="waiting"' in recalled
 
 
-def _git(*args: str, cwd: Path) -> None:
-    identity = ["-c", "user.name=Ann", "-c", "user.email=ann@example.com"]
-    subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def _clones(a: Machine, b: Machine) -> tuple[Machine, Machine, Machine]:
     """A repository cloned twice on B and once on A, each clone used once (so each daemon
     follows it): B's first clone, B's second clone, A's clone."""
     origin = a.project.parent / "shop-origin"
     (origin / "src").mkdir(parents=True)
     (origin / "src" / "shop.py").write_text("PRICE = 3\n", encoding="utf-8")
-    _git("init", "-q", cwd=origin)
-    _git("add", "src", cwd=origin)
-    _git("commit", "-q", "-m", "start", cwd=origin)
+    git(origin, "init", "-q")
+    git(origin, "add", "src")
+    git(origin, "commit", "-q", "-m", "start")
     clones = (
         dataclasses.replace(b, project=b.project.parent / "shop-b1"),
         dataclasses.replace(b, project=b.project.parent / "shop-b2"),
         dataclasses.replace(a, project=a.project.parent / "shop-a"),
     )
     for clone in clones:
-        _git("clone", "-q", str(origin), str(clone.project), cwd=origin.parent)
+        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
         clone.run("project", "init")  # the same id in each (the root commit's)
     return clones
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from repos import git
 from sync_support import sync_server_process
 
 OHARNESS = Path(sys.executable).with_name("oharness")
@@ -51,26 +52,15 @@ class Device:
         return data
 
 
-def _git(path: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "PATH": os.environ["PATH"],
-    }
-    subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
-
-
 @pytest.fixture
 def devices(tmp_path: Path, server: str) -> tuple[Device, Device, str]:
     origin_repo = tmp_path / "origin"
     origin_repo.mkdir()
-    _git(origin_repo, "init", "-q")
-    _git(origin_repo, "commit", "-q", "--allow-empty", "-m", "root")
+    git(origin_repo, "init", "-q")
+    git(origin_repo, "commit", "-q", "--allow-empty", "-m", "root")
     machines = []
     for name in ("a", "b"):
-        _git(tmp_path, "clone", "-q", str(origin_repo), name)
+        git(tmp_path, "clone", "-q", str(origin_repo), name)
         machines.append(Device(tmp_path / name, tmp_path / f"home-{name}"))
     a, b = machines
     token = a.ok(

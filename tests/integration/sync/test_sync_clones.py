@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from repos import git
 from sync_support import sync_server_process
 
 OHARNESS = Path(sys.executable).with_name("oharness")
@@ -28,18 +29,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     storage = tmp_path_factory.mktemp("storage")
     with sync_server_process(storage, SECRET, log=storage.parent / "server.log") as origin:
         yield origin
-
-
-def _git(path: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "PATH": os.environ["PATH"],
-    }
-    done = subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, env=env)
-    return done.stdout.decode()
 
 
 class Folder:
@@ -95,17 +84,17 @@ def world(tmp_path: Path, server: str) -> dict[str, Folder]:
     """A repository with one commit; two clones on machine a, one on machine b, registered."""
     upstream = tmp_path / "upstream"
     upstream.mkdir()
-    _git(upstream, "init", "-q")
+    git(upstream, "init", "-q")
     (upstream / "README.md").write_text("hello\n")
-    _git(upstream, "add", "README.md")
-    _git(upstream, "commit", "-q", "-m", "root")
+    git(upstream, "add", "README.md")
+    git(upstream, "commit", "-q", "-m", "root")
     homes = {"a": tmp_path / "home-a", "b": tmp_path / "home-b"}
     for home in homes.values():
         home.mkdir()
     _login(server, *homes.values())
     found = {}
     for name, machine in (("one", "a"), ("two", "a"), ("far", "b")):
-        _git(tmp_path, "clone", "-q", str(upstream), name)
+        git(tmp_path, "clone", "-q", str(upstream), name)
         found[name] = Folder(tmp_path / name, homes[machine])
         found[name].ok("project", "init")
     return found
@@ -166,8 +155,8 @@ def test_a_folder_copied_by_hand_is_still_paused(world: dict[str, Folder], tmp_p
     one.sync()
     other = tmp_path / "other-repo"
     other.mkdir()
-    _git(other, "init", "-q")
-    _git(other, "commit", "-q", "--allow-empty", "-m", "another root")
+    git(other, "init", "-q")
+    git(other, "commit", "-q", "--allow-empty", "-m", "another root")
     shutil.copytree(one.root / ".oharness", other / ".oharness")
     shutil.copytree(one.root / "MEMORY", other / "MEMORY")
     assert "is a copy of" in Folder(other, one.home).run("sync", "now").stdout
@@ -210,7 +199,7 @@ def test_a_moved_clone_is_followed_and_a_new_clone_deletes_nothing(
     assert len(_state_folders(one.home)) == 1
     # Deleted and replaced by a new clone: it never held the notes (they were not committed),
     # so they come back instead of being deleted on the server.
-    _git(tmp_path, "clone", "-q", str(tmp_path / "upstream"), "fresh")
+    git(tmp_path, "clone", "-q", str(tmp_path / "upstream"), "fresh")
     shutil.rmtree(moved.root)
     (tmp_path / "fresh").rename(moved.root)
     moved.ok("project", "init")

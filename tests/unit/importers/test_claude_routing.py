@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from repos import git
 
 from oharness.importers.claude_projects import ClaudeProject, claude_folder_name
 from oharness.importers.claude_routing import (
@@ -92,21 +91,15 @@ def test_route_each(owners: list[FolderOwner], target: Path | None, reason: str)
     assert reason in route.reason and (target is None) == bool(route.reason)
 
 
-def _git(folder: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
-
-
 def test_current_facts_name_the_project_in_every_worktree(tmp_path: Path) -> None:
     repository = tmp_path / "mono"
     (repository / "packages" / "pay").mkdir(parents=True)
-    _git(repository, "init", "-q")
+    git(repository, "init", "-q")
     (repository / "packages" / "pay" / "a.txt").write_text("a\n", encoding="utf-8")
-    _git(repository, "add", ".")
-    _git(repository, "commit", "-q", "-m", "first")
+    git(repository, "add", ".")
+    git(repository, "commit", "-q", "-m", "first")
     worktree = repository / ".claude" / "worktrees" / "feature"
-    _git(repository, "worktree", "add", "-q", str(worktree))
+    git(repository, "worktree", "add", "-q", str(worktree))
 
     package = current_facts(repository / "packages" / "pay", None)
     assert package.names == {

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from pathlib import Path
 
 import pytest
+from repos import git
 
 from oharness.errors import ConfigError, ProjectError
 from oharness.notes.ids import random_hex
@@ -20,27 +20,11 @@ from oharness.project.identity import (
 )
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-            "PATH": "/usr/bin:/bin:/usr/local/bin",
-        },
-    ).stdout.strip()
-
-
 def test_git_project_id_is_the_root_commit(project_dir: Path, home: Path) -> None:
-    _git(project_dir, "init", "-q")
-    _git(project_dir, "commit", "-q", "--allow-empty", "-m", "first")
-    root = _git(project_dir, "rev-list", "--max-parents=0", "HEAD")
-    _git(project_dir, "commit", "-q", "--allow-empty", "-m", "second")
+    git(project_dir, "init", "-q")
+    git(project_dir, "commit", "-q", "--allow-empty", "-m", "first")
+    root = git(project_dir, "rev-list", "--max-parents=0", "HEAD")
+    git(project_dir, "commit", "-q", "--allow-empty", "-m", "second")
     identity = register_project(project_dir, home, clock=lambda: 5, hex_source=random_hex)
     assert identity.id == f"git-{root}"
     assert identity.created_at == 5
@@ -54,7 +38,7 @@ def test_git_project_id_is_the_root_commit(project_dir: Path, home: Path) -> Non
 
 
 def test_git_repository_without_commits_gets_a_random_id(project_dir: Path, home: Path) -> None:
-    _git(project_dir, "init", "-q")
+    git(project_dir, "init", "-q")
     assert git_root_commit(project_dir) is None
     identity = register_project(project_dir, home, clock=lambda: 1, hex_source=lambda n: "a" * n)
     assert identity.id == "p-" + "a" * 32
@@ -95,7 +79,7 @@ def test_project_is_found_from_any_subdirectory(project_dir: Path, home: Path) -
 def test_unregistered_git_top_level_then_current_directory(tmp_path: Path, home: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "a" / "b").mkdir(parents=True)
-    _git(repo, "init", "-q")
+    git(repo, "init", "-q")
     location = find_project(repo / "a" / "b", home)
     assert location is not None and location.root == repo.resolve() and not location.registered
     plain = tmp_path / "plain" / "x"

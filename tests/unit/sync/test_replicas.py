@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
+
+from repos import git
 
 from oharness.project.paths import folder_state_key, scope_key_digest
 from oharness.sync.replicas import (
@@ -79,19 +80,12 @@ def test_another_live_folder_of_the_project_is_named(tmp_path: Path) -> None:
     assert claim(sync_dir, KEY, copy, PROJECT).other is None
 
 
-def _git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    done = subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-    return done.stdout.decode().strip()
-
-
 def test_a_clone_is_a_git_repository_whose_id_is_its_own_root_commit(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", "root")
-    root = _git(repo, "rev-parse", "HEAD")
+    git(repo, "init", "-q")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "root")
+    root = git(repo, "rev-parse", "HEAD")
     assert is_git_clone(repo, f"git-{root}")
     assert not is_git_clone(repo, "git-" + "0" * 40)  # another repository's marker
     assert not is_git_clone(repo, PROJECT)  # a random id: a copy made by hand
@@ -99,3 +93,26 @@ def test_a_clone_is_a_git_repository_whose_id_is_its_own_root_commit(tmp_path: P
     plain.mkdir()
     assert not is_git_clone(plain, f"git-{root}")  # the marker without the repository
     assert not is_git_clone(None, f"git-{root}")
+
+
+def test_a_folder_made_anew_where_one_was_is_another_folder_even_with_its_inode(
+    tmp_path: Path,
+) -> None:
+    """A move keeps the folder's identity; a clone deleted and made again at the same path
+    does not, even when the file system hands the new notes folder the old one's inode
+    number (kept here by leaving the notes folder itself in place): the new clone's marker
+    is written anew."""
+    root = tmp_path / "shop"
+    (root / ".oharness").mkdir(parents=True)
+    (root / "MEMORY").mkdir()
+    marker = root / ".oharness" / "project.json"
+    marker.write_text('{"id": "p-1"}', encoding="utf-8")
+    before = folder_id(root / "MEMORY")
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    assert folder_id(moved / "MEMORY") == before
+    replacement = moved / ".oharness" / "project.json.new"
+    replacement.write_text('{"id": "p-1"}', encoding="utf-8")
+    os.replace(replacement, moved / ".oharness" / "project.json")
+    assert folder_id(moved / "MEMORY") != before
+    assert folder_id(tmp_path / "nothing-here") is None
