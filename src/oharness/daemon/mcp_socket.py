@@ -42,7 +42,7 @@ from oharness.memory.workspace import Workspace, open_workspace
 from oharness.project.identity import find_project
 
 if TYPE_CHECKING:
-    from oharness.daemon.state import DaemonState
+    from oharness.daemon.state import DaemonState, McpSessions
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ _LINE_BYTES: Final = 64 * 1024 * 1024
 async def start_mcp_socket(state: DaemonState) -> Callable[[], None] | None:
     """Listen on the home's MCP socket; returns what stops it (None: no socket here)."""
     path = state.options.home / MCP_SOCKET
-    if state.options.mcp_sessions is None:
+    sessions = state.options.mcp_sessions
+    if sessions is None:
         return None  # the MCP extra is not installed: agents' servers run in-process
     if len(os.fsencode(path)) > _PATH_MOST or not hasattr(asyncio, "start_unix_server"):
         log.info(
@@ -70,7 +71,7 @@ async def start_mcp_socket(state: DaemonState) -> Callable[[], None] | None:
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await _session(state, reader, writer)
+            await _session(state, sessions, reader, writer)
         except Exception:
             log.exception("an MCP session through the daemon failed")
         finally:
@@ -92,14 +93,16 @@ async def start_mcp_socket(state: DaemonState) -> Callable[[], None] | None:
 
 
 async def _session(
-    state: DaemonState, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    state: DaemonState,
+    sessions: McpSessions,
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
 ) -> None:
     try:
         line = await asyncio.wait_for(reader.readline(), _HELLO_SECONDS)
         hello = json.loads(line[:_HELLO_BYTES]) if len(line) <= _HELLO_BYTES else None
     except (TimeoutError, ValueError, asyncio.LimitOverrunError):
         return
-    sessions = state.options.mcp_sessions
     opened, reason = await _workspace_for(state, hello)
     if opened is None:
         writer.write(json.dumps({"ok": False, "reason": reason}).encode() + b"\n")
@@ -108,7 +111,6 @@ async def _session(
     writer.write(b'{"ok": true}\n')
     await writer.drain()
     allow_forget = isinstance(hello, dict) and hello.get("allowForget") is True
-    assert sessions is not None
     try:
         await sessions(opened.get, allow_forget, reader, writer)
     finally:
@@ -146,7 +148,7 @@ def _opener(state: DaemonState, start: Path) -> _SessionWorkspace:
     registered = location.registered
     if not registered and not (location.root / ".git").exists():
         raise _NotHere("not a project: served with the user notes alone, in-process")
-    return _SessionWorkspace(state, start, location.root.resolve(), create=not registered)
+    return _SessionWorkspace(state, start, create=not registered)
 
 
 class _SessionWorkspace:
@@ -154,8 +156,8 @@ class _SessionWorkspace:
     the daemon hosts from another folder (a second clone, synced as its own replica but not
     hosted) - one of the session's own, as ``oharness mcp`` would open in-process."""
 
-    def __init__(self, state: DaemonState, start: Path, root: Path, *, create: bool) -> None:
-        self._state, self._start, self._root, self._create = state, start, root, create
+    def __init__(self, state: DaemonState, start: Path, *, create: bool) -> None:
+        self._state, self._start, self._create = state, start, create
         self._workspace: Workspace | None = None
         self._own = False
         self._lock = threading.Lock()
@@ -168,9 +170,6 @@ class _SessionWorkspace:
 
     def _open(self) -> Workspace:
         state = self._state
-        for hosted in state.registry.all():
-            if hosted.project_id is not None and hosted.root.resolve() == self._root:
-                return hosted.workspace
         try:
             hosted, _ = state.registry.register(
                 self._start, home=state.options.home, create=self._create

@@ -163,6 +163,10 @@ class WorkspaceRegistry:
             return self._add(location.root)
 
     def _add(self, root: Path) -> tuple[DaemonWorkspace, bool]:
+        real = root.resolve()
+        for same in self._workspaces.values():
+            if same.project_id is not None and same.root.resolve() == real:
+                return same, False  # hosted already: no second opening of its notes
         hosted = self._factory(root)
         known = self._workspaces.get(hosted.key)
         if known is not None:
