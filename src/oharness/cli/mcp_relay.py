@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 
 from oharness.bridges.prompt_hook import cooling_down, daemon_address, start_cooldown
+from oharness.cli.hook import hook_home
 
 SOCKET_NAME = "mcp.sock"
 HELLO_SECONDS = 1.0
@@ -40,7 +41,7 @@ def relay_session(args: list[str]) -> int | None:
     if options is None:
         return None
     start, allow_forget = options
-    home = os.path.expanduser(os.environ.get("OHARNESS_HOME") or "~/.oharness")
+    home = hook_home()
     connection = _connect(home, start, allow_forget)
     if connection is None:
         return None
@@ -179,7 +180,7 @@ class Relay:
             *lines, buffered = buffered.split(b"\n")
             for line in lines:
                 message = _message(line)
-                if message is not None and _answers(message, message.get("id")):
+                if message is not None and _is_answer(message):
                     with self._lock:
                         self._pending.pop(json.dumps(message["id"]), None)
                 _write_all(1, line + b"\n")
@@ -216,16 +217,19 @@ class Relay:
         with os.fdopen(source, "rb") as lines:
             for line in lines:
                 message = _message(line)
-                if skip is not None and message is not None and _answers(message, skip):
+                if skip is not None and message is not None and _is_answer(message, skip):
                     skip = None
                     continue
                 _write_all(1, line)
 
 
-def _answers(message: dict[str, object], request_id: object) -> bool:
-    """True for the answer to the client's request ``request_id`` (a request of the server's
-    own may carry the same id: ids are per side)."""
-    return "method" not in message and "id" in message and message["id"] == request_id
+def _is_answer(message: dict[str, object], *request_id: object) -> bool:
+    """True for an answer to a request of the client's (to ``request_id`` when given): it has
+    an id and no method (a request of the server's own may carry the same id: ids are per
+    side)."""
+    if "method" in message or "id" not in message:
+        return False
+    return not request_id or message["id"] == request_id[0]
 
 
 def _message(line: bytes) -> dict[str, object] | None:
