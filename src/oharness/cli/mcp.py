@@ -10,13 +10,7 @@ import click
 from oharness.cli.context import home_from_environment
 from oharness.errors import OHarnessError, UnavailableError
 from oharness.memory.workspace import Workspace, open_workspace
-from oharness.project.identity import find_project
-
-
-def should_register(start: Path, home: Path) -> bool:
-    """Register a project only where it is clearly one (a git checkout), never a bare folder."""
-    location = find_project(start, home)
-    return location is not None and (location.root / ".git").exists()
+from oharness.project.identity import registers_on_use
 
 
 @click.command("mcp")
@@ -62,7 +56,7 @@ def serve_in_process(
             "pip install 'oharness[mcp]'"
         ) from exc
     home = home_from_environment()
-    workspace = LazyWorkspace(start, home, register=should_register(start, home))
+    workspace = LazyWorkspace(start, home, register=registers_on_use(start, home))
     server = build_server(workspace.get, McpOptions(allow_forget=allow_forget))
     # The notes load while the client initialises (an answer to ``initialize`` never waits
     # for them); a broken configuration is reported on stderr at once and by every call.

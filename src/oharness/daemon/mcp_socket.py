@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from oharness import __version__
 from oharness.daemon.errors import DaemonApiError
 from oharness.memory.workspace import Workspace, open_workspace
-from oharness.project.identity import find_project
+from oharness.project.identity import find_project, registers_on_use
 
 if TYPE_CHECKING:
     from oharness.daemon.state import DaemonState, McpSessions
@@ -146,7 +146,7 @@ def _opener(state: DaemonState, start: Path) -> _SessionWorkspace:
     if location is None or location.refused is not None:
         raise _NotHere("no usable project here")
     registered = location.registered
-    if not registered and not (location.root / ".git").exists():
+    if not registered and not registers_on_use(start, state.options.home):
         raise _NotHere("not a project: served with the user notes alone, in-process")
     return _SessionWorkspace(state, start, create=not registered)
 

@@ -74,6 +74,14 @@ def find_project(start: Path, home: Path) -> ProjectLocation | None:
     )
 
 
+def registers_on_use(start: Path, home: Path) -> bool:
+    """Whether an agent's session started in ``start`` registers its project on first use
+    (``oharness mcp``, in-process or through the daemon): only where it clearly is one, a git
+    checkout, never a bare folder."""
+    location = find_project(start, home)
+    return location is not None and (location.root / ".git").exists()
+
+
 def git_root_commit(root: Path) -> str | None:
     """The root commit of the repository at ``root`` (smallest when several), if any."""
     if not (root / ".git").exists():
