@@ -14,20 +14,17 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from repos import git
+from tests.integration.bridges.mcp_client import Body, session, tool_data
 from tests.integration.bridges.runner import OHARNESS, ok
-
-Body = Callable[[ClientSession], Awaitable[Any]]
 
 
 @pytest.fixture
@@ -83,32 +80,6 @@ def _free_port() -> int:
         return port
 
 
-def _session(home: Path, cwd: Path, body: Body, *args: str, elicit: Any = None) -> Any:
-    params = StdioServerParameters(
-        command=str(OHARNESS),
-        args=["mcp", *args],
-        env={**os.environ, "OHARNESS_HOME": str(home)},
-        cwd=str(cwd),
-    )
-
-    async def run() -> Any:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write, elicitation_callback=elicit) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return anyio.run(run)
-
-
-def _data(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.content and isinstance(result.content[0], types.TextContent)
-    data: dict[str, Any] = json.loads(result.content[0].text)
-    return data
-
-
 def _hosted_roots(home: Path) -> list[str]:
     url = json.loads((home / "daemon.json").read_text())["url"]
     token = (home / "daemon-token").read_text().strip()
@@ -129,11 +100,11 @@ def test_a_session_is_served_by_the_daemon(
         index = await session.read_resource("oharness://memory/index")
         return {"tools": tools, "saved": saved, "found": found, "index": index}
 
-    out = _session(home, project, body)
+    out = session(home, project)(body)
     assert {tool.name for tool in out["tools"].tools} == {"remember", "memory", "forget"}
-    saved = _data(out["saved"])
+    saved = tool_data(out["saved"])
     assert Path(saved["path"]).parent == project / "MEMORY"
-    assert _data(out["found"])["results"][0]["id"] == saved["id"]
+    assert tool_data(out["found"])["results"][0]["id"] == saved["id"]
     assert saved["id"] in out["index"].contents[0].text
     # The daemon hosts the project because the session asked it to (it follows no marks).
     assert project.resolve().as_posix() in _hosted_roots(home)
@@ -156,7 +127,7 @@ def test_forget_asks_the_person_through_the_daemon(
     async def body(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("forget", {"id": note_id})
 
-    result = _session(home, project, body, elicit=approve)
+    result = session(home, project, elicit=approve)(body)
     assert result.is_error is False, result.content
     assert asked and note_id in asked[0]
     assert not (project / "MEMORY" / f"{note_id}.md").exists()
@@ -175,10 +146,10 @@ def test_the_session_goes_on_when_the_daemon_goes(
         tools = await session.list_tools()
         return {"first": first, "second": second, "found": found, "tools": tools}
 
-    out = _session(home, project, body)
+    out = session(home, project)(body)
     assert out["first"].is_error is False and out["second"].is_error is False
-    ids = {hit["id"] for hit in _data(out["found"])["results"]}
-    assert {_data(out["first"])["id"], _data(out["second"])["id"]} <= ids
+    ids = {hit["id"] for hit in tool_data(out["found"])["results"]}
+    assert {tool_data(out["first"])["id"], tool_data(out["second"])["id"]} <= ids
     assert len(out["tools"].tools) == 3
     assert len(list((project / "MEMORY").glob("*.md"))) == 2
 
@@ -189,7 +160,7 @@ def test_in_process_when_asked_or_no_project(
     async def remember(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("remember", {"summary": "Asked here", "body": "x"})
 
-    result = _session(home, project, remember, "--in-process")
+    result = session(home, project, "--in-process")(remember)
     assert result.is_error is False
     assert project.resolve().as_posix() not in _hosted_roots(home)
 
@@ -201,8 +172,8 @@ def test_in_process_when_asked_or_no_project(
         )
 
     plain.mkdir()
-    kept = _session(home, plain, remember_mine)
-    assert kept.is_error is False and _data(kept)["scope"] == "user"
+    kept = session(home, plain)(remember_mine)
+    assert kept.is_error is False and tool_data(kept)["scope"] == "user"
     assert plain.resolve().as_posix() not in _hosted_roots(home)
 
 
@@ -227,8 +198,8 @@ def test_a_daemon_that_does_not_answer_costs_one_wait(home: Path, project: Path)
     async def remember(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("remember", {"summary": "Hung daemon", "body": "x"})
 
-    assert _session(home, project, remember).is_error is False
-    assert _session(home, project, remember).is_error is False
+    assert session(home, project)(remember).is_error is False
+    assert session(home, project)(remember).is_error is False
     assert len(held) == 1
     assert (home / "hooks" / "daemon-unresponsive").exists()
     assert len(list((project / "MEMORY").glob("*.md"))) == 1  # the same note: remembered once
@@ -255,10 +226,10 @@ def test_a_second_clone_is_served_by_the_daemon_with_its_own_folder(
 
         return body
 
-    in_first = _session(home, first, remember("Written in the first clone"))
-    in_second = _session(home, second, remember("Written in the second clone"))
+    in_first = session(home, first)(remember("Written in the first clone"))
+    in_second = session(home, second)(remember("Written in the second clone"))
     assert in_first.is_error is False and in_second.is_error is False, in_second.content
-    assert Path(_data(in_first)["path"]).parent == first / "MEMORY"
-    assert Path(_data(in_second)["path"]).parent == second / "MEMORY"
+    assert Path(tool_data(in_first)["path"]).parent == first / "MEMORY"
+    assert Path(tool_data(in_second)["path"]).parent == second / "MEMORY"
     hosted = _hosted_roots(home)
     assert first.resolve().as_posix() in hosted and second.resolve().as_posix() not in hosted

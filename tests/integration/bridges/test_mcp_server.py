@@ -4,47 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from tests.integration.bridges.mcp_client import session, tool_data
 from tests.integration.bridges.runner import OHARNESS, ok
 
 from oharness.memory.tools import tool_definitions
 from oharness.memory.workspace import open_workspace
-
-Elicit = Callable[[Any, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
-
-
-def _session(home: Path, cwd: Path, *args: str, elicit: Elicit | None = None) -> Any:
-    params = StdioServerParameters(
-        command=str(OHARNESS),
-        args=["mcp", *args],
-        env={**os.environ, "OHARNESS_HOME": str(home)},
-        cwd=str(cwd),
-    )
-
-    async def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write, elicitation_callback=cast(Any, elicit)) as session,
-            ):
-                await session.initialize()
-                return await body(session)
-
-    return lambda body: anyio.run(run, body)
-
-
-def _data(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.content and isinstance(result.content[0], types.TextContent)
-    data: dict[str, Any] = json.loads(result.content[0].text)
-    return data
 
 
 @pytest.fixture
@@ -57,7 +29,7 @@ def test_tools_have_the_built_in_schemas_and_annotations(home: Path, project: Pa
     async def body(session: ClientSession) -> types.ListToolsResult:
         return await session.list_tools()
 
-    listed = _session(home, project)(body)
+    listed = session(home, project)(body)
     by_name = {tool.name: tool for tool in listed.tools}
     assert set(by_name) == {"remember", "memory", "forget"}
     for definition in tool_definitions():
@@ -82,7 +54,7 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "remember", {"summary": "token", "body": "ghp_Zq8Lr2Vt6Wm1Xy4Ns9Kp3Bd7Hf5Jc0Ga2Ue8"}
         )
         bad = await session.call_tool("memory", {"nonsense": 1})
-        note_id = _data(saved)["id"]
+        note_id = tool_data(saved)["id"]
         read = await session.call_tool("memory", {"id": note_id})
         index = await session.read_resource("oharness://memory/index")
         prompt = await session.get_prompt("memory-index")
@@ -97,15 +69,15 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "prompt": prompt,
         }
 
-    out = _session(home, project)(body)
-    saved = _data(out["saved"])
+    out = session(home, project)(body)
+    saved = tool_data(out["saved"])
     assert out["saved"].is_error is False and saved["created"] is True
     assert Path(saved["path"]).is_file() and Path(saved["path"]).parent == project / "MEMORY"
-    assert _data(out["found"])["results"][0]["id"] == saved["id"]
-    assert _data(out["listing"])["notes"][0]["id"] == saved["id"]
-    assert _data(out["read"])["body"].startswith("Release train")
+    assert tool_data(out["found"])["results"][0]["id"] == saved["id"]
+    assert tool_data(out["listing"])["notes"][0]["id"] == saved["id"]
+    assert tool_data(out["read"])["body"].startswith("Release train")
     assert out["secret"].is_error is True
-    assert "credential" in _data(out["secret"])["error"]["message"]
+    assert "credential" in tool_data(out["secret"])["error"]["message"]
     assert "ghp_" not in out["secret"].content[0].text
     assert len(list((project / "MEMORY").glob("*.md"))) == 1
     assert out["bad"].is_error is True and "unknown argument" in out["bad"].content[0].text
@@ -130,11 +102,11 @@ def test_forget_asks_the_person_and_keeps_a_backup(home: Path, project: Path) ->
     async def body(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("forget", {"id": note_id})
 
-    result = _session(home, project, elicit=approve)(body)
+    result = session(home, project, elicit=approve)(body)
     assert result.is_error is False, result.content
     assert asked and note_id in asked[0]
     assert not (project / "MEMORY" / f"{note_id}.md").exists()
-    assert _data(result)["backupId"]
+    assert tool_data(result)["backupId"]
     assert any((home / "memory-backups").iterdir())
 
 
@@ -147,12 +119,12 @@ def test_forget_declined_or_unaskable_deletes_nothing(home: Path, project: Path)
     async def body(session: ClientSession) -> types.CallToolResult:
         return await session.call_tool("forget", {"id": note_id})
 
-    declined = _session(home, project, elicit=decline)(body)
+    declined = session(home, project, elicit=decline)(body)
     assert declined.is_error is True and "did not approve" in declined.content[0].text
-    unaskable = _session(home, project)(body)
+    unaskable = session(home, project)(body)
     assert unaskable.is_error is True and "--allow-forget" in unaskable.content[0].text
     assert (project / "MEMORY" / f"{note_id}.md").exists()
-    allowed = _session(home, project, "--allow-forget")(body)
+    allowed = session(home, project, "--allow-forget")(body)
     assert allowed.is_error is False
     assert not (project / "MEMORY" / f"{note_id}.md").exists()
 
@@ -165,7 +137,7 @@ def test_project_flag_and_missing_note(home: Path, project: Path, tmp_path: Path
         await session.call_tool("remember", {"summary": "From elsewhere", "body": "Text."})
         return await session.call_tool("forget", {"id": "no-such-note"})
 
-    missing = _session(home, elsewhere, "--project", str(project), "--allow-forget")(body)
+    missing = session(home, elsewhere, "--project", str(project), "--allow-forget")(body)
     assert missing.is_error is True
     assert len(list((project / "MEMORY").glob("*.md"))) == 1
     assert not (elsewhere / "MEMORY").exists()
@@ -200,7 +172,7 @@ def test_a_broken_configuration_never_stalls_start_up_and_every_call_says_why(
     listed, called = anyio.run(run)
     assert {tool.name for tool in listed.tools} == {"remember", "memory", "forget"}
     assert called.is_error is True
-    error = _data(called)["error"]
+    error = tool_data(called)["error"]
     assert "config.json" in error["message"]
     assert "oharness mcp: error:" in errors.read_text() and "config.json" in errors.read_text()
 
@@ -227,7 +199,7 @@ def test_remember_refuses_and_memory_redacts_the_forms_of_the_attack_report(
         found = await session.call_tool("memory", {"query": "AWS secret for CI"})
         return {"refused": refused, "read": read, "found": found}
 
-    out = _session(home, project)(body)
+    out = session(home, project)(body)
     for result in out["refused"]:
         text = result.content[0].text
         assert result.is_error is True and "credential" in text
