@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx2
 from page_support import PageDaemon
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from oharness.memory.workspace import open_workspace
 
@@ -259,3 +259,23 @@ def test_a_live_refresh_keeps_the_keyboard_focus(ui: Page, page_daemon: PageDaem
             workspace.close()
     expect(ui.locator("#notes-list")).to_contain_text("Arrived while reading")
     expect(ui.get_by_role("link", name="Release checklist")).to_be_focused()
+
+
+def test_an_event_during_a_refresh_is_followed_by_another_refresh(
+    ui: Page, page_daemon: PageDaemon
+) -> None:
+    from oharness.daemon.events import Event
+
+    ui.goto("/memory/notes")
+    expect(ui.locator("#live-state")).to_have_attribute("data-state", "live")
+    held: list[Route] = []
+    listing = re.compile(r"/memory/notes/list")
+    ui.route(listing, lambda route: route.continue_() if held else held.append(route))
+    bus = page_daemon.daemon.state.bus
+    with ui.expect_request(listing):  # the first refresh is on the wire, and held there
+        bus.publish(Event("gap", {"dropped": 1}))
+    ui.evaluate("document.body.addEventListener('htmx:confirm', () => { window.__asked = true; })")
+    bus.publish(Event("gap", {"dropped": 1}))  # something changes again meanwhile
+    ui.wait_for_function("window.__asked === true")
+    with ui.expect_request(listing):
+        held[0].continue_()

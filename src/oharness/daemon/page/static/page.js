@@ -47,8 +47,28 @@
       event.preventDefault();
     }
   });
+  // An event that arrives while a live element is fetching itself is not lost: htmx would queue
+  // the second fetch on the element the first one replaces, and so drop it; the new element
+  // fetches itself again instead. (A fetch that swaps nothing leaves the element, and htmx's
+  // queued fetch, in place.)
+  var again = {};
+  body.addEventListener("htmx:confirm", function (event) {
+    var element = event.detail.elt;
+    if (element && element.id && element.hasAttribute("data-live") &&
+        element.classList.contains("htmx-request")) {
+      again[element.id] = true;
+    }
+  });
   body.addEventListener("htmx:afterRequest", function (event) {
     if (event.detail.successful) { say(""); }
+    delete again[event.detail.elt.id];  // still in the page: nothing was replaced
+  });
+  body.addEventListener("htmx:load", function (event) {
+    var element = event.detail.elt;
+    if (element && element.id && again[element.id]) {
+      delete again[element.id];
+      htmx.trigger(element, "sse:gap");
+    }
   });
   // After a reconnect, events may have been missed: every live element fetches itself again.
   var opened = false;
