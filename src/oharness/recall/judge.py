@@ -57,7 +57,7 @@ from oharness.recall.scoring import (
     read_terms,
     term_weights,
 )
-from oharness.recall.tokenize import Tokenizer, unspaced_term
+from oharness.recall.tokenize import PHRASE_MARK, Tokenizer, unspaced_term
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -88,6 +88,15 @@ RELATED_WORDS: Final[tuple[tuple[str, ...], ...]] = (
     ("bug", "defect"),
     ("schedule", "cron"),
 )
+
+
+#: A message word no note holds, of at least this many letters, is read as two words written
+#: as one or as a typo (:meth:`Judge.message`); at most this many such words per message.
+UNKNOWN_LENGTH: Final = 5
+UNKNOWN_WORDS: Final = 4
+#: A typo other than two letters swapped is read from this many letters (:meth:`Judge._typo`).
+TYPO_LENGTH: Final = 8
+_LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 
 
 FRAME_WORDS: Final[tuple[str, ...]] = (
@@ -169,16 +178,92 @@ class Judge:
     def message(self, text: str) -> Message:
         """``text`` as the gate reads it."""
         groups, phrases = self._tokenizer.message_terms(text)
-        said = set(chain.from_iterable(groups))
-        if not self._frame.isdisjoint(said):
+        if not self._frame.isdisjoint(chain.from_iterable(groups)):
             groups = [group for group in groups if not self._frame.issuperset(group)]
-            said = set(chain.from_iterable(groups))
+        groups = self._read_unknown(groups, phrases)
+        said = set(chain.from_iterable(groups))
         related: list[tuple[int, tuple[str, ...]]] = []
         for number, group in enumerate(groups):
             terms = {t for term in group for t in self._related.get(term, ()) if t not in said}
             if terms:
                 related.append((number, tuple(sorted(terms))))
         return Message(groups, phrases, related)
+
+    def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
+        """A message word no note holds may be two words written as one ("featureflags",
+        "crashreports"): when its parts are a phrase of a summary, the message says the parts
+        and the phrase. Otherwise it may be a typo ("deplyo", "andriod"): one edit away from a
+        word of summaries or tags, it is read as that word (the one most notes name a topic
+        with). Only lower-case letters, at least :data:`UNKNOWN_LENGTH`, not an everyday word."""
+        postings, tokenizer = self._postings, self._tokenizer
+        held = postings.held
+        ids = postings.vocabulary.get_many([group[0] for group in groups])
+        known = {group[0] for group in groups}
+        read: Groups = []
+        left = UNKNOWN_WORDS
+        for group, term_id in zip(groups, ids, strict=True):
+            term = group[0]
+            if (
+                left <= 0
+                or (term_id is not None and term_id < len(held) and held[term_id] > 0)
+                or len(term) < UNKNOWN_LENGTH
+                or not (term.isascii() and term.isalpha() and term.islower())
+                or tokenizer.prior(term) > 0
+            ):
+                read.append(group)
+                continue
+            left -= 1
+            parts = self._compound(term)
+            if parts is not None:
+                read.extend((part,) for part in parts if part not in known)
+                phrases.append(f"{PHRASE_MARK}{parts[0]} {parts[1]}")
+                continue
+            fixed = self._typo(term)
+            read.append((fixed,) if fixed is not None and fixed not in known else group)
+        return read
+
+    def _compound(self, term: str) -> tuple[str, str] | None:
+        """The two terms ``term`` is written of, when they are a phrase notes hold."""
+        phrases: list[str] = []
+        pairs: list[tuple[str, str]] = []
+        for cut in range(3, len(term) - 2):
+            first = self._tokenizer.tokens(term[:cut])
+            second = self._tokenizer.tokens(term[cut:])
+            if len(first) == 1 and len(second) == 1 and first != second:
+                pair = (min(first[0], second[0]), max(first[0], second[0]))
+                pairs.append(pair)
+                phrases.append(f"{PHRASE_MARK}{pair[0]} {pair[1]}")
+        for pair, term_id in zip(pairs, self._postings.vocabulary.get_many(phrases), strict=True):
+            if term_id is not None and self._held(term_id):
+                return pair
+        return None
+
+    def _typo(self, term: str) -> str | None:
+        """The word of summaries or tags that most notes hold there one edit away from
+        ``term``; None when there is none. Two letters swapped is the usual typo and rarely
+        turns one real word into another ("andriod", "deplyo"), so it is read at any length;
+        a letter left out, added or changed only from :data:`TYPO_LENGTH` letters ("teraform",
+        "kubernets"), as a shorter word is often another word ("trick", "track")."""
+        cuts = [(term[:n], term[n:]) for n in range(len(term) + 1)]
+        edits = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+        if len(term) >= TYPO_LENGTH:
+            edits |= (
+                {a + b[1:] for a, b in cuts if b}
+                | {a + c + b[1:] for a, b in cuts if b for c in _LETTERS}
+                | {a + c + b for a, b in cuts for c in _LETTERS}
+            )
+        edits.discard(term)
+        ordered = sorted(edits)
+        head_held = self._postings.head_held
+        best, most = None, 0
+        for edit, term_id in zip(ordered, self._postings.vocabulary.get_many(ordered), strict=True):
+            if term_id is not None and term_id < len(head_held) and head_held[term_id] > most:
+                best, most = edit, int(head_held[term_id])
+        return best
+
+    def _held(self, term_id: int) -> bool:
+        held = self._postings.held
+        return term_id < len(held) and bool(held[term_id] > 0)
 
     def passed(
         self, text: str, min_score: float, per_turn: int, exclude: Collection[object]

@@ -54,7 +54,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text, or the index keeps other marks: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 6
+TOKENIZER_VERSION: Final = 7
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -308,10 +308,18 @@ class Tokenizer:
                 parts.append(piece)
         groups: list[tuple[str, ...]] = []
         if len(parts) > 1:
+            # A compound of words ("on-call", "feature_flags", "deepLink") is also one word,
+            # stemmed as its parts written together are ("oncall", "featureflag", "deeplink"),
+            # so every way of writing it meets the others; a path, a file name or a version
+            # ("src/app.py", "v1.2") is kept whole as written.
             whole = chunk.casefold()
-            if whole not in self._stop:
+            joined = "".join(parts).casefold()
+            if joined.isalpha() and "." not in chunk and "/" not in chunk:
+                if joined not in self._stop:
+                    groups.append(self._stems(joined))
+            elif whole not in self._stop:
                 groups.append((whole,))
-        seen: set[str] = {group[0] for group in groups}
+        seen: set[str] = {term for group in groups for term in group}
         for part in parts:
             word = part.casefold()
             # A lone letter cut out of an identifier ("e.g", "v-model") names nothing, nor do
@@ -320,19 +328,18 @@ class Tokenizer:
                 continue
             if len(word) > 1 and not word.strip("0"):
                 continue
-            word = self._respelled(word)
-            if len(self._stemmers) == 1:  # the usual configuration: one stem
-                stem = self._stemmers[0].stemWord(word)
-                if stem not in seen:
-                    seen.add(stem)
-                    groups.append((stem,))
-                continue
-            stems = [stemmer.stemWord(word) for stemmer in self._stemmers] or [word]
-            fresh = tuple(stem for stem in dict.fromkeys(stems) if stem not in seen)
+            fresh = tuple(stem for stem in self._stems(word) if stem not in seen)
             if fresh:
                 seen.update(fresh)
                 groups.append(fresh)
         return tuple(groups)
+
+    def _stems(self, word: str) -> tuple[str, ...]:
+        """A word's distinct stems, one per language."""
+        word = self._respelled(word)
+        if len(self._stemmers) == 1:  # the usual configuration
+            return (self._stemmers[0].stemWord(word),)
+        return tuple(dict.fromkeys(stemmer.stemWord(word) for stemmer in self._stemmers)) or (word,)
 
 
 def unspaced_term(term: str) -> bool:

@@ -10,10 +10,11 @@ chit-chat that should attach nothing. Figures beside Okapi BM25:
 
 The target is that at least 90 % of the must-attach messages attach one of their notes and at
 least 97 % of the chit-chat attaches nothing, in every set. Measured on 2026-12-06 with the
-default settings, must-attach / quiet: five 0.250 / 1.000, twenty 0.469 / 0.923, fifty 0.473 /
-1.000, five_hundred 0.515 / 0.941; far from the target on must-attach. The floors below are
-those figures (the quiet target itself where it already holds), so recall cannot get worse than
-today unnoticed.
+default settings, must-attach / quiet: five 0.250 / 1.000, twenty 0.562 / 0.923, fifty 0.527 /
+1.000, five_hundred 0.529 / 0.941 (compound words and typos read since the first measure: 0.469,
+0.473 and 0.515 before); far from the target on must-attach. The floors below are those figures
+(the quiet target itself where it already holds), so recall cannot get worse than today
+unnoticed.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ NOTE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{3}")
 #: must-attach hit rate and chit-chat quiet rate measured on 2026-12-06.
 MEASURED = {
     "five": (0.250, 1.000),
-    "twenty": (0.469, 0.923),
-    "fifty": (0.473, 1.000),
-    "five_hundred": (0.515, 0.941),
+    "twenty": (0.562, 0.923),
+    "fifty": (0.527, 1.000),
+    "five_hundred": (0.529, 0.941),
 }
 QUIET_TARGET = 0.97
 
@@ -122,3 +123,50 @@ def test_chitchat_stays_quiet(name: str, measured: dict[str, Measured]) -> None:
     figures = measured[name]
     floor = QUIET_TARGET if MEASURED[name][1] >= QUIET_TARGET else MEASURED[name][1] - 0.001
     assert figures.quiet_rate >= floor, figures.noisy
+
+
+def _index(*notes: tuple[str, str, tuple[str, ...]]) -> RecallIndex:
+    index = RecallIndex()
+    filler = [
+        ("project", Note(f"filler-{n:03x}", f"Filler topic {word}", "Body.\n", (word,), "project"))
+        for n, word in enumerate(("invoices", "mobile", "search", "billing", "onboarding"))
+    ]
+    index.add_many(
+        [
+            ("project", Note(i, summary, "See the runbook.\n", tags, "project"))
+            for i, summary, tags in notes
+        ]
+        + filler
+    )
+    return index
+
+
+def test_a_compound_written_in_one_word_meets_its_parts() -> None:
+    index = _index(
+        ("flags-a01", "Feature flags come from Remote Config", ("config",)),
+        ("crash-a02", "Crash reports go to Sentry", ("monitoring",)),
+        ("oncall-a03", "On-call rota: weekly, handover Monday", ("pagerduty",)),
+    )
+    assert [hit.id for hit in index.recall("our featureflags are stuck on")] == ["flags-a01"]
+    assert [hit.id for hit in index.recall("crashreports are not showing up")] == ["crash-a02"]
+    assert [hit.id for hit in index.recall("who is oncall this week?")] == ["oncall-a03"]
+
+
+def test_a_typo_is_read_as_the_word_notes_name_a_topic_with() -> None:
+    index = _index(
+        ("android-a01", "Android keystore lives in 1Password", ("signing",)),
+        ("terraform-a02", "Terraform is applied only by Atlantis", ("infrastructure",)),
+    )
+    assert [hit.id for hit in index.recall("where is the andriod keystore?")] == ["android-a01"]
+    assert [hit.id for hit in index.recall("teraform plan shows drift")] == ["terraform-a02"]
+
+
+def test_a_real_word_a_letter_away_from_a_note_word_is_not_a_typo() -> None:
+    # "track" is one letter from "trick", "refund" from "redund(ant)": only two letters
+    # swapped is read at any length; other edits from eight letters.
+    index = _index(
+        ("track-a01", "Track screen views after consent", ("analytics",)),
+        ("refund-a02", "Refund window is 30 days", ("refunds",)),
+    )
+    assert index.recall("nice trick") == []
+    assert index.recall("that check is redundant") == []

@@ -36,7 +36,7 @@ def test_a_lone_cjk_character_stays_a_unigram() -> None:
 
 def test_cjk_glued_to_latin_yields_pairs_and_identifier_parts() -> None:
     tokens = ENGLISH.tokens("重跑gen-itgc后")
-    assert tokens == ["重跑", "gen-itgc", "gen", "itgc", "后"]
+    assert tokens == ["重跑", "genitgc", "gen", "itgc", "后"]
 
 
 def test_japanese_and_korean_runs() -> None:
@@ -49,16 +49,24 @@ def test_japanese_and_korean_runs() -> None:
 def test_identifiers_are_split_and_kept_whole() -> None:
     assert ENGLISH.tokens("run_tests.py") == ["run_tests.py", "run", "test", "py"]
     assert ENGLISH.tokens("src/oharness/recall") == ["src/oharness/recall", "src", "ohar", "recal"]
-    assert ENGLISH.tokens("gen-itgc") == ["gen-itgc", "gen", "itgc"]
+    assert ENGLISH.tokens("gen-itgc") == ["genitgc", "gen", "itgc"]
+
+
+def test_a_compound_is_one_word_however_it_is_written() -> None:
+    # Joined and stemmed, so "on-call", "on_call", "onCall" and "oncall" all meet.
+    for written in ("on-call", "on_call", "onCall", "oncall", "ON-CALL"):
+        assert ENGLISH.tokens(written)[0] == "oncal", written
+    assert ENGLISH.tokens("feature-flags")[0] == ENGLISH.tokens("featureflag")[0] == "featureflag"
+    assert ENGLISH.tokens("can-not") == []  # a stop word written in parts stays one
 
 
 def test_camel_case_is_split_and_kept_whole() -> None:
-    assert ENGLISH.tokens("fetchUserName") == ["fetchusername", "fetch", "user", "name"]
+    assert ENGLISH.tokens("fetchUserName") == ["fetchusernam", "fetch", "user", "name"]
     assert ENGLISH.tokens("HTTPServer") == ["httpserver", "http", "server"]
 
 
 def test_full_width_latin_is_normalised() -> None:
-    assert ENGLISH.tokens("ｇｅｎ－ｉｔｇｃ") == ["gen-itgc", "gen", "itgc"]
+    assert ENGLISH.tokens("ｇｅｎ－ｉｔｇｃ") == ["genitgc", "gen", "itgc"]
 
 
 def test_unknown_language_is_a_config_error_naming_the_key() -> None:
