@@ -134,7 +134,8 @@ class RecallIndex:
 
     def cache_key(self, key: NoteKey) -> CacheKey | None:
         """The validation key a note was added with (see :mod:`oharness.recall.cache`)."""
-        return self._postings.cache_keys.get(key)
+        slot = self._postings.slot_of.get(key)
+        return None if slot is None else self._postings.cache_keys[slot]
 
     # -- changes ---------------------------------------------------------------------------
 
@@ -152,11 +153,12 @@ class RecallIndex:
         cache_keys: Mapping[NoteKey, CacheKey] | None = None,
     ) -> None:
         """Index many notes at once (faster than :meth:`add` in a loop)."""
-        keys = cache_keys or {}
+        keys, listed = cache_keys or {}, list(notes)
         postings = self._postings
-        entries = [self._entry(scope, note, keys.get((scope, note.id))) for scope, note in notes]
-        if postings.empty() and len({entry.key for entry in entries}) == len(entries) > 1:
-            postings.adopt(Notes.of(entries), term_order(entries, len(postings.vocabulary)))
+        entries = (self._entry(scope, note, keys.get((scope, note.id))) for scope, note in listed)
+        distinct = len({(scope, note.id) for scope, note in listed}) == len(listed) > 1
+        if postings.empty() and distinct:
+            postings.adopt(*term_order(entries, postings.vocabulary))
             return
         for entry in entries:
             postings.add(entry)
@@ -168,7 +170,7 @@ class RecallIndex:
     def entries(self) -> tuple[list[str], list[NoteEntry]]:
         """The vocabulary (terms still in use) and every note's indexed form."""
         postings = self._postings
-        entries = [postings.entry_at(slot) for slot in postings.slot_of.values()]
+        entries = postings.entries_at(list(postings.slot_of.values()))
         vocabulary = postings.vocabulary
         used = np.flatnonzero(postings.held[: len(vocabulary)] > 0)
         remap = np.full(len(vocabulary), -1, dtype=np.int32)

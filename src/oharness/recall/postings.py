@@ -14,13 +14,15 @@ order and compactly, as compressed sparse rows (CSR):
 
 A note's own terms are not kept whole (the postings hold them): only those the recall gate
 reads for every candidate - the terms of its summary and tags (its *head*), and for a short
-note the other terms of its body - each sorted by term id. Per term the number of notes
-holding it, and holding it in their summary or tags, is kept up to date.
+note the other terms of its body - each sorted by term id, read off the base's postings into
+one array (:class:`Rows`). Per term the number of notes holding it, and holding it in their
+summary or tags, is kept up to date.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from itertools import islice
 from typing import Final, NamedTuple, cast
 
 import numpy as np
@@ -40,7 +42,8 @@ _NO_COUNTS: Final[CountArray] = np.empty((0, FIELD_COUNT), dtype=np.uint16)
 #: The base is made again when more notes than this share of it (1/8) changed since.
 _REBUILD_SHARE: Final = 8
 _REBUILD_LEAST: Final = 64
-_BLOCK: Final = 1 << 16  # postings read at once when a base is adopted
+_BLOCK: Final = 1 << 16  # postings read at once when a base is made
+_BLOCK_NOTES: Final = 1024  # notes whose postings a first build gathers at once
 
 
 class NoteEntry(NamedTuple):
@@ -50,7 +53,7 @@ class NoteEntry(NamedTuple):
     cache_key: CacheKey | None
     term_ids: IntArray
     frequencies: CountArray  # shape (len(term_ids), 3): summary, tags, body
-    lengths: tuple[int, int, int]  # terms per field, for length normalisation
+    lengths: tuple[int, ...]  # terms per field, for length normalisation
 
 
 class Notes(NamedTuple):
@@ -59,16 +62,6 @@ class Notes(NamedTuple):
     keys: list[NoteKey]
     cache_keys: list[CacheKey | None]
     lengths: npt.NDArray[np.int64]  # (notes, 3): terms per field
-
-    @classmethod
-    def of(cls, entries: list[NoteEntry]) -> Notes:
-        """The columns of ``entries``."""
-        lengths = np.array([entry.lengths for entry in entries], dtype=np.int64)
-        return cls(
-            [entry.key for entry in entries],
-            [entry.cache_key for entry in entries],
-            lengths.reshape(-1, FIELD_COUNT),
-        )
 
 
 class TermOrder(NamedTuple):
@@ -80,31 +73,51 @@ class TermOrder(NamedTuple):
     counts: CountArray
 
 
+class Rows:
+    """A row of term ids per slot: a base's in one array (``ids``, each slot's from
+    ``starts[slot]``), and rows set since."""
+
+    def __init__(self, parts: list[tuple[IntArray, IntArray]], count: int) -> None:
+        """The rows of slots ``0 .. count - 1`` from ``parts``: term ids and the slot of each,
+        in the order of the row."""
+        slots = np.concatenate([_NO_SLOTS, *(slots for _, slots in parts)])
+        order = np.argsort(slots, kind="stable")
+        self.ids = np.concatenate([_NO_SLOTS, *(ids for ids, _ in parts)])[order]
+        self.starts = np.concatenate(([0], np.cumsum(np.bincount(slots, minlength=count))))
+        self._set: dict[int, IntArray] = {}
+
+    def __getitem__(self, slot: int) -> IntArray:
+        row = self._set.get(slot)
+        if row is None and slot + 1 < len(self.starts):
+            row = self.ids[self.starts.item(slot) : self.starts.item(slot + 1)]
+        return row if row is not None else _NO_SLOTS
+
+    def __setitem__(self, slot: int, row: IntArray) -> None:
+        self._set[slot] = row
+
+    def get(self, slot: int, default: IntArray) -> IntArray:
+        """The row of ``slot``; ``default`` when it is empty."""
+        row = self[slot]
+        return row if len(row) else default
+
+
 class Postings:
     """Term postings and per-note rows; see the module docstring."""
+
+    held: IntArray  # per term: notes holding it
+    head_held: IntArray  # ... in their summary or tags
 
     def __init__(self, short_body: int) -> None:
         self.short_body = short_body
         self.vocabulary = Vocabulary()
         self.keys: list[NoteKey | None] = []  # per slot; None: a dead slot
         self.slot_of: dict[NoteKey, int] = {}
-        self.cache_keys: dict[NoteKey, CacheKey] = {}
+        self.cache_keys: list[CacheKey | None] = []  # per slot
         self.lengths = np.zeros((0, FIELD_COUNT), dtype=np.float64)  # per slot
         self.totals = [0, 0, 0]
-        self.heads: list[IntArray] = []  # per slot: its summary and tags terms
-        self.bodies: dict[int, IntArray] = {}  # per short note: its other body terms
-        self.held = np.zeros(0, dtype=np.int32)  # per term: notes holding it
-        self.head_held = np.zeros(0, dtype=np.int32)  # ... in their summary or tags
         self.version = 0  # moves on every change
         self._norms = (-1, np.zeros((0, FIELD_COUNT), dtype=np.float64))
-        self._starts = np.zeros(1, dtype=np.int64)
-        self._slots, self._counts = _NO_SLOTS, _NO_COUNTS
-        self._base_notes = 0
-        self._dead = np.zeros(0, dtype=np.bool_)  # per base slot
-        self._changed_notes = 0
-        self._dead_count = 0
-        self._added: dict[int, list[tuple[int, int, int, int]]] = {}  # term -> (slot, counts)
-        self._added_rows: dict[int, NoteEntry] = {}  # per slot after the base
+        self._set_base(TermOrder(_NO_SLOTS, _NO_SLOTS, _NO_COUNTS))
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -159,10 +172,6 @@ class Postings:
             found.extend(self.slot_of[k] for k in named if k in self.slot_of)
         return found
 
-    def entry_at(self, slot: int) -> NoteEntry:
-        """The indexed form of the note in ``slot``."""
-        return self.entries_at([slot])[0]
-
     def entries_at(self, slots: list[int]) -> list[NoteEntry]:
         """The indexed form of the notes in ``slots``: a base note's gathered from the
         postings (one pass over them for all)."""
@@ -181,9 +190,9 @@ class Postings:
             term_ids = (np.searchsorted(self._starts, mine, side="right") - 1).astype(np.int32)
             key = self.keys[slot]
             assert key is not None
-            lengths = _three(self.lengths[slot].astype(np.int64).tolist())
+            lengths = tuple(self.lengths[slot].astype(np.int64).tolist())
             found.append(
-                NoteEntry(key, self.cache_keys.get(key), term_ids, self._counts[mine], lengths)
+                NoteEntry(key, self.cache_keys[slot], term_ids, self._counts[mine], lengths)
             )
         return found
 
@@ -208,11 +217,10 @@ class Postings:
         self.remove(entry.key)
         slot = self._new_slot(entry)
         self._added_rows[slot] = entry
-        added = self._added
-        for term_id, (a, b, c) in zip(
+        for term_id, counts in zip(
             entry.term_ids.tolist(), entry.frequencies.tolist(), strict=True
         ):
-            added.setdefault(term_id, []).append((slot, a, b, c))
+            self._added.setdefault(term_id, []).append((slot, *counts))
         self._count(entry, 1)
         self._changed_notes += 1
         self._maybe_rebuild()
@@ -222,7 +230,7 @@ class Postings:
         slot = self.slot_of.pop(key, None)
         if slot is None:
             return False
-        entry = self.entry_at(slot)
+        entry = self.entries_at([slot])[0]
         self._count(entry, -1)
         if slot < self._base_notes:
             self._dead[slot] = True
@@ -230,15 +238,9 @@ class Postings:
         else:
             del self._added_rows[slot]
             for term_id in entry.term_ids.tolist():
-                kept = [posting for posting in self._added[term_id] if posting[0] != slot]
-                if kept:
-                    self._added[term_id] = kept
-                else:
-                    del self._added[term_id]
-        self.keys[slot] = None
-        self.cache_keys.pop(key, None)
-        self.heads[slot] = _NO_SLOTS
-        self.bodies.pop(slot, None)
+                self._added[term_id] = [item for item in self._added[term_id] if item[0] != slot]
+        self.keys[slot] = self.cache_keys[slot] = None
+        self.heads[slot] = self.bodies[slot] = _NO_SLOTS
         for field, length in enumerate(entry.lengths):
             self.totals[field] -= length
         self.lengths[slot] = 0.0
@@ -253,49 +255,25 @@ class Postings:
 
     def adopt(self, notes: Notes, order: TermOrder) -> None:
         """Make the base of an empty index: ``notes`` in slots 0.. and their postings in term
-        order, whose term ids are this vocabulary's."""
-        count = len(notes.keys)
-        self.keys = list(notes.keys)
-        self.slot_of = dict(zip(notes.keys, range(count), strict=True))
-        self.cache_keys = {
-            key: cache_key
-            for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
-            if cache_key is not None
-        }
+        order, whose term ids are this vocabulary's; both kept as they are."""
+        self.keys, self.cache_keys = list(notes.keys), notes.cache_keys
+        self.slot_of = dict(zip(notes.keys, range(len(notes.keys)), strict=True))
         self.lengths = notes.lengths.astype(np.float64)
         self.totals = [int(total) for total in notes.lengths.sum(axis=0)]
-        self.version += 1
-        term_count = len(self.vocabulary)
-        self.held = np.zeros(term_count, dtype=np.int32)
-        self.held[: len(order.held)] = order.held
-        self._set_base(order, count)
-        short = self.lengths[:count, 2] <= self.short_body
-        in_head, in_body = _head_and_body(order, short)
-        ends = self._starts[1:]
-        head_ids = np.searchsorted(ends, in_head, side="right").astype(np.int32)
-        self.head_held = np.bincount(head_ids, minlength=term_count).astype(np.int32)
-        self.heads = _rows_by_slot(head_ids, order.slots[in_head], count)
-        body_ids = np.searchsorted(ends, in_body, side="right").astype(np.int32)
-        bodies = _rows_by_slot(body_ids, order.slots[in_body], count)
-        self.bodies = {slot: bodies[slot] for slot in np.flatnonzero(short).tolist()}
+        self._set_base(order)
 
     def term_order(self) -> tuple[Notes, TermOrder]:
         """Every note (slots renumbered from 0) and its postings in term order."""
         self._rebuild()
         keys = cast(list[NoteKey], self.keys)  # no dead slot after a rebuild
-        notes = Notes(
-            keys,
-            [self.cache_keys.get(key) for key in keys],
-            self.lengths[: len(keys)].astype(np.int64),
-        )
+        notes = Notes(keys, self.cache_keys, self.lengths[: len(keys)].astype(np.int64))
         return notes, TermOrder(np.diff(self._starts).astype(np.int32), self._slots, self._counts)
 
     def _new_slot(self, entry: NoteEntry) -> int:
         slot = len(self.keys)
         self.keys.append(entry.key)
+        self.cache_keys.append(entry.cache_key)
         self.slot_of[entry.key] = slot
-        if entry.cache_key is not None:
-            self.cache_keys[entry.key] = entry.cache_key
         if slot >= len(self.lengths):
             grown = np.zeros((max(16, 2 * slot), FIELD_COUNT), dtype=np.float64)
             grown[:slot] = self.lengths[:slot]
@@ -304,7 +282,7 @@ class Postings:
         for field, length in enumerate(entry.lengths):
             self.totals[field] += length
         in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
-        self.heads.append(entry.term_ids[in_head])
+        self.heads[slot] = entry.term_ids[in_head]
         if entry.lengths[2] <= self.short_body:
             self.bodies[slot] = entry.term_ids[~in_head & (entry.frequencies[:, 2] > 0)]
         self.version += 1
@@ -315,14 +293,37 @@ class Postings:
         in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
         self.head_held[entry.term_ids[in_head]] += step
 
-    def _set_base(self, order: TermOrder, notes: int) -> None:
+    def _set_base(self, order: TermOrder) -> None:
+        """Make ``order`` the base of the notes in slots 0..: the number of notes holding each
+        term, and the rows of each note's summary and tags terms and short body's, read off
+        its postings block by block (no posting-sized temporary array)."""
+        count, term_count = len(self.keys), len(self.vocabulary)
         self._starts = np.zeros(len(order.held) + 1, dtype=np.int64)
         np.cumsum(order.held, out=self._starts[1:])
         self._slots, self._counts = order.slots, order.counts
-        self._base_notes = notes
-        self._dead = np.zeros(notes, dtype=np.bool_)
-        self._added, self._added_rows = {}, {}
+        self._base_notes = count
+        self._dead = np.zeros(count, dtype=np.bool_)  # per base slot
+        self._added: dict[int, list[tuple[int, ...]]] = {}  # term -> (slot, *counts)
+        self._added_rows: dict[int, NoteEntry] = {}  # per slot after the base
         self._changed_notes = self._dead_count = 0
+        self.held = np.zeros(term_count, dtype=np.int32)
+        self.held[: len(order.held)] = order.held
+        short = self.lengths[:count, 2] <= self.short_body
+        heads: list[tuple[IntArray, IntArray]] = []
+        bodies: list[tuple[IntArray, IntArray]] = []
+        for start in range(0, len(order.slots), _BLOCK):
+            end = min(start + _BLOCK, len(order.slots))
+            counts, slots = order.counts[start:end], order.slots[start:end]
+            found = np.searchsorted(self._starts, np.arange(start, end), side="right")
+            ids = (found - 1).astype(np.int32)
+            head = (counts[:, 0] > 0) | (counts[:, 1] > 0)
+            body = ~head & (counts[:, 2] > 0) & short[slots]
+            heads.append((ids[head], slots[head]))
+            bodies.append((ids[body], slots[body]))
+        # per slot: its summary and tags terms, and a short note's other body terms
+        self.heads, self.bodies = Rows(heads, count), Rows(bodies, count)
+        self.head_held = np.bincount(self.heads.ids, minlength=term_count).astype(np.int32)
+        self.version += 1
 
     def _maybe_rebuild(self) -> None:
         if self._changed_notes > max(_REBUILD_LEAST, self._base_notes // _REBUILD_SHARE):
@@ -334,7 +335,6 @@ class Postings:
             return
         live = np.array([key is not None for key in self.keys], dtype=np.bool_)
         renumber = (np.cumsum(live) - 1).astype(np.int32)
-        term_count = len(self.vocabulary)
         ids = np.repeat(np.arange(len(self._starts) - 1, dtype=np.int64), np.diff(self._starts))
         slots, counts = self._slots, self._counts
         if self._added:
@@ -348,48 +348,46 @@ class Postings:
         keep = live[slots]
         ids, slots, counts = ids[keep], renumber[slots[keep]], counts[keep]
         order = np.argsort(ids * len(self.keys) + slots, kind="stable")
-        held = np.bincount(ids, minlength=term_count).astype(np.int32)
+        held = np.bincount(ids, minlength=len(self.vocabulary)).astype(np.int32)
+        kept = np.flatnonzero(live).tolist()
         keys = [key for key in self.keys if key is not None]
-        self.keys = list(keys)
-        self.slot_of = {key: slot for slot, key in enumerate(keys)}
-        kept = np.flatnonzero(live)
+        self.keys, self.slot_of = list(keys), {key: slot for slot, key in enumerate(keys)}
+        self.cache_keys = [self.cache_keys[slot] for slot in kept]
         self.lengths = self.lengths[kept].copy()
-        self.heads = [self.heads[slot] for slot in kept.tolist()]
-        self.bodies = {int(renumber[slot]): body for slot, body in self.bodies.items()}
-        self._set_base(TermOrder(held, slots[order], counts[order]), len(self.keys))
+        self._set_base(TermOrder(held, slots[order], counts[order]))
 
 
-def term_order(entries: list[NoteEntry], term_count: int) -> TermOrder:
-    """The postings of ``entries`` (in slots 0..) in term order."""
-    ids = np.concatenate([_NO_SLOTS, *(entry.term_ids for entry in entries)])
-    counts = np.concatenate([_NO_COUNTS, *(entry.frequencies for entry in entries)])
-    sizes = [len(entry.term_ids) for entry in entries]
-    owner = np.repeat(np.arange(len(entries), dtype=np.int32), sizes)
-    order = np.argsort(ids, kind="stable")
-    held = np.bincount(ids, minlength=term_count).astype(np.int32)
-    return TermOrder(held, owner[order], counts[order])
-
-
-def _head_and_body(order: TermOrder, short: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
-    """Where the postings held in a summary or tags are, and those held only in the body of
-    a short note; read in blocks (no posting-sized temporary array)."""
-    heads: list[npt.NDArray[np.intp]] = []
-    bodies: list[npt.NDArray[np.intp]] = []
-    for start in range(0, len(order.slots), _BLOCK):
-        counts = order.counts[start : start + _BLOCK]
-        head = (counts[:, 0] > 0) | (counts[:, 1] > 0)
-        heads.append(np.flatnonzero(head) + start)
-        body = ~head & (counts[:, 2] > 0) & short[order.slots[start : start + _BLOCK]]
-        bodies.append(np.flatnonzero(body) + start)
-    return np.concatenate([_NO_SLOTS, *heads]), np.concatenate([_NO_SLOTS, *bodies])
-
-
-def _rows_by_slot(term_ids: IntArray, slots: IntArray, count: int) -> list[IntArray]:
-    """Per slot ``0 .. count - 1``, the term ids of the postings (in term order) it holds."""
-    ordered = term_ids[np.argsort(slots, kind="stable")]
-    ends = np.cumsum(np.bincount(slots, minlength=count)).tolist()
-    return [ordered[start:end] for start, end in zip([0, *ends], ends, strict=False)]
-
-
-def _three(lengths: list[int]) -> tuple[int, int, int]:
-    return lengths[0], lengths[1], lengths[2]
+def term_order(entries: Iterable[NoteEntry], vocabulary: Vocabulary) -> tuple[Notes, TermOrder]:
+    """``entries`` as the notes of slots 0.., and their postings in term order (their term
+    ids ``vocabulary``'s). Their postings are gathered a block of notes at a time, then placed
+    term by term, block after block (as a stable sort by term would place them)."""
+    keys: list[NoteKey] = []
+    cache_keys: list[CacheKey | None] = []
+    lengths: list[tuple[int, ...]] = []
+    blocks: list[tuple[IntArray, CountArray, list[int]]] = []
+    entries = iter(entries)
+    while block := list(islice(entries, _BLOCK_NOTES)):
+        keys += [entry.key for entry in block]
+        cache_keys += [entry.cache_key for entry in block]
+        lengths += [entry.lengths for entry in block]
+        ids = np.concatenate([entry.term_ids for entry in block])
+        counts = np.concatenate([entry.frequencies for entry in block])
+        blocks.append((ids, counts, [len(entry.term_ids) for entry in block]))
+    term_count = len(vocabulary)
+    held = np.zeros(term_count, dtype=np.int64)
+    for ids, _, _ in blocks:
+        held += np.bincount(ids, minlength=term_count)
+    place = np.cumsum(held) - held  # per term, where its next posting goes
+    slots = np.empty(int(held.sum()), dtype=np.int32)
+    counts = np.empty((len(slots), FIELD_COUNT), dtype=np.uint16)
+    first = 0
+    for ids, block_counts, sizes in blocks:
+        owners = np.repeat(np.arange(first, first + len(sizes), dtype=np.int32), sizes)
+        first += len(sizes)
+        order = np.argsort(ids, kind="stable")
+        ordered = ids[order]
+        at = place[ordered] + np.arange(len(ordered)) - np.searchsorted(ordered, ordered)
+        slots[at], counts[at] = owners[order], block_counts[order]
+        place += np.bincount(ids, minlength=term_count)
+    notes = Notes(keys, cache_keys, np.array(lengths, dtype=np.int64).reshape(-1, FIELD_COUNT))
+    return notes, TermOrder(held.astype(np.int32), slots, counts)
