@@ -182,6 +182,7 @@ class Judge:
             groups = [group for group in groups if not self._frame.issuperset(group)]
         groups = self._read_unknown(groups, phrases)
         said = set(chain.from_iterable(groups))
+        groups += self._joined(text, said)
         related: list[tuple[int, tuple[str, ...]]] = []
         for number, group in enumerate(groups):
             terms = {t for term in group for t in self._related.get(term, ()) if t not in said}
@@ -190,7 +191,9 @@ class Judge:
         return Message(groups, phrases, related)
 
     def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
-        """A message word no note holds may be two words written as one ("featureflags",
+        """Two neighbouring words of a message that notes write as one ("exit code" and the
+        tag "exit-codes", "on call" and "on-call") are also that word (see :meth:`message`).
+        A message word no note holds may be two words written as one ("featureflags",
         "crashreports"): when its parts are a phrase of a summary, the message says the parts
         and the phrase. Otherwise it may be a typo ("deplyo", "andriod"): one edit away from a
         word of summaries or tags, it is read as that word (the one most notes name a topic
@@ -221,6 +224,24 @@ class Judge:
             fixed = self._typo(term)
             read.append((fixed,) if fixed is not None and fixed not in known else group)
         return read
+
+    def _joined(self, text: str, said: set[str]) -> Groups:
+        """The compounds notes write joined or hyphenated ("exit-codes", "on-call") whose
+        words the message writes apart ("exit code", "on call"), when no note writes those
+        words side by side (then the phrase already says it)."""
+        pairs = [
+            (term, phrase) for term, phrase in self._tokenizer.joined(text) if term not in said
+        ]
+        if not pairs:
+            return []
+        found = self._postings.vocabulary.get_many([item for pair in pairs for item in pair])
+        return [
+            (term,)
+            for (term, _), term_id, phrase_id in zip(pairs, found[::2], found[1::2], strict=True)
+            if term_id is not None
+            and self._held(term_id)
+            and (phrase_id is None or not self._held(phrase_id))
+        ]
 
     def _compound(self, term: str) -> tuple[str, str] | None:
         """The two terms ``term`` is written of, when they are a phrase notes hold."""

@@ -31,6 +31,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from itertools import pairwise
 from typing import Final, Protocol
 
 import Stemmer  # PyStemmer ships no type hints (see the mypy override in pyproject)
@@ -224,6 +225,27 @@ class Tokenizer:
         """:meth:`query_terms` and :meth:`phrases` of ``text`` at once."""
         flat = [group for chunk in _chunks(text) for group in self._analyse(chunk)]
         return _distinct_groups(flat), self._pairs(flat)
+
+    def joined(self, text: str) -> list[tuple[str, str]]:
+        """Each two neighbouring words written as one, as a term ("exit code" gives
+        ``exitcod``, the term of "exit-codes" and "exitcodes"), beside the phrase term of the
+        two words: a message can meet the compound a note writes joined or hyphenated. Words
+        of ASCII letters; not two stop words."""
+        words = [chunk.casefold() for chunk in _chunks(text)]
+        stop = self._stop
+        found: dict[str, str] = {}
+        for first, second in pairwise(words):
+            if (
+                first.isalpha()
+                and second.isalpha()
+                and first.isascii()
+                and second.isascii()
+                and (first not in stop or second not in stop)
+            ):
+                one, other = sorted((self._stems(first)[0], self._stems(second)[0]))
+                for term in self._stems(first + second):
+                    found.setdefault(term, f"{PHRASE_MARK}{one} {other}")
+        return list(found.items())
 
     def _pairs(self, groups: list[tuple[str, ...]]) -> list[str]:
         """The phrase terms of a text's word groups in order (see :meth:`phrases`)."""

@@ -10,9 +10,9 @@ chit-chat that should attach nothing. Figures beside Okapi BM25:
 
 The target is that at least 90 % of the must-attach messages attach one of their notes and at
 least 97 % of the chit-chat attaches nothing, in every set. Measured on 2026-12-06 with the
-default settings, must-attach / quiet: five 0.250 / 1.000, twenty 0.562 / 0.923, fifty 0.527 /
-1.000, five_hundred 0.529 / 0.941 (compound words and typos read since the first measure: 0.469,
-0.473 and 0.515 before); far from the target on must-attach. The floors below are those figures
+default settings, must-attach / quiet: five 0.312 / 1.000, twenty 0.562 / 0.923, fifty 0.545 /
+1.000, five_hundred 0.544 / 0.941 (compound words and typos read since the first measure: 0.250,
+0.469, 0.473 and 0.515 before); far from the target on must-attach. The floors below are those figures
 (the quiet target itself where it already holds), so recall cannot get worse than today
 unnoticed.
 """
@@ -36,10 +36,10 @@ KINDS = {"words", "paraphrase", "everyday", "cross_language", "typo", "compound"
 NOTE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{3}")
 #: must-attach hit rate and chit-chat quiet rate measured on 2026-12-06.
 MEASURED = {
-    "five": (0.250, 1.000),
+    "five": (0.312, 1.000),
     "twenty": (0.562, 0.923),
-    "fifty": (0.527, 1.000),
-    "five_hundred": (0.529, 0.941),
+    "fifty": (0.545, 1.000),
+    "five_hundred": (0.544, 0.941),
 }
 QUIET_TARGET = 0.97
 
@@ -150,6 +150,14 @@ def test_a_compound_written_in_one_word_meets_its_parts() -> None:
     assert [hit.id for hit in index.recall("our featureflags are stuck on")] == ["flags-a01"]
     assert [hit.id for hit in index.recall("crashreports are not showing up")] == ["crash-a02"]
     assert [hit.id for hit in index.recall("who is oncall this week?")] == ["oncall-a03"]
+
+
+def test_words_written_apart_meet_the_compound_a_note_writes_as_one() -> None:
+    index = _index(
+        ("exit-a01", "Errors go to stderr; status 2 for bad usage", ("cli", "exit-codes")),
+        ("deps-a02", "Prefers the standard library", ("dependencies",)),
+    )
+    assert [hit.id for hit in index.recall("which exit code for a bad flag?")] == ["exit-a01"]
 
 
 def test_a_typo_is_read_as_the_word_notes_name_a_topic_with() -> None:
