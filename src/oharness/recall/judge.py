@@ -456,20 +456,20 @@ class Judge:
         if len(retry) > gate.SHORT_CANDIDATES:
             best = np.lexsort((slots[retry], -scores[slots[retry]]))[: gate.SHORT_CANDIDATES]
             retry = np.sort(retry[best])
-        strongest = strongest.copy()
+        extra, extra_strongest = np.zeros(len(slots)), np.zeros(len(slots))
+        words = np.zeros(len(slots), dtype=np.intp)
         for position in retry.tolist():
-            extra, extra_strongest, words = self._body_match(message, int(slots[position]))
-            if extra <= 0:  # no body word matched: the same words against a larger topic
-                continue
-            ok[position] = gate.passes(
-                shared[position] + extra,
-                topic[position] + candidates.body[position],
-                candidates.said,
-                phrase=bool(phrase[position])
-                or (bool(tag_only[position]) and words >= gate.NAMED_BODY_WORDS),
-                strongest=max(strongest[position], extra_strongest),
-            )
-            strongest[position] = max(strongest[position], extra_strongest)
+            found = self._body_match(message, int(slots[position]))
+            extra[position], extra_strongest[position], words[position] = found
+        strongest = np.maximum(strongest, extra_strongest)
+        again = retry[extra[retry] > 0]  # a body word matched: a larger topic, more shared
+        ok[again] = gate.passes_many(
+            shared[again] + extra[again],
+            topic[again] + candidates.body[again],
+            candidates.said,
+            phrase[again] | (tag_only[again] & (words[again] >= gate.NAMED_BODY_WORDS)),
+            strongest[again],
+        )
         everyday = ok & ~named & (strongest < gate.DISTINCTIVE)
         if np.count_nonzero(everyday) >= per_turn:
             ok &= ~everyday
