@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import numpy as np
 
-from oharness.notes.format import Note
 from oharness.notes.links import extract_links
 from oharness.recall.postings import CacheKey, NoteEntry, Postings
 from oharness.recall.surface import surface_marks
 from oharness.recall.tokenize import LINK_MARK, PHRASE_MARK, Tokenizer
 from oharness.types import Scope
+
+if TYPE_CHECKING:  # types only: a process that loads and recalls never reads a note
+    from oharness.notes.format import Note
 
 #: Marks a whole tag of a note: one word, or two as a phrase term (``on-call``).
 TAG_MARK: Final = "\x03"
@@ -69,13 +71,8 @@ def note_entry(
             counts[:, field] = [counted.get(term, 0) for term in union]
     order = np.argsort(term_ids, kind="stable")
     lengths = (sum(summary.values()), sum(tags.values()), sum(text.values()))
-    return NoteEntry(
-        (scope, note.id),
-        cache_key,
-        term_ids[order],
-        counts[order].clip(0, _MAX_COUNT).astype(np.uint16),
-        lengths,
-    )
+    frequencies = counts[order].clip(0, _MAX_COUNT).astype(np.uint16)
+    return NoteEntry((scope, note.id), cache_key, term_ids[order], frequencies, lengths)
 
 
 def without_links(body: str) -> tuple[str, tuple[str, ...]]:

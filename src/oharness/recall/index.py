@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from oharness.notes.format import Note
 from oharness.recall import gate
 from oharness.recall.build import ASKS, TagMarks, note_entry
 from oharness.recall.judge import Judge
@@ -52,6 +51,9 @@ from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
 from oharness.types import Scope
+
+if TYPE_CHECKING:  # types only: a process that loads and recalls never reads a note
+    from oharness.notes.format import Note
 
 FloatArray = npt.NDArray[np.float64]
 
