@@ -312,14 +312,14 @@ class Postings:
         heads: list[tuple[IntArray, IntArray]] = []
         bodies: list[tuple[IntArray, IntArray]] = []
         for start in range(0, len(order.slots), _BLOCK):
-            end = min(start + _BLOCK, len(order.slots))
+            end = start + _BLOCK
             counts, slots = order.counts[start:end], order.slots[start:end]
-            found = np.searchsorted(self._starts, np.arange(start, end), side="right")
-            ids = (found - 1).astype(np.int32)
             head = (counts[:, 0] > 0) | (counts[:, 1] > 0)
             body = ~head & (counts[:, 2] > 0) & short[slots]
-            heads.append((ids[head], slots[head]))
-            bodies.append((ids[body], slots[body]))
+            for rows, kept in ((heads, head), (bodies, body)):
+                at = np.flatnonzero(kept)
+                term_ids = np.searchsorted(self._starts, at + start, side="right") - 1
+                rows.append((term_ids.astype(np.int32), slots[at]))
         # per slot: its summary and tags terms, and a short note's other body terms
         self.heads, self.bodies = Rows(heads, count), Rows(bodies, count)
         self.head_held = np.bincount(self.heads.ids, minlength=term_count).astype(np.int32)
