@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy.typing as npt
 
 from oharness.recall import gate
 from oharness.recall.build import ASKS, TagMarks, note_entry
-from oharness.recall.judge import Judge
+from oharness.recall.judge import Judge, Passed
 from oharness.recall.postings import (
     CacheKey,
     IntArray,
@@ -257,7 +258,44 @@ class RecallIndex:
         if len(ranked) > 1:  # none far below the best, unless a phrase of its summary is said
             floor = gate.RELATIVE_FLOOR * ranked[0][0]
             ranked = [item for item in ranked if item[0] >= floor or item[2] in passed.named]
-        return [Hit(key[0], key[1], score, True) for score, key, _ in ranked[:per_turn]]
+        chosen = ranked[:per_turn]
+        return self._beside_search(message, passed, chosen, config.min_score, exclude)
+
+    def _beside_search(
+        self,
+        message: str,
+        passed: Passed,
+        chosen: list[_Ranked],
+        min_score: float,
+        exclude: Collection[NoteKey | str],
+    ) -> list[Hit]:
+        """The notes to attach: as many as the gate ``chosen`` (best first), taken in turn
+        from its order and from the search order of the notes reaching ``min_score`` (not
+        excluded, matching in their summary or tags): the gate's first, search's first, the
+        gate's second...
+
+        The gate is good at whether a message names a note at all, and at the note it names
+        most clearly; search (plain BM25 weights, the share of the message a note matches,
+        links) is better at which notes hold the answer (docs/recall.md, Quality)."""
+        if len(chosen) <= 1:  # the gate's first note comes first: nothing to take in turn
+            return [Hit(key[0], key[1], score, True) for score, key, _ in chosen]
+        groups = [(group, 1.0) for group in self.tokenizer.query_terms(message)]
+        scores, shared = self._score(groups)
+        scores = self._share_along_links(scores)
+        eligible = (shared > 0) & (passed.scores >= min_score)  # never a body-only match
+        if exclude:
+            eligible[self._postings.slots_of_keys(exclude)] = False
+        best = self._best(scores[eligible], _slots(eligible), len(chosen))
+        gate_scores = {slot: score for score, _, slot in chosen}
+        order: dict[int, None] = {}
+        for pair in zip_longest(chosen, best):
+            order.update((item[2], None) for item in pair if item is not None)
+        hits: list[Hit] = []
+        for slot in list(order)[: len(chosen)]:
+            scope, note_id = self._postings.keys[slot]  # type: ignore[misc]
+            score = gate_scores.get(slot, float(passed.scores[slot]))
+            hits.append(Hit(scope, note_id, score, True))
+        return hits
 
     def related(
         self, note: Note, limit: int = 5, *, scope: Scope | None = None, gated: bool = True

@@ -153,11 +153,13 @@ class Message:
 @dataclass
 class Passed:
     """The notes a message names: their slots, their ranking score (the score lifted per whole
-    tag said, :data:`~.gate.TAG_RANK`), and the slots named by a phrase of their summary."""
+    tag said, :data:`~.gate.TAG_RANK`), the slots named by a phrase of their summary, and the
+    score of every note."""
 
     slots: IntArray
     ranking: FloatArray
     named: frozenset[int]
+    scores: FloatArray  # every note's score (by slot), passing or not
 
 
 class Judge:
@@ -318,7 +320,7 @@ class Judge:
             candidates = candidates.select(stay)
         chosen, tags = self._judge(message, candidates, scored.scores, per_turn)
         ranking = scored.scores[chosen] * (1.0 + gate.TAG_RANK * tags)
-        return Passed(chosen, ranking, message.named)
+        return Passed(chosen, ranking, message.named, scored.scores)
 
     def _lookup(self, terms: list[str]) -> list[TermInfo | None]:
         return read_terms(self._postings, self._tokenizer, self._params, terms, search=False)

@@ -207,19 +207,20 @@ def _cover(scored: Scored, words: list[list[TermInfo]], capacity: int) -> None:
     """Search: per slot the weight of the query's words it holds (each word's best stem), the
     query's weight, and per slot the share of the query's tag facets (its words some note
     holds in its tags) the note holds in its tags."""
-    covered = np.zeros(capacity, dtype=np.float64)
-    matched = np.zeros(capacity, dtype=np.float64)
-    facets = 0
+    covered_slots: list[IntArray] = []
+    covered_values: list[FloatArray] = []
+    tagged: list[IntArray] = []
     for parts in words:
         scored.query_weight += max(part.weight for part in parts)
-        best = np.zeros(capacity, dtype=np.float64)
-        tagged = np.zeros(capacity, dtype=np.bool_)
-        for part in parts:
-            best[part.slots] = np.maximum(best[part.slots], part.weight)
-            tagged[part.slots[part.counts[:, 1] > 0]] = True
-        covered += best
-        if tagged.any():
-            facets += 1
-            matched += tagged
-    scored.covered = covered
-    scored.facets = matched / facets if facets else None
+        weights = [np.full(len(part.slots), part.weight) for part in parts]
+        slots, best = _best([part.slots for part in parts], weights, capacity)
+        covered_slots.append(slots)
+        covered_values.append(best)
+        in_tags = [part.slots[part.counts[:, 1] > 0] for part in parts]
+        holders = in_tags[0] if len(in_tags) == 1 else np.unique(np.concatenate(in_tags))
+        if len(holders):
+            tagged.append(holders)
+    scored.covered = _summed(covered_slots, covered_values, capacity)
+    if tagged:
+        counts = np.bincount(np.concatenate(tagged), minlength=capacity)
+        scored.facets = counts / len(tagged)

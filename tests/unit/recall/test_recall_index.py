@@ -387,3 +387,53 @@ def test_short_notes_judged_together_each_read_with_its_own_body() -> None:
     for _ in range(2):  # read anew, then remembered
         assert ids(index.recall("When did Mel run a charity race?")) == ["race"]
         assert ids(index.recall("Did Mel bake bread at the garden party?")) == ["bread"]
+
+
+def test_search_takes_turns_with_the_gate_within_its_bounds() -> None:
+    # Per-message recall attaches as many notes as the gate chose, the gate's first note
+    # first, the others taken in turn from the gate's order and the search order; every one
+    # reaches minScore, matches in its summary or tags, and is not excluded.
+    notes = synthetic_notes(400, seed=5)
+    index = index_of(*notes)
+    by_id = {note.id: note for _, note in notes}
+    tokenizer = Tokenizer()
+    rng = random.Random(5)
+    settings = RecallSettings(min_score=1.2, per_turn=3)
+    attached_two = 0
+    for _ in range(150):
+        words = [word for _, note in rng.sample(notes, 3) for word in note.summary.split()[:2]]
+        message = " ".join(words)
+        excluded = {rng.choice(notes)[1].id}
+        hits = index.recall(message, exclude=excluded, settings=settings)
+        assert len(hits) <= 3
+        attached_two += len(hits) >= 2
+        said = {term for group in tokenizer.query_terms(message) for term in group}
+        for hit in hits:
+            note = by_id[hit.id]
+            assert hit.id not in excluded
+            assert hit.score >= settings.min_score
+            head = set(tokenizer.tokens(note.summary + " " + " ".join(note.tags)))
+            assert head & said, (message, hit.id)
+        if hits:
+            one = index.recall(message, exclude=excluded, settings=RecallSettings(per_turn=1))
+            assert [hit.id for hit in one] == [hits[0].id]  # the gate's first leads
+    assert attached_two > 10  # the turns were taken
+
+
+def test_search_never_brings_in_a_note_matching_only_in_its_body() -> None:
+    index = index_of(
+        ("project", K8S),
+        ("project", Note("k8s-upgrades-2b0", "Kubernetes upgrades happen on Tuesdays", "Ok.")),
+        (
+            "project",
+            Note(
+                "style-4d1",
+                "How release notes are written",
+                "kubernetes cluster upgrades week " * 30,
+            ),
+        ),
+        ("project", PRICING),
+    )
+    hits = index.recall("kubernetes cluster upgrades this week")
+    assert "style-4d1" not in ids(hits)
+    assert "style-4d1" in ids(index.search("kubernetes cluster upgrades this week", 2))
