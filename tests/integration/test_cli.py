@@ -126,6 +126,31 @@ def test_remember_show_list_forget_restore_round_trip(cli: Cli, project_dir: Pat
     assert cli.json("memory", "show", note_id)["summary"] == "Deploys happen on Tuesdays"
 
 
+def test_the_same_note_from_processes_at_once_is_saved_once(cli: Cli, project_dir: Path) -> None:
+    """Each process checks for the same content under the notes' lock: one writes, the others
+    find its note (spec 02.1)."""
+    environment = {**os.environ, "OHARNESS_HOME": str(cli.home)}
+    command = [str(OHARNESS), "memory", "remember", "-s", "Deploys on Tuesdays", "-b", "Noon."]
+    runs = [
+        subprocess.Popen(
+            [*command, "--json"],
+            cwd=project_dir,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    results = [json.loads(run.communicate(timeout=60)[0]) for run in runs]
+    assert sorted(result["created"] for result in results) == [False, False, True]
+    assert len({result["id"] for result in results}) == 1
+    assert [path.name for path in (project_dir / "MEMORY").glob("*.md")] == [
+        f"{results[0]['id']}.md"
+    ]
+
+
 def test_update_with_id_keeps_fields(cli: Cli) -> None:
     saved = cli.json("memory", "remember", "-s", "Original", "-b", "Body", "--tags", "a")
     note_id = str(saved["id"])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -41,6 +43,27 @@ def home_from_environment(*, thorough: bool = False) -> Path:
     if notice:
         click.echo(f"notice: {terminal_safe(notice, multiline=False)}", err=True)
     return home
+
+
+@contextmanager
+def one_shot() -> Iterator[None]:
+    """Run a command that ends its process (``@one_shot()``) without the cyclic garbage collector.
+
+    A command over a large notes folder makes a million small objects (each note file's stamp,
+    the recall cache's keys), none of them in a reference cycle that matters to a process about
+    to end, and the collections their allocation sets off cost a tenth of the command at 50,000
+    notes. Reference counting frees them as usual. At the end what exists is moved out of the
+    collector's view (``gc.freeze``, as the daemon does once its index is loaded), so that
+    turning it back on, and the last collection at exit, do not walk it all.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def common_options(func: F) -> F:

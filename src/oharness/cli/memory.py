@@ -16,6 +16,7 @@ from oharness.cli.context import (
     common_options,
     emit_json,
     format_time,
+    one_shot,
     open_for,
     plural,
     say,
@@ -63,6 +64,7 @@ def memory() -> None:
 @click.option("--tags", "-t", default=None, help="Comma or space separated; '' clears them.")
 @click.option("--scope", type=_SCOPE, default=None, help="Default: user for type user.")
 @click.option("--id", "note_id", default=None, help="Update this note instead of creating one.")
+@one_shot()
 def remember(
     project_path: Path | None,
     as_json: bool,

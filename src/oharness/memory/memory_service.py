@@ -233,10 +233,9 @@ class MemoryService:
         now = self._clock()
         draft = Note("draft", fields.summary, fields.body, tags, note_type, now, now)
         with store.locked():  # brings the store in step with the folder once
-            digest = draft.content_hash_without_id
-            for stored in store.notes():
-                if stored.digest_without_id == digest:
-                    return self._remember_result(stored, created=False, changed=False)
+            twin = store.with_digest(draft.content_hash_without_id)
+            if twin is not None:
+                return self._remember_result(twin, created=False, changed=False)
             note = draft.with_changes(id=self._new_id(store, fields.summary))
             stored = store.save(note, create=True)
         return self._remember_result(stored, created=True, changed=True)
@@ -244,7 +243,8 @@ class MemoryService:
     def _new_id(self, store: NoteStore, summary: str) -> str:
         for _ in range(_ID_ATTEMPTS):
             candidate = generate_id(summary, self._hex)
-            if store.get_folded(candidate) is None and not store.path_for(candidate).exists():
+            taken = store.get_one_folded(candidate) is not None
+            if not taken and not store.path_for(candidate).exists():
                 return candidate
         raise ConflictError(
             "could not find a free id for this summary; reword the summary slightly",

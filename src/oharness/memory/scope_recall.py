@@ -66,7 +66,7 @@ class SearchHit:
 
 
 def _cache_key(stored: StoredNote) -> CacheKey:
-    stamp = stored.stamp
+    stamp = stored.stamp  # a named tuple equal to this key, but marshal writes plain ones
     return (stamp.mtime_ns, stamp.size, stamp.inode)
 
 
@@ -144,8 +144,8 @@ class MemoryRecall:
             store = self._stores.get(scope)
             if store is None:
                 continue
-            for note_id, stamp in store.stamps().items():
-                keys[(scope, note_id)] = (stamp.mtime_ns, stamp.size, stamp.inode)
+            # A stamp is the tuple ``(mtime_ns, size, inode)``: the cache key as it is.
+            keys.update({(scope, note_id): stamp for note_id, stamp in store.stamps().items()})
             self._generations[scope] = store.generation
         return keys
 

@@ -5,7 +5,10 @@ nothing changed. When the folder's mtime moved, or while that mtime is too recen
 trusted (a change within the file system's time granularity leaves it equal), the cache lists
 the folder — names and inode numbers, no ``stat`` per file — and stats only the files written
 in that recent window; it sweeps (``stat`` of every file, parsing only the changed ones) only
-when that listing or one of those files differs. Creations, deletions and renames (which is
+when that listing or one of those files differs. While the mtime is untrusted the folder is
+listed again after 50 ms, in a folder of more than 2,500 notes after 20 µs per note (listing
+takes at most a twentieth of the time), under the write lock after 50 ms whatever its size
+(what another writer did just before must show). Creations, deletions and renames (which is
 how most editors save) therefore show at once; an in-place rewrite of an older file by another
 program shows within ``sweep_interval`` in folders of up to 256 notes (a rotating slice of the
 files is checked every interval, a sixteenth and at least 256), within sixteen intervals in
@@ -21,42 +24,36 @@ never touched.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from oharness.errors import NoteFormatError
-from oharness.fsio import is_temp_name
+from oharness.notes.folder_scan import (
+    NOTE_SUFFIX,
+    FolderListing,
+    FolderScan,
+    Listing,
+    list_folder,
+    scan_folder,
+)
 from oharness.notes.format import parse_note_bytes
 from oharness.notes.snapshot import REWRITE_AFTER, NoteSnapshot
-from oharness.notes.stored import FileStamp, LoadProblem, StoredNote
+from oharness.notes.stored import FileStamp, LoadProblem, StoredNote, index_by_id
 from oharness.types import Clock, Scope
 
-NOTE_SUFFIX: Final = ".md"
+__all__ = ["NOTE_SUFFIX", "NoteCache"]
 RACY_WINDOW_NS: Final = 2_000_000_000
 #: Files checked per interval between full sweeps: a share of them, at least this many.
 _SPOT_CHECK_ROUNDS: Final = 16
 _SPOT_CHECK_MIN: Final = 256
-#: While the folder's mtime is too recent to be trusted, list it again at most this often (s).
+#: While the folder's mtime is too recent to be trusted, list it again at most this often (s),
+#: and in a large folder at most once per this many seconds per file: a listing costs about a
+#: microsecond per file, so listing again takes at most a twentieth of the time.
 _RACY_RECHECK: Final = 0.05
+_RACY_RECHECK_PER_FILE: Final = 0.000_02
 #: Own changes remembered for :meth:`NoteCache.changes_since` (halved when exceeded).
 _JOURNAL_MAX: Final = 512
-
-#: Name -> inode number of every note file in the folder, as a listing shows it.
-Listing = dict[str, int]
-
-
-@dataclass
-class _Scan:
-    """What one pass over the folder's entries found."""
-
-    #: Name, path (a string: most are never read, so no ``Path`` is made) and ``stat``.
-    entries: list[tuple[str, str, os.stat_result]]
-    problems: dict[str, LoadProblem]
-    stray: list[Path]
-    listing: Listing
 
 
 class NoteCache:
@@ -92,6 +89,10 @@ class NoteCache:
         self._pending: dict[str, tuple[str, os.stat_result]] | None = None
         self._pending_problems: dict[str, LoadProblem] = {}
         self._pending_folds_collide = False
+        #: The pending files by their id in lower case (made when first asked for).
+        self._pending_folded: dict[str, str] | None = None
+        #: Files parsed since the snapshot was written (it is written again past a count).
+        self._parsed_unsaved = 0
         #: Notes read on their own (get_one) before the sweep was settled.
         self._peeked: dict[str, StoredNote] = {}
         self._sweeps = 0
@@ -103,11 +104,11 @@ class NoteCache:
         self._stray_temp: list[Path] = []
         self._dir_stamp: int | None = None
         self._racy = False
-        self._rotation: list[tuple[str, str]] = []
+        #: The loaded files' names, in the order the spot checks go through them.
+        self._rotation: list[str] = []
         self._rotation_at = 0
         self._checked_at = 0.0
         self._last_sweep: float | None = None
-        self._real_dir: str | None = None
         self._generation = 0
         #: The store's own changes since generation ``_journal_floor`` (a sweep restarts it).
         self._journal: list[tuple[int, str, StoredNote | None]] = []
@@ -162,24 +163,30 @@ class NoteCache:
 
     # ---- keeping in step -------------------------------------------------------------------
 
-    def refresh(self, *, full: bool = False, lazy: bool = False) -> bool:
+    def refresh(self, *, full: bool = False, lazy: bool = False, strict: bool = False) -> bool:
         """Bring the cache in step with the disk; True when anything changed.
 
         ``lazy``: list and ``stat`` only, reading the changed files when a note is first
         asked for (:meth:`stamps`, :meth:`get_one`, :meth:`unloaded` and the counts need no
-        note); they are ``stat``-ed again then, so what is read matches its stamp."""
+        note); they are ``stat``-ed again then, so what is read matches its stamp.
+        ``strict``: while the folder's mtime is too recent to be trusted, list it again after
+        the short interval whatever its size (the write lock: what another writer did just
+        before must show)."""
         sweeps = self._sweeps
-        changed = self._refresh(full)
+        changed = self._refresh(full, strict)
         if self._pending is not None and not lazy:
             changed = self._settle(restat=self._sweeps == sweeps) or changed
         return changed
 
-    def _refresh(self, full: bool) -> bool:
+    def _refresh(self, full: bool, strict: bool) -> bool:
         dir_mtime = self._stat_dir()
         now = self._monotonic()
         if full or self._last_sweep is None:
             return self._sweep(dir_mtime, now)
-        if dir_mtime != self._dir_stamp or (self._racy and now - self._checked_at >= _RACY_RECHECK):
+        recheck = _RACY_RECHECK
+        if not strict:
+            recheck = max(recheck, len(self._listing) * _RACY_RECHECK_PER_FILE)
+        if dir_mtime != self._dir_stamp or (self._racy and now - self._checked_at >= recheck):
             if self._listing_differs(dir_mtime):
                 return self._sweep(dir_mtime, now)
             # From the end of the listing: a slow listing is not followed by another at once.
@@ -210,22 +217,10 @@ class NoteCache:
     def _listing_differs(self, dir_mtime: int | None) -> bool:
         """True when the folder's names or inodes, or a file written within the racy window,
         differ from what is loaded (temp files in the listing are taken as they are)."""
-        listing: Listing = {}
-        hidden: list[os.DirEntry[str]] = []
-        if dir_mtime is not None:
-            try:
-                with os.scandir(self.directory) as scan:
-                    for entry in scan:
-                        name = entry.name
-                        if name[0] == ".":
-                            hidden.append(entry)
-                        elif name.endswith(NOTE_SUFFIX):
-                            listing[name] = entry.inode()
-            except OSError:
-                return True
-        if listing != self._listing:
+        found = list_folder(self.directory) if dir_mtime is not None else FolderListing({}, [])
+        if found is None or found.names != self._listing:
             return True
-        self._stray_temp = [Path(entry.path) for entry in hidden if is_temp_name(entry.name)]
+        self._stray_temp = found.stray
         return self._recent_file_changed()
 
     def _recent_file_changed(self) -> bool:
@@ -251,12 +246,12 @@ class NoteCache:
         start = self._rotation_at % len(rotation)
         self._rotation_at = start + size
         for index in range(start, start + size):
-            name, path = rotation[index % len(rotation)]
+            name = rotation[index % len(rotation)]
             stamp = self._swept.get(name)
             if stamp is None:
                 continue  # removed by the store itself since the sweep
             try:
-                current = FileStamp.of(os.stat(path))
+                current = FileStamp.of(os.stat(os.path.join(self.directory, name)))
             except OSError:
                 return True
             if current != stamp:
@@ -268,25 +263,31 @@ class NoteCache:
     def _sweep(self, dir_mtime: int | None, now: float) -> bool:
         """List and ``stat`` every file; reading the changed ones waits for :meth:`_settle`
         (a process that only needs a few notes, or only their stamps, reads no other file)."""
-        scan = self._scan(dir_mtime)
-        scan.entries.sort(key=lambda item: (-item[2].st_mtime_ns, item[0]))
-        loaded, unloaded = scan.entries[: self.max_notes], scan.entries[self.max_notes :]
-        swept = {name: FileStamp.of(st) for name, _, st in loaded}
+        scan = scan_folder(self.directory) if dir_mtime is not None else FolderScan.empty()
+        swept, files = scan.stamps, scan.files
+        self._file_total = len(files)
+        self._unloaded = []
+        if len(files) > self.max_notes:  # the newest load; the others are reported
+            order = sorted(swept, key=lambda name: (-swept[name].mtime_ns, name))
+            self._unloaded = [Path(files[name][0]) for name in order[self.max_notes :]]
+            swept = {name: swept[name] for name in order[: self.max_notes]}
+            files = {name: files[name] for name in swept}
         # Every change of the loaded notes shows in a stamp (a new file that turns out
         # unreadable counts too: derived caches then look again, which is harmless).
         changed = swept != self._swept
         self._swept = swept
-        self._pending = {name: (path, st) for name, path, st in loaded}
+        self._pending = files
         self._pending_problems = scan.problems
         self._pending_folds_collide = len({name.casefold() for name in swept}) != len(swept)
-        self._file_total = len(scan.entries)
+        self._pending_folded = None
         self._listing = scan.listing
-        self._rotation = [(name, path) for name, path, _ in loaded]
-        self._unloaded = [Path(path) for _, path, _ in unloaded]
+        self._rotation = list(swept)
         self._stray_temp = scan.stray
-        since = self._wall_ns() - RACY_WINDOW_NS if loaded else 0
+        since = self._wall_ns() - RACY_WINDOW_NS if swept else 0
         self._recent = {
-            name: (path, swept[name]) for name, path, st in loaded if st.st_mtime_ns >= since
+            name: (files[name][0], stamp)
+            for name, stamp in swept.items()
+            if stamp.mtime_ns >= since
         }
         if changed:
             self._new_generation()
@@ -345,8 +346,10 @@ class NoteCache:
         self._skipped = skipped
         self._peeked = {}
         self._install(by_name, problems)
-        if self._snapshot is not None and parsed >= REWRITE_AFTER:
+        self._parsed_unsaved += parsed
+        if self._snapshot is not None and self._parsed_unsaved >= REWRITE_AFTER:
             self._snapshot.save([(stored, stats[name]) for name, stored in by_name.items()])
+            self._parsed_unsaved = 0
         if moved:
             self._new_generation()
         return moved
@@ -418,49 +421,64 @@ class NoteCache:
             return stored
         return None
 
-    def _scan(self, dir_mtime: int | None) -> _Scan:
-        scan = _Scan([], {}, [], {})
-        if dir_mtime is None:
-            return scan
-        self._real_dir = os.path.realpath(self.directory)
-        with os.scandir(self.directory) as entries:
-            for entry in entries:
-                name = entry.name
-                if is_temp_name(name):
-                    scan.stray.append(Path(entry.path))
-                    continue
-                if name.startswith(".") or not name.endswith(NOTE_SUFFIX):
-                    continue
-                scan.listing[name] = entry.inode()
-                checked = self._checked_stat(entry, scan.problems)
-                if checked is not None:
-                    scan.entries.append((name, entry.path, checked))
-        return scan
+    def get_one_folded(self, note_id: str) -> StoredNote | None:
+        """The note whose id equals ``note_id`` ignoring letter case, reading no other file
+        than its own (what a write checks before it takes an id)."""
+        pending = self._pending
+        if pending is None or self._pending_folds_collide:
+            return self.get_folded(note_id)
+        name = self._folded_names().get(note_id.casefold())
+        return None if name is None else self.get_one(name[: -len(NOTE_SUFFIX)])
 
-    def _checked_stat(
-        self, entry: os.DirEntry[str], problems: dict[str, LoadProblem]
-    ) -> os.stat_result | None:
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISLNK(st.st_mode):
-                real = os.path.realpath(entry.path)
-                assert self._real_dir is not None
-                if os.path.commonpath([real, self._real_dir]) != self._real_dir:
-                    problems[entry.name] = LoadProblem(
-                        Path(entry.path),
-                        "symlink_outside",
-                        "a symlink pointing outside the notes folder; it is not loaded",
-                    )
-                    return None
-                st = os.stat(entry.path)
-            if not stat.S_ISREG(st.st_mode):
-                return None
-            return st
-        except OSError as exc:
-            problems[entry.name] = LoadProblem(
-                Path(entry.path), "unreadable", f"cannot be read: {exc.strerror or exc}"
-            )
-            return None
+    def _folded_names(self) -> dict[str, str]:
+        """The pending files' names by their id in lower case (no two: that would settle)."""
+        if self._pending_folded is None:
+            suffix = len(NOTE_SUFFIX)
+            self._pending_folded = {name[:-suffix].casefold(): name for name in self._pending or {}}
+        return self._pending_folded
+
+    def with_digest(self, digest: str) -> StoredNote | None:
+        """The note whose content without its id has this digest (``remember``'s exact-
+        duplicate check; the oldest file when several have), or None.
+
+        Before the sweep is settled the digests come from the snapshot's head for the files
+        unchanged since it was written, and from the notes already read; only the other files
+        are read (and those whose digest matches, to be sure of them), so a new process
+        checking 10,000 notes reads no note's file when none changed. Reading many settles the
+        sweep, which writes the snapshot again for the next process."""
+        pending = self._pending
+        if pending is not None and self._pending_folds_collide:
+            self._settle()
+            pending = None
+        if pending is None:
+            return next((s for s in self._by_id.values() if s.digest_without_id == digest), None)
+        suffix = len(NOTE_SUFFIX)
+        vouched: set[str] = set()
+        candidates: list[str] = []
+        if self._snapshot is not None:
+            vouched, candidates = self._snapshot.unchanged(pending, digest)
+        read = 0
+        for name in pending.keys() - vouched:
+            stamp = self._swept[name]
+            stored = self._known(name, stamp)
+            if stored is None:
+                known = self._skipped.get(name)
+                if known is not None and known[0] == stamp:
+                    continue  # the same unreadable file as before
+                read += 1
+                stored = self.get_one(name[:-suffix])
+            if stored is not None and stored.digest_without_id == digest:
+                candidates.append(name)
+        matches = [
+            stored
+            for name in candidates
+            if (stored := self.get_one(name[:-suffix])) is not None
+            and stored.digest_without_id == digest
+        ]
+        if read >= REWRITE_AFTER:
+            self._parsed_unsaved += read
+            self._settle()  # takes the notes just read and writes the snapshot
+        return min(matches, key=lambda s: (s.stamp.mtime_ns, s.id)) if matches else None
 
     def _load_file(
         self, name: str, where: str | Path, st: os.stat_result, problems: dict[str, LoadProblem]
@@ -487,43 +505,36 @@ class NoteCache:
         return StoredNote.loaded(note, self.scope, path, st, data)
 
     def _install(self, by_name: dict[str, StoredNote], problems: dict[str, LoadProblem]) -> None:
-        by_id: dict[str, StoredNote] = {}
-        by_folded: dict[str, StoredNote] = {}
-        # The oldest file keeps its place; a later one differing only by case is reported.
-        for stored in sorted(by_name.values(), key=lambda s: (s.stamp.mtime_ns, s.id)):
-            folded = stored.id.casefold()
-            other = by_folded.get(folded)
-            if other is not None:
-                problems[stored.path.name] = LoadProblem(
-                    stored.path,
-                    "case_collision",
-                    f"its id differs from {other.id!r} only by letter case, which macOS and "
-                    "Windows cannot hold side by side; rename one of them",
-                    stored.id,
-                )
-                continue
-            by_folded[folded] = stored
-            by_id[stored.id] = stored
+        self._by_id, self._by_folded = index_by_id(by_name.values(), problems)
         self._by_name = by_name
-        self._by_id = by_id
-        self._by_folded = by_folded
         self._problems = problems
 
     # ---- the store's own changes (under its write lock) -------------------------------------
 
-    def put(self, stored: StoredNote) -> None:
-        """The store wrote ``stored``: update in place (collisions were refused before)."""
-        self._settle()
+    def put(self, stored: StoredNote, st: os.stat_result | None = None) -> None:
+        """The store wrote ``stored`` (whose file's ``stat`` is ``st``): update in place
+        (collisions were refused before). Before the sweep is settled the note joins it,
+        already read, so a write settles nothing the caller did not ask for."""
         name = stored.path.name
+        pending = self._pending
+        if pending is not None and st is not None:
+            if name not in pending:
+                folded = self._folded_names().setdefault(stored.id.casefold(), name)
+                self._pending_folds_collide = self._pending_folds_collide or folded != name
+            pending[name] = (str(stored.path), st)
+            self._peeked[name] = stored
+            self._pending_problems.pop(name, None)
+        else:
+            self._settle()
+            self._by_name[name] = stored
+            self._by_id[stored.id] = stored
+            self._by_folded[stored.id.casefold()] = stored
+            self._problems.pop(name, None)
         if name not in self._listing:
             self._file_total += 1
         self._listing[name] = stored.stamp.inode
-        self._by_name[name] = stored
         self._recent[name] = (stored.path, stored.stamp)
         self._swept[name] = stored.stamp
-        self._by_id[stored.id] = stored
-        self._by_folded[stored.id.casefold()] = stored
-        self._problems.pop(name, None)
         self._skipped.pop(name, None)
         self._log(stored.id, stored)
         self._own_change()

@@ -149,6 +149,19 @@ class NoteStore:
         self.cache.refresh(lazy=True)
         return self.cache.get_one(note_id)
 
+    def get_one_folded(self, note_id: str) -> StoredNote | None:
+        """The note whose id equals ``note_id`` ignoring letter case, reading no other note's
+        file (whether an id is free)."""
+        self.cache.refresh(lazy=True)
+        return self.cache.get_one_folded(note_id)
+
+    def with_digest(self, digest: str) -> StoredNote | None:
+        """The note whose content without its id has this digest, if any: the exact-duplicate
+        check, which reads only the files the snapshot has no digest for (see
+        :meth:`NoteCache.with_digest`)."""
+        self.cache.refresh(lazy=True)
+        return self.cache.with_digest(digest)
+
     def unloaded(self) -> list[Path]:
         """Note files not loaded because ``maxNotes`` was reached (least recently modified)."""
         self.cache.refresh(lazy=True)
@@ -203,7 +216,8 @@ class NoteStore:
         """Hold this directory's write lock (re-entrant; across threads and processes).
 
         Taking it brings the cache in step with the disk (other processes may have written
-        before), and removes stale temp files; under it the store's own writes keep the cache
+        before: the folder is listed and its changed files are read when first asked for),
+        and removes stale temp files; under it the store's own writes keep the cache
         exact, so nothing inside needs to read the folder again.
         """
         import filelock  # a process that only reads (a prompt hook) never imports it
@@ -230,7 +244,7 @@ class NoteStore:
         self._lock_depth += 1
         try:
             if self._lock_depth == 1:
-                self.cache.refresh()
+                self.cache.refresh(lazy=True, strict=True)  # files read when asked for
                 self._clean_temp_files()
             yield
         finally:
@@ -327,13 +341,14 @@ class NoteStore:
                 written = True
             if not written:
                 raise _changed_meanwhile(note_id)
-            stored = StoredNote.loaded(note, self.scope, path, os.stat(path), data)
-            self.cache.put(stored)
+            st = os.stat(path)
+            stored = StoredNote.loaded(note, self.scope, path, st, data)
+            self.cache.put(stored, st)
             return stored
 
     def _check_write(self, note_id: str, create: bool) -> None:
-        existing = self.cache.get(note_id)
-        folded = self.cache.get_folded(note_id)
+        existing = self.cache.get_one(note_id)  # no other note's file read for a write
+        folded = self.cache.get_one_folded(note_id)
         if folded is not None and folded.id != note_id:
             raise ConflictError(
                 f"id {note_id!r} differs from the existing note {folded.id!r} only by letter "
@@ -391,8 +406,9 @@ class NoteStore:
             atomic_write(path, data)
             if not same:
                 remove_file(source)
-            stored = StoredNote.loaded(note, self.scope, path, os.stat(path), data)
-            self.cache.put(stored)
+            st = os.stat(path)
+            stored = StoredNote.loaded(note, self.scope, path, st, data)
+            self.cache.put(stored, st)
             self.cache.refresh(full=True)  # the loose file is gone from the listing too
             return stored
 

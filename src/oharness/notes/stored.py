@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 from oharness.notes.format import Note, file_revision
 from oharness.notes.links import extract_links
 from oharness.types import Scope
 
 
-@dataclass(frozen=True)
-class FileStamp:
-    """What identifies one version of a file cheaply: mtime, size and inode."""
+class FileStamp(NamedTuple):
+    """What identifies one version of a file cheaply: mtime, size and inode (a tuple: a
+    sweep makes one per note file, tens of thousands in a large folder)."""
 
     mtime_ns: int
     size: int
@@ -64,3 +66,28 @@ class LoadProblem:
     #: The id in the file's frontmatter when the file is a readable note (a note under
     #: another file name, or one whose id collides by case): what it holds is still here.
     note_id: str | None = None
+
+
+def index_by_id(
+    notes: Iterable[StoredNote], problems: dict[str, LoadProblem]
+) -> tuple[dict[str, StoredNote], dict[str, StoredNote]]:
+    """The notes by id and by id in lower case. Of two ids that differ only by letter case
+    (macOS and Windows cannot hold both files) the oldest file keeps its place; the later one
+    is reported in ``problems``."""
+    by_id: dict[str, StoredNote] = {}
+    by_folded: dict[str, StoredNote] = {}
+    for stored in sorted(notes, key=lambda s: (s.stamp.mtime_ns, s.id)):
+        folded = stored.id.casefold()
+        other = by_folded.get(folded)
+        if other is not None:
+            problems[stored.path.name] = LoadProblem(
+                stored.path,
+                "case_collision",
+                f"its id differs from {other.id!r} only by letter case, which macOS and "
+                "Windows cannot hold side by side; rename one of them",
+                stored.id,
+            )
+            continue
+        by_folded[folded] = stored
+        by_id[stored.id] = stored
+    return by_id, by_folded

@@ -32,6 +32,7 @@ import mmap
 import os
 import zlib
 from collections.abc import Mapping
+from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
@@ -103,11 +104,12 @@ def read_cache(
     if parts is None:
         return missing
     terms, notes, order = parts
-    valid = np.zeros(len(notes.keys), dtype=np.bool_)
-    for number, (key, cache_key) in enumerate(zip(notes.keys, notes.cache_keys, strict=True)):
-        if key in missing and keys[key] == cache_key:
-            missing.discard(key)
-            valid[number] = True
+    fresh = [
+        keys.get(key) == cache_key
+        for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
+    ]
+    missing.difference_update(compress(notes.keys, fresh))
+    valid = np.array(fresh, dtype=np.bool_)
     index.restore(terms, *_kept(notes, order, valid))
     _release(payload)
     return missing
@@ -247,6 +249,8 @@ def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | Non
         ("user", note_id) if scope else ("project", note_id)
         for scope, note_id in zip(scopes, ids, strict=True)
     ]
+    if len(set(keys)) != len(keys):
+        return None  # a note twice
     return vocabulary, Notes(keys, cache_keys, sizes.astype(np.int64)), order
 
 

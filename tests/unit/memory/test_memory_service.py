@@ -18,7 +18,9 @@ from oharness.errors import (
     ValidationError,
 )
 from oharness.memory.workspace import Workspace
-from oharness.notes.format import parse_note
+from oharness.notes import snapshot
+from oharness.notes.format import Note, parse_note, serialise_note_bytes
+from oharness.notes.snapshot import REWRITE_AFTER
 
 
 def _file(path: str) -> str:
@@ -58,6 +60,30 @@ def test_exact_duplicate_returns_the_existing_note(workspace: Workspace) -> None
     assert len(list(Path(first.path).parent.glob("*.md"))) == 1
     other_scope = workspace.service.remember("Same", "Same body", tags=["a"], scope="user")
     assert other_scope.created
+
+
+def test_exact_duplicate_in_a_new_process_sees_hand_edits(
+    open_ws: Callable[..., Workspace], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The files here were all just written: let the notes' snapshot hold them all the same.
+    monkeypatch.setattr(snapshot, "RACY_WINDOW_NS", -(10**12))
+    first = open_ws().service
+    kept = first.remember("Kept", "Kept body")
+    edited = first.remember("Edited", "Before the edit")
+    for number in range(REWRITE_AFTER):
+        filler = Note(f"filler-{number}", f"Filler {number}", f"Filler body {number}")
+        (Path(kept.path).parent / f"{filler.id}.md").write_bytes(serialise_note_bytes(filler))
+    open_ws().service.listing()  # a process that reads every note writes the snapshot
+    path = Path(edited.path)
+    path.write_text(_file(edited.path).replace("Before the edit", "After the edit"), "utf-8")
+
+    later = open_ws().service  # a new process: the files and the snapshot
+    again = later.remember("Kept", "Kept body\n")
+    assert not again.created and again.id == kept.id
+    by_hand = later.remember("Edited", "After the edit")
+    assert not by_hand.created and by_hand.id == edited.id
+    old = later.remember("Edited", "Before the edit")
+    assert old.created and old.id != edited.id
 
 
 def test_update_keeps_omitted_fields(workspace: Workspace, clock: Callable[[], int]) -> None:

@@ -152,3 +152,68 @@ def test_few_new_files_do_not_rewrite_it(folder: Path, tmp_path: Path) -> None:
     store = open_store(folder, cache)
     assert store.get("added-one") is not None
     assert written.stat().st_mtime_ns == before
+
+
+def test_the_duplicate_check_reads_only_the_matching_file(
+    folder: Path, tmp_path: Path, parses: list[int]
+) -> None:
+    cache = tmp_path / "cache"
+    wanted = open_store(folder, cache).get("note-005")
+    assert wanted is not None
+    parses.clear()
+    store = open_store(folder, cache)  # a new process: nothing in memory
+    found = store.with_digest(wanted.digest_without_id)
+    assert found is not None and found.id == "note-005" and found.note == wanted.note
+    assert len(parses) == 1  # that file only, to be sure of it
+    assert store.with_digest("sha256:" + "0" * 64) is None
+    assert len(parses) == 1
+
+
+def test_the_duplicate_check_sees_a_file_edited_since_the_snapshot(
+    folder: Path, tmp_path: Path, parses: list[int]
+) -> None:
+    cache = tmp_path / "cache"
+    before = open_store(folder, cache).get("note-007")
+    assert before is not None
+    path = folder / "note-007.md"
+    stat_before = path.stat()
+    edited = path.read_bytes().replace(b"Body 7", b"Body X")
+    path.write_bytes(edited)  # same size, the mtime put back: only the ctime tells
+    os.utime(path, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
+    now = parse_note_bytes(edited)
+
+    parses.clear()
+    store = open_store(folder, cache)
+    assert store.with_digest(before.digest_without_id) is None  # that content is gone
+    found = store.with_digest(now.content_hash_without_id)
+    assert found is not None and found.id == "note-007" and found.note.body.startswith("Body X")
+    assert len(parses) == 1
+
+
+def test_a_first_duplicate_check_reads_every_file_once_and_writes_the_snapshot(
+    folder: Path, tmp_path: Path, parses: list[int]
+) -> None:
+    cache = tmp_path / "cache"
+    first = open_store(folder, cache)
+    assert first.with_digest("sha256:" + "0" * 64) is None
+    assert len(parses) == COUNT
+    assert snapshot_path(cache, "project", folder).exists()
+    assert len(first.notes()) == COUNT and len(parses) == COUNT  # not read twice
+
+    parses.clear()
+    assert open_store(folder, cache).with_digest("sha256:" + "0" * 64) is None
+    assert parses == []
+
+
+def test_the_oldest_of_two_identical_notes_is_the_duplicate(folder: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    twin = Note("a-twin", "Note 3", "Body 3 [[note-000]]")
+    path = folder / "a-twin.md"
+    path.write_bytes(serialise_note_bytes(twin))
+    os.utime(path, ns=(OLD_NS, OLD_NS + 10**9))  # younger than note-003
+    open_store(folder, cache).notes()
+    found = open_store(folder, cache).with_digest(twin.content_hash_without_id)
+    settled = open_store(folder, cache)
+    settled.notes()
+    assert found is not None and found.id == "note-003"
+    assert settled.with_digest(twin.content_hash_without_id) == found
