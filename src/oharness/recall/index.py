@@ -47,7 +47,7 @@ from oharness.recall.score import (
     similarity,
     usage_boost,
 )
-from oharness.recall.scoring import WeightedGroups, accumulate, read_terms
+from oharness.recall.scoring import Scored, WeightedGroups, accumulate, read_terms
 from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
@@ -259,32 +259,26 @@ class RecallIndex:
             floor = gate.RELATIVE_FLOOR * ranked[0][0]
             ranked = [item for item in ranked if item[0] >= floor or item[2] in passed.named]
         chosen = ranked[:per_turn]
-        return self._beside_search(message, passed, chosen, config.min_score, exclude)
+        return self._beside_search(passed, chosen)
 
     def _beside_search(
         self,
-        message: str,
         passed: Passed,
         chosen: list[_Ranked],
-        min_score: float,
-        exclude: Collection[NoteKey | str],
     ) -> list[Hit]:
         """The notes to attach: as many as the gate ``chosen`` (best first), taken in turn
-        from its order and from the search order of the notes reaching ``min_score`` (not
-        excluded, matching in their summary or tags): the gate's first, search's first, the
-        gate's second...
+        from its order and from the search order of the notes it judged (a message word in
+        the summary or tags, the score at least ``minScore``, not excluded): the gate's first,
+        search's first, the gate's second...
 
         The gate is good at whether a message names a note at all, and at the note it names
         most clearly; search (plain BM25 weights, the share of the message a note matches,
         links) is better at which notes hold the answer (docs/recall.md, Quality)."""
         if len(chosen) <= 1:  # the gate's first note comes first: nothing to take in turn
             return [Hit(key[0], key[1], score, True) for score, key, _ in chosen]
-        groups = [(group, 1.0) for group in self.tokenizer.query_terms(message)]
-        scores, shared = self._score(groups)
-        scores = self._share_along_links(scores)
-        eligible = (shared > 0) & (passed.scores >= min_score)  # never a body-only match
-        if exclude:
-            eligible[self._postings.slots_of_keys(exclude)] = False
+        scores = self._share_along_links(_searched(passed.plain))
+        eligible = np.zeros(len(scores), dtype=np.bool_)
+        eligible[passed.judged] = True  # each matches in its summary or tags
         best = self._best(scores[eligible], _slots(eligible), len(chosen))
         gate_scores = {slot: score for score, _, slot in chosen}
         order: dict[int, None] = {}
@@ -339,20 +333,14 @@ class RecallIndex:
         return note_entry(self._postings, self.tokenizer, self._tag_marks, (scope, note), cache_key)
 
     def _score(self, groups: WeightedGroups) -> tuple[FloatArray, FloatArray]:
-        """Search scores per slot, and per slot the weight of the words matching summary or
-        tags: plain BM25 weights, times the share of the query's weight the note matches and
-        its tag facets."""
+        """Search scores per slot (:func:`_searched`), and per slot the weight of the words
+        matching summary or tags."""
         postings, params = self._postings, self.params
         terms = [term for group, _ in groups for term in group]
         infos = read_terms(postings, self.tokenizer, params, terms, search=True)
         norms = postings.norms(params.boosts, params.length_factors)
         scored = accumulate(infos, groups, norms, params, search=True)
-        scores = scored.scores
-        if scored.query_weight > 0 and scored.covered is not None:
-            scores *= np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
-            if scored.facets is not None:
-                scores *= 1.0 + TAG_FACET * scored.facets
-        return scores, scored.shared
+        return _searched(scored), scored.shared
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
         """Scores with a share of each strong note's score given to the notes linking to it:
@@ -454,6 +442,17 @@ class RecallIndex:
 def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
     found = usage.get(key)
     return usage_boost(found, now) if found is not None else 0.0
+
+
+def _searched(scored: Scored) -> FloatArray:
+    """Search's score: plain BM25 weights, times the share of the query's weight the note
+    matches and its tag facets."""
+    scores = scored.scores
+    if scored.query_weight > 0 and scored.covered is not None:
+        scores = scores * np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
+        if scored.facets is not None:
+            scores *= 1.0 + TAG_FACET * scored.facets
+    return scores
 
 
 def _slots(flags: npt.NDArray[np.bool_]) -> IntArray:

@@ -153,13 +153,17 @@ class Message:
 @dataclass
 class Passed:
     """The notes a message names: their slots, their ranking score (the score lifted per whole
-    tag said, :data:`~.gate.TAG_RANK`), the slots named by a phrase of their summary, and the
-    score of every note."""
+    tag said, :data:`~.gate.TAG_RANK`), the slots named by a phrase of their summary; what
+    a second ranking of the judged notes needs (:meth:`.RecallIndex.recall`)."""
 
     slots: IntArray
     ranking: FloatArray
     named: frozenset[int]
     scores: FloatArray  # every note's score (by slot), passing or not
+    #: The notes judged (a message word in the summary or tags, the score at least
+    #: ``minScore``, not excluded), and the message's own words scored as search does.
+    judged: IntArray
+    plain: Scored
 
 
 class Judge:
@@ -307,12 +311,13 @@ class Judge:
                 message.said[info.term_id] = (number, info.weight)
         postings, params = self._postings, self._params
         norms = postings.norms(params.boosts, params.length_factors)
-        scored = accumulate(infos, groups, norms, params, search=False)
+        scored = accumulate(infos, groups, norms, params, search=False, plain=True)
         if message.related:
             self._add_related(message, dict(zip(terms, infos, strict=True)), scored.shared)
         candidates = self._candidates(message, scored, min_score, exclude)
         if candidates is None:
             return None
+        judged = candidates.slots.copy()
         stay = surface.weaken_stem_only(
             self._tokenizer, text, message.groups, postings, scored.heads, candidates
         )
@@ -320,7 +325,8 @@ class Judge:
             candidates = candidates.select(stay)
         chosen, tags = self._judge(message, candidates, scored.scores, per_turn)
         ranking = scored.scores[chosen] * (1.0 + gate.TAG_RANK * tags)
-        return Passed(chosen, ranking, message.named, scored.scores)
+        assert scored.plain is not None
+        return Passed(chosen, ranking, message.named, scored.scores, judged, scored.plain)
 
     def _lookup(self, terms: list[str]) -> list[TermInfo | None]:
         return read_terms(self._postings, self._tokenizer, self._params, terms, search=False)

@@ -29,6 +29,7 @@ from oharness.recall.score import (
 from oharness.recall.tokenize import Tokenizer
 
 FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 #: Words of a query, each as its alternative terms, with a weight factor (1 for the user's).
 WeightedGroups = list[tuple[tuple[str, ...], float]]
 _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
@@ -46,6 +47,7 @@ class TermInfo(NamedTuple):
     slots: IntArray
     counts: CountArray
     head: IntArray  # the slots holding it in the summary or tags
+    plain: float  # its plain BM25 weight (search's), by the notes holding it anywhere
 
 
 def read_terms(
@@ -64,17 +66,18 @@ def read_terms(
             found.append(None)
             continue
         held, in_head = len(slots), int(postings.head_held[term_id])
+        plain = search_weight(held, note_count, params)
         if search:
-            weight = search_weight(held, note_count, params)
+            weight = plain
             topic = search_weight(in_head, note_count, params)
         else:
             weight = term_weight(held, note_count, prior, params)
             topic = term_weight(in_head, note_count, prior, params)
         if weight < MIN_TERM_WEIGHT:
-            found.append(TermInfo(term, term_id, weight, weight, slots, counts, _NO_SLOTS))
+            found.append(TermInfo(term, term_id, weight, weight, slots, counts, _NO_SLOTS, plain))
             continue
         head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head else _NO_SLOTS
-        found.append(TermInfo(term, term_id, weight, topic, slots, counts, head))
+        found.append(TermInfo(term, term_id, weight, topic, slots, counts, head, plain))
     return found
 
 
@@ -105,6 +108,8 @@ class Scored:
     covered: FloatArray | None = None
     query_weight: float = 0.0
     facets: FloatArray | None = None
+    #: With ``plain``: the same words scored as search scores them (see :func:`accumulate`).
+    plain: Scored | None = None
 
 
 def accumulate(
@@ -114,9 +119,14 @@ def accumulate(
     params: ScoringParams,
     *,
     search: bool,
+    plain: bool = False,
 ) -> Scored:
     """Sum the contributions of ``groups`` (``infos``: per term of the groups, in order) over
-    the slots of ``norms`` (per slot and field, :meth:`~.postings.Postings.norms`)."""
+    the slots of ``norms`` (per slot and field, :meth:`~.postings.Postings.norms`).
+
+    ``plain`` (recall weights): also score the own words (factor 1) with their plain weights,
+    as search does, from the same saturated counts, in ``Scored.plain`` (the words weighing
+    under :data:`~.score.MIN_TERM_WEIGHT` by recall weights are left out there too)."""
     capacity = len(norms)
     weights: dict[str, float] = {}
     parts_of: list[list[TermInfo]] = []
@@ -133,8 +143,11 @@ def accumulate(
     contributions = _contributions([p for parts in parts_of for p in parts], norms, params)
     score_slots: list[IntArray] = []
     score_values: list[FloatArray] = []
+    plain_slots: list[IntArray] = []
+    plain_values: list[FloatArray] = []
     heads: dict[str, tuple[IntArray, float]] = {}
     shared_parts: list[tuple[IntArray, FloatArray]] = []
+    own: list[list[TermInfo]] = []
     index = 0
     for (_, factor), parts in zip(groups, parts_of, strict=True):
         values = contributions[index : index + len(parts)]
@@ -144,12 +157,21 @@ def accumulate(
         slots, value = _best([part.slots for part in parts], values, capacity)
         score_slots.append(slots)
         score_values.append(value if factor == 1.0 else factor * value)
-        if factor == 1.0:
-            heads_of = [part.head for part in parts]
-            topics = [np.full(len(part.head), part.topic_weight) for part in parts]
-            head, topic = _best(heads_of, topics, capacity)
-            shared_parts.append((head, topic))
-            heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
+        if factor != 1.0:
+            continue
+        own.append(parts)
+        heads_of = [part.head for part in parts]
+        topics = [np.full(len(part.head), part.topic_weight) for part in parts]
+        head, topic = _best(heads_of, topics, capacity)
+        shared_parts.append((head, topic))
+        heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
+        if plain:
+            rescaled = [
+                v * (part.plain / part.weight) for part, v in zip(parts, values, strict=True)
+            ]
+            slots, value = _best([part.slots for part in parts], rescaled, capacity)
+            plain_slots.append(slots)
+            plain_values.append(value)
     scored = Scored(
         _summed(score_slots, score_values, capacity),
         _summed([s for s, _ in shared_parts], [v for _, v in shared_parts], capacity),
@@ -157,8 +179,14 @@ def accumulate(
         heads,
     )
     if search:
-        own = [parts for (_, factor), parts in zip(groups, parts_of, strict=True) if factor == 1.0]
-        _cover(scored, [parts for parts in own if parts], capacity)
+        _cover(scored, own, capacity)
+    if plain:
+        scored.plain = Scored(_summed(plain_slots, plain_values, capacity), scored.shared)
+        _cover(
+            scored.plain,
+            [[part._replace(weight=part.plain) for part in parts] for parts in own],
+            capacity,
+        )
     return scored
 
 
