@@ -235,18 +235,24 @@ class Judge:
         """The compounds notes write joined or hyphenated ("exit-codes", "on-call") whose
         words the message writes apart ("exit code", "on call"), when no note writes those
         words side by side (then the phrase already says it)."""
-        pairs = [
-            (term, phrase) for term, phrase in self._tokenizer.joined(text) if term not in said
-        ]
-        if not pairs:
+        joined = {t: words for t, words in self._tokenizer.joined(text).items() if t not in said}
+        if not joined:
             return []
-        found = self._postings.vocabulary.get_many([item for pair in pairs for item in pair])
+        vocabulary = self._postings.vocabulary
+        held = [
+            (term, words)
+            for (term, words), term_id in zip(
+                joined.items(), vocabulary.get_many(list(joined)), strict=True
+            )
+            if term_id is not None and self._held(term_id)
+        ]
+        if not held:
+            return []
+        phrases = vocabulary.get_many([self._tokenizer.phrase(*words) for _, words in held])
         return [
             (term,)
-            for (term, _), term_id, phrase_id in zip(pairs, found[::2], found[1::2], strict=True)
-            if term_id is not None
-            and self._held(term_id)
-            and (phrase_id is None or not self._held(phrase_id))
+            for (term, _), phrase_id in zip(held, phrases, strict=True)
+            if phrase_id is None or not self._held(phrase_id)
         ]
 
     def _compound(self, term: str) -> tuple[str, str] | None:

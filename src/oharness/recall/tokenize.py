@@ -226,14 +226,14 @@ class Tokenizer:
         flat = [group for chunk in _chunks(text) for group in self._analyse(chunk)]
         return _distinct_groups(flat), self._pairs(flat)
 
-    def joined(self, text: str) -> list[tuple[str, str]]:
+    def joined(self, text: str) -> dict[str, tuple[str, str]]:
         """Each two neighbouring words written as one, as a term ("exit code" gives
-        ``exitcod``, the term of "exit-codes" and "exitcodes"), beside the phrase term of the
-        two words: a message can meet the compound a note writes joined or hyphenated. Words
-        of ASCII letters; not two stop words."""
+        ``exitcod``, the term of "exit-codes" and "exitcodes"), and the two words: a message
+        can meet the compound a note writes joined or hyphenated. Words of ASCII letters;
+        not two stop words."""
         words = [chunk.casefold() for chunk in _chunks(text)]
         stop = self._stop
-        found: dict[str, str] = {}
+        found: dict[str, tuple[str, str]] = {}
         for first, second in pairwise(words):
             if (
                 first.isalpha()
@@ -242,10 +242,14 @@ class Tokenizer:
                 and second.isascii()
                 and (first not in stop or second not in stop)
             ):
-                one, other = sorted((self._stems(first)[0], self._stems(second)[0]))
                 for term in self._stems(first + second):
-                    found.setdefault(term, f"{PHRASE_MARK}{one} {other}")
-        return list(found.items())
+                    found.setdefault(term, (first, second))
+        return found
+
+    def phrase(self, first: str, second: str) -> str:
+        """The phrase term of two words (either order; see :meth:`phrases`)."""
+        one, other = sorted((self._stems(first)[0], self._stems(second)[0]))
+        return f"{PHRASE_MARK}{one} {other}"
 
     def _pairs(self, groups: list[tuple[str, ...]]) -> list[str]:
         """The phrase terms of a text's word groups in order (see :meth:`phrases`)."""
