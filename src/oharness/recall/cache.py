@@ -40,8 +40,6 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.errors import StorageError
-from oharness.fsio import atomic_write
-from oharness.notes.tempfiles import remove_dead_writes
 from oharness.recall.index import RecallIndex
 from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteKey, Notes, TermOrder
 from oharness.recall.vocabulary import Vocabulary
@@ -133,7 +131,11 @@ def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace the cache file atomically (the shared crash-safe write helper)."""
+    """Replace the cache file atomically (the shared crash-safe write helper, imported here:
+    a process that only reads the cache never loads it, nor the hashing it brings)."""
+    from oharness.fsio import atomic_write
+    from oharness.notes.tempfiles import remove_dead_writes
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
