@@ -394,31 +394,25 @@ class Judge:
         postings = self._postings
         firsts = [group[0] for group in groups]
         scripts = {bool(not term.isascii() and unspaced_term(term)) for term in firsts}
-        heads = [postings.heads[slot] for slot in slots.tolist()]
-        weights, owner, unspaced = self._weights(heads, postings.head_held)
+        ids, owner = postings.heads.gather(slots)
+        weights, unspaced = self._weights(ids, postings.head_held)
         if scripts == {False}:
             weights = np.where(unspaced, 0.0, weights)
         elif scripts == {True}:
             weights = np.where(unspaced, weights, 0.0)
         topic = np.bincount(owner, weights, len(slots)).astype(np.float64, copy=False)
-        bodies = [
-            postings.bodies.get(slot, _NO_SLOTS) if is_short else _NO_SLOTS
-            for slot, is_short in zip(slots.tolist(), short.tolist(), strict=True)
-        ]
-        body_weights, body_owner, _ = self._weights(bodies, postings.held)
+        ids, among_short = postings.bodies.gather(slots[short])
+        body_weights, _ = self._weights(ids, postings.held)
+        body_owner = np.flatnonzero(short)[among_short]
         body = np.bincount(body_owner, body_weights, len(slots)).astype(np.float64, copy=False)
         return topic, body
 
-    def _weights(
-        self, rows: list[IntArray], held: IntArray
-    ) -> tuple[FloatArray, IntArray, BoolArray]:
-        """The recall weight of every term of ``rows`` by ``held`` (notes per term), the row
-        of each, and whether each is of a script written without spaces."""
-        ids = np.concatenate([_NO_SLOTS, *rows])
-        owner = np.repeat(np.arange(len(rows), dtype=np.int32), [len(row) for row in rows])
+    def _weights(self, ids: IntArray, held: IntArray) -> tuple[FloatArray, BoolArray]:
+        """The recall weight of each term of ``ids`` by ``held`` (notes per term), and whether
+        each is of a script written without spaces."""
         priors = self._priors_of(ids)
         weights = term_weights(held[ids], len(self._postings), priors, self._params)
-        return weights, owner, self._unspaced[ids] > 0
+        return weights, self._unspaced[ids] > 0
 
     def _priors_of(self, ids: IntArray) -> FloatArray:
         """The tokeniser's prior of each term (by id), and whether it is of a script written

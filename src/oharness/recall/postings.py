@@ -95,6 +95,25 @@ class Rows:
     def __setitem__(self, slot: int, row: IntArray) -> None:
         self._set[slot] = row
 
+    def gather(self, slots: IntArray) -> tuple[IntArray, IntArray]:
+        """The rows of ``slots`` end to end, and per id the position of its slot in ``slots``
+        (the base's rows read at once, rows set since one by one)."""
+        positions = np.arange(len(slots), dtype=np.int32)
+        in_base = slots < len(self.starts) - 1
+        changed = [
+            (n, self._set[slot]) for n, slot in enumerate(slots.tolist()) if slot in self._set
+        ]
+        in_base[[n for n, _ in changed]] = False
+        starts = self.starts[slots[in_base]]
+        lengths = self.starts[slots[in_base] + 1] - starts
+        first = np.cumsum(lengths) - lengths  # where each row begins in the result
+        ids = self.ids[np.repeat(starts - first, lengths) + np.arange(int(lengths.sum()))]
+        owner = np.repeat(positions[in_base], lengths)
+        if changed:
+            ids = np.concatenate([ids, *(row for _, row in changed)])
+            owner = np.concatenate([owner, *(np.full(len(row), n, np.int32) for n, row in changed)])
+        return ids, owner
+
     def get(self, slot: int, default: IntArray) -> IntArray:
         """The row of ``slot``; ``default`` when it is empty."""
         row = self[slot]

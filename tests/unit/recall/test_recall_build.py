@@ -241,3 +241,20 @@ def test_a_bulk_build_into_an_index_emptied_by_removals_matches_adds() -> None:
     bulk.add_many(notes[::-1])
     assert entries(bulk) == entries(single)
     assert answers(bulk, messages(notes)) == answers(single, messages(notes))
+
+
+def test_rows_of_many_notes_read_at_once_equal_rows_read_one_by_one() -> None:
+    import numpy as np
+
+    from oharness.recall.postings import Rows
+
+    ids = np.array([5, 6, 7, 8, 9, 10], dtype=np.int32)
+    owners = np.array([0, 0, 2, 2, 2, 3], dtype=np.int32)
+    rows = Rows([(ids, owners)], 4)
+    rows[2] = np.array([42], dtype=np.int32)  # set since the base
+    rows[5] = np.array([43, 44], dtype=np.int32)  # a slot after the base
+    slots = np.array([3, 2, 0, 1, 5], dtype=np.int32)
+    found, owner = rows.gather(slots)
+    by_position = {n: sorted(found[owner == n].tolist()) for n in range(len(slots))}
+    assert by_position == {n: sorted(rows[int(slot)].tolist()) for n, slot in enumerate(slots)}
+    assert by_position == {0: [10], 1: [42], 2: [5, 6], 3: [], 4: [43, 44]}
