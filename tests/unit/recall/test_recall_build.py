@@ -19,7 +19,7 @@ from oharness.types import Scope
 
 Notes = list[tuple[Scope, Note]]
 #: Per note: its key, its terms in entry order, their frequencies and the lengths.
-Entry = tuple[tuple[str, str], list[str], list[list[float]], tuple[int, int, int]]
+Entry = tuple[tuple[str, str], list[str], list[list[float]], tuple[int, ...]]
 
 WRITTEN: Notes = [
     ("project", Note("pricing-cards", "Pricing cards use fills, not borders", "See [[layout]].")),
