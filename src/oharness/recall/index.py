@@ -47,7 +47,7 @@ from oharness.recall.score import (
     similarity,
     usage_boost,
 )
-from oharness.recall.scoring import Scored, WeightedGroups, accumulate, read_terms
+from oharness.recall.scoring import Scored, WeightedGroups, accumulate, cover, read_terms
 from oharness.recall.tokenize import LINK_MARK, PRIOR_VERY_COMMON, Tokenizer
 from oharness.recall.vocabulary import Vocabulary
 from oharness.settings import RecallSettings
@@ -339,7 +339,7 @@ class RecallIndex:
         terms = [term for group, _ in groups for term in group]
         infos = read_terms(postings, self.tokenizer, params, terms, search=True)
         norms = postings.norms(params.boosts, params.length_factors)
-        scored = accumulate(infos, groups, norms, params, search=True)
+        scored = accumulate(infos, groups, norms, params)
         return _searched(scored), scored.shared
 
     def _share_along_links(self, scores: FloatArray) -> FloatArray:
@@ -447,6 +447,7 @@ def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
 def _searched(scored: Scored) -> FloatArray:
     """Search's score: plain BM25 weights, times the share of the query's weight the note
     matches and its tag facets."""
+    cover(scored)
     scores = scored.scores
     if scored.query_weight > 0 and scored.covered is not None:
         scores = scores * np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER

@@ -317,7 +317,7 @@ class Judge:
                 message.said[info.term_id] = (number, info.weight)
         postings, params = self._postings, self._params
         norms = postings.norms(params.boosts, params.length_factors)
-        scored = accumulate(infos, groups, norms, params, search=False, plain=True)
+        scored = accumulate(infos, groups, norms, params, plain=True)
         if message.related:
             self._add_related(message, dict(zip(terms, infos, strict=True)), scored.shared)
         candidates = self._candidates(message, scored, min_score, exclude)

@@ -105,6 +105,8 @@ class Scored:
     shared: FloatArray
     weights: dict[str, float] = field(default_factory=dict)
     heads: dict[str, tuple[IntArray, float]] = field(default_factory=dict)
+    #: The own words' terms (factor 1) as weighed here, what :func:`cover` reads.
+    words: list[list[TermInfo]] = field(default_factory=list)
     covered: FloatArray | None = None
     query_weight: float = 0.0
     facets: FloatArray | None = None
@@ -118,7 +120,6 @@ def accumulate(
     norms: FloatArray,
     params: ScoringParams,
     *,
-    search: bool,
     plain: bool = False,
 ) -> Scored:
     """Sum the contributions of ``groups`` (``infos``: per term of the groups, in order) over
@@ -178,14 +179,11 @@ def accumulate(
         weights,
         heads,
     )
-    if search:
-        _cover(scored, own, capacity)
+    scored.words = own
     if plain:
-        scored.plain = Scored(_summed(plain_slots, plain_values, capacity), scored.shared)
-        _cover(
-            scored.plain,
-            [[part._replace(weight=part.plain) for part in parts] for parts in own],
-            capacity,
+        plain_words = [[part._replace(weight=part.plain) for part in parts] for parts in own]
+        scored.plain = Scored(
+            _summed(plain_slots, plain_values, capacity), scored.shared, words=plain_words
         )
     return scored
 
@@ -231,24 +229,31 @@ def _summed(slots: list[IntArray], values: list[FloatArray], capacity: int) -> F
     return total.astype(np.float64, copy=False)
 
 
-def _cover(scored: Scored, words: list[list[TermInfo]], capacity: int) -> None:
-    """Search: per slot the weight of the query's words it holds (each word's best stem), the
-    query's weight, and per slot the share of the query's tag facets (its words some note
-    holds in its tags) the note holds in its tags."""
-    covered_slots: list[IntArray] = []
-    covered_values: list[FloatArray] = []
+def cover(scored: Scored) -> None:
+    """For search: per slot the weight of the query's words it holds (each word's best stem),
+    the query's weight, and per slot the share of the query's tag facets (its words some note
+    holds in its tags) the note holds in its tags; once."""
+    if scored.covered is not None:
+        return
+    capacity = len(scored.scores)
+    single = [parts[0] for parts in scored.words if len(parts) == 1]
+    slots = [part.slots for part in single]
+    values = [np.repeat([part.weight for part in single], [len(part.slots) for part in single])]
+    scored.query_weight = sum(part.weight for part in single)
+    for parts in scored.words:
+        if len(parts) > 1:
+            scored.query_weight += max(part.weight for part in parts)
+            weights = [np.full(len(part.slots), part.weight) for part in parts]
+            best_slots, best = _best([part.slots for part in parts], weights, capacity)
+            slots.append(best_slots)
+            values.append(best)
+    scored.covered = _summed(slots, values, capacity) if slots else np.zeros(capacity)
     tagged: list[IntArray] = []
-    for parts in words:
-        scored.query_weight += max(part.weight for part in parts)
-        weights = [np.full(len(part.slots), part.weight) for part in parts]
-        slots, best = _best([part.slots for part in parts], weights, capacity)
-        covered_slots.append(slots)
-        covered_values.append(best)
+    for parts in scored.words:
         in_tags = [part.slots[part.counts[:, 1] > 0] for part in parts]
         holders = in_tags[0] if len(in_tags) == 1 else np.unique(np.concatenate(in_tags))
         if len(holders):
             tagged.append(holders)
-    scored.covered = _summed(covered_slots, covered_values, capacity)
     if tagged:
         counts = np.bincount(np.concatenate(tagged), minlength=capacity)
         scored.facets = counts / len(tagged)
