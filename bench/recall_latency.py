@@ -22,6 +22,7 @@ a new process ready <= 0.3 s, ``oharness memory remember`` <= 0.5 s::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import marshal
 import os
@@ -43,10 +44,16 @@ from recall_footprint import bare_resident, build_peak, remember_process
 from oharness.notes.format import Note
 from oharness.recall import gate
 from oharness.recall.cache import read_cache, write_cache
-from oharness.recall.index import RecallIndex
+from oharness.recall.index import COVERAGE_POWER, TAG_FACET, RecallIndex
 from oharness.recall.judge import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.postings import CacheKey, NoteKey
-from oharness.recall.score import DEFAULT_PARAMS, saturation, term_weight
+from oharness.recall.score import (
+    DEFAULT_PARAMS,
+    MIN_TERM_WEIGHT,
+    saturation,
+    search_weight,
+    term_weight,
+)
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
@@ -140,6 +147,7 @@ class NaiveScorer:
         phrases = set(self.tokenizer.phrases(message))
         found: list[tuple[float, NoteKey, bool]] = []
         crowd: list[tuple[float, NoteKey, bool]] = []
+        self._judged: dict[NoteKey, tuple[int, float]] = {}
         for position, key in enumerate(self.keys):
             judged = self._judge(position, terms, related, said, phrases, minimum)
             if judged is not None:
@@ -151,7 +159,41 @@ class NaiveScorer:
         if found:
             floor = gate.RELATIVE_FLOOR * found[0][0]
             found = [item for item in found if item[0] >= floor or item[2]]
-        return [(score, key) for score, key, _ in found[:3]]
+        chosen = [(score, key) for score, key, _ in found[:3]]
+        return chosen if len(chosen) < 2 else self._beside_search(chosen, terms)
+
+    def _beside_search(
+        self, chosen: list[tuple[float, NoteKey]], terms: list[str]
+    ) -> list[tuple[float, NoteKey]]:
+        """The gate's notes taken in turn with search's order of the notes judged: plain
+        BM25 weights of the message's words (those recall weighs at MIN_TERM_WEIGHT or more),
+        times the share of their weight a note holds and its tag facets (the synthetic notes
+        have no links)."""
+        count = len(self.keys)
+        words = [t for t in terms if self.frequency.get(t) and self._weight(t) >= MIN_TERM_WEIGHT]
+        plain = {t: search_weight(self.frequency[t], count) for t in words}
+        tagged = [t for t in words if any(t in fields[1] for fields in self.fields)]
+        ranked: list[tuple[float, NoteKey]] = []
+        for key, (position, _) in self._judged.items():
+            fields = self.fields[position]
+            score = covered = 0.0
+            for term in words:
+                x = self._field_weighted(position, term)
+                if x:
+                    score += plain[term] * saturation(x)
+                    covered += plain[term]
+            score *= min(covered / sum(plain.values()), 1.0) ** COVERAGE_POWER
+            if tagged:
+                score *= 1.0 + TAG_FACET * sum(t in fields[1] for t in tagged) / len(tagged)
+            ranked.append((-score, key))
+        ranked.sort()
+        gate_scores = dict((key, score) for score, key in chosen)
+        order: dict[NoteKey, None] = {}
+        for (_, first), second in itertools.zip_longest(chosen, ranked, fillvalue=(0.0, None)):
+            order.update((key, None) for key in (first, second[1]) if key is not None)
+        return [
+            (gate_scores.get(key, self._judged[key][1]), key) for key in list(order)[: len(chosen)]
+        ]
 
     def _judge(
         self,
@@ -188,6 +230,7 @@ class NaiveScorer:
                     shared += RELATED_FACTOR * topical(other)
         if score < minimum or not shared:
             return None
+        self._judged[self.keys[position]] = (position, score)
         whole, unused = self.tags[position]
         tag_only = bool(unused & ({*terms} | phrases))
         head = {*fields[0], *fields[1]}
