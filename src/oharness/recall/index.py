@@ -367,10 +367,11 @@ class RecallIndex:
             )
             targets: list[IntArray] = []
             values: list[float] = []
-            owners = postings.keys
-            for slot, amount in zip(candidates.tolist(), amounts.tolist(), strict=True):
-                owner = owners[slot]
-                linking = postings.slots_of(LINK_MARK + owner[1]) if owner else None
+            owners = [postings.keys[slot] for slot in candidates.tolist()]
+            marks = [LINK_MARK + owner[1] if owner else "" for owner in owners]
+            for linking, amount in zip(
+                postings.slots_of_many(marks), amounts.tolist(), strict=True
+            ):
                 if linking is not None:
                     targets.append(linking)
                     values.extend([amount] * len(linking))
