@@ -197,16 +197,13 @@ class Judge:
         return Message(groups, phrases, related)
 
     def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
-        """Two neighbouring words of a message that notes write as one ("exit code" and the
-        tag "exit-codes", "on call" and "on-call") are also that word (see :meth:`message`).
-        A message word no note holds may be two words written as one ("featureflags",
+        """A message word no note holds may be two words written as one ("featureflags",
         "crashreports"): when its parts are a phrase of a summary, the message says the parts
         and the phrase. Otherwise it may be a typo ("deplyo", "andriod"): one edit away from a
         word of summaries or tags, it is read as that word (the one most notes name a topic
         with). Only lower-case letters, at least :data:`UNKNOWN_LENGTH`, not an everyday word."""
-        postings, tokenizer = self._postings, self._tokenizer
-        held = postings.held
-        ids = postings.vocabulary.get_many([group[0] for group in groups])
+        tokenizer = self._tokenizer
+        ids = self._postings.vocabulary.get_many([group[0] for group in groups])
         known = {group[0] for group in groups}
         read: Groups = []
         left = UNKNOWN_WORDS
@@ -214,7 +211,7 @@ class Judge:
             term = group[0]
             if (
                 left <= 0
-                or (term_id is not None and term_id < len(held) and held[term_id] > 0)
+                or (term_id is not None and self._held(term_id))
                 or len(term) < UNKNOWN_LENGTH
                 or not (term.isascii() and term.isalpha() and term.islower())
                 or tokenizer.prior(term) > 0
