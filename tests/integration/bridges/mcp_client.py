@@ -47,3 +47,21 @@ def tool_data(result: types.CallToolResult) -> dict[str, Any]:
     assert result.content and isinstance(result.content[0], types.TextContent)
     data: dict[str, Any] = json.loads(result.content[0].text)
     return data
+
+
+def forget_approved(
+    home: Path, project: Path, note_id: str
+) -> tuple[types.CallToolResult, list[str]]:
+    """``forget`` called through a session whose person accepts the question, and the
+    questions asked."""
+    asked: list[str] = []
+
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": True})
+
+    async def body(client: ClientSession) -> types.CallToolResult:
+        return await client.call_tool("forget", {"id": note_id})
+
+    result: types.CallToolResult = session(home, project, elicit=approve)(body)
+    return result, asked

@@ -23,7 +23,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from repos import git
-from tests.integration.bridges.mcp_client import Body, session, tool_data
+from tests.integration.bridges.mcp_client import Body, forget_approved, session, tool_data
 from tests.integration.bridges.runner import OHARNESS, ok
 
 
@@ -118,16 +118,7 @@ def test_forget_asks_the_person_through_the_daemon(
             home, project, "memory", "remember", "-s", "Old fact", "-b", "Obsolete.", "--json"
         ).stdout
     )["id"]
-    asked: list[str] = []
-
-    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
-    async def body(session: ClientSession) -> types.CallToolResult:
-        return await session.call_tool("forget", {"id": note_id})
-
-    result = session(home, project, elicit=approve)(body)
+    result, asked = forget_approved(home, project, note_id)
     assert result.is_error is False, result.content
     assert asked and note_id in asked[0]
     assert not (project / "MEMORY" / f"{note_id}.md").exists()

@@ -12,7 +12,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from tests.integration.bridges.mcp_client import session, tool_data
+from tests.integration.bridges.mcp_client import forget_approved, session, tool_data
 from tests.integration.bridges.runner import OHARNESS, ok
 
 from oharness.memory.tools import tool_definitions
@@ -93,16 +93,7 @@ def _remember_one(home: Path, project: Path) -> str:
 
 def test_forget_asks_the_person_and_keeps_a_backup(home: Path, project: Path) -> None:
     note_id = _remember_one(home, project)
-    asked: list[str] = []
-
-    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-        asked.append(params.message)
-        return types.ElicitResult(action="accept", content={"confirm": True})
-
-    async def body(session: ClientSession) -> types.CallToolResult:
-        return await session.call_tool("forget", {"id": note_id})
-
-    result = session(home, project, elicit=approve)(body)
+    result, asked = forget_approved(home, project, note_id)
     assert result.is_error is False, result.content
     assert asked and note_id in asked[0]
     assert not (project / "MEMORY" / f"{note_id}.md").exists()
