@@ -110,14 +110,23 @@ def sync_server_process(storage: Path, secret: str, *, log: Path | None = None) 
             output.close()
 
 
-def run_cli(home: Path, cwd: Path, *args: str, secret: str | None = None) -> str:
-    """``oharness ARGS`` in ``cwd`` for ``home`` (no ``OHARNESS_TOKEN``); its stdout."""
+def run_cli(
+    home: Path, cwd: Path, *args: str, secret: str | None = None, stdin: str | None = None
+) -> str:
+    """``oharness ARGS`` in ``cwd`` for ``home`` (no ``OHARNESS_TOKEN``), ``stdin`` as its
+    input; its stdout."""
     env = {**os.environ, "OHARNESS_HOME": str(home)}
     if secret is not None:
         env["OHARNESS_SYNC_JWT_SECRET"] = secret
     env.pop("OHARNESS_TOKEN", None)
     done = subprocess.run(
-        [str(OHARNESS), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [str(OHARNESS), *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

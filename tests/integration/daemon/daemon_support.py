@@ -196,21 +196,7 @@ class CliMachine:
     secret: str
 
     def run(self, *args: str, stdin: str | None = None) -> str:
-        if stdin is None:
-            return run_cli(self.home, self.project, *args, secret=self.secret)
-        env = {**os.environ, "OHARNESS_HOME": str(self.home)}
-        env.pop("OHARNESS_TOKEN", None)
-        done = subprocess.run(
-            [str(OHARNESS), *args],
-            cwd=self.project,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_cli(self.home, self.project, *args, secret=self.secret, stdin=stdin)
 
     def json(self, *args: str) -> Any:
         return json.loads(self.run(*args, "--json"))
