@@ -515,9 +515,7 @@ def print_locomo(probes: Sequence[Probe], rules_by_fold: dict[int, Rule]) -> Non
     header = f"{'system':<36} {'half':<9} {'n':>5} " + " ".join(f"{c:>9}" for c in columns)
     print(header)
     print("-" * len(header))
-    systems = [("recall (default settings)", LEXICAL)]
-    for label, fitted in ablations(rules_by_fold):
-        systems += [(f"{label}, rule {fold}", rule) for fold, rule in fitted.items()]
+    systems = reported_systems(rules_by_fold)
     for label, rule in systems:
         for half, fold in (("tuned", 0), ("held-out", 1)):
             part = [p for p in probes if p.source == "locomo" and p.fold == fold]
@@ -532,6 +530,14 @@ def print_locomo(probes: Sequence[Probe], rules_by_fold: dict[int, Rule]) -> Non
                 f"{bm25:9.3f} {result.rate() - bm25:+9.3f}"
             )
     print()
+
+
+def reported_systems(rules_by_fold: dict[int, Rule]) -> list[tuple[str, Rule]]:
+    """Recall with its default settings, then each ablation's rule fitted on each fold."""
+    systems = [("recall (default settings)", LEXICAL)]
+    for label, fitted in ablations(rules_by_fold):
+        systems += [(f"{label}, rule {fold}", rule) for fold, rule in fitted.items()]
+    return systems
 
 
 def none_share(rule: Rule, probes: Sequence[Probe]) -> float:
@@ -553,9 +559,7 @@ def print_scale(probes: Sequence[Probe], rules_by_fold: dict[int, Rule], filler:
     header = f"{'system':<36} {'chit-chat quiet':>16} {'calibration hit':>16} {'n/msg':>6}"
     print(header)
     print("-" * len(header))
-    systems = [("recall (default settings)", LEXICAL)]
-    for label, fitted in ablations(rules_by_fold):
-        systems += [(f"{label}, rule {fold}", rule) for fold, rule in fitted.items()]
+    systems = reported_systems(rules_by_fold)
     for label, rule in systems:
         result = tally(rule, part)
         quiet = f"{result.hits['nothing']}/{result.counts['nothing']}"
