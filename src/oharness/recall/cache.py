@@ -41,7 +41,15 @@ import numpy.typing as npt
 
 from oharness.errors import StorageError
 from oharness.recall.index import RecallIndex
-from oharness.recall.postings import FIELD_COUNT, CacheKey, NoteKey, Notes, TermOrder
+from oharness.recall.postings import (
+    FIELD_COUNT,
+    CacheKey,
+    CountArray,
+    IntArray,
+    NoteKey,
+    Notes,
+    TermOrder,
+)
 from oharness.recall.vocabulary import Vocabulary
 
 #: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
@@ -94,8 +102,17 @@ def read_cache(
     Returns the notes of ``keys`` that were not restored (absent, stale or unreadable): index
     those with :meth:`RecallIndex.add` and write the cache again. ``index`` must be empty.
     """
+    try:
+        file = Path(path).open("rb")  # noqa: SIM115 - the with below closes it
+    except OSError:
+        return set(keys)  # unreadable: rebuild rather than fail
+    with file:
+        return _restore(file, index, keys)
+
+
+def _restore(file: BinaryIO, index: RecallIndex, keys: Mapping[NoteKey, CacheKey]) -> set[NoteKey]:
     missing = set(keys)
-    payload = _load(Path(path))
+    payload = _load(file)
     if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
         return missing
     parts = _parts(payload)
@@ -108,7 +125,8 @@ def read_cache(
     ]
     missing.difference_update(compress(notes.keys, fresh))
     valid = np.array(fresh, dtype=np.bool_)
-    index.restore(terms, *_kept(notes, order, valid))
+    read = _FileRead.of(file, payload) if valid.all() else None
+    index.restore(terms, *_kept(notes, order, valid), read)
     _release(payload)
     return missing
 
@@ -163,12 +181,11 @@ def framed(payload: dict[str, Any]) -> bytes:
     return _TAG + zlib.crc32(body).to_bytes(4, "little") + body
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    """The payload of the file, its arrays views of it (:func:`_mapped`); None for another
-    file, or this one cut short or damaged."""
+def _load(file: BinaryIO) -> dict[str, Any] | None:
+    """The payload of the file, its arrays views of it (:func:`_mapped`) and where each
+    starts in the file (``at``); None for another file, or this one cut short or damaged."""
     try:
-        with path.open("rb") as file:
-            data = memoryview(_mapped(file))
+        data = memoryview(_mapped(file))
     except (OSError, ValueError):
         return None  # unreadable: rebuild rather than fail
     crc_at, head_at = len(_TAG), len(_TAG) + 4
@@ -180,8 +197,10 @@ def _load(path: Path) -> dict[str, Any] | None:
     try:
         payload = marshal.loads(data[head_at + 8 : position])
         blobs = payload.pop("blobs")
+        payload["at"] = {}
         for name, count in blobs:
             payload[name] = data[position : position + count]
+            payload["at"][name] = position
             position += count + -count % 8
     except (EOFError, ValueError, TypeError, KeyError, AttributeError):
         return None  # truncated or foreign
@@ -192,9 +211,9 @@ def _load(path: Path) -> dict[str, Any] | None:
 
 def _mapped(file: BinaryIO) -> bytes | mmap.mmap:
     """The file's bytes, memory-mapped: its pages stay the system's file cache, shared and
-    reclaimable, and :func:`read_cache` hands them back once the index is made, so a process
-    holds only the pages of the terms it reads. Read into memory on Windows (a mapped file
-    cannot be replaced there) and when empty (nothing to map)."""
+    reclaimable, and :func:`read_cache` hands them back once the index is made; then only the
+    terms' table is read through the map, a term's postings from the file (:class:`_FileRead`).
+    Read into memory on Windows (a mapped file cannot be replaced there) and when empty."""
     if os.name == "nt" or not os.fstat(file.fileno()).st_size:
         return file.read()
     return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
@@ -203,10 +222,51 @@ def _mapped(file: BinaryIO) -> bytes | mmap.mmap:
 def _release(payload: dict[str, Any]) -> None:
     """Let go of the pages of a mapped file that the load read (they are read again from the
     file cache when a term needs them)."""
+    mapped = _map_of(payload)
+    if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
+        mapped.madvise(mmap.MADV_DONTNEED)
+
+
+def _map_of(payload: dict[str, Any]) -> mmap.mmap | None:
     found = payload.get("terms")
     mapped = found.obj if isinstance(found, memoryview) else None
-    if isinstance(mapped, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        mapped.madvise(mmap.MADV_DONTNEED)
+    return mapped if isinstance(mapped, mmap.mmap) else None
+
+
+class _FileRead:
+    """A term's postings read from the cache file when asked (``os.pread``), rather than
+    through the map: the bytes are the process's only while the term is scored, where pages
+    read through a map stay resident (the kernel maps the pages around each one read too)."""
+
+    def __init__(self, fd: int, slots_at: int, counts_at: int) -> None:
+        self._fd, self._slots_at, self._counts_at = fd, slots_at, counts_at
+
+    @classmethod
+    def of(cls, file: BinaryIO, payload: dict[str, Any]) -> _FileRead | None:
+        """A reader of the mapped ``file`` (its own descriptor), None where the file was read
+        into memory or ``os.pread`` is missing (Windows)."""
+        if _map_of(payload) is None or not hasattr(os, "pread"):
+            return None
+        at = payload["at"]
+        return cls(os.dup(file.fileno()), at["slots_by_term"], at["frequencies_by_term"])
+
+    def __call__(self, start: int, end: int) -> tuple[IntArray, CountArray]:
+        size = end - start
+        slots = os.pread(self._fd, 4 * size, self._slots_at + 4 * start)
+        counts = os.pread(
+            self._fd, 2 * FIELD_COUNT * size, self._counts_at + 2 * FIELD_COUNT * start
+        )
+        if len(slots) != 4 * size or len(counts) != 2 * FIELD_COUNT * size:
+            raise StorageError("the recall cache file was cut short while in use")
+        return (
+            np.frombuffer(slots, dtype="<i4").astype(np.int32, copy=False),
+            np.frombuffer(counts, dtype="<u2")
+            .astype(np.uint16, copy=False)
+            .reshape(-1, FIELD_COUNT),
+        )
+
+    def __del__(self) -> None:
+        os.close(self._fd)
 
 
 _BLOBS: Final = (

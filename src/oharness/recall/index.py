@@ -35,6 +35,7 @@ from oharness.recall.postings import (
     NoteKey,
     Notes,
     Postings,
+    Read,
     TermOrder,
     term_order,
 )
@@ -186,13 +187,16 @@ class RecallIndex:
         in term order."""
         return self._postings.vocabulary, *self._postings.term_order()
 
-    def restore(self, terms: Vocabulary, notes: Notes, order: TermOrder) -> None:
+    def restore(
+        self, terms: Vocabulary, notes: Notes, order: TermOrder, read: Read | None = None
+    ) -> None:
         """Adopt what the cache stores - the terms, the notes and their postings in term
-        ``order`` - as they are; only into an empty index."""
+        ``order`` - as they are (``read``: reads a term's postings from the file); only into
+        an empty index."""
         if len(self._postings.vocabulary) or not self._postings.empty():
             raise ValueError("a recall cache is read into an empty index only")
         self._postings.vocabulary = terms
-        self._postings.adopt(notes, order)
+        self._postings.adopt(notes, order, read)
 
     # -- queries ---------------------------------------------------------------------------
 

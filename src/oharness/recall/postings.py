@@ -21,7 +21,7 @@ summary or tags, is kept up to date.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from itertools import islice
 from typing import Final, NamedTuple, cast
 
@@ -36,6 +36,8 @@ NoteKey = tuple[Scope, str]
 CacheKey = str | int | tuple[int, ...]
 IntArray = npt.NDArray[np.int32]
 CountArray = npt.NDArray[np.uint16]
+#: Reads the base's postings ``start .. end`` from where they are stored (the cache file).
+Read = Callable[[int, int], tuple[IntArray, CountArray]]
 FIELD_COUNT: Final = 3  # summary, tags, body
 _NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 _NO_COUNTS: Final[CountArray] = np.empty((0, FIELD_COUNT), dtype=np.uint16)
@@ -125,6 +127,7 @@ class Postings:
 
     held: IntArray  # per term: notes holding it
     head_held: IntArray  # ... in their summary or tags
+    _read: Read | None  # the base's postings from their file; None: from the arrays
 
     def __init__(self, short_body: int) -> None:
         self.short_body = short_body
@@ -158,7 +161,10 @@ class Postings:
         slots, counts = _NO_SLOTS, _NO_COUNTS
         if term_id + 1 < len(self._starts):
             start, end = self._starts.item(term_id), self._starts.item(term_id + 1)
-            slots, counts = self._slots[start:end], self._counts[start:end]
+            if self._read is not None and end > start:
+                slots, counts = self._read(start, end)
+            else:
+                slots, counts = self._slots[start:end], self._counts[start:end]
             if self._dead_count and len(slots):
                 alive = ~self._dead[slots]
                 slots, counts = slots[alive], counts[alive]
@@ -272,14 +278,17 @@ class Postings:
         """Whether no note was ever added (a base may be adopted)."""
         return not self.keys
 
-    def adopt(self, notes: Notes, order: TermOrder) -> None:
+    def adopt(self, notes: Notes, order: TermOrder, read: Read | None = None) -> None:
         """Make the base of an empty index: ``notes`` in slots 0.. and their postings in term
-        order, whose term ids are this vocabulary's; both kept as they are."""
+        order, whose term ids are this vocabulary's; both kept as they are. ``read``: the
+        same postings read from where they are stored, for a term's postings (``order`` is
+        then read only to make the base, and when it is made again)."""
         self.keys, self.cache_keys = list(notes.keys), notes.cache_keys
         self.slot_of = dict(zip(notes.keys, range(len(notes.keys)), strict=True))
         self.lengths = notes.lengths.astype(np.float64)
         self.totals = [int(total) for total in notes.lengths.sum(axis=0)]
         self._set_base(order)
+        self._read = read
 
     def term_order(self) -> tuple[Notes, TermOrder]:
         """Every note (slots renumbered from 0) and its postings in term order."""
@@ -320,6 +329,7 @@ class Postings:
         self._starts = np.zeros(len(order.held) + 1, dtype=np.int64)
         np.cumsum(order.held, out=self._starts[1:])
         self._slots, self._counts = order.slots, order.counts
+        self._read = None
         self._base_notes = count
         self._dead = np.zeros(count, dtype=np.bool_)  # per base slot
         self._added: dict[int, list[tuple[int, ...]]] = {}  # term -> (slot, *counts)
