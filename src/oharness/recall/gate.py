@@ -6,8 +6,8 @@ the note, judged on the note's summary and tags (its topic) with the recall weig
 
 - ``shared``: the weight of the message's words found in the note's summary or tags;
 - ``topic``: the weight of all the words of the note's summary and tags;
-- ``said``: the weight of the message's words, at most :data:`MESSAGE_MASS_CAP` (a long
-  message about several things is judged by its best few words, not diluted without end).
+- ``said``: the weight of the message's words, at most :data:`MASS_CAP` (a long message
+  about several things is judged by its best few words, not diluted without end).
 
 The overlap is the Dice coefficient of the two weighted word sets,
 ``2 · shared / (topic + said)``: 1 when the message says exactly the note's summary, near 0
@@ -17,6 +17,12 @@ the most common). When every shared word is an everyday one and no phrase matche
 overlap must reach :data:`EVERYDAY_OVERLAP_GATE` instead: several everyday words name a topic
 together when they are a large part of it ("can I add a new dependency?" and "Ask before
 adding a new dependency"), never one at a time.
+
+When a distinctive word is shared and the shared words make up :data:`CAPPED_SHARE` of the
+message, the topic too counts at most :data:`MASS_CAP`: a note with a long summary
+("Releases: bump the version with `hatch version minor`, tag vX.Y.Z, CI publishes to PyPI")
+is named by "how do I cut a new release?" as a note with a short one would be. Without the
+cap, the words of the summary the message does not say outweigh the one it does.
 
 A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
 again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
@@ -51,8 +57,11 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-#: Weight of a message counted at most (about six rare words).
-MESSAGE_MASS_CAP: Final = 6.0
+#: Weight of a message counted at most (about six rare words); so is a note's topic when the
+#: message shares a distinctive word of it and the shared words are at least
+#: :data:`CAPPED_SHARE` of the message's weight.
+MASS_CAP: Final = 6.0
+CAPPED_SHARE: Final = 0.3
 #: Dice overlap of message and summary + tags a note needs to be attached.
 OVERLAP_GATE: Final = 0.2
 #: The same, when a phrase of the summary occurs in the message.
@@ -93,7 +102,7 @@ IntArray = npt.NDArray[np.int32]
 
 def overlap(shared: float, topic: float, said: float) -> float:
     """Dice overlap of the weighted words of a message and of a note's summary and tags."""
-    denominator = topic + min(said, MESSAGE_MASS_CAP)
+    denominator = topic + min(said, MASS_CAP)
     return 2.0 * shared / denominator if denominator > 0 else 0.0
 
 
@@ -101,8 +110,10 @@ def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest:
     """True when a message names the note's topic (see the module docstring)."""
     if shared < SHARED_GATE:
         return False
-    if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MESSAGE_MASS_CAP):
+    if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MASS_CAP):
         return True  # most of a short message names the note by a rare word: "gen-itgc?"
+    if strongest >= DISTINCTIVE and shared >= CAPPED_SHARE * min(said, MASS_CAP):
+        topic = min(topic, MASS_CAP)
     if phrase:
         needed = PHRASE_OVERLAP_GATE
     elif strongest >= DISTINCTIVE:
@@ -116,8 +127,10 @@ def passes_many(
     shared: FloatArray, topic: FloatArray, said: float, phrase: BoolArray, strongest: FloatArray
 ) -> BoolArray:
     """:func:`passes` of many notes at once."""
-    capped = min(said, MESSAGE_MASS_CAP)
+    capped = min(said, MASS_CAP)
     rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * capped)
+    named = (strongest >= DISTINCTIVE) & (shared >= CAPPED_SHARE * capped)
+    topic = np.where(named, np.minimum(topic, MASS_CAP), topic)
     needed = np.where(
         phrase,
         PHRASE_OVERLAP_GATE,

@@ -33,12 +33,12 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "recall" / "developer"
 SIZES = {"five": 5, "twenty": 20, "fifty": 50, "five_hundred": 500}
 KINDS = {"words", "paraphrase", "everyday", "cross_language", "typo", "compound"}
 NOTE_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-[0-9a-f]{3}")
-#: must-attach hit rate and chit-chat quiet rate measured on 2026-12-06.
+#: must-attach hit rate and chit-chat quiet rate measured on 2026-12-07.
 MEASURED = {
-    "five": (0.312, 1.000),
-    "twenty": (0.562, 0.923),
-    "fifty": (0.545, 1.000),
-    "five_hundred": (0.544, 0.941),
+    "five": (0.500, 1.000),
+    "twenty": (0.750, 0.923),
+    "fifty": (0.709, 1.000),
+    "five_hundred": (0.603, 0.941),
 }
 QUIET_TARGET = 0.97
 
