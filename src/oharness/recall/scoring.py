@@ -130,70 +130,86 @@ def accumulate(
     under :data:`~.score.MIN_TERM_WEIGHT` by recall weights are left out there too)."""
     capacity = len(norms)
     weights: dict[str, float] = {}
-    parts_of: list[list[TermInfo]] = []
+    words: list[tuple[float, list[TermInfo]]] = []  # per word scored: its factor and terms
     position = 0
-    for group, _ in groups:
+    for group, factor in groups:
         parts: list[TermInfo] = []
         for term, info in zip(group, infos[position : position + len(group)], strict=True):
             if info is not None:
                 weights[term] = info.topic_weight
                 if info.weight >= MIN_TERM_WEIGHT:
                     parts.append(info)
-        parts_of.append(parts)
+        if parts:
+            words.append((factor, parts))
         position += len(group)
-    contributions = _contributions([p for parts in parts_of for p in parts], norms, params)
-    score_slots: list[IntArray] = []
-    score_values: list[FloatArray] = []
-    plain_slots: list[IntArray] = []
-    plain_values: list[FloatArray] = []
-    heads: dict[str, tuple[IntArray, float]] = {}
-    shared_parts: list[tuple[IntArray, FloatArray]] = []
-    own: list[list[TermInfo]] = []
-    index = 0
-    for (_, factor), parts in zip(groups, parts_of, strict=True):
-        values = contributions[index : index + len(parts)]
-        index += len(parts)
-        if not parts:
-            continue
-        slots, value = _best([part.slots for part in parts], values, capacity)
-        score_slots.append(slots)
-        score_values.append(value if factor == 1.0 else factor * value)
-        if factor != 1.0:
-            continue
-        own.append(parts)
-        heads_of = [part.head for part in parts]
-        topics = [np.full(len(part.head), part.topic_weight) for part in parts]
-        head, topic = _best(heads_of, topics, capacity)
-        shared_parts.append((head, topic))
-        heads.update((part.term, (part.head, part.topic_weight)) for part in parts)
-        if plain:
-            rescaled = [
-                v * (part.plain / part.weight) for part, v in zip(parts, values, strict=True)
-            ]
-            slots, value = _best([part.slots for part in parts], rescaled, capacity)
-            plain_slots.append(slots)
-            plain_values.append(value)
+    kept = [part for _, parts in words for part in parts]
+    slots, values, lengths = _contributions(kept, norms, params)
+    at, best, counts = _per_word(words, slots, values, lengths, capacity)
+    factors = np.repeat([factor for factor, _ in words], counts)
+    own_words = [parts for factor, parts in words if factor == 1.0]
+    own = [part for parts in own_words for part in parts]
+    held = [len(part.head) for part in own]
+    topics = np.repeat([part.topic_weight for part in own], held)
+    head = np.concatenate([_NO_SLOTS, *(part.head for part in own)])
+    head, topics, _ = _per_word([(1.0, parts) for parts in own_words], head, topics, held, capacity)
     scored = Scored(
-        _summed(score_slots, score_values, capacity),
-        _summed([s for s, _ in shared_parts], [v for _, v in shared_parts], capacity),
+        _summed([at], [best * factors], capacity),
+        _summed([head], [topics], capacity),
         weights,
-        heads,
+        {part.term: (part.head, part.topic_weight) for part in own},
     )
-    scored.words = own
+    scored.words = own_words
     if plain:
-        plain_words = [[part._replace(weight=part.plain) for part in parts] for parts in own]
+        ratios = np.repeat([part.plain / part.weight for part in kept], lengths)
+        _, plain_best, _ = _per_word(words, slots, values * ratios, lengths, capacity)
+        mine = factors == 1.0
         scored.plain = Scored(
-            _summed(plain_slots, plain_values, capacity), scored.shared, words=plain_words
+            _summed([at[mine]], [plain_best[mine]], capacity),
+            scored.shared,
+            words=[[part._replace(weight=part.plain) for part in parts] for parts in own_words],
         )
     return scored
 
 
+def _per_word(
+    words: list[tuple[float, list[TermInfo]]],
+    slots: IntArray,
+    values: FloatArray,
+    lengths: list[int],
+    capacity: int,
+) -> tuple[IntArray, FloatArray, list[int]]:
+    """``values`` of the postings of ``words``' terms (``slots``, ``lengths`` per term, end to
+    end) as per word, end to end: a word of one term has its term's, a word of several per
+    note its best term's value (:func:`_best`); and how many per word."""
+    if all(len(parts) == 1 for _, parts in words):
+        return slots, values, lengths
+    bounds = np.cumsum([0, *lengths]).tolist()
+    found: list[tuple[IntArray, FloatArray]] = []
+    first = 0
+    for _, parts in words:
+        pieces = range(first, first + len(parts))
+        first += len(parts)
+        found.append(
+            _best(
+                [slots[bounds[n] : bounds[n + 1]] for n in pieces],
+                [values[bounds[n] : bounds[n + 1]] for n in pieces],
+                capacity,
+            )
+        )
+    return (
+        np.concatenate([_NO_SLOTS, *(at for at, _ in found)]),
+        np.concatenate([np.zeros(0), *(best for _, best in found)]),
+        [len(at) for at, _ in found],
+    )
+
+
 def _contributions(
     parts: list[TermInfo], norms: FloatArray, params: ScoringParams
-) -> list[FloatArray]:
-    """Per term, per posting: its weight times its saturated field-weighted count."""
+) -> tuple[IntArray, FloatArray, list[int]]:
+    """The postings of ``parts`` end to end, the value of each (its term's weight times its
+    saturated field-weighted count), and how many per part."""
     if not parts:
-        return []
+        return _NO_SLOTS, np.zeros(0), []
     slots = np.concatenate([part.slots for part in parts])
     counts = np.concatenate([part.counts for part in parts]).astype(np.float64)
     rows = norms.take(slots, axis=0)
@@ -203,7 +219,7 @@ def _contributions(
     lengths = [len(part.slots) for part in parts]
     scaled = np.repeat(np.array([part.weight for part in parts]) * (k1 + 1.0), lengths)
     values: FloatArray = scaled * x / (x + k1)
-    return np.split(values, np.cumsum(lengths)[:-1])
+    return slots, values, lengths
 
 
 def _best(
