@@ -514,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("recall right after an update", updated),
         ("  the same, CPU time", updated_cpu),
         (f"recall, long messages (~{long_words:.0f} words)", long_times),
-        ("search (index, with feedback)", search_times),
+        ("search (index)", search_times),
         ("naive full-scan scorer", naive_times),
         ("SQLite FTS5 bm25(), OR query", fts_times),
         ("  the same, long messages", fts_long),

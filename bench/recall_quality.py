@@ -2,7 +2,7 @@
 
 1. Search. Each LoCoMo turn is a note (see ``recall_locomo.py``), each question of categories
    1-4 a query ranked by ``RecallIndex.search`` over its conversation's turns (also without
-   the feedback and without the reply links, to show what each adds). The baseline in
+   the reply links, to show what they add). The baseline in
    the same run is a fair BM25F: our tokeniser (Snowball stems, stop words), speaker and date
    as fields, ``b`` and the field weight tuned on the tuned half. R@k, Hit@k and MRR per
    category, and apart for the tuned half (even conversations) and the held-out half (odd).
@@ -57,12 +57,12 @@ _B_GRID = (0.1, 0.2, 0.3, 0.45, 0.6, 0.75, 0.9)
 _FIELD_GRID = (0.5, 1.0, 2.0)
 
 
-def search_ranker(turns: list[Turn], *, expand: bool = True, replies: bool = True) -> Ranker:
+def search_ranker(turns: list[Turn], *, replies: bool = True) -> Ranker:
     index = RecallIndex()
     index.add_many(("project", note_of(turn, replies=replies)) for turn in turns)
 
     def rank(query: str) -> list[str]:
-        return [dia_id(hit.id) for hit in index.search(query, len(turns), expand=expand)]
+        return [dia_id(hit.id) for hit in index.search(query, len(turns))]
 
     return rank
 
@@ -87,7 +87,6 @@ def print_search(turns: list[list[Turn]], questions: list[Question], quick: bool
     tokenizer = Tokenizer()
     systems: dict[str, Callable[[list[Turn]], Ranker]] = {
         "oharness search": search_ranker,
-        "  no feedback": lambda conv: search_ranker(conv, expand=False),
         "  no reply links": lambda conv: search_ranker(conv, replies=False),
         f"BM25F b={model.b} f={model.field_weight}": lambda conv: model.build(conv, tokenizer),
     }

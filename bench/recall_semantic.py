@@ -232,7 +232,7 @@ def offers(
             levels[level] = [hit.id for hit in hits if hit.id not in attached]
         near.append(levels)
     searched = [
-        [hit.id for hit in index.search(message, 1, expand=False) if hit.id not in attached]
+        [hit.id for hit in index.search(message, 1) if hit.id not in attached]
         for message, attached in zip(messages, lexical, strict=True)
     ]
     result: list[dict[tuple[int, str], Offer]] = [{} for _ in messages]

@@ -44,7 +44,6 @@ from oharness.recall.score import (
     LIKELY_DUPLICATE,
     ScoringParams,
     Usage,
-    search_weight,
     similarity,
     usage_boost,
 )
@@ -59,8 +58,6 @@ if TYPE_CHECKING:  # types only: a process that loads and recalls never reads a 
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Marks (phrase, link, tag and surface terms) start with a character below this one.
-_MARK_END: Final = 7
 _DEFAULT_SETTINGS: Final = RecallSettings()
 #: A ranked note: its score, its key, its slot.
 _Ranked = tuple[float, NoteKey, int]
@@ -82,12 +79,6 @@ LINK_SHARE: Final = 0.2
 ASKED_SHARE: Final = 0.4
 LINK_SOURCES: Final = 50
 LINK_HOPS: Final = 2
-
-#: Pseudo-relevance feedback of :meth:`RecallIndex.search`: results read, words added, and
-#: the weight of the strongest added word relative to a query word.
-FEEDBACK_NOTES: Final = 5
-FEEDBACK_TERMS: Final = 40
-FEEDBACK_WEIGHT: Final = 0.4
 
 
 @dataclass(frozen=True)
@@ -200,27 +191,18 @@ class RecallIndex:
 
     # -- queries ---------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 10, *, expand: bool = True) -> list[Hit]:
+    def search(self, query: str, limit: int = 10) -> list[Hit]:
         """Best notes for ``query``, highest first: no gate, no threshold (``memory(query)``).
 
         Ranking: the score of :mod:`~oharness.recall.score` with plain BM25 term weights,
         multiplied by the share of the query's weight the note matches (so a note matching
-        most of the query beats one matching a single word many times). With ``expand``, the
-        query is widened once by pseudo-relevance feedback: the most characteristic words of
-        the first :data:`FEEDBACK_NOTES` results are added at a fraction of a query word's
-        weight, which finds notes that say the same thing in other words.
+        most of the query beats one matching a single word many times), its tag facets, and
+        shared along links (:meth:`_share_along_links`).
         """
-        if limit <= 0:
+        if limit <= 0 or not len(self._postings):
             return []
         groups = [(group, 1.0) for group in self.tokenizer.query_terms(query)]
-        if not len(self._postings):
-            return []
         scores, shared = self._score(groups)
-        if expand:
-            first = self._hits(scores, shared, _slots(scores > 0), FEEDBACK_NOTES)
-            extra = self._feedback(first, {term for group, _ in groups for term in group})
-            if extra:
-                scores, shared = self._score(groups + extra)
         scores = self._share_along_links(scores)
         return self._hits(scores, shared, _slots(scores > 0), limit)
 
@@ -314,7 +296,7 @@ class RecallIndex:
         )
         if gated:
             return self.recall(text, exclude=own, settings=RecallSettings(per_turn=limit))
-        hits = self.search(text, limit + len(own), expand=False)
+        hits = self.search(text, limit + len(own))
         return [hit for hit in hits if hit.key not in own][:limit]
 
     def similarity(self, first: Note, second: Note) -> float:
@@ -385,39 +367,6 @@ class RecallIndex:
             np.add.at(giving, np.concatenate(targets), values)
             total += giving
         return total
-
-    def _feedback(self, hits: list[Hit], query_terms: set[str]) -> WeightedGroups:
-        """Expansion words from the first results, weighted for :meth:`search`."""
-        if not hits:
-            return []
-        postings = self._postings
-        terms, note_count = postings.vocabulary, len(postings)
-        asked = set(terms.get_many(list(query_terms)))
-        candidates: dict[int, float] = {}
-        entries = postings.entries_at([postings.slot_of[hit.key] for hit in hits])
-        for hit, entry in zip(hits, entries, strict=True):
-            counts = entry.frequencies.sum(axis=1, dtype=np.float64)
-            total = float(counts.sum()) or 1.0
-            share = hit.score / hits[0].score
-            held = postings.held[entry.term_ids].tolist()
-            for term_id, count, frequency in zip(
-                entry.term_ids.tolist(), counts.tolist(), held, strict=True
-            ):
-                if frequency < 2 or term_id in asked or terms.first_byte(term_id) < _MARK_END:
-                    continue  # a word of one note cannot lead anywhere new, nor a mark
-                rarity = search_weight(frequency, note_count, self.params)
-                candidates[term_id] = candidates.get(term_id, 0.0) + count / total * rarity * share
-        best = sorted(candidates.items(), key=lambda item: -item[1])
-        if len(best) > FEEDBACK_TERMS:  # ties by term: the same whatever the ids
-            best = [item for item in best if item[1] >= best[FEEDBACK_TERMS - 1][1]]
-        best = sorted(best, key=lambda item: (-item[1], terms[item[0]]))[:FEEDBACK_TERMS]
-        if not best:
-            return []
-        strongest = best[0][1]
-        return [
-            ((postings.vocabulary[term_id],), FEEDBACK_WEIGHT * value / strongest)
-            for term_id, value in best
-        ]
 
     def _hits(
         self, scores: FloatArray, shared: FloatArray, candidates: IntArray, limit: int

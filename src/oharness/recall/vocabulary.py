@@ -76,14 +76,6 @@ class Vocabulary:
             return str(self._blob[start:end], "utf-8")
         return self._more_terms[term_id - self._base]
 
-    def first_byte(self, term_id: int) -> int:
-        """The first byte of a term's UTF-8 form (0 for an empty term)."""
-        if term_id < self._base:
-            start, end = self._offsets[term_id : term_id + 2].tolist()
-            return self._blob[start] if end > start else 0
-        term = self._more_terms[term_id - self._base]
-        return term.encode()[0] if term else 0
-
     def __iter__(self) -> Iterator[str]:
         return (self[term_id] for term_id in range(len(self)))
 

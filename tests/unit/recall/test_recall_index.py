@@ -184,8 +184,8 @@ def test_summary_similarity_flags_likely_duplicates() -> None:
 def test_a_word_with_several_stems_counts_once() -> None:
     index = RecallIndex(Tokenizer(["english", "french"]))
     index.add("project", Note("runs-1", "Running the nightly job", "", ()))
-    (hit,) = index.search("running", expand=False)
-    (alone,) = index.search("nightly", expand=False)
+    (hit,) = index.search("running")
+    (alone,) = index.search("nightly")
     # "running" has two stems here (run, running), both in the note; it must not count double.
     assert hit.score == pytest.approx(alone.score, rel=0.01)
 

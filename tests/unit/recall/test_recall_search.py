@@ -37,7 +37,7 @@ def test_a_question_passes_more_of_its_score_to_its_reply_than_a_statement() -> 
             ("project", Note("tell-reply", "Right.", "Noted. [[tell]]")),
         ]
     )
-    scores = {hit.id: hit.score for hit in index.search("billing queue", 4, expand=False)}
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 4)}
     assert scores["ask"] == pytest.approx(scores["tell"])
     assert scores["ask-reply"] == pytest.approx(ASKED_SHARE * scores["ask"])
     assert scores["tell-reply"] == pytest.approx(LINK_SHARE * scores["tell"])
@@ -51,7 +51,7 @@ def test_a_question_mark_inside_a_url_asks_nothing() -> None:
             ("project", Note("reply", "Right.", "Noted. [[doc]]")),
         ]
     )
-    scores = {hit.id: hit.score for hit in index.search("billing queue", 2, expand=False)}
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 2)}
     assert scores["reply"] == pytest.approx(LINK_SHARE * scores["doc"])
 
 
@@ -65,7 +65,7 @@ def test_a_reply_to_a_reply_gets_a_share_of_the_share() -> None:
             ("project", Note("c", "Unrelated", "Lunch at noon. [[b]]")),
         ]
     )
-    scores = {hit.id: hit.score for hit in index.search("billing workers", 4, expand=False)}
+    scores = {hit.id: hit.score for hit in index.search("billing workers", 4)}
     assert scores["a"] == pytest.approx(ASKED_SHARE * scores["q"])
     assert scores["b"] == pytest.approx(LINK_SHARE * scores["a"])
     assert "c" not in scores  # LINK_HOPS links away at most
@@ -76,7 +76,7 @@ def test_link_markup_is_not_indexed_as_words() -> None:
     index = RecallIndex()
     index.add("project", Note("a", "Deploy checklist", "See [[release-train-notes]] first."))
     index.add("project", Note("release-train-notes", "Release train", "Leaves at noon."))
-    target, linking = index.search("train", expand=False)
+    target, linking = index.search("train")
     assert target.id == "release-train-notes"
     # The linking note is found only through the link, never through the link's words.
     assert linking.id == "a"
@@ -100,7 +100,7 @@ def test_a_note_holding_every_facet_of_the_query_ranks_above_notes_holding_one()
             ("project", Note("none", "Went hiking", "A long walk.", ("Mel", "May 2023"))),
         ]
     )
-    hits = index.search("where did Caroline go hiking in July", 4, expand=False)
+    hits = index.search("where did Caroline go hiking in July", 4)
     assert [hit.id for hit in hits[:1]] == ["both"]
     assert {hit.id for hit in hits[1:3]} == {"speaker", "month"}
     assert hits[3].id == "none"
@@ -170,7 +170,7 @@ def test_notes_linking_in_a_cycle_share_a_bounded_amount() -> None:
             ("project", Note("b", "On the old cluster.", "For now. [[a]]")),
         ]
     )
-    scores = {hit.id: hit.score for hit in index.search("billing workers", 2, expand=False)}
+    scores = {hit.id: hit.score for hit in index.search("billing workers", 2)}
     direct = scores["a"] / (1 + LINK_SHARE * ASKED_SHARE)  # a's own score, before b gives back
     assert scores["b"] == pytest.approx(ASKED_SHARE * direct)
 
@@ -187,5 +187,5 @@ def test_a_question_is_read_whatever_follows_its_mark(body: str) -> None:
             ("project", Note("reply", "Right.", "Noted. [[ask]]")),
         ]
     )
-    scores = {hit.id: hit.score for hit in index.search("billing queue", 2, expand=False)}
+    scores = {hit.id: hit.score for hit in index.search("billing queue", 2)}
     assert scores["reply"] == pytest.approx(ASKED_SHARE * scores["ask"])
