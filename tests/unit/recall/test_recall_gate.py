@@ -125,3 +125,31 @@ def test_notes_far_below_a_clear_match_are_left_out() -> None:
     found = ids(index, "how should I style the borders of the pricing cards?")
     assert found[0] == "cards-1"
     assert "borders-1" not in found
+
+
+LONG_SUMMARIES = [
+    Note(
+        "release-process-4c1",
+        "Releases: bump the version with `hatch version minor`, tag vX.Y.Z, CI publishes to PyPI",
+        "Update CHANGELOG.md, commit, push the tag; the publish workflow uploads to PyPI.",
+        ("release", "pypi", "versioning"),
+    ),
+    Note(
+        "pii-redaction-5b4",
+        "Logs must not contain emails, IBANs or names; use the redact helper",
+        "`redact.Email(e)` keeps the domain only.",
+        ("logging", "privacy", "pii", "gdpr"),
+    ),
+]
+
+
+@pytest.mark.parametrize("filler", [0, 500])
+def test_a_long_summary_does_not_hide_its_note(filler: int) -> None:
+    # A short question naming a note by a distinctive word of a long summary attaches it: the
+    # summary's other words do not outweigh it. One word of a message mostly about something
+    # else still does not attach such a note.
+    index = RecallIndex()
+    index.add_many(realistic_notes(filler))
+    index.add_many(("project", note) for note in LONG_SUMMARIES)
+    assert ids(index, "how do I cut a new release of this?") == ["release-process-4c1"]
+    assert ids(index, "extract this loop into a helper function") == []
