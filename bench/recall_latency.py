@@ -78,6 +78,12 @@ print(json.dumps({"rss_mb": rss, "imports": imported - started, "load": loaded -
 """
 
 
+def _passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
+    """The gate's rule (:func:`~oharness.recall.gate.passes`) for one note."""
+    one = (np.array([shared]), np.array([topic]), said, np.array([phrase]), np.array([strongest]))
+    return bool(gate.passes(*one)[0])
+
+
 def percentiles(samples: Sequence[float]) -> tuple[float, float, float]:
     """p50, p95, p99 in milliseconds."""
     values = np.percentile(np.array(samples) * 1000.0, [50, 95, 99])
@@ -237,11 +243,11 @@ class NaiveScorer:
         topic = sum(topical(term) for term in head)
         rest = sum(weight(term) for term in fields[2] if term not in head) if short else 0.0
         phrase = bool(phrases & self.phrases[position])
-        first = gate.passes(shared, topic, said, phrase=phrase or tag_only, strongest=strongest)
+        first = _passes(shared, topic, said, phrase=phrase or tag_only, strongest=strongest)
         if not first:
             named = phrase or (tag_only and words >= gate.NAMED_BODY_WORDS)
             strongest = max(strongest, body_strongest)
-            if not body or not gate.passes(
+            if not body or not _passes(
                 shared + body, topic + rest, said, phrase=named, strongest=strongest
             ):
                 return None

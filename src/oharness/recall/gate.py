@@ -41,7 +41,7 @@ The weights are those of :mod:`oharness.recall.score` with one difference: a wor
 how many notes hold it in their *summary or tags*, not anywhere - the gate asks whether a word
 names a topic, and a word many bodies use ("depend", "meeting", "docs") still names the one
 topic few notes are about. A short note's body words weigh as body words do. Every candidate
-is judged at once (:func:`passes_many`), so a passing note is never hidden behind
+is judged at once (:func:`passes`), so a passing note is never hidden behind
 higher-scoring notes that fail.
 
 Why not a single distinctive word, as before: in a small folder nearly every word is rare,
@@ -100,33 +100,12 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int32]
 
 
-def overlap(shared: float, topic: float, said: float) -> float:
-    """Dice overlap of the weighted words of a message and of a note's summary and tags."""
-    denominator = topic + min(said, MASS_CAP)
-    return 2.0 * shared / denominator if denominator > 0 else 0.0
-
-
-def passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:
-    """True when a message names the note's topic (see the module docstring)."""
-    if shared < SHARED_GATE:
-        return False
-    if strongest >= RARE and shared >= MESSAGE_SHARE * min(said, MASS_CAP):
-        return True  # most of a short message names the note by a rare word: "gen-itgc?"
-    if strongest >= DISTINCTIVE and shared >= CAPPED_SHARE * min(said, MASS_CAP):
-        topic = min(topic, MASS_CAP)
-    if phrase:
-        needed = PHRASE_OVERLAP_GATE
-    elif strongest >= DISTINCTIVE:
-        needed = OVERLAP_GATE
-    else:
-        needed = EVERYDAY_OVERLAP_GATE
-    return overlap(shared, topic, said) >= needed
-
-
-def passes_many(
+def passes(
     shared: FloatArray, topic: FloatArray, said: float, phrase: BoolArray, strongest: FloatArray
 ) -> BoolArray:
-    """:func:`passes` of many notes at once."""
+    """Per note, whether the message names its topic (see the module docstring): ``shared``,
+    ``topic``, whether a phrase of its summary is said and the strongest shared word's
+    weight per note; ``said`` the message's weight."""
     capped = min(said, MASS_CAP)
     rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * capped)
     named = (strongest >= DISTINCTIVE) & (shared >= CAPPED_SHARE * capped)

@@ -456,7 +456,7 @@ class Judge:
         message.named = frozenset(slots[phrase].tolist())
         shared, topic, strongest = candidates.shared, candidates.topic, candidates.strongest
         named = phrase | tag_only
-        ok = gate.passes_many(shared, topic, candidates.said, named, strongest)
+        ok = gate.passes(shared, topic, candidates.said, named, strongest)
         retry = np.flatnonzero(candidates.short & ~ok)
         if len(retry) > gate.SHORT_CANDIDATES:
             best = np.lexsort((slots[retry], -scores[slots[retry]]))[: gate.SHORT_CANDIDATES]
@@ -468,7 +468,7 @@ class Judge:
             extra[position], extra_strongest[position], words[position] = found
         strongest = np.maximum(strongest, extra_strongest)
         again = retry[extra[retry] > 0]  # a body word matched: a larger topic, more shared
-        ok[again] = gate.passes_many(
+        ok[again] = gate.passes(
             shared[again] + extra[again],
             topic[again] + candidates.body[again],
             candidates.said,
