@@ -74,9 +74,9 @@ def test_importing_the_package_loads_nothing_else() -> None:
 def test_one_name_loads_only_what_it_needs() -> None:
     loaded = _loaded_after("import oharness; oharness.ValidationError")
     assert "oharness.memory.workspace" not in loaded and "oharness.harness" not in loaded
-    loaded = _loaded_after("import oharness.recall; oharness.recall.Usage")
-    assert "oharness.recall.score" in loaded
-    assert "numpy" not in loaded and "Stemmer" not in loaded
+    loaded = _loaded_after("import oharness.recall; oharness.recall.Tokenizer")
+    assert "oharness.recall.tokenize" in loaded and "Stemmer" in loaded
+    assert "numpy" not in loaded and "oharness.recall.index" not in loaded
 
 
 def test_submodules_still_import_through_the_packages() -> None:
