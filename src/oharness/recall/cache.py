@@ -31,7 +31,7 @@ import marshal
 import mmap
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
@@ -265,8 +265,8 @@ class _FileRead:
             .reshape(-1, FIELD_COUNT),
         )
 
-    def __del__(self) -> None:
-        os.close(self._fd)
+    def __del__(self, close: Callable[[int], None] = os.close) -> None:
+        close(self._fd)  # bound here: at exit the module's globals may be gone first
 
 
 _BLOBS: Final = (
