@@ -257,7 +257,10 @@ class _FileRead:
             self._fd, 2 * FIELD_COUNT * size, self._counts_at + 2 * FIELD_COUNT * start
         )
         if len(slots) != 4 * size or len(counts) != 2 * FIELD_COUNT * size:
-            raise StorageError("the recall cache file was cut short while in use")
+            raise StorageError(
+                "the recall cache file was cut short while in use (written over in place): "
+                "restart the process to index the notes again"
+            )
         return (
             np.frombuffer(slots, dtype="<i4").astype(np.int32, copy=False),
             np.frombuffer(counts, dtype="<u2")
