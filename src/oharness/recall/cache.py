@@ -342,7 +342,9 @@ def _vocabulary(
         return None
     if (sorted_hashes[1:] < sorted_hashes[:-1]).any():
         return None
-    return Vocabulary(blob, starts, (sorted_hashes, term_ids))
+    # Copied out of the map: every message looks terms up, and read through the map the table
+    # would be as resident (the pages around each one read come too) and die with the file.
+    return Vocabulary(bytes(blob), starts.copy(), (sorted_hashes.copy(), term_ids.copy()))
 
 
 def _order(

@@ -120,6 +120,19 @@ def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
     assert _resident_kb(path) * 1024 < path.stat().st_size / 2
 
 
+def test_a_file_cut_short_in_use_is_an_error_that_says_what_to_do(built: Built) -> None:
+    # The cache is only ever replaced whole; a file written over in place under a loaded index
+    # is refused when a term's postings are read, not misread (read through a map, it killed
+    # the process with SIGBUS; a removal still reads the postings whole through the map).
+    _, path, keys = built
+    loaded = RecallIndex()
+    assert read_cache(path, loaded, keys) == set()
+    with path.open("r+b") as file:
+        file.truncate(path.stat().st_size // 3)
+    with pytest.raises(StorageError, match="restart the process"):
+        loaded.search(QUERIES[0], 10)
+
+
 def test_a_changed_key_is_never_used(built: Built) -> None:
     _, path, keys = built
     scope, note = NOTES[3]
