@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import zip_longest
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -59,8 +59,14 @@ if TYPE_CHECKING:  # types only: a process that loads and recalls never reads a 
 FloatArray = npt.NDArray[np.float64]
 
 _DEFAULT_SETTINGS: Final = RecallSettings()
-#: A ranked note: its score, its key, its slot.
-_Ranked = tuple[float, NoteKey, int]
+
+
+class _Ranked(NamedTuple):
+    """A ranked note."""
+
+    score: float
+    key: NoteKey
+    slot: int
 
 
 #: Search: a note whose tags hold every query word found in any note's tags scores this much
@@ -236,14 +242,12 @@ class RecallIndex:
         per_turn = config.per_turn
         ranked = self._best(passed.ranking, passed.slots, max(gate.GATE_CANDIDATES, per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
-            boosted = [
-                (score + _boost(usage, key, now), (score, key, slot)) for score, key, slot in ranked
-            ]
-            boosted.sort(key=lambda pair: (-pair[0], pair[1][1]))
+            boosted = [(item.score + _boost(usage, item.key, now), item) for item in ranked]
+            boosted.sort(key=lambda pair: (-pair[0], pair[1].key))
             ranked = [item for _, item in boosted]
         if len(ranked) > 1:  # none far below the best, unless a phrase of its summary is said
-            floor = gate.RELATIVE_FLOOR * ranked[0][0]
-            ranked = [item for item in ranked if item[0] >= floor or item[2] in passed.named]
+            floor = gate.RELATIVE_FLOOR * ranked[0].score
+            ranked = [item for item in ranked if item.score >= floor or item.slot in passed.named]
         chosen = ranked[:per_turn]
         return self._beside_search(passed, chosen)
 
@@ -269,7 +273,7 @@ class RecallIndex:
         gate_scores = {slot: score for score, _, slot in chosen}
         order: dict[int, None] = {}
         for pair in zip_longest(chosen, best):
-            order.update((item[2], None) for item in pair if item is not None)
+            order.update((item.slot, None) for item in pair if item is not None)
         hits: list[Hit] = []
         for slot in list(order)[: len(chosen)]:
             scope, note_id = self._postings.keys[slot]  # type: ignore[misc]
@@ -379,7 +383,7 @@ class RecallIndex:
 
     def _best(self, values: FloatArray, candidates: IntArray, limit: int) -> list[_Ranked]:
         """The best ``limit`` of the ``candidates`` slots by their ``values``, best first (ties
-        by key), as (score, key, slot)."""
+        by key)."""
         if len(candidates) > limit:
             kth = values[np.argpartition(-values, limit - 1)[limit - 1]]
             kept = values >= kth  # keep ties: the order below is by key
@@ -387,8 +391,8 @@ class RecallIndex:
         owners = self._postings.keys
         slots = candidates.tolist()
         ranked = sorted(
-            zip(values.tolist(), [owners[slot] for slot in slots], slots, strict=True),
-            key=lambda item: (-item[0], item[1]),
+            map(_Ranked, values.tolist(), [owners[slot] for slot in slots], slots),
+            key=lambda item: (-item.score, item.key),
         )
         return ranked[:limit]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final, cast
+from typing import Final, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -35,8 +35,6 @@ from oharness.recall.postings import IntArray, Postings
 from oharness.recall.tokenize import Tokenizer
 from oharness.recall.words import BRITISH_SPELLING, IRREGULAR_ENGLISH
 
-#: A word as :func:`_word_of` reads it.
-_Word = tuple[str, str, bool, str]
 BoolArray = npt.NDArray[np.bool_]
 FloatArray = npt.NDArray[np.float64]
 #: Per term: the slots holding it in their summary or tags, and its topic weight.
@@ -84,15 +82,22 @@ def inflection_key(word: str) -> str:
     return word
 
 
+class _Word(NamedTuple):
+    """A plain word as :func:`_word_of` reads it."""
+
+    stem: str  # its single term ("": none or several, it matches nothing)
+    key: str  # its inflection key
+    #: Whether it is its stem's base word: the stem takes nothing more from it than its
+    #: inflection ("express", "expressed", "pricing"; not "expression", "deployment").
+    base: bool
+
+
 def _word_of(word: str, stem: str | None) -> _Word:
-    """A plain word's stem (its single term, None with none or several), inflection key,
-    whether it is its stem's base word (the stem takes nothing more from it than its
-    inflection: "express", "expressed", "pricing"; not "expression", "deployment") and the
-    stem's :data:`DERIVED_MARK`; :data:`_NOT_PLAIN` with no single stem."""
+    """A plain word read with its single stem (None with none or several: :data:`_NOT_PLAIN`)."""
     if stem is None:
         return _NOT_PLAIN
     key = _final_y(inflection_key(word.removesuffix("'s")))
-    return stem, key, len(key) <= len(stem) + 1, DERIVED_MARK + stem
+    return _Word(stem, key, len(key) <= len(stem) + 1)
 
 
 def _final_y(key: str) -> str:
@@ -104,7 +109,7 @@ def _final_y(key: str) -> str:
 _READ: Final[dict[str, dict[str, _Word]]] = {}
 _READ_LIMIT: Final = 100_000
 #: A word with no single stem (its empty stem is no term: it matches nothing).
-_NOT_PLAIN: Final[_Word] = ("", "", False, "")
+_NOT_PLAIN: Final = _Word("", "", False)
 
 
 def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
@@ -135,7 +140,7 @@ def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
     marks: dict[str, None] = {}
     based: set[str] = set()
     derived: set[str] = set()
-    for stem, key, base, _ in _plain_words(tokenizer, text):
+    for stem, key, base in _plain_words(tokenizer, text):
         if not stem:
             continue
         if base:
@@ -225,16 +230,17 @@ def _said_stems(
     meets only notes holding the stem through derived words alone (few, marked); a derived
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
-    words = [word for word in _plain_words(tokenizer, message) if word[0] in read]
-    based = {word[0] for word in words if word[2]}
+    words = [word for word in _plain_words(tokenizer, message) if word.stem in read]
+    based = {word.stem for word in words if word.base}
     derived: dict[str, set[str]] = {}
-    for stem, key in [(word[0], word[1]) for word in words if not word[2]]:
-        derived.setdefault(stem, set()).add(key)
+    for word in words:
+        if not word.base:
+            derived.setdefault(word.stem, set()).add(word.key)
     # In the order of first mention; a stem said as its base word and as derived words is
     # weak at the notes holding it through derived words alone.
     return {
         stem: (stem in based, derived.get(stem, set()))
-        for stem in dict.fromkeys(word[0] for word in words)
+        for stem in dict.fromkeys(word.stem for word in words)
     }
 
 
