@@ -22,7 +22,10 @@ When a distinctive word is shared and the shared words make up :data:`CAPPED_SHA
 message, the topic too counts at most :data:`MASS_CAP`: a note with a long summary
 ("Releases: bump the version with `hatch version minor`, tag vX.Y.Z, CI publishes to PyPI")
 is named by "how do I cut a new release?" as a note with a short one would be. Without the
-cap, the words of the summary the message does not say outweigh the one it does.
+cap, the words of the summary the message does not say outweigh the one it does. Everyday
+words alone, two or more of them, measure against a topic of at most
+:data:`EVERYDAY_TOPIC_CAP`: "commit this with the message 'fixed stuff'" names "Commit messages
+in English, imperative mood, no emoji".
 
 A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
 again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
@@ -62,6 +65,10 @@ import numpy.typing as npt
 #: :data:`CAPPED_SHARE` of the message's weight.
 MASS_CAP: Final = 6.0
 CAPPED_SHARE: Final = 0.3
+#: A note's topic counts at most this much when the message shares only everyday words of it,
+#: at least two of them (:data:`EVERYDAY_PAIR`).
+EVERYDAY_TOPIC_CAP: Final = 8.0
+EVERYDAY_PAIR: Final = 1.1
 #: Dice overlap of message and summary + tags a note needs to be attached.
 OVERLAP_GATE: Final = 0.2
 #: The same, when a phrase of the summary occurs in the message.
@@ -108,12 +115,12 @@ def passes(
     weight per note; ``said`` the message's weight."""
     capped = min(said, MASS_CAP)
     rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * capped)
-    named = (strongest >= DISTINCTIVE) & (shared >= CAPPED_SHARE * capped)
-    topic = np.where(named, np.minimum(topic, MASS_CAP), topic)
+    distinctive = strongest >= DISTINCTIVE
+    named = np.where(distinctive, shared >= CAPPED_SHARE * capped, shared >= EVERYDAY_PAIR)
+    cap = np.where(distinctive, MASS_CAP, EVERYDAY_TOPIC_CAP)
+    topic = np.where(named, np.minimum(topic, cap), topic)
     needed = np.where(
-        phrase,
-        PHRASE_OVERLAP_GATE,
-        np.where(strongest >= DISTINCTIVE, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE),
+        phrase, PHRASE_OVERLAP_GATE, np.where(distinctive, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE)
     )
     denominator = topic + capped
     dice = np.where(denominator > 0, 2.0 * shared / np.maximum(denominator, 1e-9), 0.0)
