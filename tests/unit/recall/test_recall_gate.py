@@ -153,3 +153,21 @@ def test_a_long_summary_does_not_hide_its_note(filler: int) -> None:
     index.add_many(("project", note) for note in LONG_SUMMARIES)
     assert ids(index, "how do I cut a new release of this?") == ["release-process-4c1"]
     assert ids(index, "extract this loop into a helper function") == []
+
+
+@pytest.mark.parametrize("filler", [0, 500])
+def test_everyday_words_together_name_a_long_summary_one_alone_does_not(filler: int) -> None:
+    index = RecallIndex()
+    index.add_many(realistic_notes(filler))
+    index.add(
+        "project",
+        Note(
+            "commit-style-11d",
+            "Commit messages in English, imperative mood, no emoji",
+            "'Fix crash when GPS permission is revoked', not 'fixed stuff'. The changelog is "
+            "built from them.",
+            ("git", "commits", "conventions"),
+        ),
+    )
+    assert ids(index, "commit this with the message 'fixed stuff'") == ["commit-style-11d"]
+    assert ids(index, "commit and push") == []
