@@ -252,18 +252,17 @@ def cover(scored: Scored) -> None:
     if scored.covered is not None:
         return
     capacity = len(scored.scores)
-    single = [parts[0] for parts in scored.words if len(parts) == 1]
-    slots = [part.slots for part in single]
-    values = [np.repeat([part.weight for part in single], [len(part.slots) for part in single])]
-    scored.query_weight = sum(part.weight for part in single)
-    for parts in scored.words:
-        if len(parts) > 1:
-            scored.query_weight += max(part.weight for part in parts)
-            weights = [np.full(len(part.slots), part.weight) for part in parts]
-            best_slots, best = _best([part.slots for part in parts], weights, capacity)
-            slots.append(best_slots)
-            values.append(best)
-    scored.covered = _summed(slots, values, capacity) if slots else np.zeros(capacity)
+    parts = [part for word in scored.words for part in word]
+    lengths = [len(part.slots) for part in parts]
+    at, best, _ = _per_word(
+        [(1.0, word) for word in scored.words],
+        np.concatenate([_NO_SLOTS, *(part.slots for part in parts)]),
+        np.repeat([part.weight for part in parts], lengths).astype(np.float64),
+        lengths,
+        capacity,
+    )
+    scored.query_weight = sum(max(part.weight for part in word) for word in scored.words)
+    scored.covered = _summed([at], [best], capacity)
     tagged: list[IntArray] = []
     for parts in scored.words:
         in_tags = [part.slots[part.counts[:, 1] > 0] for part in parts]
