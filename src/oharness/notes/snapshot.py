@@ -96,7 +96,7 @@ class NoteSnapshot:
         was written, and which of those hold content with this digest (without id): all the
         exact-duplicate check needs, read from the snapshot's head only."""
         if self._heads is None:
-            self._heads = _read_heads(self.path)
+            self._heads = _read_part(self.path, rest=False)
         heads, stamp = self._heads, _STAMP.pack
         wanted = _raw_digest(digest)
         unchanged: set[str] = set()
@@ -117,7 +117,7 @@ class NoteSnapshot:
     def take(self, name: str, path: Path, st: os.stat_result) -> StoredNote | None:
         """The note the snapshot holds for file ``name`` if the file is unchanged since."""
         if self._entries is None:
-            self._entries = _read_entries(self.path)
+            self._entries = _read_part(self.path, rest=True)
         entry = self._entries.get(name)
         if entry is None:
             return None
@@ -187,26 +187,16 @@ class NoteSnapshot:
         self._heads, self._entries = heads, entries
 
 
-def _read_heads(path: Path) -> dict[str, bytes]:
-    found = _read_part(path, rest=False)
-    return found if found is not None else {}
-
-
-def _read_entries(path: Path) -> dict[str, _Entry]:
-    found = _read_part(path, rest=True)
-    return found if found is not None else {}
-
-
-def _read_part(path: Path, *, rest: bool) -> dict[str, Any] | None:
+def _read_part(path: Path, *, rest: bool) -> dict[str, Any]:
     """The head of the file (every file's stamp and digest) or the rest (every file's note);
     each part has its own CRC-32, so a process reads only the part it needs. Each entry
     carries the file's stamp: a rest read from a file that replaced the one the head came
-    from is still checked file by file."""
+    from is still checked file by file. Empty when anything is off (derived data)."""
     try:
         with path.open("rb") as file:
             preamble = file.read(_PREAMBLE)
             if len(preamble) != _PREAMBLE or preamble[: len(_TAG)] != _TAG:
-                return None
+                return {}
             size = int.from_bytes(preamble[len(_TAG) : len(_TAG) + 8], "little")
             crc_at = len(_TAG) + (12 if rest else 8)
             if rest:
@@ -215,15 +205,15 @@ def _read_part(path: Path, *, rest: bool) -> dict[str, Any] | None:
             else:
                 data = file.read(size)
                 if len(data) != size:
-                    return None
+                    return {}
     except OSError:
-        return None
+        return {}
     if zlib.crc32(data).to_bytes(4, "little") != preamble[crc_at : crc_at + 4]:
-        return None
+        return {}
     try:
         version, entries = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
-        return None
+        return {}
     if version != _FORMAT or not isinstance(entries, dict):
-        return None
+        return {}
     return entries
