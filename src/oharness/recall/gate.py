@@ -116,9 +116,9 @@ def passes(
     capped = min(said, MASS_CAP)
     rare = (strongest >= RARE) & (shared >= MESSAGE_SHARE * capped)
     distinctive = strongest >= DISTINCTIVE
-    named = np.where(distinctive, shared >= CAPPED_SHARE * capped, shared >= EVERYDAY_PAIR)
+    small_topic = np.where(distinctive, shared >= CAPPED_SHARE * capped, shared >= EVERYDAY_PAIR)
     cap = np.where(distinctive, MASS_CAP, EVERYDAY_TOPIC_CAP)
-    topic = np.where(named, np.minimum(topic, cap), topic)
+    topic = np.where(small_topic, np.minimum(topic, cap), topic)
     needed = np.where(
         phrase, PHRASE_OVERLAP_GATE, np.where(distinctive, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE)
     )
