@@ -102,7 +102,11 @@ def _resident_kb(path: Path) -> int:
     return total
 
 
-@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads Linux's smaps")
+@pytest.mark.skipif(
+    not Path("/proc/self/smaps").exists(),
+    reason="SKIPPED: the pages a process holds of a file are read from /proc/self/smaps, which "
+    "only Linux has; elsewhere this memory bound is not checked by any test",
+)
 def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
     notes = synthetic_notes(3_000, seed=5)
     keys = keys_of(notes)
