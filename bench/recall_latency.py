@@ -25,6 +25,7 @@ import argparse
 import itertools
 import json
 import marshal
+import math
 import os
 import re
 import resource
@@ -47,13 +48,7 @@ from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import COVERAGE_POWER, TAG_FACET, RecallIndex
 from oharness.recall.judge import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.postings import CacheKey, NoteKey
-from oharness.recall.score import (
-    DEFAULT_PARAMS,
-    MIN_TERM_WEIGHT,
-    saturation,
-    search_weight,
-    term_weight,
-)
+from oharness.recall.score import DEFAULT_PARAMS, MIN_TERM_WEIGHT
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
@@ -76,6 +71,24 @@ print(json.dumps({"rss_mb": rss, "imports": imported - started, "load": loaded -
                   "first_recall": answered - loaded, "ready": answered - started,
                   "notes": len(index), "missing": len(missing)}))
 """
+
+
+def term_weight(held: int, note_count: int, prior: float) -> float:
+    """The recall weight of docs/recall.md, one term at a time."""
+    share = max(prior, (held + 0.5) / (note_count + DEFAULT_PARAMS.prior_notes + 1.0))
+    return min(1.0, max(0.0, math.log(1.0 / share) / math.log(DEFAULT_PARAMS.rarity_reference)))
+
+
+def search_weight(held: int, note_count: int) -> float:
+    """Plain BM25 IDF on recall's unit, one term at a time."""
+    idf = math.log(1.0 + (note_count - held + 0.5) / (held + 0.5))
+    return idf / math.log(DEFAULT_PARAMS.rarity_reference)
+
+
+def saturation(x: float) -> float:
+    """BM25 term-frequency saturation."""
+    k1 = DEFAULT_PARAMS.k1
+    return x * (k1 + 1.0) / (x + k1) if x > 0 else 0.0
 
 
 def _passes(shared: float, topic: float, said: float, *, phrase: bool, strongest: float) -> bool:

@@ -48,14 +48,14 @@ from oharness.recall import gate, surface
 from oharness.recall.build import TAG_MARK, UNUSED_TAG_MARK
 from oharness.recall.gate import Candidates
 from oharness.recall.postings import IntArray, Postings
-from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams, term_weight
+from oharness.recall.score import MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.scoring import (
     Scored,
     TermInfo,
     WeightedGroups,
     accumulate,
     read_terms,
-    term_weights,
+    term_weight,
 )
 from oharness.recall.tokenize import PHRASE_MARK, Tokenizer, unspaced_term
 
@@ -408,7 +408,7 @@ class Judge:
         """The recall weight of each term of ``ids`` by ``held`` (notes per term), and whether
         each is of a script written without spaces."""
         priors = self._priors_of(ids)
-        weights = term_weights(held[ids], len(self._postings), priors, self._params)
+        weights = term_weight(held[ids], len(self._postings), priors, self._params)
         return weights, self._unspaced[ids] > 0
 
     def _priors_of(self, ids: IntArray) -> FloatArray:
@@ -438,7 +438,8 @@ class Judge:
             for term in group:
                 weight = known.get(term)
                 if weight is None:
-                    weight = term_weight(0, note_count, self._tokenizer.prior(term), self._params)
+                    prior = self._tokenizer.prior(term)
+                    weight = float(term_weight(0, note_count, prior, self._params))
                 best = max(best, weight)
             total += best
         return total

@@ -92,31 +92,6 @@ class ScoringParams:
 DEFAULT_PARAMS: Final = ScoringParams()
 
 
-def term_weight(
-    document_frequency: int,
-    note_count: int,
-    prior: float,
-    params: ScoringParams = DEFAULT_PARAMS,
-) -> float:
-    """The recall weight (rarity in [0, 1]) of a term held by ``document_frequency`` notes."""
-    share = max(prior, (document_frequency + 0.5) / (note_count + params.prior_notes + 1.0))
-    rarity = math.log(1.0 / share) / math.log(params.rarity_reference)
-    return min(1.0, max(0.0, rarity))
-
-
-def search_weight(
-    document_frequency: int, note_count: int, params: ScoringParams = DEFAULT_PARAMS
-) -> float:
-    """The search weight: plain BM25 IDF (no prior, no cap), on the same unit as recall's."""
-    idf = math.log(1.0 + (note_count - document_frequency + 0.5) / (document_frequency + 0.5))
-    return idf / math.log(params.rarity_reference)
-
-
-def saturation(x: float, params: ScoringParams = DEFAULT_PARAMS) -> float:
-    """BM25 term-frequency saturation of a field-weighted frequency ``x`` (0 .. k1 + 1)."""
-    return x * (params.k1 + 1.0) / (x + params.k1) if x > 0 else 0.0
-
-
 @dataclass(frozen=True)
 class Usage:
     """How often a note was recalled on this machine, and when last (ms since the epoch)."""

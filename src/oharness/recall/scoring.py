@@ -19,13 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from oharness.recall.postings import CountArray, IntArray, Postings
-from oharness.recall.score import (
-    DEFAULT_PARAMS,
-    MIN_TERM_WEIGHT,
-    ScoringParams,
-    search_weight,
-    term_weight,
-)
+from oharness.recall.score import DEFAULT_PARAMS, MIN_TERM_WEIGHT, ScoringParams
 from oharness.recall.tokenize import Tokenizer
 
 FloatArray = npt.NDArray[np.float64]
@@ -57,41 +51,54 @@ def read_terms(
     """The postings and weights of each term, None where no note holds it. Recall weights
     (a prior, a cap) unless ``search`` (plain BM25 weights)."""
     note_count = len(postings)
-    priors = tokenizer.priors(terms) if not search else [0.0] * len(terms)
-    found: list[TermInfo | None] = []
     ids = postings.vocabulary.get_many(terms)
-    for term, prior, term_id in zip(terms, priors, ids, strict=True):
-        slots, counts = postings.postings(term_id) if term_id is not None else (_NO_SLOTS, None)
-        if term_id is None or counts is None or not len(slots):
+    read = [postings.postings(term_id) if term_id is not None else None for term_id in ids]
+    held = np.array([0 if found is None else len(found[0]) for found in read])
+    in_head = postings.head_held[[term_id or 0 for term_id in ids]]
+    plains = search_weight(held, note_count, params)
+    if search:
+        weights, topics = plains, search_weight(in_head, note_count, params)
+    else:
+        priors = tokenizer.priors(terms)
+        weights = term_weight(held, note_count, priors, params)
+        topics = term_weight(in_head, note_count, priors, params)
+    found: list[TermInfo | None] = []
+    for n, (term, term_id, postings_of) in enumerate(zip(terms, ids, read, strict=True)):
+        if term_id is None or postings_of is None or not held[n]:
             found.append(None)
             continue
-        held, in_head = len(slots), int(postings.head_held[term_id])
-        plain = search_weight(held, note_count, params)
-        if search:
-            weight = plain
-            topic = search_weight(in_head, note_count, params)
-        else:
-            weight = term_weight(held, note_count, prior, params)
-            topic = term_weight(in_head, note_count, prior, params)
+        slots, counts = postings_of
+        weight, plain = float(weights[n]), float(plains[n])
         if weight < MIN_TERM_WEIGHT:
             found.append(TermInfo(term, term_id, weight, weight, slots, counts, _NO_SLOTS, plain))
             continue
-        head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head else _NO_SLOTS
-        found.append(TermInfo(term, term_id, weight, topic, slots, counts, head, plain))
+        head = slots[(counts[:, 0] > 0) | (counts[:, 1] > 0)] if in_head[n] else _NO_SLOTS
+        found.append(TermInfo(term, term_id, weight, float(topics[n]), slots, counts, head, plain))
     return found
 
 
-def term_weights(
-    document_frequencies: npt.NDArray[np.int32],
+def term_weight(
+    document_frequency: npt.ArrayLike,
     note_count: int,
-    priors: npt.NDArray[np.float64],
+    prior: npt.ArrayLike,
     params: ScoringParams = DEFAULT_PARAMS,
-) -> npt.NDArray[np.float64]:
-    """:func:`~.score.term_weight` of many terms at once, on arrays."""
+) -> FloatArray:
+    """The recall weight (rarity in [0, 1], :mod:`~.score`) of terms held by
+    ``document_frequency`` notes, elementwise (numbers or arrays)."""
     notes = note_count + params.prior_notes + 1.0
-    share = np.maximum(priors, (document_frequencies + 0.5) / notes)
+    share = np.maximum(prior, (np.asarray(document_frequency) + 0.5) / notes)
     rarity = np.log(1.0 / share) / math.log(params.rarity_reference)
-    weights: npt.NDArray[np.float64] = np.clip(rarity, 0.0, 1.0)
+    weights: FloatArray = np.clip(rarity, 0.0, 1.0)
+    return weights
+
+
+def search_weight(
+    document_frequency: npt.ArrayLike, note_count: int, params: ScoringParams = DEFAULT_PARAMS
+) -> FloatArray:
+    """The search weight: plain BM25 IDF (no prior, no cap), on the same unit as recall's."""
+    held = np.asarray(document_frequency)
+    idf = np.log(1.0 + (note_count - held + 0.5) / (held + 0.5))
+    weights: FloatArray = idf / math.log(params.rarity_reference)
     return weights
 
 
