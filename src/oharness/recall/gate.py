@@ -1,60 +1,19 @@
-"""The recall gate: does a message name a note's topic? (pure; spec 03.2).
+"""The recall gate: does a message name a note's topic? (pure; spec 03.2; docs/recall.md, "The
+gate").
 
-A score over the threshold is not enough to attach a note: the message must also *be about*
-the note, judged on the note's summary and tags (its topic) with the recall weights of
-:mod:`oharness.recall.score` (so everyday words count little, rare words fully):
-
-- ``shared``: the weight of the message's words found in the note's summary or tags;
-- ``topic``: the weight of all the words of the note's summary and tags;
-- ``said``: the weight of the message's words, at most :data:`MASS_CAP` (a long message
-  about several things is judged by its best few words, not diluted without end).
-
-The overlap is the Dice coefficient of the two weighted word sets,
-``2 · shared / (topic + said)``: 1 when the message says exactly the note's summary, near 0
-when they share one word among many. It must reach :data:`OVERLAP_GATE`; ``shared`` must
-reach :data:`SHARED_GATE` (one rare word, or two everyday ones, or an everyday one and one of
-the most common). When every shared word is an everyday one and no phrase matches, the
-overlap must reach :data:`EVERYDAY_OVERLAP_GATE` instead: several everyday words name a topic
-together when they are a large part of it ("can I add a new dependency?" and "Ask before
-adding a new dependency"), never one at a time.
-
-When a distinctive word is shared and the shared words make up :data:`CAPPED_SHARE` of the
-message, the topic too counts at most :data:`MASS_CAP`: a note with a long summary
-("Releases: bump the version with `hatch version minor`, tag vX.Y.Z, CI publishes to PyPI")
-is named by "how do I cut a new release?" as a note with a short one would be. Without the
-cap, the words of the summary the message does not say outweigh the one it does. Everyday
-words alone, two or more of them, measure against a topic of at most
-:data:`EVERYDAY_TOPIC_CAP`: "commit this with the message 'fixed stuff'" names "Commit messages
-in English, imperative mood, no emoji".
-
-A message that is mostly a rare word of the note's summary or tags (``gen-itgc broke
-again``) names it, however long the summary: ``shared`` at least :data:`MESSAGE_SHARE` of
-``said`` with a word of weight :data:`RARE` passes too.
-
-A *phrase* - two words next to each other in the summary, next to each other in the message
-(``pricing cards``; stop words between them do not count, their order does not matter) - is
-strong evidence of the same topic even in everyday words, so it lowers the overlap needed to
-:data:`PHRASE_OVERLAP_GATE`.
-
-A short note (a body of at most :data:`SHORT_BODY` terms: a few sentences) is all topic: it
-also passes when the test above passes with its body words counted beside its summary and
-tags. Its summary or tags must still share a word with the message (spec 03.2).
-
-The weights are those of :mod:`oharness.recall.score` with one difference: a word weighs by
-how many notes hold it in their *summary or tags*, not anywhere - the gate asks whether a word
-names a topic, and a word many bodies use ("depend", "meeting", "docs") still names the one
-topic few notes are about. A short note's body words weigh as body words do. Every candidate
-is judged at once (:func:`passes`), so a passing note is never hidden behind
-higher-scoring notes that fail.
-
-Why not a single distinctive word, as before: in a small folder nearly every word is rare,
-and in a large one the words people name topics with ("pricing", "cards", "button") are
-common; the overlap is a share, so it reads the same at 5 notes and at 10,000.
+Per note, with the recall weights of words in summaries and tags: ``shared`` (the message's
+words in the note's summary or tags), ``topic`` (all of them) and ``said`` (the message's
+words, at most :data:`MASS_CAP`). The Dice overlap ``2 · shared / (topic + said)`` must reach
+:data:`OVERLAP_GATE` when a shared word is distinctive or a phrase of the summary (or a whole
+tag it does not use) is said, :data:`EVERYDAY_OVERLAP_GATE` with everyday words alone; and
+``shared`` must reach :data:`SHARED_GATE`. A long summary does not hide its note: the topic
+is capped when the message says enough of it. A message that is mostly a rare word of the
+note passes whatever the summary. Every candidate is judged at once (:func:`passes`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -69,10 +28,9 @@ CAPPED_SHARE: Final = 0.3
 #: at least two of them (:data:`EVERYDAY_PAIR`).
 EVERYDAY_TOPIC_CAP: Final = 8.0
 EVERYDAY_PAIR: Final = 1.1
-#: Dice overlap of message and summary + tags a note needs to be attached.
+#: Dice overlap of message and summary + tags a note needs to be attached (a distinctive
+#: word shared, or a phrase of the summary said).
 OVERLAP_GATE: Final = 0.2
-#: The same, when a phrase of the summary occurs in the message.
-PHRASE_OVERLAP_GATE: Final = 0.2
 #: The same, when every shared word is an everyday one and no phrase matches: several
 #: everyday words name a topic together when they are a large part of it.
 EVERYDAY_OVERLAP_GATE: Final = 0.3
@@ -119,9 +77,7 @@ def passes(
     small_topic = np.where(distinctive, shared >= CAPPED_SHARE * capped, shared >= EVERYDAY_PAIR)
     cap = np.where(distinctive, MASS_CAP, EVERYDAY_TOPIC_CAP)
     topic = np.where(small_topic, np.minimum(topic, cap), topic)
-    needed = np.where(
-        phrase, PHRASE_OVERLAP_GATE, np.where(distinctive, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE)
-    )
+    needed = np.where(phrase | distinctive, OVERLAP_GATE, EVERYDAY_OVERLAP_GATE)
     denominator = topic + capped
     dice = np.where(denominator > 0, 2.0 * shared / np.maximum(denominator, 1e-9), 0.0)
     result: BoolArray = (shared >= SHARED_GATE) & (rare | (dice >= needed))
@@ -150,18 +106,9 @@ class Candidates:
         """The candidates of ``keep`` (``where`` is reused: this one's is no longer valid)."""
         where = self.where
         where[self.slots[~keep]] = -1
-        slots = self.slots[keep]
-        where[slots] = np.arange(len(slots), dtype=np.int32)
-        return Candidates(
-            slots,
-            self.short[keep],
-            self.shared[keep],
-            self.strongest[keep],
-            self.topic[keep],
-            self.body[keep],
-            self.said,
-            where,
-        )
+        where[self.slots[keep]] = np.arange(np.count_nonzero(keep), dtype=np.int32)
+        arrays = ("slots", "short", "shared", "strongest", "topic", "body")
+        return replace(self, **{name: getattr(self, name)[keep] for name in arrays})
 
     def flags(self, holders: IntArray) -> BoolArray:
         """Per candidate, whether ``holders`` (slots) holds it."""

@@ -1,35 +1,13 @@
-"""The per-message recall path (spec 03.2): score, gate, rank - which notes a message names.
+"""The per-message recall path (spec 03.2; docs/recall.md, "The gate"): which notes a message
+names.
 
-:class:`Judge` reads a message and applies :mod:`~oharness.recall.gate` to the notes it meets:
-
-- frame words are left out of the message; related words are looked up beside its words, at
-  :data:`RELATED_FACTOR` of their weight;
-- the candidates are the notes holding a message word in their summary or tags whose score
-  reaches ``minScore``;
-- a message is measured against the part of a note's topic in its own scripts: an English
-  message against the words, a Japanese one against the pairs, a mixed one against both;
-- a message word matching a note only through its stem counts less
-  (:mod:`~oharness.recall.surface`);
-- a phrase of the summary, or a whole tag the summary does not use (a synonym, the term in
-  another language, a name), said in the message names the topic
-  (:data:`~oharness.recall.gate.PHRASE_OVERLAP_GATE`);
-- a short note that fails on its summary and tags is judged again with its body words (the
-  :data:`~oharness.recall.gate.SHORT_CANDIDATES` best by score);
-- everyday words alone that pass on ``per_turn`` notes or more single none of them out: in
-  a large folder a couple of everyday words ("review the changes in this file") meet many
-  summaries, and attaching three of them is noise.
-
-**Related words** (English only): recall matches words, not meaning, so a message can name a
-note's topic in other words than the note uses: "how long are logs **kept**?" for a note on
-log **retention**. The notes' tags are the first remedy (the system prompt asks for tags with
-synonyms); :data:`RELATED_WORDS` covers the few gaps that recur in the notes of a software
-team. A message word of a set also looks for the other words of its set, at
-:data:`RELATED_FACTOR` of their weight, and a related word is never the message's distinctive
-word: it can complete a topic the message's own words name, never name one alone.
-
-**Frame words.** "What did we *decide* about the naming?", "do you *remember* the deploy
-rule?": words that ask about the conversation or the memory itself frame the question and
-say nothing of its topic; recall leaves them out of the message (search keeps them).
+:class:`Judge` reads a message - frame words ("what did we *decide*") left out, related words
+(:data:`RELATED_WORDS`) at :data:`RELATED_FACTOR` of their weight, words written together or
+apart and typos read as the notes write them - and applies :mod:`~oharness.recall.gate` to
+the notes holding a message word in their summary or tags whose score reaches ``minScore``.
+A match only through the stem counts less (:mod:`~oharness.recall.surface`); a short note
+failing on its summary and tags is judged again with its body words; everyday words alone
+that pass on ``per_turn`` notes or more single none out.
 
 Not thread-safe, as the index that owns it.
 """
@@ -99,6 +77,8 @@ TYPO_LENGTH: Final = 8
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 
 
+#: Words that ask about the conversation or the memory itself: they frame a question and say
+#: nothing of its topic (search keeps them).
 FRAME_WORDS: Final[tuple[str, ...]] = (
     "decide",
     "decision",
@@ -509,10 +489,7 @@ class Judge:
             found = said.get(term_id)
             if found is not None:
                 best[found[0]] = max(best.get(found[0], 0.0), found[1])
-        extra = 0.0
-        for weight in best.values():
-            extra += weight
-        return extra, max(best.values(), default=0.0), len(best)
+        return sum(best.values()), max(best.values(), default=0.0), len(best)
 
 
 def _held_by(candidates: Candidates, holders: list[IntArray | None]) -> npt.NDArray[np.intp]:
