@@ -60,9 +60,14 @@ def note_entry(
     body, links = without_links(note.body)
     count = tokenizer.counts
     summary, tags, text = count(note.summary), count("\n".join(note.tags)), count(body)
-    marks = note_marks(
-        tokenizer, tag_marks, note, (body, links), (summary, tokenizer.phrases(note.summary))
-    )
+    marks = [  # the summary's phrases, links, whole tags, derived words, whether it asks
+        *tokenizer.phrases(note.summary),
+        *(LINK_MARK + target for target in links),
+        *tag_marks(note.tags, summary),
+        *surface_marks(tokenizer, note.summary + "\n" + "\n".join(note.tags)),
+    ]
+    if _QUESTION.search(note.summary) or _QUESTION.search(body):
+        marks.append(ASKS)
     union = dict.fromkeys([*text, *tags, *summary, *marks])
     term_ids = postings.term_ids(union)
     counts = np.zeros((len(union), 3), dtype=np.int64)
@@ -83,28 +88,6 @@ def without_links(body: str) -> tuple[str, tuple[str, ...]]:
     for target in links:
         body = body.replace(f"[[{target}]]", " ")
     return body, links
-
-
-def note_marks(
-    tokenizer: Tokenizer,
-    tag_marks: TagMarks,
-    note: Note,
-    body: tuple[str, tuple[str, ...]],
-    summary: tuple[Collection[str], list[str]],
-) -> list[str]:
-    """The marks of a note: its summary's phrases, links, whole tags, derived summary and
-    tags words, and whether it asks something. ``body``: the body without its links, and the
-    links; ``summary``: the summary's terms and phrases."""
-    text, links = body
-    marks = [
-        *summary[1],
-        *(LINK_MARK + target for target in links),
-        *tag_marks(note.tags, summary[0]),
-        *surface_marks(tokenizer, note.summary + "\n" + "\n".join(note.tags)),
-    ]
-    if _QUESTION.search(note.summary) or _QUESTION.search(text):
-        marks.append(ASKS)
-    return marks
 
 
 class WholeTag(NamedTuple):

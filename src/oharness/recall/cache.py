@@ -169,11 +169,11 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 def framed(payload: dict[str, Any]) -> bytes:
     """The file's bytes for ``payload``: the tag, the CRC-32 of the rest, the size of the
-    header, the header (marshalled: every value but the arrays, and each array's size), and
-    the arrays one after the other; the header and each array padded to a multiple of 8 bytes,
-    so that every array of a mapped file is aligned."""
-    blobs = [(name, payload[name]) for name in _BLOBS if isinstance(payload.get(name), bytes)]
-    header = {name: value for name, value in payload.items() if name not in dict(blobs)}
+    header, the header (marshalled: every value but the arrays - the bytes values - and each
+    array's size), and the arrays one after the other; the header and each array padded to a
+    multiple of 8 bytes, so that every array of a mapped file is aligned."""
+    blobs = [(name, value) for name, value in payload.items() if isinstance(value, bytes)]
+    header = {name: value for name, value in payload.items() if not isinstance(value, bytes)}
     header["blobs"] = [(name, len(blob)) for name, blob in blobs]
     parts = [marshal.dumps(header), *(blob for _, blob in blobs)]
     padded = [part + bytes(-len(part) % 8) for part in parts]
@@ -270,19 +270,6 @@ class _FileRead:
 
     def __del__(self, close: Callable[[int], None] = os.close) -> None:
         close(self._fd)  # bound here: at exit the module's globals may be gone first
-
-
-_BLOBS: Final = (
-    "terms",
-    "offsets",
-    "hashes",
-    "hash_ids",
-    "scopes",
-    "lengths",
-    "held",
-    "slots_by_term",
-    "frequencies_by_term",
-)
 
 
 def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | None:

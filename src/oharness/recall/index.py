@@ -1,18 +1,13 @@
 """The in-memory recall index over the notes of both scopes (spec 03.2, 03.3).
 
-An inverted index keyed by ``(scope, id)``: for every term, the slots of the notes holding it
-and the term's frequency in each field (summary, tags, body). One note is added, replaced or
-removed by touching only its own terms' postings, so an edit shows in the next recall without
-a rebuild (:mod:`~oharness.recall.postings`). Scores are summed with numpy over the postings of
-the message's terms (:mod:`~oharness.recall.scoring`); the formula and its scale are described
-in :mod:`oharness.recall.score`.
+An inverted index keyed by ``(scope, id)`` (:mod:`~oharness.recall.postings`): a note is
+added, replaced or removed by touching only its own terms, so an edit shows in the next
+recall. Scores are summed over the postings of the message's terms
+(:mod:`~oharness.recall.scoring`; the formula and its scale: :mod:`~oharness.recall.score`).
+:meth:`RecallIndex.recall` decides what to attach to a user message (gate, threshold, at most
+``perTurn`` notes; usually nothing), :meth:`RecallIndex.search` ranks for an explicit query.
 
-Two ways in: :meth:`RecallIndex.recall` decides what to attach to a user message (gate,
-threshold, at most ``perTurn`` notes; usually nothing), :meth:`RecallIndex.search` ranks for
-an explicit query (no gate, no threshold, widened by pseudo-relevance feedback).
-
-Not thread-safe: callers serialise access (one index per process, updated under its owner's
-lock).
+Not thread-safe: callers serialise access (one index per process).
 """
 
 from __future__ import annotations

@@ -287,12 +287,12 @@ class Judge:
             ((term,), RELATED_FACTOR) for _, terms in message.related for term in terms
         ]
         terms = [term for group, _ in groups for term in group]
-        infos = self._lookup(terms)
+        postings, params = self._postings, self._params
+        infos = read_terms(postings, self._tokenizer, params, terms, search=False)
         numbers = [number for number, (group, _) in enumerate(groups) for _ in group]
         for number, info in zip(numbers, infos[: sum(map(len, message.groups))], strict=False):
             if info is not None and info.weight >= MIN_TERM_WEIGHT:
                 message.said[info.term_id] = (number, info.weight)
-        postings, params = self._postings, self._params
         norms = postings.norms(params.boosts, params.length_factors)
         scored = accumulate(infos, groups, norms, params, plain=True)
         if message.related:
@@ -310,9 +310,6 @@ class Judge:
         ranking = scored.scores[chosen] * (1.0 + gate.TAG_RANK * tags)
         assert scored.plain is not None
         return Passed(chosen, ranking, message.named, scored.scores, judged, scored.plain)
-
-    def _lookup(self, terms: list[str]) -> list[TermInfo | None]:
-        return read_terms(self._postings, self._tokenizer, self._params, terms, search=False)
 
     def _add_related(
         self, message: Message, infos: dict[str, TermInfo | None], shared: FloatArray
@@ -485,7 +482,7 @@ class Judge:
         of them and how many."""
         said = message.said
         best: dict[int, float] = {}  # word -> its best stem's weight
-        for term_id in self._postings.bodies.get(slot, _NO_SLOTS).tolist():
+        for term_id in self._postings.bodies[slot].tolist():
             found = said.get(term_id)
             if found is not None:
                 best[found[0]] = max(best.get(found[0], 0.0), found[1])

@@ -116,11 +116,6 @@ class Rows:
             owner = np.concatenate([owner, *(np.full(len(row), n, np.int32) for n, row in changed)])
         return ids, owner
 
-    def get(self, slot: int, default: IntArray) -> IntArray:
-        """The row of ``slot``; ``default`` when it is empty."""
-        row = self[slot]
-        return row if len(row) else default
-
 
 class Postings:
     """Term postings and per-note rows; see the module docstring."""

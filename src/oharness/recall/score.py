@@ -1,6 +1,7 @@
 """The recall score: its formula, its scale, the usage boost and summary similarity (pure).
 
-The score of a note for a message is a BM25F-style sum over the message's distinct words::
+A BM25F-style sum over the message's distinct words (docs/recall.md, "The score and its
+scale", says how to read it: the scale ``memory.recall.minScore`` is on)::
 
     score = sum over words w of  max over w's stems t of  weight(t) * saturation(x_t)
 
@@ -9,37 +10,11 @@ The score of a note for a message is a BM25F-style sum over the message's distin
     weight(t)  = min(1, ln(1 / share_t) / ln(100))                         # 0 .. 1
     share_t    = max(prior_t, (df_t + 0.5) / (N + 101))
 
-Fields: summary (boost 3, b 0.3), tags (boost 3, b 0), body (boost 1, b 0.75); k1 = 1.2;
-``N`` notes in the index, ``df_t`` of them holding ``t``. ``prior_t`` is the share of notes a
-term is assumed to be in whatever the index holds: 0.08 for everyday words ("weekend",
-"message", "fix"), 0.25 for the most common ones and for function words of languages not
-configured, 0 for the rest (see :mod:`oharness.recall.words`). The 101 in the denominator is
-a pseudo-collection of 100 notes, so that in a tiny index a word held by one note is not
-infinitely rare.
-
-How to read it - this is the scale ``memory.recall.minScore`` is on:
-
-- ``weight`` is a rarity in [0, 1]: 1 for a word in at most 1% of notes, 0.5 for one in
-  10%, 0.55 at most for everyday words and 0.3 for the most common, 0 for a word in every
-  note. The cap and the prior floor make the scale the same at 10 notes and at 10,000: in a
-  small index every word looks rare, and the floor stops chit-chat from looking distinctive;
-  in a large one the cap stops truly rare words from outweighing each other without end.
-- A rare word once in an average body scores 1.0; in the summary or tags about 1.57; in
-  both about 1.7 (at most 2.2). The default threshold 1.2
-  therefore means "a distinctive word of the message names the note in its summary or tags,
-  or several weaker words match".
-- Recall also gates: the message must name the note's topic (:mod:`oharness.recall.gate`,
-  where ``df_t`` counts the notes holding ``t`` in their summary or tags):
-  a distinctive word (weight >= :data:`GATE_WEIGHT`, 0.6: not an everyday word, held by at
-  most ~6% of notes), a phrase of the summary, or several everyday words making up much of
-  the topic. One everyday word alone never attaches a note.
-
-Search (``memory(query)``) ranks by the same sum with plain BM25 weights (no prior, no cap,
-divided by ln(100) to stay on the same unit), times the share of the query's weight that the
-note matches; its scores order results and mean nothing absolute.
-
-Terms whose weight is below :data:`MIN_TERM_WEIGHT` (in ~95% of notes or more) are skipped:
-they cannot move a note across the threshold and cost the most to accumulate.
+``N`` notes in the index, ``df_t`` of them holding ``t``; ``prior_t`` the share of notes an
+everyday word is assumed to be in (:mod:`oharness.recall.words`). Search ranks by the same
+sum with plain BM25 weights (no prior, no cap, divided by ln(100)) times the share of the
+query's weight a note matches. Terms weighing under :data:`MIN_TERM_WEIGHT` are skipped: they
+cannot move a note across the threshold and cost the most to sum.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""Stem matches whose words differ: "expression" meets "Express" (per-message recall; spec 03.2).
+"""Stem matches whose words differ: "expression" meets "Express" (per-message recall; spec 03.2;
+docs/recall.md, "The gate").
 
-A Snowball stem joins a word's inflections ("change", "changes", "changed") and also some of
-its derivations ("expression" and "express", "deployment" and "deploy", "uploader" and
-"upload"). An inflection is the same word; a derivation is often another one, and the
-commonest derivations of a software team's words name other things ("a regular expression",
-"the Express framework"). So for the gate a message word matches a note's summary or tags
-fully only when the note holds the same word up to its inflection (:func:`inflection_key`);
-a match through the stem alone counts :data:`STEM_ONLY_FACTOR` of its weight in ``shared``
-and as the distinctive word. The score itself is unchanged.
-
-A word is its stem's *base* word when the stem takes nothing more from it than the inflection
-(its key at most one letter longer than the stem: "express", "expressed", "pricing"), else it
-is *derived* ("expression", "deployment"). A note keeps, beside its terms, a mark of each
-derived word of its summary and tags (:data:`SURFACE_MARK` + key) and of each stem they hold
-only through derived words (:data:`DERIVED_MARK` + stem). A base word of a message is then
-weak only at the notes of the second mark, and a derived one at the notes holding its stem
-without its mark: a look-up per message word, on the candidates alone.
-
-Only English words of plain letters are compared (an identifier, a word of another script or
-one with several stems is left as it matched).
+A Snowball stem joins a word's inflections and some of its derivations ("expression" and
+"express"), which often name other things. For the gate a message word matches a note's
+summary or tags fully only when the note holds the same word up to its inflection
+(:func:`inflection_key`); a match through the stem alone counts :data:`STEM_ONLY_FACTOR` of its
+weight in ``shared`` and as the distinctive word. A note keeps a mark of each *derived* word of
+its summary and tags (:data:`SURFACE_MARK` + key: its stem takes more than the inflection
+from it) and of each stem held only through such words (:data:`DERIVED_MARK` + stem), so the
+check is a look-up per message word, on the candidates alone. Only plain English words with
+one stem are compared.
 """
 
 from __future__ import annotations

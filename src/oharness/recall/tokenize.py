@@ -1,28 +1,13 @@
-"""Turning text into recall terms (spec 03.2, "Tokenising").
+"""Turning text into recall terms (spec 03.2, "Tokenising"; docs/recall.md, "Tokenising").
 
-Rules, in the order they apply:
-
-1. Text that is not pure ASCII is NFKC-normalised (full-width Latin becomes ASCII, half-width
-   katakana becomes full-width), then cut into *chunks*: runs of CJK characters (Han,
-   Hiragana, Katakana, Hangul), and runs of other word characters joined by ``- _ . /``. The
-   word pattern excludes the CJK ranges, so ``重跑gen-itgc后`` gives ``重跑``, ``gen-itgc``, ``后``.
-2. A CJK run becomes its overlapping pairs (``数据库`` -> ``数据``, ``据库``); a lone character
-   stays a unigram.
-3. A word chunk made of several parts (``gen-itgc``, ``run_tests.py``, ``getUserName``) is kept
-   whole (case-folded, unstemmed) *and* split into its parts, on the separators and on
-   camelCase boundaries.
-4. Each word or part is case-folded; stop words are dropped; the rest are stemmed with every
-   configured Snowball stemmer. With several languages a word yields each *distinct* stem
-   (``pricing`` -> ``price`` in English and ``pricing`` in French), and documents index them
-   all. Queries group a word's stems as alternatives (:meth:`Tokenizer.query_terms`) and the
-   scorer counts the best one, so a second language widens matching without counting a word
-   twice.
-5. With an English stemmer, irregular forms meet their base (``broke`` -> ``break``) and British
-   spellings the American ones (``colour`` -> ``color``, ``organise`` -> ``organize``), before
-   stemming. A run of zeros alone (the ``00`` of ``10:00``) is not a word.
-
-Results are cached per chunk, so a word costs one dictionary lookup after its first sighting
-(this is why PyStemmer's own cache is switched off: it slows mostly-new words down).
+Text that is not ASCII is NFKC-normalised and cut into chunks: runs of CJK characters, runs
+of an unspaced script (Thai...), and words joined by ``- _ . /``. A CJK run becomes its
+overlapping pairs, an unspaced run the pairs of its letter clusters. An identifier is kept
+whole and split into its parts (separators, camelCase). Words are case-folded, stop words
+dropped, the rest stemmed with every configured Snowball stemmer (a word's distinct stems are
+alternatives: :meth:`Tokenizer.query_terms`); with English, irregular forms and British
+spellings meet their base first. Results are cached per chunk (PyStemmer's own cache is off:
+it slows mostly-new words down).
 """
 
 from __future__ import annotations

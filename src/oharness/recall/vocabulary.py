@@ -12,12 +12,9 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator
 from itertools import pairwise
-from typing import Final
 
 import numpy as np
 import numpy.typing as npt
-
-_EMPTY: Final = np.zeros(0, dtype=np.uint64)
 
 
 def term_hash(data: bytes | memoryview) -> int:
