@@ -1,28 +1,17 @@
 """A derived, machine-local cache of the recall index (spec 03.3), so a new process is ready fast.
 
-Tokenising and stemming every note is the whole cost of a cold start; the cache keeps each
-note's indexed form so that a new process only reads one file: the notes' keys and lengths,
-and their postings in term order as the index keeps them (:mod:`~oharness.recall.postings`),
-which a load adopts as they are.
+Tokenising every note is the whole cost of a cold start; the cache keeps the notes' keys and
+lengths and their postings in term order as the index keeps them
+(:mod:`~oharness.recall.postings`), which a load adopts as they are. A stale entry is never
+used: the file records :data:`CACHE_FORMAT` and the tokeniser's signature (a mismatch
+discards it), and every note its *cache key* (e.g. ``(mtime_ns, size, inode)`` of its file);
+a note whose current key differs is reported back for the caller to index from the note.
 
-Validity, so a stale entry is never used:
-
-- the file records :data:`CACHE_FORMAT` and the tokeniser's signature (its version and
-  languages); a mismatch discards the whole file;
-- every note is stored with the *cache key* the caller gave when indexing it, e.g.
-  ``(mtime_ns, size, inode)`` of its file or its content hash; on load an entry is used only
-  when the caller's current key for that note is equal. Anything else - a changed, new,
-  unreadable or truncated entry - is reported back for the caller to index from the note.
-
-The file starts with a tag and the CRC-32 of the rest; a file whose CRC does not match (cut
-short, overwritten, a bit flipped) is discarded, and so is one whose arrays disagree (as many
-postings as the terms' counts say, every slot a note, each term's slots ascending). The file is
-rebuildable and never synced: a missing or corrupt cache only costs time.
-Writes are atomic (unique temp file in the same directory, fsync, ``os.replace``, fsync of the
-directory), so a crash leaves the old cache or the new one. A writer killed before the rename
-leaves its temp file (the size of the cache); the next write removes those of this cache file
-older than :data:`~oharness.notes.tempfiles.STALE_TEMP_AGE_MS` (younger ones may be another
-process's write in progress).
+The file starts with a tag and the CRC-32 of the rest; a file whose CRC does not match, or
+whose arrays disagree, is discarded: a missing or corrupt cache only costs time (it is never
+synced). Writes are atomic (:func:`~oharness.fsio.atomic_write`); the temp files of killed
+writers older than :data:`~oharness.notes.tempfiles.STALE_TEMP_AGE_MS` are removed by the next
+write.
 """
 
 from __future__ import annotations
@@ -52,11 +41,8 @@ from oharness.recall.postings import (
 )
 from oharness.recall.vocabulary import Vocabulary
 
-#: Bump when the file layout or the indexed form of a note changes (2: the mark of a note that
-#: asks something; 3: notes as columns; 4: the inflection keys of its summary and tags words;
-#: 5: the postings in term order too; 6: a body indexed up to ``INDEXED_BODY_CHARS``; 7: the
-#: postings in term order only; 8: each array aligned to 8 bytes). Tokeniser changes are
-#: covered by its own signature.
+#: Bump when the file layout or the indexed form of a note changes (tokeniser changes are
+#: covered by its own signature).
 CACHE_FORMAT: Final = 8
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian

@@ -246,11 +246,7 @@ class RecallIndex:
         chosen = ranked[:per_turn]
         return self._beside_search(passed, chosen)
 
-    def _beside_search(
-        self,
-        passed: Passed,
-        chosen: list[_Ranked],
-    ) -> list[Hit]:
+    def _beside_search(self, passed: Passed, chosen: list[_Ranked]) -> list[Hit]:
         """The notes to attach: as many as the gate ``chosen`` (best first), taken in turn
         from its order and from the search order of the notes it judged (a message word in
         the summary or tags, the score at least ``minScore``, not excluded): the gate's first,

@@ -91,30 +91,20 @@ FRAME_WORDS: Final[tuple[str, ...]] = (
 )
 
 
-def related_terms(
-    analyse: Callable[[str], Iterable[str]],
-) -> dict[str, tuple[str, ...]]:
+def related_terms(analyse: Callable[[str], Iterable[str]]) -> dict[str, tuple[str, ...]]:
     """Each term of the table -> the terms of the other words of its set.
 
     ``analyse`` turns a word into its terms (a tokeniser's ``tokens``), so the table meets
     the index's stems.
     """
-    table: dict[str, tuple[str, ...]] = {}
+    table: dict[str, dict[str, None]] = {}
     for words in RELATED_WORDS:
         terms = [tuple(analyse(word)) for word in words]
-        for number, own in enumerate(terms):
-            others = tuple(
-                dict.fromkeys(
-                    term
-                    for other, group in enumerate(terms)
-                    if other != number
-                    for term in group
-                    if term not in own
-                )
-            )
+        for own in terms:
+            others = [term for group in terms if group is not own for term in group]
             for term in own:
-                table[term] = tuple(dict.fromkeys((*table.get(term, ()), *others)))
-    return table
+                table.setdefault(term, {}).update(dict.fromkeys(t for t in others if t not in own))
+    return {term: tuple(others) for term, others in table.items()}
 
 
 @dataclass
@@ -346,12 +336,7 @@ class Judge:
             return None
         where = np.full(len(scored.shared), -1, dtype=np.int32)
         where[slots] = np.arange(len(slots), dtype=np.int32)
-        strongest = np.zeros(len(slots), dtype=np.float64)
-        heads = list(scored.heads.values())
-        if heads:
-            found = where[np.concatenate([head for head, _ in heads])]
-            weights = np.repeat([weight for _, weight in heads], [len(head) for head, _ in heads])
-            np.maximum.at(strongest, found[found >= 0], weights[found >= 0])
+        strongest = surface.strongest_weight(scored.heads, where, len(slots))
         short = postings.lengths[slots, 2] <= gate.SHORT_BODY
         topic, body = self._topic_of(message.groups, slots, short)
         said = self._message_weight(message, scored.weights)

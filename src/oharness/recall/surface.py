@@ -15,7 +15,7 @@ one stem are compared.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, NamedTuple, cast
 
 import numpy as np
@@ -186,28 +186,35 @@ def weaken_stem_only(
     if not weak_of:
         return None
     if changed.any():
-        strongest[changed] = _strongest(heads, weak_of, candidates)[changed]
+        strongest[changed] = strongest_weight(heads, candidates.where, len(candidates), weak_of)[
+            changed
+        ]
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
 
 
-def _strongest(heads: Heads, weak_of: dict[str, BoolArray], candidates: Candidates) -> FloatArray:
-    """Per candidate, the strongest topic weight of the words in its summary or tags, each
-    at what it counts there (:data:`STEM_ONLY_FACTOR` of it where ``weak_of`` its term)."""
+def strongest_weight(
+    heads: Heads, where: IntArray, count: int, weak_of: Mapping[str, BoolArray] | None = None
+) -> FloatArray:
+    """Per candidate (``where``: per slot its position among ``count``, -1 for none), the
+    strongest topic weight of the words in its summary or tags, each at what it counts there
+    (:data:`STEM_ONLY_FACTOR` of it where ``weak_of`` its term)."""
+    best = np.zeros(count, dtype=np.float64)
+    if not heads:
+        return best
     terms = list(heads)
-    found = candidates.where[np.concatenate([heads[term][0] for term in terms])]
+    found = where[np.concatenate([heads[term][0] for term in terms])]
     sizes = [len(heads[term][0]) for term in terms]
     weights = np.repeat([heads[term][1] for term in terms], sizes)
     ends = np.cumsum(sizes).tolist()
     for number, term in enumerate(terms):
-        weak = weak_of.get(term)
+        weak = (weak_of or {}).get(term)
         if weak is not None:
             start, end = ends[number] - sizes[number], ends[number]
             at = found[start:end]
             lowered = np.flatnonzero(at >= 0)
             lowered = lowered[weak[at[lowered]]] + start
             weights[lowered] *= STEM_ONLY_FACTOR
-    best = np.zeros(len(candidates), dtype=np.float64)
     among = found >= 0
     np.maximum.at(best, found[among], weights[among])
     return best

@@ -43,26 +43,11 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(" ".join(_LISTS[name]).split())
 
 
-ENGLISH_STOP: Final = _words("english_stop")
-FRENCH_STOP: Final = _words("french_stop")
-GERMAN_STOP: Final = _words("german_stop")
-SPANISH_STOP: Final = _words("spanish_stop")
-ITALIAN_STOP: Final = _words("italian_stop")
-PORTUGUESE_STOP: Final = _words("portuguese_stop")
-DUTCH_STOP: Final = _words("dutch_stop")
-HINDI_STOP: Final = _words("hindi_stop")
-STOP_WORDS: Final[dict[str, frozenset[str]]] = {
-    "english": ENGLISH_STOP,
-    "porter": ENGLISH_STOP,
-    "french": FRENCH_STOP,
-    "german": GERMAN_STOP,
-    "spanish": SPANISH_STOP,
-    "italian": ITALIAN_STOP,
-    "portuguese": PORTUGUESE_STOP,
-    "dutch": DUTCH_STOP,
-    "dutch_porter": DUTCH_STOP,
-    "hindi": HINDI_STOP,
-}
+_LANGUAGES: Final = ("english", "french", "german", "spanish", "italian", "portuguese", "dutch")
+_STOP: Final = {name: _words(f"{name}_stop") for name in (*_LANGUAGES, "hindi")}
+#: Per Snowball language, its stop words (``porter`` is English, ``dutch_porter`` Dutch).
+STOP_WORDS: Final = {**_STOP, "porter": _STOP["english"], "dutch_porter": _STOP["dutch"]}
+ENGLISH_STOP: Final = _STOP["english"]
 #: Always active, whatever the languages (Thai particles; CJK grammar characters and pairs).
 UNSPACED_STOP: Final = _words("unspaced_stop")
 CJK_STOP: Final = _words("cjk_stop")
