@@ -1,7 +1,7 @@
 """The score of :mod:`oharness.recall.score` summed over the postings of a message's words.
 
 For each word of a message (each as its alternative stems, with a factor: 1 for the user's
-own words, less for related or feedback words) the postings of its stems are read
+own words, less for related words) the postings of its stems are read
 (:func:`read_terms`) and every note holding one gets the stem's weight times its saturated
 field-weighted count; a word with several stems counts its best stem once per note. The sums
 are taken word after word in the message's order, so a note's score does not depend on how
@@ -160,8 +160,8 @@ def accumulate(
     head = np.concatenate([_NO_SLOTS, *(part.head for part in own)])
     head, topics, _ = _per_word([(1.0, parts) for parts in own_words], head, topics, held, capacity)
     scored = Scored(
-        _summed([at], [best * factors], capacity),
-        _summed([head], [topics], capacity),
+        _summed(at, best * factors, capacity),
+        _summed(head, topics, capacity),
         weights,
         {part.term: (part.head, part.topic_weight) for part in own},
     )
@@ -171,7 +171,7 @@ def accumulate(
         _, plain_best, _ = _per_word(words, slots, values * ratios, lengths, capacity)
         mine = factors == 1.0
         scored.plain = Scored(
-            _summed([at[mine]], [plain_best[mine]], capacity),
+            _summed(at[mine], plain_best[mine], capacity),
             scored.shared,
             words=[[part._replace(weight=part.plain) for part in parts] for parts in own_words],
         )
@@ -244,12 +244,9 @@ def _best(
     return found, best[found]
 
 
-def _summed(slots: list[IntArray], values: list[FloatArray], capacity: int) -> FloatArray:
-    """Per slot, the sum of the values at it, word after word."""
-    if not slots:
-        return np.zeros(capacity, dtype=np.float64)
-    total = np.bincount(np.concatenate(slots), np.concatenate(values), capacity)
-    return total.astype(np.float64, copy=False)
+def _summed(slots: IntArray, values: FloatArray, capacity: int) -> FloatArray:
+    """Per slot, the sum of the values at it (in order)."""
+    return np.bincount(slots, values, capacity).astype(np.float64, copy=False)
 
 
 def cover(scored: Scored) -> None:
@@ -269,7 +266,7 @@ def cover(scored: Scored) -> None:
         capacity,
     )
     scored.query_weight = sum(max(part.weight for part in word) for word in scored.words)
-    scored.covered = _summed([at], [best], capacity)
+    scored.covered = _summed(at, best, capacity)
     tagged: list[IntArray] = []
     for parts in scored.words:
         in_tags = [part.slots[part.counts[:, 1] > 0] for part in parts]

@@ -76,9 +76,6 @@ class Vocabulary:
     def __iter__(self) -> Iterator[str]:
         return (self[term_id] for term_id in range(len(self)))
 
-    def __contains__(self, term: object) -> bool:
-        return isinstance(term, str) and self.get(term) is not None
-
     def hashes(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]]:
         """The sorted hashes of every term and the id of each (what a load reads back)."""
         if not self._more_terms:
@@ -88,10 +85,6 @@ class Vocabulary:
         ids = np.concatenate((self._order, np.arange(self._base, len(self), dtype=np.int32)))
         order = np.argsort(hashes, kind="stable")
         return hashes[order], ids[order]
-
-    def get(self, term: str) -> int | None:
-        """The id of ``term``, None when unknown."""
-        return self.get_many([term])[0]
 
     def get_many(self, terms: list[str]) -> list[int | None]:
         """The id of each term, None where unknown: the terms read from the cache found by
