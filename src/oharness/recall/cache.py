@@ -110,10 +110,9 @@ def _restore(file: BinaryIO, index: RecallIndex, keys: Mapping[NoteKey, CacheKey
         for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
     ]
     missing.difference_update(compress(notes.keys, fresh))
-    valid = np.array(fresh, dtype=np.bool_)
-    read = _FileRead.of(file, payload) if valid.all() else None
-    index.restore(terms, *_kept(notes, order, valid), read)
-    _release(payload)
+    stale = [key for key, ok in zip(notes.keys, fresh, strict=True) if not ok]
+    index.restore(terms, notes, order, _FileRead.of(file, payload), stale)
+    _release(payload)  # after the stale notes' removal, which reads the postings whole
     return missing
 
 

@@ -180,15 +180,21 @@ class RecallIndex:
         return self._postings.vocabulary, *self._postings.term_order()
 
     def restore(
-        self, terms: Vocabulary, notes: Notes, order: TermOrder, read: Read | None = None
+        self,
+        terms: Vocabulary,
+        notes: Notes,
+        order: TermOrder,
+        read: Read | None = None,
+        stale: Iterable[NoteKey] = (),
     ) -> None:
         """Adopt what the cache stores - the terms, the notes and their postings in term
-        ``order`` - as they are (``read``: reads a term's postings from the file); only into
-        an empty index."""
+        ``order`` - as they are (``read``: reads a term's postings from the file), then remove
+        the ``stale`` notes; only into an empty index."""
         if len(self._postings.vocabulary) or not self._postings.empty():
             raise ValueError("a recall cache is read into an empty index only")
         self._postings.vocabulary = terms
         self._postings.adopt(notes, order, read)
+        self._postings.remove_many(stale)
 
     # -- queries ---------------------------------------------------------------------------
 

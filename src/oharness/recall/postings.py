@@ -247,27 +247,32 @@ class Postings:
 
     def remove(self, key: NoteKey) -> bool:
         """Remove a note; False when absent."""
-        slot = self.slot_of.pop(key, None)
-        if slot is None:
-            return False
-        entry = self.entries_at([slot])[0]
-        self._count(entry, -1)
-        if slot < self._base_notes:
-            self._dead[slot] = True
-            self._dead_count += 1
-        else:
-            del self._added_rows[slot]
-            for term_id in entry.term_ids.tolist():
-                self._added[term_id] = [item for item in self._added[term_id] if item[0] != slot]
-        self.keys[slot] = self.cache_keys[slot] = None
-        self.heads[slot] = self.bodies[slot] = _NO_SLOTS
-        for field, length in enumerate(entry.lengths):
-            self.totals[field] -= length
-        self.lengths[slot] = 0.0
-        self._changed_notes += 1
-        self.version += 1
-        self._maybe_rebuild()
-        return True
+        return self.remove_many([key]) > 0
+
+    def remove_many(self, keys: Iterable[NoteKey]) -> int:
+        """Remove notes (the postings read once for all); how many there were."""
+        slots = [slot for key in keys if (slot := self.slot_of.pop(key, None)) is not None]
+        for slot, entry in zip(slots, self.entries_at(slots), strict=True):
+            self._count(entry, -1)
+            if slot < self._base_notes:
+                self._dead[slot] = True
+                self._dead_count += 1
+            else:
+                del self._added_rows[slot]
+                for term_id in entry.term_ids.tolist():
+                    self._added[term_id] = [
+                        item for item in self._added[term_id] if item[0] != slot
+                    ]
+            self.keys[slot] = self.cache_keys[slot] = None
+            self.heads[slot] = self.bodies[slot] = _NO_SLOTS
+            for field, length in enumerate(entry.lengths):
+                self.totals[field] -= length
+            self.lengths[slot] = 0.0
+            self._changed_notes += 1
+        if slots:
+            self.version += 1
+            self._maybe_rebuild()
+        return len(slots)
 
     def empty(self) -> bool:
         """Whether no note was ever added (a base may be adopted)."""

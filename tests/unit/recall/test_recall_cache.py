@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,37 @@ def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
     # keeps every page it reads, and the pages around it, resident): what stays is about
     # the terms' table, a fraction of the file.
     assert _resident_kb(path) * 1024 < path.stat().st_size / 2
+
+
+@pytest.mark.parametrize("stale", [1, 40])
+def test_a_load_with_changed_notes_copies_no_postings(tmp_path: Path, stale: int) -> None:
+    # Notes changed since the cache was written (their file's key differs) are left out of
+    # the load and indexed again by the caller; the others' postings are still read from the
+    # file, not copied into the process (a copy of the file's largest part, as a load with
+    # one edited note made before).
+    notes = synthetic_notes(3_000, seed=5)
+    keys = keys_of(notes)
+    built = RecallIndex()
+    built.add_many(notes, keys)
+    path = tmp_path / "recall-index.bin"
+    write_cache(path, built)
+    changed = dict(keys)
+    for scope, note in notes[:stale]:
+        changed[(scope, note.id)] = (1, 2, 3)
+    held = {}
+    for name, current in (("fresh", keys), ("stale", changed)):
+        tracemalloc.start()
+        loaded = RecallIndex()
+        missing = read_cache(path, loaded, current)
+        held[name] = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+    assert missing == set(list(changed)[:stale])
+    assert held["stale"] < held["fresh"] + path.stat().st_size / 4
+    loaded.add_many(notes[:stale], changed)
+    texts = [note.summary + " " + note.body[:300] for _, note in notes[::100]]
+    expected = [[(hit.key, round(hit.score, 9)) for hit in built.recall(text)] for text in texts]
+    found = [[(hit.key, round(hit.score, 9)) for hit in loaded.recall(text)] for text in texts]
+    assert found == expected
 
 
 def test_a_file_cut_short_in_use_is_an_error_that_says_what_to_do(built: Built) -> None:
