@@ -21,7 +21,7 @@ summary or tags, is kept up to date.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from itertools import islice
 from typing import Final, NamedTuple, cast
 
@@ -194,27 +194,43 @@ class Postings:
 
     def entries_at(self, slots: list[int]) -> list[NoteEntry]:
         """The indexed form of the notes in ``slots``: a base note's gathered from the
-        postings (one pass over them for all)."""
+        postings (one pass over them for all, a block at a time)."""
         base = [slot for slot in slots if slot not in self._added_rows]
         wanted = np.zeros(len(self.keys), dtype=np.bool_)
         wanted[base] = True
-        at = np.flatnonzero(wanted[self._slots]) if base else _NO_SLOTS
-        owner = self._slots[at]
+        wheres: list[npt.NDArray[np.intp]] = [np.empty(0, dtype=np.intp)]
+        owners, held = [_NO_SLOTS], [_NO_COUNTS]
+        for start, block, counts in self._base_blocks() if base else ():
+            at = np.flatnonzero(wanted[block])
+            wheres.append(at + start)
+            owners.append(block[at])
+            held.append(counts[at])
+        at, owner, all_counts = np.concatenate(wheres), np.concatenate(owners), np.concatenate(held)
         found: list[NoteEntry] = []
         for slot in slots:
             added = self._added_rows.get(slot)
             if added is not None:
                 found.append(added)
                 continue
-            mine = at[owner == slot]
-            term_ids = (np.searchsorted(self._starts, mine, side="right") - 1).astype(np.int32)
+            mine = owner == slot
+            term_ids = np.searchsorted(self._starts, at[mine], side="right") - 1
             key = self.keys[slot]
             assert key is not None
             lengths = tuple(self.lengths[slot].astype(np.int64).tolist())
-            found.append(
-                NoteEntry(key, self.cache_keys[slot], term_ids, self._counts[mine], lengths)
-            )
+            entry = (key, self.cache_keys[slot], term_ids.astype(np.int32), all_counts[mine])
+            found.append(NoteEntry(*entry, lengths))
         return found
+
+    def _base_blocks(self) -> Iterator[tuple[int, IntArray, CountArray]]:
+        """The base's postings a block at a time: where each block starts, its slots and
+        counts (read from the file when the base is there: none of it stays in the process)."""
+        total = len(self._slots)
+        for start in range(0, total, _BLOCK):
+            end = min(start + _BLOCK, total)
+            if self._read is not None:
+                yield start, *self._read(start, end)
+            else:
+                yield start, self._slots[start:end], self._counts[start:end]
 
     def norms(self, boosts: Iterable[float], factors: Iterable[float]) -> npt.NDArray[np.float64]:
         """Per slot and field: ``boost / (1 - b + b * length / average length)``; kept until
@@ -251,8 +267,9 @@ class Postings:
 
     def remove_many(self, keys: Iterable[NoteKey]) -> int:
         """Remove notes (the postings read once for all); how many there were."""
-        slots = [slot for key in keys if (slot := self.slot_of.pop(key, None)) is not None]
+        slots = [self.slot_of[key] for key in dict.fromkeys(keys) if key in self.slot_of]
         for slot, entry in zip(slots, self.entries_at(slots), strict=True):
+            del self.slot_of[entry.key]
             self._count(entry, -1)
             if slot < self._base_notes:
                 self._dead[slot] = True

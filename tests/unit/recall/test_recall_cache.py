@@ -121,7 +121,11 @@ def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
     assert [loaded.recall(text) for text in texts] == [built.recall(text) for text in texts]
     # A term's postings are read from the file when scored, not through the map (which
     # keeps every page it reads, and the pages around it, resident): what stays is about
-    # the terms' table, a fraction of the file.
+    # the terms' table, a fraction of the file. So are they when a note is removed or
+    # replaced (its terms are found in every posting).
+    scope, note = notes[7]
+    loaded.add(scope, note.with_changes(summary="An edited summary"), cache_key=(1, 2, 3))
+    assert loaded.remove(notes[8][0], notes[8][1].id)
     assert _resident_kb(path) * 1024 < path.stat().st_size / 2
 
 
@@ -159,7 +163,7 @@ def test_a_load_with_changed_notes_copies_no_postings(tmp_path: Path, stale: int
 def test_a_file_cut_short_in_use_is_an_error_that_says_what_to_do(built: Built) -> None:
     # The cache is only ever replaced whole; a file written over in place under a loaded index
     # is refused when a term's postings are read, not misread (read through a map, it killed
-    # the process with SIGBUS; a removal still reads the postings whole through the map).
+    # the process with SIGBUS), and so is a removal, which reads every posting.
     _, path, keys = built
     loaded = RecallIndex()
     assert read_cache(path, loaded, keys) == set()
@@ -167,6 +171,9 @@ def test_a_file_cut_short_in_use_is_an_error_that_says_what_to_do(built: Built) 
         file.truncate(path.stat().st_size // 3)
     with pytest.raises(StorageError, match="restart the process"):
         loaded.search(QUERIES[0], 10)
+    with pytest.raises(StorageError, match="restart the process"):
+        loaded.remove(*list(keys)[5])
+    assert list(keys)[5] in loaded  # nothing changed
 
 
 def test_a_changed_key_is_never_used(built: Built) -> None:
