@@ -112,7 +112,7 @@ def _restore(file: BinaryIO, index: RecallIndex, keys: Mapping[NoteKey, CacheKey
     missing.difference_update(compress(notes.keys, fresh))
     stale = [key for key, ok in zip(notes.keys, fresh, strict=True) if not ok]
     index.restore(terms, notes, order, _FileRead.of(file, payload), stale)
-    _release(payload)  # after the stale notes' removal, which reads the postings whole
+    _release(payload)
     return missing
 
 
