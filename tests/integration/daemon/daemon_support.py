@@ -114,7 +114,10 @@ class LiveDaemon:
         return self
 
     def stop(self) -> None:
+        """Stop as ``oharness serve`` does: the event streams end first (uvicorn waits for
+        open connections, and an SSE stream a test left open never ends by itself)."""
         if self._server is not None and self._thread is not None:
+            self.state.bus.close()
             self._server.should_exit = True
             self._thread.join(timeout=20)
 

@@ -73,6 +73,33 @@ def client(daemon: LiveDaemon) -> Iterator[httpx2.Client]:
         yield http
 
 
+@pytest.fixture(scope="module")
+def refusing_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+    """One daemon for the module's tests whose requests are all refused before anything is
+    queued or written (validation, unknown ids): they leave it as they found it. (Not the auth
+    tests: wrong tokens count towards the daemon's backoff.)"""
+    root = tmp_path_factory.mktemp("refusing")
+    (root / "project").mkdir()
+    sessions = FailingSessions()
+    options = DaemonOptions(
+        home=root / "home",
+        start=root / "project",
+        sessions=sessions,
+        wrap_work=Gate().wrap,
+        clock=Clock(),
+    )
+    with live_daemon(options) as running:
+        yield running
+        assert running.state.registry.default.lane._tasks == {}
+    assert sessions.calls == []
+
+
+@pytest.fixture
+def refusing_client(refusing_daemon: LiveDaemon) -> Iterator[httpx2.Client]:
+    with refusing_daemon.client() as http:
+        yield http
+
+
 class EventReader:
     """Reads /events on a thread, collecting parsed events."""
 
@@ -325,12 +352,16 @@ def test_auth_is_checked_first(
     ],
 )
 def test_validation_matrix(
-    client: httpx2.Client, daemon: LiveDaemon, path: str, body: dict[str, Any], code: str
+    refusing_client: httpx2.Client,
+    refusing_daemon: LiveDaemon,
+    path: str,
+    body: dict[str, Any],
+    code: str,
 ) -> None:
-    response = client.post(f"/workspace/memory/{path}", json=body)
+    response = refusing_client.post(f"/workspace/memory/{path}", json=body)
     assert response.status_code == 400
     assert response.json()["code"] == code
-    assert daemon.state.registry.default.lane.pending() == []
+    assert refusing_daemon.state.registry.default.lane.pending() == []
 
 
 def test_exactly_64_kib_after_trimming_is_queued_trimmed(
@@ -346,18 +377,22 @@ def test_exactly_64_kib_after_trimming_is_queued_trimmed(
 
 
 @pytest.mark.parametrize("client_id", ["x" * 129, "bad id", b"na\xefve", "a/b", ""])
-def test_malformed_client_id(client: httpx2.Client, client_id: str | bytes) -> None:
+def test_malformed_client_id(refusing_client: httpx2.Client, client_id: str | bytes) -> None:
     headers: Any = {CLIENT: client_id}
-    response = remember(client, "ok", headers=headers)
+    response = remember(refusing_client, "ok", headers=headers)
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_client_id"
-    poll = client.get("/workspace/memory/remember/remember-x", headers=headers)
+    poll = refusing_client.get("/workspace/memory/remember/remember-x", headers=headers)
     assert poll.json()["code"] == "invalid_client_id"
 
 
 @pytest.mark.parametrize("kind", ["remember", "forget", "dream"])
-def test_unknown_task_ids_are_404_with_the_kinds_code(client: httpx2.Client, kind: str) -> None:
-    response = client.get(f"/workspace/memory/{kind}/{kind}-00000000-0000-4000-8000-000000000000")
+def test_unknown_task_ids_are_404_with_the_kinds_code(
+    refusing_client: httpx2.Client, kind: str
+) -> None:
+    response = refusing_client.get(
+        f"/workspace/memory/{kind}/{kind}-00000000-0000-4000-8000-000000000000"
+    )
     assert response.status_code == 404
     assert response.json() == {"error": response.json()["error"], "code": f"{kind}_task_not_found"}
 
@@ -621,26 +656,45 @@ SECRETS = [  # (what the failure says, the part that must never appear)
 ]
 
 
+class FailingWork:
+    """Task work that fails with ``message`` (each test sets its own)."""
+
+    def __init__(self) -> None:
+        self.message = ""
+
+    def wrap(self, work: Any, hosted: Any) -> Any:
+        def failing(task: Any) -> Any:
+            raise RuntimeError(self.message)
+
+        return failing
+
+
+@pytest.fixture(scope="module")
+def failing_daemon(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[LiveDaemon, FailingWork]]:
+    """One daemon whose every task fails with the current test's message."""
+    root = tmp_path_factory.mktemp("failing")
+    (root / "project").mkdir()
+    failing = FailingWork()
+    options = DaemonOptions(home=root / "home", start=root / "project", wrap_work=failing.wrap)
+    with live_daemon(options) as running:
+        yield running, failing
+
+
 @pytest.mark.parametrize(("secret", "core"), SECRETS)
 @pytest.mark.parametrize("splitter", ["", "\u200b", "\x00", "\u202e", "\ufeff"])
 def test_failure_details_are_redacted(
-    home: Path,
-    project: Path,
+    failing_daemon: tuple[LiveDaemon, FailingWork],
     secret: str,
     core: str,
     splitter: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    daemon, failing = failing_daemon
     obfuscated = secret[:8] + splitter + secret[8:]
-
-    def wrap(work: Any, hosted: Any) -> Any:
-        def failing(task: Any) -> Any:
-            raise RuntimeError(f"upstream said {obfuscated} \U0001f600" + "x" * 2000)
-
-        return failing
-
-    options = DaemonOptions(home=home, start=project, wrap_work=wrap)
-    with live_daemon(options) as daemon, daemon.client() as http:
+    failing.message = f"upstream said {obfuscated} \U0001f600" + "x" * 2000
+    with daemon.client() as http:
         task_id = remember(http, "anything").json()["taskId"]
         done = wait_terminal(http, "remember", task_id)
     assert done["error"]["code"] == "remember_failed"
@@ -649,6 +703,7 @@ def test_failure_details_are_redacted(
     assert "[REDACTED]" in details
     assert len(details) <= 1000
     assert not any(ord(char) < 32 for char in details)
+    assert task_id in caplog.text  # the lane logged this failure (before it ended the task)
     assert core not in caplog.text
 
 
@@ -688,14 +743,14 @@ def test_capabilities_do_not_advertise_dream_without_a_merge_path(
     ],
 )
 def test_malformed_bodies_are_refused_cleanly(
-    client: httpx2.Client, daemon: LiveDaemon, body: bytes, code: str
+    refusing_client: httpx2.Client, refusing_daemon: LiveDaemon, body: bytes, code: str
 ) -> None:
-    response = client.post(
+    response = refusing_client.post(
         "/workspace/memory/remember", content=body, headers={"Content-Type": "application/json"}
     )
     status = 413 if code == "body_too_large" else 400
     assert response.status_code == status and response.json()["code"] == code
-    assert not daemon.state.registry.default.lane._tasks
+    assert not refusing_daemon.state.registry.default.lane._tasks
 
 
 def test_many_clients_at_once_all_get_their_tasks(daemon: LiveDaemon) -> None:
