@@ -97,6 +97,9 @@ def test_a_use_before_a_sign_in_counts_once_signed_in(tmp_path: Path) -> None:
 def test_sync_now_through_the_api_announces_what_it_pulled(tmp_path: Path) -> None:
     with _world(tmp_path, signed_in=True) as (server, daemon, _home):
         daemon.state.sync.interval = _NEVER  # the project is not in use: only sync now pulls
+        # A folder's first pass runs once it is scheduled, at start; let it end first, or a
+        # slow one would pull the other device's note below before sync now does.
+        assert _project_synced_in_the_background(daemon, timeout=60.0)
         project_id = daemon.state.registry.default.project_id
         note_id = "from-the-laptop-1ab"
         with server.client() as http:  # another device commits a note to the project

@@ -82,7 +82,9 @@ def test_notes_travel_sealed_and_the_storage_reads_as_noise(
 ) -> None:
     a = machine("a", tmp_path, server, clock, data_key)
     b = machine("b", tmp_path, server, clock, data_key)
-    note = a.ws.service.remember("Deploys happen on Tuesdays", "Release train at noon.", tags="ops")
+    note = a.ws.service.remember(
+        "Deploys happen on Tuesdays", "Release train at noon.", tags="releasetrain"
+    )
     assert a.sync().pushed == [note.id]
     pulled = b.sync()
     assert pulled.pulled == [note.id] and b.files() == a.files()
@@ -99,7 +101,7 @@ def test_notes_travel_sealed_and_the_storage_reads_as_noise(
     everything = stored_bytes(server)
     for plain in ("Tuesdays", "Release train", "Wednesday", "small PRs", note.id, user.id):
         assert plain.encode() not in everything, plain
-    assert PROJECT_ID.encode() not in everything and b"ops" not in everything
+    assert PROJECT_ID.encode() not in everything and b"releasetrain" not in everything
 
     a.ws.service.forget(note.id)
     a.sync()
