@@ -54,7 +54,7 @@ def read_terms(
     ids = postings.vocabulary.get_many(terms)
     read = [postings.postings(term_id) if term_id is not None else None for term_id in ids]
     held = np.array([0 if found is None else len(found[0]) for found in read])
-    in_head = postings.head_held[[term_id or 0 for term_id in ids]]
+    in_head = postings.head_held[[0 if term_id is None else term_id for term_id in ids]]
     plains = search_weight(held, note_count, params)
     if search:
         weights, topics = plains, search_weight(in_head, note_count, params)

@@ -186,9 +186,8 @@ def weaken_stem_only(
     if not weak_of:
         return None
     if changed.any():
-        strongest[changed] = strongest_weight(heads, candidates.where, len(candidates), weak_of)[
-            changed
-        ]
+        again = strongest_weight(heads, candidates.where, len(candidates), weak_of)
+        strongest[changed] = again[changed]
     stay: BoolArray = (shared >= SHARED_GATE) | candidates.short
     return stay
 
@@ -202,13 +201,14 @@ def strongest_weight(
     best = np.zeros(count, dtype=np.float64)
     if not heads:
         return best
+    weak_of = weak_of or {}
     terms = list(heads)
     found = where[np.concatenate([heads[term][0] for term in terms])]
     sizes = [len(heads[term][0]) for term in terms]
     weights = np.repeat([heads[term][1] for term in terms], sizes)
     ends = np.cumsum(sizes).tolist()
     for number, term in enumerate(terms):
-        weak = (weak_of or {}).get(term)
+        weak = weak_of.get(term)
         if weak is not None:
             start, end = ends[number] - sizes[number], ends[number]
             at = found[start:end]
