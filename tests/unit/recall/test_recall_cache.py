@@ -103,22 +103,35 @@ def _resident_kb(path: Path) -> int:
     return total
 
 
+Larger = tuple[list[tuple[Scope, Note]], RecallIndex, Path]
+
+
+@pytest.fixture(scope="module")
+def larger(tmp_path_factory: pytest.TempPathFactory) -> Larger:
+    """3,000 notes, their index and its cache file (read by the tests, never changed)."""
+    notes = synthetic_notes(3_000, seed=5)
+    built = RecallIndex()
+    built.add_many(notes, keys_of(notes))
+    path = tmp_path_factory.mktemp("larger") / "recall-index.bin"
+    write_cache(path, built)
+    return notes, built, path
+
+
+def recalled(index: RecallIndex, notes: list[tuple[Scope, Note]]) -> list[list[Any]]:
+    texts = [note.summary + " " + note.body[:300] for _, note in notes[::100]]
+    return [[(hit.key, round(hit.score, 9)) for hit in index.recall(text)] for text in texts]
+
+
 @pytest.mark.skipif(
     not Path("/proc/self/smaps").exists(),
     reason="SKIPPED: the pages a process holds of a file are read from /proc/self/smaps, which "
     "only Linux has; elsewhere this memory bound is not checked by any test",
 )
-def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
-    notes = synthetic_notes(3_000, seed=5)
-    keys = keys_of(notes)
-    built = RecallIndex()
-    built.add_many(notes, keys)
-    path = tmp_path / "recall-index.bin"
-    write_cache(path, built)
+def test_a_loaded_index_keeps_few_of_its_files_pages(larger: Larger) -> None:
+    notes, built, path = larger
     loaded = RecallIndex()
-    assert read_cache(path, loaded, keys) == set()
-    texts = [note.summary + " " + note.body[:300] for _, note in notes[::100]]
-    assert [loaded.recall(text) for text in texts] == [built.recall(text) for text in texts]
+    assert read_cache(path, loaded, keys_of(notes)) == set()
+    assert recalled(loaded, notes) == recalled(built, notes)
     # A term's postings are read from the file when scored, not through the map (which
     # keeps every page it reads, and the pages around it, resident): what stays is about
     # the terms' table, a fraction of the file. So are they when a note is removed or
@@ -130,17 +143,13 @@ def test_a_loaded_index_keeps_few_of_its_files_pages(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("stale", [1, 40])
-def test_a_load_with_changed_notes_copies_no_postings(tmp_path: Path, stale: int) -> None:
+def test_a_load_with_changed_notes_copies_no_postings(larger: Larger, stale: int) -> None:
     # Notes changed since the cache was written (their file's key differs) are left out of
     # the load and indexed again by the caller; the others' postings are still read from the
     # file, not copied into the process (a copy of the file's largest part, as a load with
     # one edited note made before).
-    notes = synthetic_notes(3_000, seed=5)
+    notes, built, path = larger
     keys = keys_of(notes)
-    built = RecallIndex()
-    built.add_many(notes, keys)
-    path = tmp_path / "recall-index.bin"
-    write_cache(path, built)
     changed = dict(keys)
     for scope, note in notes[:stale]:
         changed[(scope, note.id)] = (1, 2, 3)
@@ -154,10 +163,7 @@ def test_a_load_with_changed_notes_copies_no_postings(tmp_path: Path, stale: int
     assert missing == set(list(changed)[:stale])
     assert held["stale"] < held["fresh"] + path.stat().st_size / 4
     loaded.add_many(notes[:stale], changed)
-    texts = [note.summary + " " + note.body[:300] for _, note in notes[::100]]
-    expected = [[(hit.key, round(hit.score, 9)) for hit in built.recall(text)] for text in texts]
-    found = [[(hit.key, round(hit.score, 9)) for hit in loaded.recall(text)] for text in texts]
-    assert found == expected
+    assert recalled(loaded, notes) == recalled(built, notes)
 
 
 def test_a_file_cut_short_in_use_is_an_error_that_says_what_to_do(built: Built) -> None:
