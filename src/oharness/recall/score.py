@@ -34,9 +34,8 @@ USAGE_HALF_LIFE_MS: Final = 30 * 24 * 3600 * 1000
 #: Summary + tags similarity from which two notes are "likely duplicates".
 LIKELY_DUPLICATE: Final = 0.6
 
+#: Terms weighing less are skipped (see the module docstring).
 MIN_TERM_WEIGHT: Final = 0.01
-#: Weight a word needs for its summary or tags match to open the recall gate.
-GATE_WEIGHT: Final = 0.6
 
 
 @dataclass(frozen=True)
