@@ -25,7 +25,6 @@ import argparse
 import itertools
 import json
 import marshal
-import math
 import os
 import re
 import resource
@@ -49,6 +48,7 @@ from oharness.recall.index import COVERAGE_POWER, TAG_FACET, RecallIndex
 from oharness.recall.judge import FRAME_WORDS, RELATED_FACTOR, related_terms
 from oharness.recall.postings import CacheKey, NoteKey
 from oharness.recall.score import DEFAULT_PARAMS, MIN_TERM_WEIGHT
+from oharness.recall.scoring import search_weight, term_weight
 from oharness.recall.tokenize import Tokenizer
 from oharness.settings import RecallSettings
 from oharness.types import Scope
@@ -71,18 +71,6 @@ print(json.dumps({"rss_mb": rss, "imports": imported - started, "load": loaded -
                   "first_recall": answered - loaded, "ready": answered - started,
                   "notes": len(index), "missing": len(missing)}))
 """
-
-
-def term_weight(held: int, note_count: int, prior: float) -> float:
-    """The recall weight of docs/recall.md, one term at a time."""
-    share = max(prior, (held + 0.5) / (note_count + DEFAULT_PARAMS.prior_notes + 1.0))
-    return min(1.0, max(0.0, math.log(1.0 / share) / math.log(DEFAULT_PARAMS.rarity_reference)))
-
-
-def search_weight(held: int, note_count: int) -> float:
-    """Plain BM25 IDF on recall's unit, one term at a time."""
-    idf = math.log(1.0 + (note_count - held + 0.5) / (held + 0.5))
-    return idf / math.log(DEFAULT_PARAMS.rarity_reference)
 
 
 def saturation(x: float) -> float:
@@ -145,6 +133,8 @@ class NaiveScorer:
         )
         self.frequency: dict[str, int] = {}
         self.topic_frequency: dict[str, int] = {}  # notes holding it in summary or tags
+        self._weights: dict[str, float] = {}
+        self._topic_weights: dict[str, float] = {}
         for summary, tags, body in self.fields:
             for term in {*summary, *tags, *body}:
                 self.frequency[term] = self.frequency.get(term, 0) + 1
@@ -190,7 +180,7 @@ class NaiveScorer:
         have no links)."""
         count = len(self.keys)
         words = [t for t in terms if self.frequency.get(t) and self._weight(t) >= MIN_TERM_WEIGHT]
-        plain = {t: search_weight(self.frequency[t], count) for t in words}
+        plain = {t: float(search_weight(self.frequency[t], count)) for t in words}
         tagged = [t for t in words if any(t in fields[1] for fields in self.fields)]
         ranked: list[tuple[float, NoteKey]] = []
         for key, (position, _) in self._judged.items():
@@ -269,12 +259,17 @@ class NaiveScorer:
         return score * (1 + gate.TAG_RANK * tags), phrase, everyday
 
     def _weight(self, term: str) -> float:
-        count = len(self.keys)
-        return term_weight(self.frequency.get(term, 0), count, self.tokenizer.prior(term))
+        return self._weighed(term, self.frequency, self._weights)
 
     def _topic_weight(self, term: str) -> float:
-        count = len(self.keys)
-        return term_weight(self.topic_frequency.get(term, 0), count, self.tokenizer.prior(term))
+        return self._weighed(term, self.topic_frequency, self._topic_weights)
+
+    def _weighed(self, term: str, frequency: dict[str, int], known: dict[str, float]) -> float:
+        """The product's recall weight of ``term`` by ``frequency``, computed once per term."""
+        if term not in known:
+            prior = self.tokenizer.prior(term)
+            known[term] = float(term_weight(frequency.get(term, 0), len(self.keys), prior))
+        return known[term]
 
     def _field_weighted(self, position: int, term: str) -> float:
         params = DEFAULT_PARAMS
