@@ -45,11 +45,12 @@ from oharness.notes.format import Note
 from oharness.recall import gate
 from oharness.recall.cache import read_cache, write_cache
 from oharness.recall.index import COVERAGE_POWER, TAG_FACET, RecallIndex
-from oharness.recall.judge import FRAME_WORDS, RELATED_FACTOR, related_terms
+from oharness.recall.judge import RELATED_FACTOR, related_terms
 from oharness.recall.postings import CacheKey, NoteKey
 from oharness.recall.score import DEFAULT_PARAMS, MIN_TERM_WEIGHT
 from oharness.recall.scoring import search_weight, term_weight
 from oharness.recall.tokenize import Tokenizer
+from oharness.recall.words import FRAME_WORDS
 from oharness.settings import RecallSettings
 from oharness.types import Scope
 

@@ -2,12 +2,13 @@
 names.
 
 :class:`Judge` reads a message - frame words ("what did we *decide*") left out, related words
-(:data:`RELATED_WORDS`) at :data:`RELATED_FACTOR` of their weight, words written together or
-apart and typos read as the notes write them - and applies :mod:`~oharness.recall.gate` to
-the notes holding a message word in their summary or tags whose score reaches ``minScore``.
-A match only through the stem counts less (:mod:`~oharness.recall.surface`); a short note
-failing on its summary and tags is judged again with its body words; everyday words alone
-that pass on ``per_turn`` notes or more single none out.
+at :data:`RELATED_FACTOR` of their weight (both listed in ``words.txt``), words written
+together or apart and typos read as the notes write them - and applies
+:mod:`~oharness.recall.gate` to the notes holding a message word in their summary or tags
+whose score reaches ``minScore``. A match only through the stem counts less
+(:mod:`~oharness.recall.surface`); a short note failing on its summary and tags is judged
+again with its body words; everyday words alone that pass on ``per_turn`` notes or more
+single none out.
 
 Not thread-safe, as the index that owns it.
 """
@@ -36,37 +37,15 @@ from oharness.recall.scoring import (
     term_weight,
 )
 from oharness.recall.tokenize import PHRASE_MARK, Tokenizer, unspaced_term
+from oharness.recall.words import FRAME_WORDS, RELATED_WORDS
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 Groups = list[tuple[str, ...]]
-_NO_SLOTS: Final[IntArray] = np.empty(0, dtype=np.int32)
 
 
 #: A related word counts this share of its weight (score and shared topic weight).
 RELATED_FACTOR: Final = 0.5
-
-RELATED_WORDS: Final[tuple[tuple[str, ...], ...]] = (
-    ("keep", "retain", "retention"),
-    ("maximum", "max", "limit"),
-    ("minimum", "min"),
-    ("delete", "remove"),
-    ("database", "db"),
-    ("repository", "repo"),
-    ("configuration", "config"),
-    ("documentation", "docs"),
-    ("environment", "env"),
-    ("production", "prod"),
-    ("development", "dev"),
-    ("authentication", "auth", "login"),
-    ("permission", "access"),
-    ("dependency", "package", "library"),
-    ("slow", "latency", "performance"),
-    ("price", "cost"),
-    ("bug", "defect"),
-    ("schedule", "cron"),
-)
-
 
 #: A message word no note holds, of at least this many letters, is read as two words written
 #: as one or as a typo (:meth:`Judge.message`); at most this many such words per message.
@@ -75,20 +54,6 @@ UNKNOWN_WORDS: Final = 4
 #: A typo other than two letters swapped is read from this many letters (:meth:`Judge._typo`).
 TYPO_LENGTH: Final = 8
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
-
-
-#: Words that ask about the conversation or the memory itself: they frame a question and say
-#: nothing of its topic (search keeps them).
-FRAME_WORDS: Final[tuple[str, ...]] = (
-    "decide",
-    "decision",
-    "remember",
-    "forget",
-    "mention",
-    "discuss",
-    "talk",
-    "agree",
-)
 
 
 def related_terms(analyse: Callable[[str], Iterable[str]]) -> dict[str, tuple[str, ...]]:
@@ -173,15 +138,15 @@ class Judge:
         word of summaries or tags, it is read as that word (the one most notes name a topic
         with). Only lower-case letters, at least :data:`UNKNOWN_LENGTH`, not an everyday word."""
         tokenizer = self._tokenizer
-        ids = self._postings.vocabulary.get_many([group[0] for group in groups])
+        held = self._held([group[0] for group in groups])
         known = {group[0] for group in groups}
         read: Groups = []
         left = UNKNOWN_WORDS
-        for group, term_id in zip(groups, ids, strict=True):
+        for group, is_held in zip(groups, held, strict=True):
             term = group[0]
             if (
                 left <= 0
-                or (term_id is not None and self._held(term_id))
+                or is_held
                 or len(term) < UNKNOWN_LENGTH
                 or not (term.isascii() and term.isalpha() and term.islower())
                 or tokenizer.prior(term) > 0
@@ -203,40 +168,22 @@ class Judge:
         words the message writes apart ("exit code", "on call"), when no note writes those
         words side by side (then the phrase already says it)."""
         joined = {t: words for t, words in self._tokenizer.joined(text).items() if t not in said}
-        if not joined:
-            return []
-        vocabulary = self._postings.vocabulary
-        held = [
-            (term, words)
-            for (term, words), term_id in zip(
-                joined.items(), vocabulary.get_many(list(joined)), strict=True
-            )
-            if term_id is not None and self._held(term_id)
-        ]
-        if not held:
-            return []
-        phrases = vocabulary.get_many([self._tokenizer.phrase(*words) for _, words in held])
-        return [
-            (term,)
-            for (term, _), phrase_id in zip(held, phrases, strict=True)
-            if phrase_id is None or not self._held(phrase_id)
-        ]
+        held = self._held(list(joined))
+        held_words = [item for item, found in zip(joined.items(), held, strict=True) if found]
+        apart = self._held([self._tokenizer.phrase(*words) for _, words in held_words])
+        return [(term,) for (term, _), found in zip(held_words, apart, strict=True) if not found]
 
     def _compound(self, term: str) -> tuple[str, str] | None:
         """The two terms ``term`` is written of, when they are a phrase notes hold."""
-        phrases: list[str] = []
         pairs: list[tuple[str, str]] = []
         for cut in range(3, len(term) - 2):
             first = self._tokenizer.tokens(term[:cut])
             second = self._tokenizer.tokens(term[cut:])
             if len(first) == 1 and len(second) == 1 and first != second:
-                pair = (min(first[0], second[0]), max(first[0], second[0]))
-                pairs.append(pair)
-                phrases.append(f"{PHRASE_MARK}{pair[0]} {pair[1]}")
-        for pair, term_id in zip(pairs, self._postings.vocabulary.get_many(phrases), strict=True):
-            if term_id is not None and self._held(term_id):
-                return pair
-        return None
+                pairs.append((min(first[0], second[0]), max(first[0], second[0])))
+        phrases = [f"{PHRASE_MARK}{first} {second}" for first, second in pairs]
+        found = zip(pairs, self._held(phrases), strict=True)
+        return next((pair for pair, held in found if held), None)
 
     def _typo(self, term: str) -> str | None:
         """The word of summaries or tags that most notes hold there one edit away from
@@ -261,9 +208,13 @@ class Judge:
                 best, most = edit, int(head_held[term_id])
         return best
 
-    def _held(self, term_id: int) -> bool:
+    def _held(self, terms: list[str]) -> list[bool]:
+        """Whether some note holds each term."""
         held = self._postings.held
-        return term_id < len(held) and bool(held[term_id] > 0)
+        ids = self._postings.vocabulary.get_many(terms)
+        return [
+            term_id is not None and term_id < len(held) and held[term_id] > 0 for term_id in ids
+        ]
 
     def passed(
         self, text: str, min_score: float, per_turn: int, exclude: Collection[object]
@@ -368,28 +319,19 @@ class Judge:
 
     def _weights(self, ids: IntArray, held: IntArray) -> tuple[FloatArray, BoolArray]:
         """The recall weight of each term of ``ids`` by ``held`` (notes per term), and whether
-        each is of a script written without spaces."""
-        priors = self._priors_of(ids)
-        weights = term_weight(held[ids], len(self._postings), priors, self._params)
-        return weights, self._unspaced[ids] > 0
-
-    def _priors_of(self, ids: IntArray) -> FloatArray:
-        """The tokeniser's prior of each term (by id), and whether it is of a script written
-        without spaces, kept per term id (neither ever changes)."""
+        each is of a script written without spaces (both kept per term id: neither changes)."""
         terms = self._postings.vocabulary
         if len(self._priors) < len(terms):
             grow = max(len(terms), 2 * len(self._priors)) - len(self._priors)
             self._priors = np.concatenate((self._priors, np.full(grow, np.nan)))
             self._unspaced = np.concatenate((self._unspaced, np.zeros(grow, dtype=np.int8)))
-        priors = self._priors[ids]
-        unknown = np.isnan(priors)
-        if unknown.any():
-            new = np.unique(ids[unknown])
+        new = np.unique(ids[np.isnan(self._priors[ids])])
+        if len(new):
             words = [terms[term_id] for term_id in new.tolist()]
             self._priors[new] = self._tokenizer.priors(words)
             self._unspaced[new] = [not word.isascii() and unspaced_term(word) for word in words]
-            priors = self._priors[ids]
-        return priors
+        weights = term_weight(held[ids], len(self._postings), self._priors[ids], self._params)
+        return weights, self._unspaced[ids] > 0
 
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
         """The recall weight of a message's words (each word's best stem; a term no note

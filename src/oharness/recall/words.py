@@ -58,6 +58,9 @@ SESSION_WORDS: Final = _words("session_words")
 COMMON_WORDS: Final = _words("common_words")
 CJK_COMMON: Final = _words("cjk_common")
 CODE_WORDS: Final = _words("code_words")
+#: Per-message recall: sets of related words, and the words that frame a question (English).
+RELATED_WORDS: Final = tuple(tuple(line.split()) for line in _LISTS["related_words"])
+FRAME_WORDS: Final = _words("frame_words")
 #: English irregular forms and their base word ("broke" -> "break").
 IRREGULAR_ENGLISH: Final = {
     form: base for base, *forms in map(str.split, _LISTS["irregular_english"]) for form in forms
