@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from typing import Final, Protocol
@@ -184,14 +185,7 @@ class Tokenizer:
     def counts(self, text: str) -> dict[str, int]:
         """How often each term occurs in ``text`` (the form documents are indexed in), in the
         order of first appearance (the order a new note's terms get their ids in)."""
-        counted: dict[str, int] = {}
-        found = counted.get
-        analyse = self._analyse
-        for chunk in _chunks(text):
-            for group in analyse(chunk):
-                for term in group:
-                    counted[term] = found(term, 0) + 1
-        return counted
+        return Counter(self.tokens(text))
 
     def query_terms(self, text: str) -> list[tuple[str, ...]]:
         """Distinct words of ``text``, each as its alternative terms; no term appears twice."""
@@ -278,20 +272,9 @@ class Tokenizer:
             (foreign, PRIOR_VERY_COMMON),
             (UNSPACED_COMMON, PRIOR_VERY_COMMON),
         ):
-            for term in self._terms_of_words(words):
+            for term in (term for word in words for term in self.tokens(word)):
                 priors[term] = max(share, priors.get(term, 0.0))
         return priors
-
-    def _terms_of_words(self, words: Iterable[str]) -> list[str]:
-        """The terms of each word as :meth:`_analyse` gives them."""
-        return [term for word in words for group in self._analyse(word) for term in group]
-
-    def _respelled(self, word: str) -> str:
-        """An irregular form as its base, a British spelling as the American one (English)."""
-        word = self._irregular.get(word, word)
-        if self._english and ("is" in word or "ys" in word):
-            word = _BRITISH_ISE.sub(_as_z, word)
-        return word
 
     def _analyse(self, chunk: str) -> Groups:
         cached = self._cache.get(chunk)
@@ -346,8 +329,11 @@ class Tokenizer:
         return tuple(groups)
 
     def _stems(self, word: str) -> tuple[str, ...]:
-        """A word's distinct stems, one per language."""
-        word = self._respelled(word)
+        """A word's distinct stems, one per language (English: an irregular form read as its
+        base, a British spelling as the American one)."""
+        word = self._irregular.get(word, word)
+        if self._english and ("is" in word or "ys" in word):
+            word = _BRITISH_ISE.sub(_as_z, word)
         if len(self._stemmers) == 1:  # the usual configuration
             return (self._stemmers[0].stemWord(word),)
         return tuple(dict.fromkeys(stemmer.stemWord(word) for stemmer in self._stemmers)) or (word,)
