@@ -400,10 +400,10 @@ def update_latency(index: RecallIndex, corpus: Corpus, count: int) -> list[float
         marker = f"zzedit{n}marker"
         edited = note.with_changes(summary=f"{note.summary} {marker}")
         started = time.perf_counter()
-        index.update(scope, edited)
+        index.add(scope, edited)
         samples.append(time.perf_counter() - started)
         assert [hit.id for hit in index.recall(marker)] == [note.id], "edit not reflected"
-        index.update(scope, note)
+        index.add(scope, note)
     return samples
 
 
@@ -415,11 +415,11 @@ def after_updates(
     samples = []
     for n, message in enumerate(messages):
         scope, note = corpus.notes[(n * 104_729) % len(corpus.notes)]
-        index.update(scope, note.with_changes(summary=f"{note.summary} revised"))
+        index.add(scope, note.with_changes(summary=f"{note.summary} revised"))
         started = clock()
         index.recall(message)
         samples.append(clock() - started)
-        index.update(scope, note)
+        index.add(scope, note)
     return samples
 
 

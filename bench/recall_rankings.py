@@ -73,7 +73,7 @@ def _corpus_cases(notes: int, message_count: int) -> dict[str, Any]:
         if number % 3 == 0:
             index.remove(scope, note.id)
         else:
-            index.update(scope, note.with_changes(summary=f"{note.summary} edited{number}"))
+            index.add(scope, note.with_changes(summary=f"{note.summary} edited{number}"))
     cases["after edits"] = [_hits(index.recall(m)) for m in messages[:300]]
     index.add_many(corpus.notes)
     cases["edits undone"] = [_hits(index.recall(m)) for m in messages[:300]]

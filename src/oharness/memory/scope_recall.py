@@ -226,7 +226,7 @@ class MemoryRecall:
             self._indexed[key] = stored  # indexed from the cache: this is the same version
             return
         else:
-            index.update(key[0], stored.note, cache_key=_cache_key(stored))
+            index.add(key[0], stored.note, cache_key=_cache_key(stored))
             self._indexed[key] = stored
         self._unsaved += 1
 

@@ -139,10 +139,6 @@ class RecallIndex:
         """Index ``note``, replacing any note with the same ``(scope, id)``."""
         self._postings.add(self._entry(scope, note, cache_key))
 
-    def update(self, scope: Scope, note: Note, *, cache_key: CacheKey | None = None) -> None:
-        """Re-index an edited note (same as :meth:`add`; reads better at call sites)."""
-        self.add(scope, note, cache_key=cache_key)
-
     def add_many(
         self,
         notes: Iterable[tuple[Scope, Note]],
@@ -211,7 +207,11 @@ class RecallIndex:
         groups = [(group, 1.0) for group in self.tokenizer.query_terms(query)]
         scores, shared = self._score(groups)
         scores = self._share_along_links(scores)
-        return self._hits(scores, shared, _slots(scores > 0), limit)
+        found = _slots(scores > 0)
+        return [
+            Hit(key[0], key[1], score, bool(shared[slot] > 0))
+            for score, key, slot in self._best(scores[found], found, limit)
+        ]
 
     def recall(
         self,
@@ -243,9 +243,10 @@ class RecallIndex:
         per_turn = config.per_turn
         ranked = self._best(passed.ranking, passed.slots, max(gate.GATE_CANDIDATES, per_turn))
         if usage:  # usage may lift a note past others only within USAGE_BOOST_MAX
-            boosted = [(item.score + _boost(usage, item.key, now), item) for item in ranked]
-            boosted.sort(key=lambda pair: (-pair[0], pair[1].key))
-            ranked = [item for _, item in boosted]
+            lifted = {
+                r.key: r.score + usage_boost(usage[r.key], now) for r in ranked if r.key in usage
+            }
+            ranked.sort(key=lambda item: (-lifted.get(item.key, item.score), item.key))
         if len(ranked) > 1:  # none far below the best, unless a phrase of its summary is said
             floor = gate.RELATIVE_FLOOR * ranked[0].score
             ranked = [item for item in ranked if item.score >= floor or item.slot in passed.named]
@@ -338,45 +339,29 @@ class RecallIndex:
         the shares given are passed on the same way, :data:`LINK_HOPS` links in all.
         """
         postings = self._postings
-        found = postings.slots_of(ASKS)
-        asking = found if found is not None else np.empty(0, dtype=np.int32)
-        total = scores.copy()
-        giving = scores
+        asking = postings.slots_of(ASKS)
+        total, giving = scores.copy(), scores
         for _ in range(LINK_HOPS):
-            candidates = np.flatnonzero(giving > 0)
-            if len(candidates) == 0:
-                break
+            candidates = np.flatnonzero(giving > 0)  # live notes: each has a key
             if len(candidates) > LINK_SOURCES:
                 best = np.argpartition(-giving[candidates], LINK_SOURCES - 1)[:LINK_SOURCES]
                 candidates = candidates[best]
-            amounts = giving[candidates] * np.where(
-                np.isin(candidates, asking), ASKED_SHARE, LINK_SHARE
-            )
-            targets: list[IntArray] = []
-            values: list[float] = []
-            owners = [postings.keys[slot] for slot in candidates.tolist()]
-            marks = [LINK_MARK + owner[1] if owner else "" for owner in owners]
-            for linking, amount in zip(
-                postings.slots_of_many(marks), amounts.tolist(), strict=True
-            ):
-                if linking is not None:
-                    targets.append(linking)
-                    values.extend([amount] * len(linking))
-            if not targets:
+            asks = np.isin(candidates, asking) if asking is not None else False
+            amounts = giving[candidates] * np.where(asks, ASKED_SHARE, LINK_SHARE)
+            marks = [LINK_MARK + postings.keys[slot][1] for slot in candidates.tolist()]  # type: ignore[index]
+            linked = [
+                (linking, amount)
+                for linking, amount in zip(postings.slots_of_many(marks), amounts, strict=True)
+                if linking is not None
+            ]
+            if not linked:
                 break
+            targets = np.concatenate([linking for linking, _ in linked])
+            values = np.repeat([amount for _, amount in linked], [len(at) for at, _ in linked])
             giving = np.zeros_like(scores)
-            np.add.at(giving, np.concatenate(targets), values)
+            np.add.at(giving, targets, values)
             total += giving
         return total
-
-    def _hits(
-        self, scores: FloatArray, shared: FloatArray, candidates: IntArray, limit: int
-    ) -> list[Hit]:
-        """The best ``limit`` of the ``candidates`` slots, as hits, best first (ties by key)."""
-        return [
-            Hit(key[0], key[1], score, bool(shared[slot] > 0))
-            for score, key, slot in self._best(scores[candidates], candidates, limit)
-        ]
 
     def _best(self, values: FloatArray, candidates: IntArray, limit: int) -> list[_Ranked]:
         """The best ``limit`` of the ``candidates`` slots by their ``values``, best first (ties
@@ -392,11 +377,6 @@ class RecallIndex:
             key=lambda item: (-item.score, item.key),
         )
         return ranked[:limit]
-
-
-def _boost(usage: Mapping[NoteKey, Usage], key: NoteKey, now: int) -> float:
-    found = usage.get(key)
-    return usage_boost(found, now) if found is not None else 0.0
 
 
 def _searched(scored: Scored) -> FloatArray:

@@ -168,7 +168,7 @@ def test_a_bulk_built_index_takes_edits_as_one_built_by_adds() -> None:
     single, bulk = one_by_one(notes), in_bulk(notes)
     for index in (single, bulk):
         scope, note = notes[7]
-        index.update(scope, note.with_changes(summary="Edited: rollback of the payments queue"))
+        index.add(scope, note.with_changes(summary="Edited: rollback of the payments queue"))
         removed_scope, removed = notes[11]
         index.remove(removed_scope, removed.id)
         index.add("user", Note("fresh", "Fresh note on the payments queue", "queue depth"))

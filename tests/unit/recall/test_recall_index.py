@@ -122,7 +122,7 @@ def test_usage_breaks_ties_but_never_attaches(small: RecallIndex) -> None:
 
 def test_an_edit_shows_in_the_next_recall(small: RecallIndex) -> None:
     edited = K8S.with_changes(summary="Nomad cluster lives in eu-west-1", tags=("infra",))
-    small.update("project", edited)
+    small.add("project", edited)
     assert ids(small.recall("the nomad cluster")) == ["k8s-cluster-1ab"]
     assert ids(small.recall("kubernetes")) == []  # now only in another note's body
     assert small.remove("project", "k8s-cluster-1ab")
@@ -303,9 +303,9 @@ def test_an_edited_short_body_shows_in_the_next_recall() -> None:
     )
     message = "When did Mel run a charity race?"
     assert ids(index.recall(message)) == ["short"]  # through its body words, now remembered
-    index.update("project", short.with_changes(body="Nothing new on the garden."))
+    index.add("project", short.with_changes(body="Nothing new on the garden."))
     assert index.recall(message) == []
-    index.update("project", short)
+    index.add("project", short)
     assert ids(index.recall(message)) == ["short"]
 
 
@@ -322,7 +322,7 @@ def test_a_short_body_edited_away_is_not_read_from_memory() -> None:
     )
     message = "When did Mel run a charity race?"
     assert ids(index.recall(message)) == ["short"]
-    index.update("project", short.with_changes(body="Nothing new on the garden."))
+    index.add("project", short.with_changes(body="Nothing new on the garden."))
     assert index.recall(message) == []
     assert index.remove("project", "short")
     index.add("project", short.with_changes(id="other", body="Nothing new on the garden."))
@@ -336,7 +336,7 @@ def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> Non
         summary="Pricing cards use fills, not borders, as the Halvorsen Quimby Zephyr "
         "Ostrander Brackwell Tillinghast Vasquez audit of kerning and gutters advised"
     )
-    small.update("project", longer)
+    small.add("project", longer)
     rebuilt = index_of(
         ("project", longer),
         ("project", K8S),
@@ -345,7 +345,7 @@ def test_an_edited_summary_is_judged_anew_by_the_gate(small: RecallIndex) -> Non
         ("user", JAPANESE),
     )
     assert small.recall(message) == rebuilt.recall(message) == []
-    small.update("project", PRICING)
+    small.add("project", PRICING)
     assert ids(small.recall(message)) == ["pricing-borderless-3fa"]
 
 

@@ -52,7 +52,7 @@ def edit(index: RecallIndex, notes: Notes) -> None:
         if number % 2:
             index.remove(scope, note.id)
         else:
-            index.update(scope, note.with_changes(summary=f"{note.summary} revised{number}"))
+            index.add(scope, note.with_changes(summary=f"{note.summary} revised{number}"))
     index.add("project", Note("pricing-cards-1", "Pricing cards use fills, not borders", "x"))
     index.add_many(
         [("user", Note(f"later-{n}", f"Later note {n} about caching", "")) for n in range(3)]
