@@ -382,13 +382,11 @@ class RecallIndex:
 def _searched(scored: Scored) -> FloatArray:
     """Search's score: plain BM25 weights, times the share of the query's weight the note
     matches and its tag facets."""
-    cover(scored)
-    scores = scored.scores
-    if scored.query_weight > 0 and scored.covered is not None:
-        scores = scores * np.minimum(scored.covered / scored.query_weight, 1.0) ** COVERAGE_POWER
-        if scored.facets is not None:
-            scores *= 1.0 + TAG_FACET * scored.facets
-    return scores
+    covered, query_weight, facets = cover(scored.words, len(scored.scores))
+    if query_weight <= 0:
+        return scored.scores
+    share = np.minimum(covered / query_weight, 1.0) ** COVERAGE_POWER
+    return scored.scores * share * (1.0 + TAG_FACET * facets)
 
 
 def _slots(flags: npt.NDArray[np.bool_]) -> IntArray:

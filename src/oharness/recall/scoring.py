@@ -105,8 +105,7 @@ def search_weight(
 @dataclass
 class Scored:
     """Per slot the score and ``shared``; the topic weight of each message term found; the
-    head slots and topic weight of each own word (for the strongest word of a note); for
-    search, per slot the share of the query's weight matched and the tag facets met."""
+    head slots and topic weight of each own word (for the strongest word of a note)."""
 
     scores: FloatArray
     shared: FloatArray
@@ -114,9 +113,6 @@ class Scored:
     heads: dict[str, tuple[IntArray, float]] = field(default_factory=dict)
     #: The own words' terms (factor 1) as weighed here, what :func:`cover` reads.
     words: list[list[TermInfo]] = field(default_factory=list)
-    covered: FloatArray | None = None
-    query_weight: float = 0.0
-    facets: FloatArray | None = None
     #: With ``plain``: the same words scored as search scores them (see :func:`accumulate`).
     plain: Scored | None = None
 
@@ -249,30 +245,27 @@ def _summed(slots: IntArray, values: FloatArray, capacity: int) -> FloatArray:
     return np.bincount(slots, values, capacity).astype(np.float64, copy=False)
 
 
-def cover(scored: Scored) -> None:
-    """For search: per slot the weight of the query's words it holds (each word's best stem),
-    the query's weight, and per slot the share of the query's tag facets (its words some note
-    holds in its tags) the note holds in its tags; once."""
-    if scored.covered is not None:
-        return
-    capacity = len(scored.scores)
-    parts = [part for word in scored.words for part in word]
+def cover(words: list[list[TermInfo]], capacity: int) -> tuple[FloatArray, float, FloatArray]:
+    """For search, of a query's ``words`` (:attr:`Scored.words`): per slot the weight of the
+    words it holds (each word's best stem); the query's weight; per slot the share of the
+    query's tag facets (its words some note holds in its tags) the note holds in its tags."""
+    parts = [part for word in words for part in word]
     lengths = [len(part.slots) for part in parts]
     at, best, _ = _per_word(
-        [(1.0, word) for word in scored.words],
+        [(1.0, word) for word in words],
         np.concatenate([_NO_SLOTS, *(part.slots for part in parts)]),
         np.repeat([part.weight for part in parts], lengths).astype(np.float64),
         lengths,
         capacity,
     )
-    scored.query_weight = sum(max(part.weight for part in word) for word in scored.words)
-    scored.covered = _summed(at, best, capacity)
     tagged: list[IntArray] = []
-    for parts in scored.words:
-        in_tags = [part.slots[part.counts[:, 1] > 0] for part in parts]
+    for word in words:
+        in_tags = [part.slots[part.counts[:, 1] > 0] for part in word]
         holders = in_tags[0] if len(in_tags) == 1 else np.unique(np.concatenate(in_tags))
         if len(holders):
             tagged.append(holders)
+    facets = np.zeros(capacity)
     if tagged:
-        counts = np.bincount(np.concatenate(tagged), minlength=capacity)
-        scored.facets = counts / len(tagged)
+        facets = np.bincount(np.concatenate(tagged), minlength=capacity) / len(tagged)
+    query_weight = sum(max(part.weight for part in word) for word in words)
+    return _summed(at, best, capacity), query_weight, facets
