@@ -108,7 +108,7 @@ class Judge:
         self._postings = postings
         self._tokenizer = tokenizer
         self._params = params
-        english = {"english", "porter"} & set(tokenizer.languages)
+        english = tokenizer.english
         self._related = related_terms(tokenizer.tokens) if english else {}
         self._frame = frozenset(
             term for word in (FRAME_WORDS if english else ()) for term in tokenizer.tokens(word)

@@ -87,13 +87,10 @@ def _word_of(word: str, stem: str | None) -> _Word:
     """A plain word read with its single stem (None with none or several: :data:`_NOT_PLAIN`)."""
     if stem is None:
         return _NOT_PLAIN
-    key = _final_y(inflection_key(word.removesuffix("'s")))
+    key = inflection_key(word.removesuffix("'s"))
+    if key.endswith("i"):  # Snowball writes a final y as i ("retry" -> "retri")
+        key = key[:-1] + "y"
     return _Word(stem, key, len(key) <= len(stem) + 1)
-
-
-def _final_y(key: str) -> str:
-    # Snowball writes a final y as i ("retry" -> "retri", "city" -> "citi").
-    return key[:-1] + "y" if key.endswith("i") else key
 
 
 #: What :func:`_word_of` found, per tokeniser signature (emptied when it grows too large).
@@ -126,7 +123,7 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
 def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:
     """The marks of the words of a note's summary and tags: each derived word by its key
     (:data:`SURFACE_MARK`), each stem held only through derived words (:data:`DERIVED_MARK`)."""
-    if not _english(tokenizer):
+    if not tokenizer.english:
         return []
     marks: dict[str, None] = {}
     based: set[str] = set()
@@ -156,7 +153,7 @@ def weaken_stem_only(
     :data:`STEM_ONLY_FACTOR` of its weight; None when no word does (all stay). ``heads``: per
     term of the words, the notes holding it in their summary or tags and its topic weight.
     The candidates' ``shared`` and ``strongest`` are lowered in place where it does."""
-    if not len(candidates) or not _english(tokenizer):
+    if not len(candidates) or not tokenizer.english:
         return None
     stems = _said_stems(tokenizer, message, groups)
     marks = [DERIVED_MARK + stem for stem, (base, _) in stems.items() if base]
@@ -240,7 +237,3 @@ def _said_stems(
         stem: (stem in based, derived.get(stem, set()))
         for stem in dict.fromkeys(word.stem for word in words)
     }
-
-
-def _english(tokenizer: Tokenizer) -> bool:
-    return bool({"english", "porter"} & set(tokenizer.languages))

@@ -160,11 +160,9 @@ class Tokenizer:
         for name in names:
             stop |= STOP_WORDS.get(name, frozenset())
         self._stop: frozenset[str] = frozenset(stop)
-        english = {"english", "porter"} & set(names)
-        self._irregular: dict[str, str] = (
-            {**BRITISH_SPELLING, **IRREGULAR_ENGLISH} if english else {}
-        )
-        self._english = bool(english)
+        #: Whether English is one of the languages (English-only rules apply).
+        self.english = bool({"english", "porter"} & set(names))
+        self._irregular = {**BRITISH_SPELLING, **IRREGULAR_ENGLISH} if self.english else {}
         self._cache: dict[str, Groups] = {}
         self._priors = self._build_priors()
         # A phrase pairs no word whose prior is that of the most common words; no prior
@@ -332,7 +330,7 @@ class Tokenizer:
         """A word's distinct stems, one per language (English: an irregular form read as its
         base, a British spelling as the American one)."""
         word = self._irregular.get(word, word)
-        if self._english and ("is" in word or "ys" in word):
+        if self.english and ("is" in word or "ys" in word):
             word = _BRITISH_ISE.sub(_as_z, word)
         if len(self._stemmers) == 1:  # the usual configuration
             return (self._stemmers[0].stemWord(word),)
@@ -353,8 +351,6 @@ def _as_z(match: re.Match[str]) -> str:
 def _distinct_groups(groups: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """``groups`` in order, each term kept at its first appearance (a group left with no
     term dropped)."""
-    if sum(map(len, groups)) == len(groups):  # one term each (one stemmer): repeats drop out
-        return list(dict.fromkeys(groups))
     seen: set[str] = set()
     distinct: list[tuple[str, ...]] = []
     for group in groups:
