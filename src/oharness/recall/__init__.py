@@ -1,15 +1,11 @@
-"""Recall: lexical scoring of notes against messages and queries (spec 03.2, 03.3).
+"""Recall: lexical scoring of notes against messages and queries (spec 03.2, 03.3;
+docs/recall.md). Read top to bottom: tokenize (text to terms), postings (the index), score (the
+formula), scoring (summed over postings), gate and judge (per-message recall), index (recall,
+search, related), cache (the derived file).
 
-The names below are re-exported from their modules, imported on first use (a command that does
-not recall never pays for numpy and the stemmers); their signatures and docstrings are the
-modules' own. :mod:`~oharness.recall.tokenize` splits and stems text,
-:mod:`~oharness.recall.index` holds the notes and answers ``search`` (the ``memory(query)``
-path), ``recall`` (the per-message path) and ``related``, :mod:`~oharness.recall.cache` keeps
-the machine-local derived index; :mod:`~oharness.recall.score` is the formula and the
-documented scale of ``minScore``.
-
-Layer L1: imports only ``oharness.errors``, ``oharness.types``, ``oharness.settings``,
-``oharness.notes`` and the third-party PyStemmer and numpy.
+The names below are imported on first use (a command that does not recall never pays for
+numpy and the stemmers). Layer L1: imports only ``oharness.errors``, ``oharness.types``,
+``oharness.settings``, ``oharness.notes`` and the third-party PyStemmer and numpy.
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
-"""Curated word lists for recall: stop words per language and a background list of common words.
-
-Stop words never score (spec 03.2). English is always active, because technical writing
-mixes English into every language; the other lists apply only when their language is
-in ``memory.recall.languages`` - otherwise their words still score, as the most common words
-do, because some are real words elsewhere ("die", "son", "pour"). Languages with a Snowball
-stemmer but no list here are stemmed without stop words. The lists are compared with
-case-folded surface words, before stemming.
-
-Because the tokeniser splits words at apostrophes, the English list holds contraction pieces
-(``don``, ``ll``, ``ve``...) and the French one elided articles (``l``, ``qu``...).
-
-The common-word lists are not stop words: they are a prior for how many notes a word appears
-in (see :mod:`oharness.recall.score`), so that a small index - where every word looks rare -
-still treats "weekend" or "thanks" as weaker evidence than "kubernetes".
-
-The lists themselves are in ``words.txt`` beside this module, one ``[section]`` each, with what
-each is for.
-"""
+"""Curated word lists for recall: stop words per language, priors for common words, English
+spellings and related words (spec 03.2). The lists are in ``words.txt`` beside this module,
+one ``[section]`` each; its header says how each kind of list is used."""
 
 from __future__ import annotations
 
