@@ -279,10 +279,8 @@ class Judge:
         postings = self._postings
         slots = np.flatnonzero(scored.shared > 0).astype(np.int32)
         slots = slots[scored.scores[slots] >= min_score]
-        if exclude and len(slots):
-            excluded = postings.slots_of_keys(exclude)  # type: ignore[arg-type]
-            if excluded:
-                slots = slots[~np.isin(slots, excluded)]
+        if exclude:
+            slots = slots[~np.isin(slots, postings.slots_of_keys(exclude))]  # type: ignore[arg-type]
         if not len(slots):
             return None
         where = np.full(len(scored.shared), -1, dtype=np.int32)
@@ -336,17 +334,15 @@ class Judge:
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
         """The recall weight of a message's words (each word's best stem; a term no note
         holds weighs as such)."""
-        total, note_count = 0.0, len(self._postings)
-        for group in message.groups:
-            best = 0.0
-            for term in group:
-                weight = known.get(term)
-                if weight is None:
-                    prior = self._tokenizer.prior(term)
-                    weight = float(term_weight(0, note_count, prior, self._params))
-                best = max(best, weight)
-            total += best
-        return total
+        note_count, prior = len(self._postings), self._tokenizer.prior
+
+        def weight(term: str) -> float:
+            found = known.get(term)
+            if found is None:
+                return float(term_weight(0, note_count, prior(term), self._params))
+            return found
+
+        return sum(max(map(weight, group)) for group in message.groups)
 
     def _judge(
         self, message: Message, candidates: Candidates, scores: FloatArray, per_turn: int

@@ -183,22 +183,24 @@ def _per_word(
 ) -> tuple[IntArray, FloatArray, list[int]]:
     """``values`` of the postings of ``words``' terms (``slots``, ``lengths`` per term, end to
     end) as per word, end to end: a word of one term has its term's, a word of several per
-    note its best term's value (:func:`_best`); and how many per word."""
+    note its best term's value; and how many per word."""
     if all(len(parts) == 1 for _, parts in words):
         return slots, values, lengths
     bounds = np.cumsum([0, *lengths]).tolist()
     found: list[tuple[IntArray, FloatArray]] = []
     first = 0
     for _, parts in words:
-        pieces = range(first, first + len(parts))
+        start, end = bounds[first], bounds[first + len(parts)]
         first += len(parts)
-        found.append(
-            _best(
-                [slots[bounds[n] : bounds[n + 1]] for n in pieces],
-                [values[bounds[n] : bounds[n + 1]] for n in pieces],
-                capacity,
-            )
-        )
+        at, value = slots[start:end], values[start:end]
+        if len(parts) > 1:  # several stems: per note the best (values are never negative)
+            best = np.zeros(capacity, dtype=np.float64)
+            np.maximum.at(best, at, value)
+            held = np.zeros(capacity, dtype=np.bool_)
+            held[at] = True
+            at = np.flatnonzero(held).astype(np.int32)
+            value = best[at]
+        found.append((at, value))
     return (
         np.concatenate([_NO_SLOTS, *(at for at, _ in found)]),
         np.concatenate([np.zeros(0), *(best for _, best in found)]),
@@ -223,21 +225,6 @@ def _contributions(
     scaled = np.repeat(np.array([part.weight for part in parts]) * (k1 + 1.0), lengths)
     values: FloatArray = scaled * x / (x + k1)
     return slots, values, lengths
-
-
-def _best(
-    slots: list[IntArray], values: list[FloatArray], capacity: int
-) -> tuple[IntArray, FloatArray]:
-    """The slots of a word's stems and per slot the best stem's value."""
-    if len(slots) == 1:
-        return slots[0], values[0]
-    best = np.zeros(capacity, dtype=np.float64)
-    held = np.zeros(capacity, dtype=np.bool_)
-    for at, value in zip(slots, values, strict=True):
-        best[at] = np.maximum(best[at], value)
-        held[at] = True
-    found = np.flatnonzero(held).astype(np.int32)
-    return found, best[found]
 
 
 def _summed(slots: IntArray, values: FloatArray, capacity: int) -> FloatArray:
