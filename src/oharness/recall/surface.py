@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final, NamedTuple, cast
+from typing import Final, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -107,17 +107,10 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     if known is None or len(known) > _READ_LIMIT:
         known = _READ[tokenizer.signature] = {}
     words = dict.fromkeys(_WORD.findall(text.casefold()))
-    found = list(map(known.get, words))
-    if None in found:  # words not read before: their stems found together
-        new = [word for word, value in zip(words, found, strict=True) if value is None]
-        single = [terms[0] if len(terms := tokenizer.tokens(word)) == 1 else None for word in new]
-        read = dict(zip(new, map(_word_of, new, single), strict=True))
-        known.update(read)
-        found = [
-            value if value is not None else read[word]
-            for word, value in zip(words, found, strict=True)
-        ]
-    return cast(list[_Word], found)  # no None left
+    for word in words.keys() - known.keys():
+        terms = tokenizer.tokens(word)
+        known[word] = _word_of(word, terms[0] if len(terms) == 1 else None)
+    return [known[word] for word in words]
 
 
 def surface_marks(tokenizer: Tokenizer, text: str) -> list[str]:

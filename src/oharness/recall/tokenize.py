@@ -212,14 +212,9 @@ class Tokenizer:
         stop = self._stop
         found: dict[str, tuple[str, str]] = {}
         for first, second in pairwise(words):
-            if (
-                first.isalpha()
-                and second.isalpha()
-                and first.isascii()
-                and second.isascii()
-                and (first not in stop or second not in stop)
-            ):
-                for term in self._stems(first + second):
+            both = first + second  # two words of ASCII letters, not two stop words
+            if both.isalpha() and both.isascii() and (first not in stop or second not in stop):
+                for term in self._stems(both):
                     found.setdefault(term, (first, second))
         return found
 
