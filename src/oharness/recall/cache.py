@@ -21,7 +21,6 @@ import mmap
 import os
 import zlib
 from collections.abc import Callable, Mapping
-from itertools import compress
 from pathlib import Path
 from typing import Any, BinaryIO, Final, cast
 
@@ -93,27 +92,29 @@ def read_cache(
     except OSError:
         return set(keys)  # unreadable: rebuild rather than fail
     with file:
-        return _restore(file, index, keys)
-
-
-def _restore(file: BinaryIO, index: RecallIndex, keys: Mapping[NoteKey, CacheKey]) -> set[NoteKey]:
-    missing = set(keys)
-    payload = _load(file)
-    if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
-        return missing
-    parts = _parts(payload)
-    if parts is None:
-        return missing
-    terms, notes, order = parts
-    fresh = [
-        keys.get(key) == cache_key
-        for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
-    ]
-    missing.difference_update(compress(notes.keys, fresh))
-    stale = [key for key, ok in zip(notes.keys, fresh, strict=True) if not ok]
-    index.restore(terms, notes, order, _FileRead.of(file, payload), stale)
-    _release(payload)
-    return missing
+        payload = _load(file)
+        if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
+            return set(keys)
+        parts = _parts(payload)
+        if parts is None:
+            return set(keys)
+        terms, notes, order = parts
+        fresh = {
+            key
+            for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
+            if keys.get(key) == cache_key
+        }
+        stale = [key for key in notes.keys if key not in fresh]
+        mapped = payload["terms"].obj  # the file's map, or its bytes read into memory
+        read: _FileRead | None = None
+        if isinstance(mapped, mmap.mmap) and hasattr(os, "pread"):  # not on Windows
+            at = payload["at"]  # a descriptor of its own: ``file`` is closed below
+            read = _FileRead(os.dup(file.fileno()), at["slots_by_term"], at["frequencies_by_term"])
+        index.restore(terms, notes, order, read, stale)
+        if isinstance(mapped, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            # the pages the load read, read again from the file cache when a term needs them
+            mapped.madvise(mmap.MADV_DONTNEED)
+    return set(keys) - fresh
 
 
 def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple[Notes, TermOrder]:
@@ -167,10 +168,18 @@ def framed(payload: dict[str, Any]) -> bytes:
 
 
 def _load(file: BinaryIO) -> dict[str, Any] | None:
-    """The payload of the file, its arrays views of it (:func:`_mapped`) and where each
-    starts in the file (``at``); None for another file, or this one cut short or damaged."""
+    """The payload of the file, its arrays views of it and where each starts in the file
+    (``at``); None for another file, or this one cut short or damaged.
+
+    The file is memory-mapped: its pages stay the system's file cache, shared and reclaimable,
+    and :func:`read_cache` hands them back once the index is made; then only the terms' table
+    is read through the map, a term's postings from the file (:class:`_FileRead`). It is read
+    into memory on Windows (a mapped file cannot be replaced there) and when empty."""
     try:
-        data = memoryview(_mapped(file))
+        if os.name == "nt" or not os.fstat(file.fileno()).st_size:
+            data = memoryview(file.read())
+        else:
+            data = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         return None  # unreadable: rebuild rather than fail
     crc_at, head_at = len(_TAG), len(_TAG) + 4
@@ -194,30 +203,6 @@ def _load(file: BinaryIO) -> dict[str, Any] | None:
     return cast(dict[str, Any], payload) if payload.get("format") == CACHE_FORMAT else None
 
 
-def _mapped(file: BinaryIO) -> bytes | mmap.mmap:
-    """The file's bytes, memory-mapped: its pages stay the system's file cache, shared and
-    reclaimable, and :func:`read_cache` hands them back once the index is made; then only the
-    terms' table is read through the map, a term's postings from the file (:class:`_FileRead`).
-    Read into memory on Windows (a mapped file cannot be replaced there) and when empty."""
-    if os.name == "nt" or not os.fstat(file.fileno()).st_size:
-        return file.read()
-    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _release(payload: dict[str, Any]) -> None:
-    """Let go of the pages of a mapped file that the load read (they are read again from the
-    file cache when a term needs them)."""
-    mapped = _map_of(payload)
-    if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
-        mapped.madvise(mmap.MADV_DONTNEED)
-
-
-def _map_of(payload: dict[str, Any]) -> mmap.mmap | None:
-    found = payload.get("terms")
-    mapped = found.obj if isinstance(found, memoryview) else None
-    return mapped if isinstance(mapped, mmap.mmap) else None
-
-
 class _FileRead:
     """A term's postings read from the cache file when asked (``os.pread``), rather than
     through the map: the bytes are the process's only while the term is scored, where pages
@@ -225,15 +210,6 @@ class _FileRead:
 
     def __init__(self, fd: int, slots_at: int, counts_at: int) -> None:
         self._fd, self._slots_at, self._counts_at = fd, slots_at, counts_at
-
-    @classmethod
-    def of(cls, file: BinaryIO, payload: dict[str, Any]) -> _FileRead | None:
-        """A reader of the mapped ``file`` (its own descriptor), None where the file was read
-        into memory or ``os.pread`` is missing (Windows)."""
-        if _map_of(payload) is None or not hasattr(os, "pread"):
-            return None
-        at = payload["at"]
-        return cls(os.dup(file.fileno()), at["slots_by_term"], at["frequencies_by_term"])
 
     def __call__(self, start: int, end: int) -> tuple[IntArray, CountArray]:
         size = end - start
