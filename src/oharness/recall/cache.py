@@ -49,7 +49,13 @@ _SCOPES: Final = ("project", "user")
 
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
-    """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
+    """Write every note of ``index`` that has a cache key to ``path``; returns how many.
+
+    The shared crash-safe write helper is imported here: a process that only reads the cache
+    never loads it, nor the hashing it brings."""
+    from oharness.fsio import atomic_write
+    from oharness.notes.tempfiles import remove_dead_writes
+
     vocabulary, notes, order = index.term_order()
     valid = np.array([key is not None for key in notes.cache_keys], dtype=np.bool_)
     notes, order = _kept(notes, order, valid)
@@ -75,7 +81,18 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         "slots_by_term": order.slots.astype("<i4").tobytes(),
         "frequencies_by_term": order.counts.astype("<u2").tobytes(),
     }
-    write_atomically(Path(path), framed(payload))
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"could not create the recall cache folder {target.parent}: {exc.strerror or exc}",
+            path=str(target),
+        ) from exc
+    # Before the write, not after: a writer killed every time (a caller's timeout shorter
+    # than a first build) still clears the dead writes of earlier attempts.
+    remove_dead_writes(target)
+    atomic_write(target, framed(payload))
     return len(notes.keys)
 
 
@@ -132,25 +149,6 @@ def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple
     renumber = (np.cumsum(valid) - 1).astype(np.int32)
     held = np.bincount(ids[kept], minlength=len(order.held)).astype(np.int32)
     return notes, TermOrder(held, renumber[order.slots[kept]], order.counts[kept])
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace the cache file atomically (the shared crash-safe write helper, imported here:
-    a process that only reads the cache never loads it, nor the hashing it brings)."""
-    from oharness.fsio import atomic_write
-    from oharness.notes.tempfiles import remove_dead_writes
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(
-            f"could not create the recall cache folder {path.parent}: {exc.strerror or exc}",
-            path=str(path),
-        ) from exc
-    # Before the write, not after: a writer killed every time (a caller's timeout shorter
-    # than a first build) still clears the dead writes of earlier attempts.
-    remove_dead_writes(path)
-    atomic_write(path, data)
 
 
 def framed(payload: dict[str, Any]) -> bytes:
