@@ -6,18 +6,13 @@ never scored: the summary's phrases, the notes it links to, its whole tags, its 
 (:mod:`~oharness.recall.surface`) and whether it asks something. A new term gets the next id
 in the order body, tags, summary, marks, so a bulk build and adds one by one number the terms
 alike.
-
-A tag of one word, or of two (a phrase term, ``on-call``), said whole in a message names the
-note's topic: the gate (:mod:`~oharness.recall.judge`) looks up :data:`TAG_MARK` plus the
-word or phrase, and :data:`UNUSED_TAG_MARK` plus it for a tag with a word the note's summary
-does not use (a synonym, the term in another language, a name).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -30,9 +25,11 @@ from oharness.types import Scope
 if TYPE_CHECKING:  # types only: a process that loads and recalls never reads a note
     from oharness.notes.format import Note
 
-#: Marks a whole tag of a note: one word, or two as a phrase term (``on-call``).
+#: Marks a whole tag of a note, one word or two as a phrase term (``on-call``): said whole in a
+#: message, it names the note's topic (the gate, :mod:`~oharness.recall.judge`, looks it up).
 TAG_MARK: Final = "\x03"
-#: Marks again a whole tag with a word the note's summary does not use.
+#: Marks again a whole tag with a word the note's summary does not use (a synonym, the term in
+#: another language, a name).
 UNUSED_TAG_MARK: Final = "\x04"
 #: Distinct tags whose marks are kept at most.
 _TAGS_KEPT: Final = 20_000
@@ -57,7 +54,10 @@ def note_entry(
 ) -> NoteEntry:
     """The indexed form of a note, its new terms added to the ``postings``' vocabulary."""
     scope, note = key
-    body, links = without_links(note.body)
+    body = note.body[:INDEXED_BODY_CHARS]
+    links = extract_links(body)
+    for target in links:  # blanked out: a link names another note's topic, not this one's
+        body = body.replace(f"[[{target}]]", " ")
     count = tokenizer.counts
     summary, tags, text = count(note.summary), count("\n".join(note.tags)), count(body)
     marks = [  # the summary's phrases, links, whole tags, derived words, whether it asks
@@ -80,29 +80,12 @@ def note_entry(
     return NoteEntry((scope, note.id), cache_key, term_ids[order], frequencies, lengths)
 
 
-def without_links(body: str) -> tuple[str, tuple[str, ...]]:
-    """The indexed part of ``body`` (its first :data:`INDEXED_BODY_CHARS`) with its links
-    blanked out (a link names another note's topic, not this one's), and those links."""
-    body = body[:INDEXED_BODY_CHARS]
-    links = extract_links(body)
-    for target in links:
-        body = body.replace(f"[[{target}]]", " ")
-    return body, links
-
-
-class WholeTag(NamedTuple):
-    """A tag as the gate names it: its word or phrase term, and the last term of each word."""
-
-    term: str
-    last_terms: tuple[str, ...]
-
-
 class TagMarks:
     """The marks of notes' tags, each distinct tag read once (tags recur across notes)."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self._tokenizer = tokenizer
-        self._tags: dict[str, WholeTag | None] = {}
+        self._tags: dict[str, tuple[str, tuple[str, ...]] | None] = {}
 
     def __call__(self, tags: Iterable[str], summary: Collection[str]) -> list[str]:
         """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`), and again
@@ -117,14 +100,15 @@ class TagMarks:
             whole = known[tag]
             if whole is None:
                 continue
-            marks.append(TAG_MARK + whole.term)
-            if any(term not in summary for term in whole.last_terms):
-                marks.append(UNUSED_TAG_MARK + whole.term)
+            term, last_terms = whole
+            marks.append(TAG_MARK + term)
+            if any(last not in summary for last in last_terms):
+                marks.append(UNUSED_TAG_MARK + term)
         return marks
 
-    def _read(self, tag: str) -> WholeTag | None:
-        """A tag's term; None for a tag that marks nothing (no word, more than two, or two
-        that pair into no phrase)."""
+    def _read(self, tag: str) -> tuple[str, tuple[str, ...]] | None:
+        """A tag's word or phrase term, and the last term of each of its words; None for a tag
+        that marks nothing (no word, more than two, or two that pair into no phrase)."""
         words = self._tokenizer.query_terms(tag)
         if len(words) == 1:
             term = words[0][0]
@@ -135,4 +119,4 @@ class TagMarks:
             term = phrases[-1]
         else:
             return None
-        return WholeTag(term, tuple(group[-1] for group in words))
+        return term, tuple(group[-1] for group in words)

@@ -21,9 +21,8 @@ import mmap
 import os
 import zlib
 from collections.abc import Callable, Mapping
-from itertools import compress
 from pathlib import Path
-from typing import Any, BinaryIO, Final, cast
+from typing import Any, BinaryIO, Final, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -40,17 +39,25 @@ from oharness.recall.postings import (
     TermOrder,
 )
 from oharness.recall.vocabulary import Vocabulary
+from oharness.types import Scope
 
 #: Bump when the file layout or the indexed form of a note changes (tokeniser changes are
 #: covered by its own signature).
 CACHE_FORMAT: Final = 8
 _MAGIC: Final = "oharness-recall-cache"
 _TAG: Final = b"ohrc"  # then the CRC-32 of the rest, little-endian
-_SCOPES: Final = ("project", "user")
+_SCOPES: Final[tuple[Scope, Scope]] = ("project", "user")
+_Number = TypeVar("_Number", bound=np.generic)
 
 
 def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
-    """Write every note of ``index`` that has a cache key to ``path``; returns how many."""
+    """Write every note of ``index`` that has a cache key to ``path``; returns how many.
+
+    The shared crash-safe write helper is imported here: a process that only reads the cache
+    never loads it, nor the hashing it brings."""
+    from oharness.fsio import atomic_write
+    from oharness.notes.tempfiles import remove_dead_writes
+
     vocabulary, notes, order = index.term_order()
     valid = np.array([key is not None for key in notes.cache_keys], dtype=np.bool_)
     notes, order = _kept(notes, order, valid)
@@ -76,7 +83,18 @@ def write_cache(path: str | os.PathLike[str], index: RecallIndex) -> int:
         "slots_by_term": order.slots.astype("<i4").tobytes(),
         "frequencies_by_term": order.counts.astype("<u2").tobytes(),
     }
-    write_atomically(Path(path), framed(payload))
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"could not create the recall cache folder {target.parent}: {exc.strerror or exc}",
+            path=str(target),
+        ) from exc
+    # Before the write, not after: a writer killed every time (a caller's timeout shorter
+    # than a first build) still clears the dead writes of earlier attempts.
+    remove_dead_writes(target)
+    atomic_write(target, framed(payload))
     return len(notes.keys)
 
 
@@ -93,27 +111,29 @@ def read_cache(
     except OSError:
         return set(keys)  # unreadable: rebuild rather than fail
     with file:
-        return _restore(file, index, keys)
-
-
-def _restore(file: BinaryIO, index: RecallIndex, keys: Mapping[NoteKey, CacheKey]) -> set[NoteKey]:
-    missing = set(keys)
-    payload = _load(file)
-    if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
-        return missing
-    parts = _parts(payload)
-    if parts is None:
-        return missing
-    terms, notes, order = parts
-    fresh = [
-        keys.get(key) == cache_key
-        for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
-    ]
-    missing.difference_update(compress(notes.keys, fresh))
-    stale = [key for key, ok in zip(notes.keys, fresh, strict=True) if not ok]
-    index.restore(terms, notes, order, _FileRead.of(file, payload), stale)
-    _release(payload)
-    return missing
+        payload = _load(file)
+        if payload is None or payload.get("tokenizer") != index.tokenizer.signature:
+            return set(keys)
+        parts = _parts(payload)
+        if parts is None:
+            return set(keys)
+        terms, notes, order = parts
+        fresh = {
+            key
+            for key, cache_key in zip(notes.keys, notes.cache_keys, strict=True)
+            if keys.get(key) == cache_key
+        }
+        stale = [key for key in notes.keys if key not in fresh]
+        mapped = payload["terms"].obj  # the file's map, or its bytes read into memory
+        read: _FileRead | None = None
+        if isinstance(mapped, mmap.mmap) and hasattr(os, "pread"):  # not on Windows
+            at = payload["at"]  # a descriptor of its own: ``file`` is closed below
+            read = _FileRead(os.dup(file.fileno()), at["slots_by_term"], at["frequencies_by_term"])
+        index.restore(terms, notes, order, read, stale)
+        if isinstance(mapped, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            # the pages the load read, read again from the file cache when a term needs them
+            mapped.madvise(mmap.MADV_DONTNEED)
+    return set(keys) - fresh
 
 
 def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple[Notes, TermOrder]:
@@ -133,25 +153,6 @@ def _kept(notes: Notes, order: TermOrder, valid: npt.NDArray[np.bool_]) -> tuple
     return notes, TermOrder(held, renumber[order.slots[kept]], order.counts[kept])
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace the cache file atomically (the shared crash-safe write helper, imported here:
-    a process that only reads the cache never loads it, nor the hashing it brings)."""
-    from oharness.fsio import atomic_write
-    from oharness.notes.tempfiles import remove_dead_writes
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(
-            f"could not create the recall cache folder {path.parent}: {exc.strerror or exc}",
-            path=str(path),
-        ) from exc
-    # Before the write, not after: a writer killed every time (a caller's timeout shorter
-    # than a first build) still clears the dead writes of earlier attempts.
-    remove_dead_writes(path)
-    atomic_write(path, data)
-
-
 def framed(payload: dict[str, Any]) -> bytes:
     """The file's bytes for ``payload``: the tag, the CRC-32 of the rest, the size of the
     header, the header (marshalled: every value but the arrays - the bytes values - and each
@@ -167,10 +168,18 @@ def framed(payload: dict[str, Any]) -> bytes:
 
 
 def _load(file: BinaryIO) -> dict[str, Any] | None:
-    """The payload of the file, its arrays views of it (:func:`_mapped`) and where each
-    starts in the file (``at``); None for another file, or this one cut short or damaged."""
+    """The payload of the file, its arrays views of it and where each starts in the file
+    (``at``); None for another file, or this one cut short or damaged.
+
+    The file is memory-mapped: its pages stay the system's file cache, shared and reclaimable,
+    and :func:`read_cache` hands them back once the index is made; then only the terms' table
+    is read through the map, a term's postings from the file (:class:`_FileRead`). It is read
+    into memory on Windows (a mapped file cannot be replaced there) and when empty."""
     try:
-        data = memoryview(_mapped(file))
+        if os.name == "nt" or not os.fstat(file.fileno()).st_size:
+            data = memoryview(file.read())
+        else:
+            data = memoryview(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         return None  # unreadable: rebuild rather than fail
     crc_at, head_at = len(_TAG), len(_TAG) + 4
@@ -194,30 +203,6 @@ def _load(file: BinaryIO) -> dict[str, Any] | None:
     return cast(dict[str, Any], payload) if payload.get("format") == CACHE_FORMAT else None
 
 
-def _mapped(file: BinaryIO) -> bytes | mmap.mmap:
-    """The file's bytes, memory-mapped: its pages stay the system's file cache, shared and
-    reclaimable, and :func:`read_cache` hands them back once the index is made; then only the
-    terms' table is read through the map, a term's postings from the file (:class:`_FileRead`).
-    Read into memory on Windows (a mapped file cannot be replaced there) and when empty."""
-    if os.name == "nt" or not os.fstat(file.fileno()).st_size:
-        return file.read()
-    return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-def _release(payload: dict[str, Any]) -> None:
-    """Let go of the pages of a mapped file that the load read (they are read again from the
-    file cache when a term needs them)."""
-    mapped = _map_of(payload)
-    if mapped is not None and hasattr(mmap, "MADV_DONTNEED"):
-        mapped.madvise(mmap.MADV_DONTNEED)
-
-
-def _map_of(payload: dict[str, Any]) -> mmap.mmap | None:
-    found = payload.get("terms")
-    mapped = found.obj if isinstance(found, memoryview) else None
-    return mapped if isinstance(mapped, mmap.mmap) else None
-
-
 class _FileRead:
     """A term's postings read from the cache file when asked (``os.pread``), rather than
     through the map: the bytes are the process's only while the term is scored, where pages
@@ -225,15 +210,6 @@ class _FileRead:
 
     def __init__(self, fd: int, slots_at: int, counts_at: int) -> None:
         self._fd, self._slots_at, self._counts_at = fd, slots_at, counts_at
-
-    @classmethod
-    def of(cls, file: BinaryIO, payload: dict[str, Any]) -> _FileRead | None:
-        """A reader of the mapped ``file`` (its own descriptor), None where the file was read
-        into memory or ``os.pread`` is missing (Windows)."""
-        if _map_of(payload) is None or not hasattr(os, "pread"):
-            return None
-        at = payload["at"]
-        return cls(os.dup(file.fileno()), at["slots_by_term"], at["frequencies_by_term"])
 
     def __call__(self, start: int, end: int) -> tuple[IntArray, CountArray]:
         size = end - start
@@ -246,103 +222,87 @@ class _FileRead:
                 "the recall cache file was cut short while in use (written over in place): "
                 "restart the process to index the notes again"
             )
-        return (
-            np.frombuffer(slots, dtype="<i4").astype(np.int32, copy=False),
-            np.frombuffer(counts, dtype="<u2")
-            .astype(np.uint16, copy=False)
-            .reshape(-1, FIELD_COUNT),
-        )
+        slots_read = np.frombuffer(slots, dtype="<i4").astype(np.int32, copy=False)
+        counts_read = np.frombuffer(counts, dtype="<u2").astype(np.uint16, copy=False)
+        return slots_read, counts_read.reshape(-1, FIELD_COUNT)
 
     def __del__(self, close: Callable[[int], None] = os.close) -> None:
         close(self._fd)  # bound here: at exit the module's globals may be gone first
 
 
 def _parts(payload: dict[str, Any]) -> tuple[Vocabulary, Notes, TermOrder] | None:
-    """The payload's terms, notes and postings, checked for consistency; None when anything
-    is off."""
+    """The payload's terms, notes and postings; None unless they agree: every array sized as
+    the others say, the terms' offsets ascending within their blob, their hashes sorted and the
+    hashes' ids naming each term once, no note twice nor of a negative length, as many
+    postings as the terms say, every slot a note's and each term's slots ascending."""
     ids, cache_keys = payload.get("ids"), payload.get("keys")
     names = ("terms", "offsets", "hashes", "hash_ids", "scopes", "lengths", "held")
-    blobs = [payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")]
+    blobs = {name: payload.get(name) for name in (*names, "slots_by_term", "frequencies_by_term")}
     if not (isinstance(ids, list) and isinstance(cache_keys, list)):
         return None
-    if not all(isinstance(blob, memoryview) for blob in blobs):
+    if not all(isinstance(blob, memoryview) for blob in blobs.values()):
         return None
-    terms, offsets, hashes, hash_ids, scopes, lengths, held_blob, slots_blob, counts = cast(
-        list[memoryview], blobs
-    )
-    vocabulary = _vocabulary(terms, offsets, hashes, hash_ids)
-    if vocabulary is None:
-        return None
+    stored = cast(dict[str, memoryview], blobs)
+    terms = len(stored["offsets"]) // 8 - 1
     notes = len(ids)
-    if len(scopes) != notes or len(cache_keys) != notes or len(lengths) != notes * 12:
-        return None
-    if not all(isinstance(note_id, str) for note_id in ids) or bytes(scopes).strip(b"\x00\x01"):
-        return None
-    order = _order(len(vocabulary), notes, held_blob, slots_blob, counts)
-    sizes = np.frombuffer(lengths, dtype="<i4").reshape(-1, FIELD_COUNT)
-    if order is None or (notes and sizes.min() < 0):
-        return None
-    keys: list[NoteKey] = [
-        ("user", note_id) if scope else ("project", note_id)
-        for scope, note_id in zip(scopes, ids, strict=True)
-    ]
-    if len(set(keys)) != len(keys):
-        return None  # a note twice
-    return vocabulary, Notes(keys, cache_keys, sizes.astype(np.int64)), order
-
-
-def _vocabulary(
-    blob: memoryview, offsets: memoryview, hashes: memoryview, ids: memoryview
-) -> Vocabulary | None:
-    """The terms as stored (a blob, offsets, sorted hashes and their ids); None unless the
-    offsets ascend within the blob and the ids name each term once."""
+    total = len(stored["slots_by_term"]) // 4  # postings
+    sizes = {
+        "offsets": 8 * (terms + 1),
+        "hashes": 8 * terms,
+        "hash_ids": 4 * terms,
+        "held": 4 * terms,
+        "scopes": notes,
+        "lengths": 4 * FIELD_COUNT * notes,
+        "slots_by_term": 4 * total,
+        "frequencies_by_term": 2 * FIELD_COUNT * total,
+    }
     if (
-        len(offsets) % 8
-        or len(hashes) != (len(offsets) // 8 - 1) * 8
-        or len(ids) * 2 != len(hashes)
+        terms < 0
+        or len(cache_keys) != notes
+        or any(len(stored[name]) != size for name, size in sizes.items())
     ):
         return None
-    starts = np.frombuffer(offsets, dtype="<i8").astype(np.int64, copy=False)
-    count = len(starts) - 1
-    if count < 0 or starts[0] != 0 or starts[-1] != len(blob) or (starts[1:] < starts[:-1]).any():
+    starts = _array(stored["offsets"], np.int64)
+    hashes = _array(stored["hashes"], np.uint64)
+    term_ids = _array(stored["hash_ids"], np.int32)
+    held = _array(stored["held"], np.int32)
+    slots = _array(stored["slots_by_term"], np.int32)
+    lengths = _array(stored["lengths"], np.int32).reshape(-1, FIELD_COUNT)
+    if (
+        starts[0] != 0
+        or starts[-1] != len(stored["terms"])
+        or (starts[1:] < starts[:-1]).any()
+        or (hashes[1:] < hashes[:-1]).any()
+        or (terms and (term_ids.min() < 0 or term_ids.max() >= terms))
+        or (np.bincount(term_ids, minlength=terms) != 1).any()
+    ):
         return None
-    sorted_hashes = np.frombuffer(hashes, dtype="<u8").astype(np.uint64, copy=False)
-    term_ids = np.frombuffer(ids, dtype="<i4").astype(np.int32, copy=False)
-    if count and (term_ids.min() < 0 or term_ids.max() >= count):
-        return None
-    if (np.bincount(term_ids, minlength=count) != 1).any():
-        return None
-    if (sorted_hashes[1:] < sorted_hashes[:-1]).any():
-        return None
-    # Copied out of the map: every message looks terms up, and read through the map the table
-    # would be as resident (the pages around each one read come too) and die with the file.
-    return Vocabulary(bytes(blob), starts.copy(), (sorted_hashes.copy(), term_ids.copy()))
-
-
-def _order(
-    term_count: int,
-    notes: int,
-    held_blob: memoryview,
-    slots_blob: memoryview,
-    counts_blob: memoryview,
-) -> TermOrder | None:
-    """The postings in term order; None unless consistent (a count per term, as many
-    postings as they say, every slot a note, each term's slots ascending)."""
-    if len(held_blob) != term_count * 4 or len(slots_blob) % 4:
-        return None
-    held = np.frombuffer(held_blob, dtype="<i4").astype(np.int32)
-    slots = np.frombuffer(slots_blob, dtype="<i4").astype(np.int32, copy=False)
-    total = len(slots)
-    if len(counts_blob) != total * FIELD_COUNT * 2:
-        return None
-    if term_count and (held.min() < 0 or int(held.sum()) != total):
-        return None
-    if total and (int(slots.min()) < 0 or int(slots.max()) >= notes):
+    if (
+        not all(isinstance(note_id, str) for note_id in ids)
+        or bytes(stored["scopes"]).strip(b"\x00\x01")
+        or (notes and lengths.min() < 0)
+        or (terms and (held.min() < 0 or int(held.sum()) != total))
+        or (total and (int(slots.min()) < 0 or int(slots.max()) >= notes))
+    ):
         return None
     ascending = slots[1:] > slots[:-1]
     firsts = np.cumsum(held)[:-1]  # where each term but the first starts
     ascending[firsts[(firsts > 0) & (firsts < total)] - 1] = True  # a new term may start lower
-    if not ascending.all():
+    keys: list[NoteKey] = [
+        (_SCOPES[scope], note_id) for scope, note_id in zip(stored["scopes"], ids, strict=True)
+    ]
+    if not ascending.all() or len(set(keys)) != len(keys):
         return None
-    counts = np.frombuffer(counts_blob, dtype="<u2").astype(np.uint16, copy=False)
-    return TermOrder(held, slots, counts.reshape(-1, FIELD_COUNT))
+    # The terms are copied out of the map: every message looks terms up, and read through the
+    # map the table would be as resident (the pages around each one read come too) and die
+    # with the file.
+    vocabulary = Vocabulary(bytes(stored["terms"]), starts.copy(), (hashes.copy(), term_ids.copy()))
+    counts = _array(stored["frequencies_by_term"], np.uint16).reshape(-1, FIELD_COUNT)
+    notes_read = Notes(keys, cache_keys, lengths.astype(np.int64))
+    return vocabulary, notes_read, TermOrder(held, slots, counts)
+
+
+def _array(data: memoryview, dtype: type[_Number]) -> npt.NDArray[_Number]:
+    """``data`` as an array of ``dtype``, stored little-endian (a view of it where the machine
+    is too)."""
+    return np.frombuffer(data, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype, copy=False)

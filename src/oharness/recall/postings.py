@@ -21,7 +21,7 @@ summary or tags, is kept up to date.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from itertools import islice
 from typing import Final, NamedTuple, cast
 
@@ -184,23 +184,27 @@ class Postings:
 
     def slots_of_keys(self, keys: Collection[NoteKey | str]) -> list[int]:
         """Slots of the given notes; a bare id names that id in both scopes."""
-        found: list[int] = []
+        named: list[NoteKey] = []
         for key in keys:
-            named: list[NoteKey] = (
-                [("project", key), ("user", key)] if isinstance(key, str) else [key]
-            )
-            found.extend(self.slot_of[k] for k in named if k in self.slot_of)
-        return found
+            named += [("project", key), ("user", key)] if isinstance(key, str) else [key]
+        return [self.slot_of[key] for key in named if key in self.slot_of]
 
     def entries_at(self, slots: list[int]) -> list[NoteEntry]:
         """The indexed form of the notes in ``slots``: a base note's gathered from the
-        postings (one pass over them for all, a block at a time)."""
+        postings (one pass over them for all, a block at a time, read from the file when the
+        base is there: none of it stays in the process)."""
         base = [slot for slot in slots if slot not in self._added_rows]
         wanted = np.zeros(len(self.keys), dtype=np.bool_)
         wanted[base] = True
         wheres: list[npt.NDArray[np.intp]] = [np.empty(0, dtype=np.intp)]
         owners, held = [_NO_SLOTS], [_NO_COUNTS]
-        for start, block, counts in self._base_blocks() if base else ():
+        total = len(self._slots)
+        for start in range(0, total, _BLOCK) if base else ():
+            end = min(start + _BLOCK, total)
+            if self._read is not None:
+                block, counts = self._read(start, end)
+            else:
+                block, counts = self._slots[start:end], self._counts[start:end]
             at = np.flatnonzero(wanted[block])
             wheres.append(at + start)
             owners.append(block[at])
@@ -221,17 +225,6 @@ class Postings:
             found.append(NoteEntry(*entry, lengths))
         return found
 
-    def _base_blocks(self) -> Iterator[tuple[int, IntArray, CountArray]]:
-        """The base's postings a block at a time: where each block starts, its slots and
-        counts (read from the file when the base is there: none of it stays in the process)."""
-        total = len(self._slots)
-        for start in range(0, total, _BLOCK):
-            end = min(start + _BLOCK, total)
-            if self._read is not None:
-                yield start, *self._read(start, end)
-            else:
-                yield start, self._slots[start:end], self._counts[start:end]
-
     def norms(self, boosts: Iterable[float], factors: Iterable[float]) -> npt.NDArray[np.float64]:
         """Per slot and field: ``boost / (1 - b + b * length / average length)``; kept until
         the notes change."""
@@ -251,7 +244,19 @@ class Postings:
     def add(self, entry: NoteEntry) -> None:
         """Add or replace a note (its term ids already this vocabulary's)."""
         self.remove(entry.key)
-        slot = self._new_slot(entry)
+        slot = len(self.keys)
+        self.keys.append(entry.key)
+        self.cache_keys.append(entry.cache_key)
+        self.slot_of[entry.key] = slot
+        if slot >= len(self.lengths):
+            grown = np.zeros((max(16, 2 * slot), FIELD_COUNT), dtype=np.float64)
+            grown[:slot] = self.lengths[:slot]
+            self.lengths = grown
+        self.lengths[slot] = entry.lengths
+        in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
+        self.heads[slot] = entry.term_ids[in_head]
+        if entry.lengths[2] <= self.short_body:
+            self.bodies[slot] = entry.term_ids[~in_head & (entry.frequencies[:, 2] > 0)]
         self._added_rows[slot] = entry
         for term_id, counts in zip(
             entry.term_ids.tolist(), entry.frequencies.tolist(), strict=True
@@ -259,6 +264,7 @@ class Postings:
             self._added.setdefault(term_id, []).append((slot, *counts))
         self._count(entry, 1)
         self._changed_notes += 1
+        self.version += 1
         self._maybe_rebuild()
 
     def remove(self, key: NoteKey) -> bool:
@@ -282,8 +288,6 @@ class Postings:
                     ]
             self.keys[slot] = self.cache_keys[slot] = None
             self.heads[slot] = self.bodies[slot] = _NO_SLOTS
-            for field, length in enumerate(entry.lengths):
-                self.totals[field] -= length
             self.lengths[slot] = 0.0
             self._changed_notes += 1
         if slots:
@@ -314,29 +318,13 @@ class Postings:
         notes = Notes(keys, self.cache_keys, self.lengths[: len(keys)].astype(np.int64))
         return notes, TermOrder(np.diff(self._starts).astype(np.int32), self._slots, self._counts)
 
-    def _new_slot(self, entry: NoteEntry) -> int:
-        slot = len(self.keys)
-        self.keys.append(entry.key)
-        self.cache_keys.append(entry.cache_key)
-        self.slot_of[entry.key] = slot
-        if slot >= len(self.lengths):
-            grown = np.zeros((max(16, 2 * slot), FIELD_COUNT), dtype=np.float64)
-            grown[:slot] = self.lengths[:slot]
-            self.lengths = grown
-        self.lengths[slot] = entry.lengths
-        for field, length in enumerate(entry.lengths):
-            self.totals[field] += length
-        in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
-        self.heads[slot] = entry.term_ids[in_head]
-        if entry.lengths[2] <= self.short_body:
-            self.bodies[slot] = entry.term_ids[~in_head & (entry.frequencies[:, 2] > 0)]
-        self.version += 1
-        return slot
-
     def _count(self, entry: NoteEntry, step: int) -> None:
+        """Count a note's terms in (``step`` 1) or out (-1), as held and as per field."""
         self.held[entry.term_ids] += step
         in_head = (entry.frequencies[:, 0] > 0) | (entry.frequencies[:, 1] > 0)
         self.head_held[entry.term_ids[in_head]] += step
+        for field, length in enumerate(entry.lengths):
+            self.totals[field] += step * length
 
     def _set_base(self, order: TermOrder) -> None:
         """Make ``order`` the base of the notes in slots 0..: the number of notes holding each
@@ -366,7 +354,6 @@ class Postings:
                 at = np.flatnonzero(kept)
                 term_ids = np.searchsorted(self._starts, at + start, side="right") - 1
                 rows.append((term_ids.astype(np.int32), slots[at]))
-        # per slot: its summary and tags terms, and a short note's other body terms
         self.heads, self.bodies = Rows(heads, count), Rows(bodies, count)
         self.head_held = np.bincount(self.heads.ids, minlength=term_count).astype(np.int32)
         self.version += 1

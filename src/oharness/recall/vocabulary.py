@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator
-from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -31,28 +30,24 @@ class Vocabulary:
         offsets: npt.NDArray[np.int64] | None = None,
         hashes: tuple[npt.NDArray[np.uint64], npt.NDArray[np.int32]] | None = None,
     ) -> None:
+        """An empty vocabulary, or the terms as a load reads them back: their :meth:`blob`
+        with its offsets, and their :meth:`hashes`."""
         self._blob = blob
         self._offsets = offsets if offsets is not None else np.zeros(1, dtype=np.int64)
         self._base = len(self._offsets) - 1
         if hashes is None:
-            bounds = self._offsets.tolist()
-            found = np.array(
-                [term_hash(blob[a:b]) for a, b in pairwise(bounds)],
-                dtype=np.uint64,
-            )
-            order = np.argsort(found, kind="stable").astype(np.int32)
-            hashes = found[order], order
+            hashes = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int32)
         self._hashes, self._order = hashes  # sorted hashes, and the id of each
         self._more: dict[str, int] = {}
         self._more_terms: list[str] = []
 
     @classmethod
     def of(cls, terms: Iterable[str]) -> Vocabulary:
-        """A vocabulary of ``terms`` (distinct), their ids in order."""
-        encoded = [term.encode() for term in terms]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(data) for data in encoded], out=offsets[1:])
-        return cls(b"".join(encoded), offsets)
+        """A vocabulary of ``terms`` (distinct), their ids in order, kept as a load keeps them."""
+        added = cls()
+        added.add_many(list(terms))
+        blob, offsets = added.blob()
+        return cls(blob, offsets, added.hashes())
 
     def blob(self) -> tuple[bytes | memoryview, npt.NDArray[np.int64]]:
         """Every term as one UTF-8 blob and the offset of each (one more than terms)."""
@@ -90,11 +85,9 @@ class Vocabulary:
         """The id of each term, None where unknown: the terms read from the cache found by
         hash (one search for all), their bytes compared."""
         found = list(map(self._more.get, terms))
-        if not self._base:
+        if not self._base or None not in found:
             return found
         asked = [n for n, term_id in enumerate(found) if term_id is None]
-        if not asked:
-            return found
         data = [terms[n].encode() for n in asked]
         hashed = np.array([term_hash(item) for item in data], dtype=np.uint64)
         positions = np.searchsorted(self._hashes, hashed).tolist()
