@@ -149,7 +149,7 @@ class RecallIndex:
         postings = self._postings
         entries = (self._entry(scope, note, keys.get((scope, note.id))) for scope, note in listed)
         distinct = len({(scope, note.id) for scope, note in listed}) == len(listed) > 1
-        if postings.empty() and distinct:
+        if not postings.keys and distinct:  # an empty index adopts them as its base
             postings.adopt(*term_order(entries, postings.vocabulary))
             return
         for entry in entries:
@@ -157,18 +157,7 @@ class RecallIndex:
 
     def remove(self, scope: Scope, note_id: str) -> bool:
         """Forget a note; False when it was not indexed."""
-        return self._postings.remove((scope, note_id))
-
-    def entries(self) -> tuple[list[str], list[NoteEntry]]:
-        """The vocabulary (terms still in use) and every note's indexed form."""
-        postings = self._postings
-        entries = postings.entries_at(list(postings.slot_of.values()))
-        vocabulary = postings.vocabulary
-        used = np.flatnonzero(postings.held[: len(vocabulary)] > 0)
-        remap = np.full(len(vocabulary), -1, dtype=np.int32)
-        remap[used] = np.arange(len(used), dtype=np.int32)
-        terms = [vocabulary[term_id] for term_id in used.tolist()]
-        return terms, [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]
+        return self._postings.remove_many([(scope, note_id)]) > 0
 
     def term_order(self) -> tuple[Vocabulary, Notes, TermOrder]:
         """What the cache stores: the terms, every note (without its terms) and the postings
@@ -186,7 +175,7 @@ class RecallIndex:
         """Adopt what the cache stores - the terms, the notes and their postings in term
         ``order`` - as they are (``read``: reads a term's postings from the file), then remove
         the ``stale`` notes; only into an empty index."""
-        if len(self._postings.vocabulary) or not self._postings.empty():
+        if len(self._postings.vocabulary) or self._postings.keys:
             raise ValueError("a recall cache is read into an empty index only")
         self._postings.vocabulary = terms
         self._postings.adopt(notes, order, read)
@@ -339,7 +328,7 @@ class RecallIndex:
         the shares given are passed on the same way, :data:`LINK_HOPS` links in all.
         """
         postings = self._postings
-        asking = postings.slots_of(ASKS)
+        (asking,) = postings.slots_of_many([ASKS])
         total, giving = scores.copy(), scores
         for _ in range(LINK_HOPS):
             candidates = np.flatnonzero(giving > 0)  # live notes: each has a key

@@ -170,10 +170,6 @@ class Postings:
             counts = np.concatenate((counts, extra[:, 1:].astype(np.uint16)))
         return slots, counts
 
-    def slots_of(self, term: str) -> IntArray | None:
-        """The slots holding ``term``, None when no note does."""
-        return self.slots_of_many([term])[0]
-
     def slots_of_many(self, terms: list[str]) -> list[IntArray | None]:
         """The slots holding each term, None where no note does."""
         found: list[IntArray | None] = []
@@ -243,7 +239,7 @@ class Postings:
 
     def add(self, entry: NoteEntry) -> None:
         """Add or replace a note (its term ids already this vocabulary's)."""
-        self.remove(entry.key)
+        self.remove_many([entry.key])
         slot = len(self.keys)
         self.keys.append(entry.key)
         self.cache_keys.append(entry.cache_key)
@@ -266,10 +262,6 @@ class Postings:
         self._changed_notes += 1
         self.version += 1
         self._maybe_rebuild()
-
-    def remove(self, key: NoteKey) -> bool:
-        """Remove a note; False when absent."""
-        return self.remove_many([key]) > 0
 
     def remove_many(self, keys: Iterable[NoteKey]) -> int:
         """Remove notes (the postings read once for all); how many there were."""
@@ -294,10 +286,6 @@ class Postings:
             self.version += 1
             self._maybe_rebuild()
         return len(slots)
-
-    def empty(self) -> bool:
-        """Whether no note was ever added (a base may be adopted)."""
-        return not self.keys
 
     def adopt(self, notes: Notes, order: TermOrder, read: Read | None = None) -> None:
         """Make the base of an empty index: ``notes`` in slots 0.. and their postings in term

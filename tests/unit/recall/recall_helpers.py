@@ -8,7 +8,11 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from oharness.notes.format import Note
+from oharness.recall.index import RecallIndex
+from oharness.recall.postings import NoteEntry
 from oharness.recall.words import COMMON_WORDS, ENGLISH_STOP, VERY_COMMON_WORDS
 from oharness.types import Scope
 
@@ -168,3 +172,15 @@ def realistic_notes(count: int, seed: int = 3) -> list[tuple[Scope, Note]]:
         scope: Scope = "project" if number % 3 else "user"
         notes.append((scope, Note(f"filler-{number:05d}", summary, body, tags)))
     return notes
+
+
+def index_entries(index: RecallIndex) -> tuple[list[str], list[NoteEntry]]:
+    """The vocabulary (terms still in use, in id order) and every note's indexed form."""
+    postings = index._postings
+    entries = postings.entries_at(list(postings.slot_of.values()))
+    vocabulary = postings.vocabulary
+    used = np.flatnonzero(postings.held[: len(vocabulary)] > 0)
+    remap = np.full(len(vocabulary), -1, dtype=np.int32)
+    remap[used] = np.arange(len(used), dtype=np.int32)
+    terms = [vocabulary[term_id] for term_id in used.tolist()]
+    return terms, [entry._replace(term_ids=remap[entry.term_ids]) for entry in entries]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from recall_helpers import load_calibration, realistic_notes, synthetic_notes
+from recall_helpers import index_entries, load_calibration, realistic_notes, synthetic_notes
 
 from oharness.notes.format import Note
 from oharness.recall import tokenize
@@ -76,7 +76,7 @@ def messages(notes: Notes) -> list[str]:
 
 def entries(index: RecallIndex) -> tuple[list[str], list[Entry]]:
     """The vocabulary in id order and every note's entry, its terms spelled out."""
-    terms, found = index.entries()
+    terms, found = index_entries(index)
     return terms, [
         (
             entry.key,
@@ -181,7 +181,7 @@ def test_the_term_order_lists_each_terms_notes_ascending() -> None:
     bulk = in_bulk(folder())
     postings = bulk._postings
     for term_id in range(0, len(postings.vocabulary), 7):
-        slots = postings.slots_of(postings.vocabulary[term_id])
+        (slots,) = postings.slots_of_many([postings.vocabulary[term_id]])
         assert slots is not None
         assert np.all(np.diff(slots) > 0)
 

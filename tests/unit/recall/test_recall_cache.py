@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recall_helpers import synthetic_notes
+from recall_helpers import index_entries, synthetic_notes
 
 from oharness.errors import StorageError
 from oharness.notes.format import Note
@@ -296,7 +296,7 @@ def test_writes_are_atomic_and_leave_no_temp_files(
 
 def test_a_cache_of_the_previous_format_is_rebuilt_never_misread(built: Built) -> None:
     index, path, keys = built
-    terms, entries = index.entries()
+    terms, entries = index_entries(index)
     ids = [entry.term_ids for entry in entries]
     old = {  # the layout of format 2: notes as rows, postings by note
         "magic": "oharness-recall-cache",
