@@ -351,8 +351,6 @@ class Judge:
         its whole tags the message says. A short note failing on its summary and tags is
         judged again with its body words."""
         slots = candidates.slots
-        if not len(slots):
-            return slots, np.zeros(0, dtype=np.float64)
         tags, tag_only, phrase = self._named_at(message, candidates)
         message.named = frozenset(slots[phrase].tolist())
         shared, topic, strongest = candidates.shared, candidates.topic, candidates.strongest
@@ -415,7 +413,5 @@ class Judge:
 def _held_by(candidates: Candidates, holders: list[IntArray | None]) -> npt.NDArray[np.intp]:
     """Per candidate, how many of ``holders`` (arrays of slots, or None) hold it."""
     held = [slots for slots in holders if slots is not None]
-    if not held:
-        return np.zeros(len(candidates), dtype=np.intp)
-    found = candidates.where[np.concatenate(held)]
+    found = candidates.where[np.concatenate([np.empty(0, dtype=np.int32), *held])]
     return np.bincount(found[found >= 0], minlength=len(candidates))
