@@ -107,7 +107,7 @@ def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     if known is None or len(known) > _READ_LIMIT:
         known = _READ[tokenizer.signature] = {}
     words = dict.fromkeys(_WORD.findall(text.casefold()))
-    for word in words.keys() - known.keys():
+    for word in [word for word in words if word not in known]:
         terms = tokenizer.tokens(word)
         known[word] = _word_of(word, terms[0] if len(terms) == 1 else None)
     return [known[word] for word in words]
