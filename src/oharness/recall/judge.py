@@ -187,12 +187,15 @@ class Judge:
 
     def _typo(self, term: str) -> str | None:
         """The word of summaries or tags that most notes hold there one edit away from
-        ``term``; None when there is none. Two letters swapped is the usual typo and rarely
-        turns one real word into another ("andriod", "deplyo"), so it is read at any length;
-        a letter left out, added or changed only from :data:`TYPO_LENGTH` letters ("teraform",
-        "kubernets"), as a shorter word is often another word ("trick", "track")."""
+        ``term``; None when there is none. Two letters swapped and a letter typed twice or
+        once too few are the usual typos and rarely turn one real word into another
+        ("andriod", "comit", "weeek"), so they are read at any length; another letter left
+        out, added or changed only from :data:`TYPO_LENGTH` letters ("teraform", "kubernets"),
+        as a shorter word is often another word ("trick", "track")."""
         cuts = [(term[:n], term[n:]) for n in range(len(term) + 1)]
         edits = {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+        edits |= {a + b[0] + b for a, b in cuts if b}  # a letter doubled ...
+        edits |= {a + b[1:] for a, b in cuts if b[:1] == b[1:2]}  # ... or undoubled
         if len(term) >= TYPO_LENGTH:
             edits |= (
                 {a + b[1:] for a, b in cuts if b}

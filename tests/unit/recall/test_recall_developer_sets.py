@@ -38,7 +38,7 @@ MEASURED = {
     "five": (0.500, 1.000),
     "twenty": (0.781, 0.923),
     "fifty": (0.709, 1.000),
-    "five_hundred": (0.647, 0.941),
+    "five_hundred": (0.662, 0.941),
 }
 QUIET_TARGET = 0.97
 
@@ -168,9 +168,20 @@ def test_a_typo_is_read_as_the_word_notes_name_a_topic_with() -> None:
     assert [hit.id for hit in index.recall("teraform plan shows drift")] == ["terraform-a02"]
 
 
+def test_a_letter_typed_twice_or_once_too_few_is_read_as_the_word() -> None:
+    index = _index(
+        ("commit-a01", "Commit messages follow Conventional Commits", ("git",)),
+        ("success-a02", "Success metrics live in the growth dashboard", ("metrics",)),
+        ("filler-a03", "Release on Tuesdays", ("release",)),
+    )
+    assert [hit.id for hit in index.recall("how do I word this comit message")] == ["commit-a01"]
+    assert [hit.id for hit in index.recall("where are the sucesss metrics?")] == ["success-a02"]
+
+
 def test_a_real_word_a_letter_away_from_a_note_word_is_not_a_typo() -> None:
     # "track" is one letter from "trick", "refund" from "redund(ant)": only two letters
-    # swapped is read at any length; other edits from eight letters.
+    # swapped, or a letter doubled or undoubled, is read at any length; other edits from
+    # eight letters.
     index = _index(
         ("track-a01", "Track screen views after consent", ("analytics",)),
         ("refund-a02", "Refund window is 30 days", ("refunds",)),
