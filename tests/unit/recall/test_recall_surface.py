@@ -86,11 +86,12 @@ def test_a_base_word_does_not_name_a_note_holding_only_a_derived_one() -> None:
 
 def test_a_message_whose_only_candidate_matches_through_the_stem_attaches_nothing() -> None:
     body = " ".join(f"filler{n} word{n}" for n in range(80))  # not a short note
+    notes: list[tuple[Scope, Note]] = [
+        ("project", Note("expr-1", "Expressions evaluation", body, ("templating",)))
+    ]
+    notes += [("project", Note(f"x{n}", f"Cats and dogs {n}", "plain")) for n in range(30)]
     index = RecallIndex()
-    index.add_many(
-        [("project", Note("expr-1", "Expressions evaluation", body, ("templating",)))]
-        + [("project", Note(f"x{n}", f"Cats and dogs {n}", "plain")) for n in range(30)]
-    )
+    index.add_many(notes)
     assert index.recall("express") == []
     assert [hit.id for hit in index.recall("expressed evaluation")] == ["expr-1"]
 
