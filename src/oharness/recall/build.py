@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import numpy as np
 
@@ -80,12 +80,19 @@ def note_entry(
     return NoteEntry((scope, note.id), cache_key, term_ids[order], frequencies, lengths)
 
 
+class WholeTag(NamedTuple):
+    """A tag as the gate names it: its word or phrase term, and the last term of each word."""
+
+    term: str
+    last_terms: tuple[str, ...]
+
+
 class TagMarks:
     """The marks of notes' tags, each distinct tag read once (tags recur across notes)."""
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self._tokenizer = tokenizer
-        self._tags: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+        self._tags: dict[str, WholeTag | None] = {}
 
     def __call__(self, tags: Iterable[str], summary: Collection[str]) -> list[str]:
         """The marks of a note's whole tags of one or two words (:data:`TAG_MARK`), and again
@@ -100,13 +107,12 @@ class TagMarks:
             whole = known[tag]
             if whole is None:
                 continue
-            term, last_terms = whole
-            marks.append(TAG_MARK + term)
-            if any(last not in summary for last in last_terms):
-                marks.append(UNUSED_TAG_MARK + term)
+            marks.append(TAG_MARK + whole.term)
+            if any(last not in summary for last in whole.last_terms):
+                marks.append(UNUSED_TAG_MARK + whole.term)
         return marks
 
-    def _read(self, tag: str) -> tuple[str, tuple[str, ...]] | None:
+    def _read(self, tag: str) -> WholeTag | None:
         """A tag's word or phrase term, and the last term of each of its words; None for a tag
         that marks nothing (no word, more than two, or two that pair into no phrase)."""
         words = self._tokenizer.query_terms(tag)
@@ -119,4 +125,4 @@ class TagMarks:
             term = phrases[-1]
         else:
             return None
-        return term, tuple(group[-1] for group in words)
+        return WholeTag(term, tuple(group[-1] for group in words))
