@@ -84,11 +84,8 @@ LINK_HOPS: Final = 2
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked note.
-
-    ``in_summary_or_tags``: a query word matched the note's summary or tags (for
-    :meth:`RecallIndex.recall`, a distinctive word; always true there, as that is the gate).
-    """
+    """One ranked note; ``in_summary_or_tags``: a query word matched its summary or tags
+    (always true for :meth:`RecallIndex.recall`: that is the gate)."""
 
     scope: Scope
     id: str

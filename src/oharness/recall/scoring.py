@@ -59,7 +59,7 @@ def read_terms(
     if search:
         weights, topics = plains, search_weight(in_head, note_count, params)
     else:
-        priors = tokenizer.priors(terms)
+        priors = list(map(tokenizer.prior, terms))
         weights = term_weight(held, note_count, priors, params)
         topics = term_weight(in_head, note_count, priors, params)
     found: list[TermInfo | None] = []
@@ -160,8 +160,8 @@ def accumulate(
         _summed(head, topics, capacity),
         weights,
         {part.term: (part.head, part.topic_weight) for part in own},
+        own_words,
     )
-    scored.words = own_words
     if plain:
         ratios = np.repeat([part.plain / part.weight for part in kept], lengths)
         _, plain_best, _ = _per_word(words, slots, values * ratios, lengths, capacity)

@@ -38,7 +38,9 @@ DERIVED_MARK: Final = "\x06"
 #: Share of its weight a message word matching a note only through the stem counts.
 STEM_ONLY_FACTOR: Final = 0.5
 
-_WORD: Final = re.compile(r"(?<![\w'.-])[a-z]+(?:'s)?(?![\w-])")
+#: A plain word, or a compound of plain words joined by ``-`` or ``_`` ("load-balancer").
+_WORD: Final = re.compile(r"(?<![\w'.-])[a-z]+(?:[-_][a-z]+)*(?:'s)?(?![\w-])")
+_JOINS: Final = re.compile(r"[-_]")
 #: Inflectional endings, longest first, and what replaces them, by the last letter of a
 #: word they may end (a word ending otherwise has none).
 _ENDINGS: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("'s", ""), ("ed", ""), ("es", ""))
@@ -102,11 +104,19 @@ _NOT_PLAIN: Final = _Word("", "", False)
 
 def _plain_words(tokenizer: Tokenizer, text: str) -> list[_Word]:
     """The distinct plain English words of ``text`` (in order) as :func:`_word_of` reads
-    them; a word with no single stem as :data:`_NOT_PLAIN`."""
+    them, a compound's words and the compound written as one word among them (the tokeniser
+    reads "load-balancer" as "load", "balancer" and "loadbalancer"); a word with no single
+    stem as :data:`_NOT_PLAIN`."""
     known = _READ.get(tokenizer.signature)
     if known is None or len(known) > _READ_LIMIT:
         known = _READ[tokenizer.signature] = {}
-    words = dict.fromkeys(_WORD.findall(text.casefold()))
+    words: dict[str, None] = {}
+    for found in _WORD.findall(text.casefold()):
+        if "-" in found or "_" in found:  # its words, and all of it written as one word
+            parts = _JOINS.split(found)
+            words.update(dict.fromkeys([*parts, "".join(parts)]))
+        else:
+            words[found] = None
     for word in [word for word in words if word not in known]:
         terms = tokenizer.tokens(word)
         known[word] = _word_of(word, terms[0] if len(terms) == 1 else None)
@@ -218,15 +228,11 @@ def _said_stems(
     meets only notes holding the stem through derived words alone (few, marked); a derived
     word every note holding the stem but not that word."""
     read = {group[0] for group in groups if len(group) == 1}
-    words = [word for word in _plain_words(tokenizer, message) if word.stem in read]
-    based = {word.stem for word in words if word.base}
-    derived: dict[str, set[str]] = {}
-    for word in words:
-        if not word.base:
-            derived.setdefault(word.stem, set()).add(word.key)
-    # In the order of first mention; a stem said as its base word and as derived words is
-    # weak at the notes holding it through derived words alone.
-    return {
-        stem: (stem in based, derived.get(stem, set()))
-        for stem in dict.fromkeys(word.stem for word in words)
-    }
+    found: dict[str, tuple[bool, set[str]]] = {}  # in the order of first mention
+    for word in _plain_words(tokenizer, message):
+        if word.stem in read:
+            base, keys = found.get(word.stem, (False, set()))
+            if not word.base:
+                keys.add(word.key)
+            found[word.stem] = (base or word.base, keys)
+    return found

@@ -41,7 +41,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text, or the index keeps other marks: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 7
+TOKENIZER_VERSION: Final = 8
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -131,8 +131,7 @@ class _Stemmer(Protocol):
 
 def available_languages() -> tuple[str, ...]:
     """The Snowball stemmer names accepted in ``memory.recall.languages``."""
-    names: list[str] = Stemmer.algorithms()
-    return tuple(sorted(names))
+    return tuple(sorted(Stemmer.algorithms()))
 
 
 class Tokenizer:
@@ -245,10 +244,6 @@ class Tokenizer:
         if found is not None:
             return found
         return 0.0 if term.isascii() and not term.isdigit() else _pattern_prior(term)
-
-    def priors(self, terms: Sequence[str]) -> list[float]:
-        """:meth:`prior` of each of ``terms``."""
-        return list(map(self.prior, terms))
 
     def _build_priors(self) -> dict[str, float]:
         # Function words of languages not configured still occur (a French sentence in an

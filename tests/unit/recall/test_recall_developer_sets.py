@@ -151,6 +151,20 @@ def test_a_compound_written_in_one_word_meets_its_parts() -> None:
     assert [hit.id for hit in index.recall("who is oncall this week?")] == ["oncall-a03"]
 
 
+def test_a_compound_a_note_hyphenates_is_met_written_as_one_word() -> None:
+    # The stem of "loadbalancer" or "deployfenster" takes more than an inflection from it
+    # ("loadbalanc", "deployfenst"): the note's compound must count as that word said whole.
+    index = _index(
+        ("lb-a01", "Load-Balancer health checks hit /healthz every 10 s", ("infra",)),
+        ("deploy-a02", "Deploy-Fenster: Produktion nur Montag bis Donnerstag", ("regeln",)),
+        ("rate-a03", "Rate-Limiter allows 100 requests per minute per key", ("api",)),
+    )
+    found = index.recall("why does the loadbalancer mark pods unhealthy?")
+    assert [hit.id for hit in found] == ["lb-a01"]
+    assert [hit.id for hit in index.recall("is the deployfenster open today?")] == ["deploy-a02"]
+    assert [hit.id for hit in index.recall("what does the ratelimiter allow?")] == ["rate-a03"]
+
+
 def test_words_written_apart_meet_the_compound_a_note_writes_as_one() -> None:
     index = _index(
         ("exit-a01", "Errors go to stderr; status 2 for bad usage", ("cli", "exit-codes")),
