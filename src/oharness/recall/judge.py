@@ -48,11 +48,10 @@ Groups = list[tuple[str, ...]]
 RELATED_FACTOR: Final = 0.5
 
 #: A message word no note holds, of at least this many letters, is read as two words written
-#: as one or as a typo, one notes hold from TYPO_LENGTH letters as two words; at most
-#: UNKNOWN_WORDS of each per message (:meth:`Judge._read_unknown`). A typo other than two
-#: letters swapped or one doubled is read from TYPO_LENGTH letters (:meth:`Judge._typo`).
+#: as one or as a typo (:meth:`Judge.message`); at most this many such words per message.
 UNKNOWN_LENGTH: Final = 5
 UNKNOWN_WORDS: Final = 4
+#: A typo other than two letters swapped or one doubled is read from this many letters.
 TYPO_LENGTH: Final = 8
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 
@@ -130,34 +129,34 @@ class Judge:
         return Message(groups, phrases, related)
 
     def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
-        """A message word may be two words written as one ("featureflags", "loadbalancer"):
-        when its parts are a phrase of a summary, the message says them and the phrase too (as
-        writing "load-balancer" would; a word no note holds is replaced by them). Otherwise a
-        word no note holds may be a typo ("deplyo", "andriod"), read as the word of summaries
-        or tags one edit away that most notes name a topic with (:data:`UNKNOWN_LENGTH`)."""
+        """A message word no note holds may be two words written as one ("featureflags",
+        "crashreports"): when its parts are a phrase of a summary, the message says the parts
+        and the phrase. Otherwise it may be a typo ("deplyo", "andriod"): one edit away from a
+        word of summaries or tags, it is read as that word (the one most notes name a topic
+        with). Only lower-case letters, at least :data:`UNKNOWN_LENGTH`, not an everyday word."""
         tokenizer = self._tokenizer
         held = self._held([group[0] for group in groups])
         known = {group[0] for group in groups}
         read: Groups = []
-        left = {True: UNKNOWN_WORDS, False: UNKNOWN_WORDS}  # per held or not
+        left = UNKNOWN_WORDS
         for group, is_held in zip(groups, held, strict=True):
             term = group[0]
             if (
-                left[is_held] <= 0
-                or len(term) < (TYPO_LENGTH if is_held else UNKNOWN_LENGTH)
+                left <= 0
+                or is_held
+                or len(term) < UNKNOWN_LENGTH
                 or not (term.isascii() and term.isalpha() and term.islower())
                 or tokenizer.prior(term) > 0
             ):
                 read.append(group)
                 continue
-            left[is_held] -= 1
+            left -= 1
             parts = self._compound(term)
             if parts is not None:
-                read.extend([group] if is_held else [])
                 read.extend((part,) for part in parts if part not in known)
                 phrases.append(f"{PHRASE_MARK}{parts[0]} {parts[1]}")
                 continue
-            fixed = None if is_held else self._typo(term)
+            fixed = self._typo(term)
             read.append((fixed,) if fixed is not None and fixed not in known else group)
         return read
 
