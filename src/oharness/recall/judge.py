@@ -47,9 +47,12 @@ Groups = list[tuple[str, ...]]
 #: A related word counts this share of its weight (score and shared topic weight).
 RELATED_FACTOR: Final = 0.5
 
-#: A message word no note holds, of at least this many letters, is read as two words written
-#: as one or as a typo (:meth:`Judge.message`); at most this many such words per message.
+#: A message word no note holds, of at least UNKNOWN_LENGTH letters and at most
+#: UNKNOWN_MAX_LENGTH (a longer run of letters is pasted data, and reading it costs time
+#: growing with the square of its length), is read as two words written as one or as a typo
+#: (:meth:`Judge.message`); at most UNKNOWN_WORDS such words per message.
 UNKNOWN_LENGTH: Final = 5
+UNKNOWN_MAX_LENGTH: Final = 30
 UNKNOWN_WORDS: Final = 4
 #: A typo other than two letters swapped or one doubled is read from this many letters.
 TYPO_LENGTH: Final = 8
@@ -144,7 +147,7 @@ class Judge:
             if (
                 left <= 0
                 or is_held
-                or len(term) < UNKNOWN_LENGTH
+                or not UNKNOWN_LENGTH <= len(term) <= UNKNOWN_MAX_LENGTH
                 or not (term.isascii() and term.isalpha() and term.islower())
                 or tokenizer.prior(term) > 0
             ):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,6 +191,18 @@ def test_a_letter_typed_twice_or_once_too_few_is_read_as_the_word() -> None:
     )
     assert [hit.id for hit in index.recall("how do I word this comit message")] == ["commit-a01"]
     assert [hit.id for hit in index.recall("where are the sucesss metrics?")] == ["success-a02"]
+
+
+@pytest.mark.parametrize("pasted", ["acgt" * 5_000, "-".join("a" * 20_000), "q" * 60_000])
+def test_a_pasted_run_of_letters_is_not_read_as_a_word(pasted: str) -> None:
+    # Reading a word as two words or a typo costs time growing with the square of its length:
+    # a DNA sequence or a long run of letters pasted into a message took minutes.
+    index = _index(("deploy-a01", "Deploy with atlas deploy from main", ("deploy",)))
+    started = time.monotonic()
+    assert [hit.id for hit in index.recall(f"{pasted} how do I deploy with atlas?")] == [
+        "deploy-a01"
+    ]
+    assert time.monotonic() - started < 5.0
 
 
 def test_a_real_word_a_letter_away_from_a_note_word_is_not_a_typo() -> None:
