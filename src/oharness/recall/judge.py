@@ -136,7 +136,8 @@ class Judge:
         "crashreports"): when its parts are a phrase of a summary, the message says the parts
         and the phrase. Otherwise it may be a typo ("deplyo", "andriod"): one edit away from a
         word of summaries or tags, it is read as that word (the one most notes name a topic
-        with). Only lower-case letters, at least :data:`UNKNOWN_LENGTH`, not an everyday word."""
+        with). Only lower-case letters, :data:`UNKNOWN_LENGTH` to :data:`UNKNOWN_MAX_LENGTH` of
+        them, not an everyday word."""
         tokenizer = self._tokenizer
         held = self._held([group[0] for group in groups])
         known = {group[0] for group in groups}
