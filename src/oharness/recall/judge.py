@@ -327,12 +327,14 @@ class Judge:
             grow = max(len(terms), 2 * len(self._priors)) - len(self._priors)
             self._priors = np.concatenate((self._priors, np.full(grow, np.nan)))
             self._unspaced = np.concatenate((self._unspaced, np.zeros(grow, dtype=np.int8)))
-        new = np.unique(ids[np.isnan(self._priors[ids])])
-        if len(new):
+        priors = self._priors[ids]
+        new = np.unique(ids[np.isnan(priors)])
+        if len(new):  # read once per term, then kept
             words = [terms[term_id] for term_id in new.tolist()]
             self._priors[new] = list(map(self._tokenizer.prior, words))
             self._unspaced[new] = [not word.isascii() and unspaced_term(word) for word in words]
-        weights = term_weight(held[ids], len(self._postings), self._priors[ids], self._params)
+            priors = self._priors[ids]
+        weights = term_weight(held[ids], len(self._postings), priors, self._params)
         return weights, self._unspaced[ids] > 0
 
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
