@@ -83,6 +83,8 @@ class Message:
     #: Its terms that can name something (weight at least MIN_TERM_WEIGHT), by id: the
     #: number of their word and their weight.
     said: dict[int, tuple[int, float]] = field(default_factory=dict)
+    #: Its words read together as a compound (:meth:`Judge._joined`): weighed as that one.
+    apart: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -122,14 +124,15 @@ class Judge:
         if not self._frame.isdisjoint(chain.from_iterable(groups)):
             groups = [group for group in groups if not self._frame.issuperset(group)]
         groups = self._read_unknown(groups, phrases)
+        joined, apart = self._joined(text, groups)
+        groups += joined
         said = set(chain.from_iterable(groups))
-        groups += self._joined(text, said)
         related: list[tuple[int, tuple[str, ...]]] = []
         for number, group in enumerate(groups):
             terms = {t for term in group for t in self._related.get(term, ()) if t not in said}
             if terms:
                 related.append((number, tuple(sorted(terms))))
-        return Message(groups, phrases, related)
+        return Message(groups, phrases, related, apart=apart)
 
     def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
         """A message word no note holds may be two words written as one ("featureflags",
@@ -164,15 +167,18 @@ class Judge:
             read.append((fixed,) if fixed is not None and fixed not in known else group)
         return read
 
-    def _joined(self, text: str, said: set[str]) -> Groups:
-        """The compounds notes write joined or hyphenated ("exit-codes", "on-call") whose
-        words the message writes apart ("exit code", "on call"), when no note writes those
-        words side by side (then the phrase already says it)."""
-        joined = {t: words for t, words in self._tokenizer.joined(text).items() if t not in said}
+    def _joined(self, text: str, groups: Groups) -> tuple[Groups, frozenset[int]]:
+        """Compounds notes write joined or hyphenated ("exit-codes", "on-call") that the message
+        writes apart ("exit code", "on call") and no note side by side, and the numbers of
+        those words (the compound is said once: :meth:`_message_weight`)."""
+        numbers = {term: number for number, group in enumerate(groups) for term in group}
+        joined = {t: words for t, words in self._tokenizer.joined(text).items() if t not in numbers}
         held = self._held(list(joined))
         held_words = [item for item, found in zip(joined.items(), held, strict=True) if found]
         apart = self._held([self._tokenizer.phrase(*words) for _, words in held_words])
-        return [(term,) for (term, _), found in zip(held_words, apart, strict=True) if not found]
+        read = [item for item, found in zip(held_words, apart, strict=True) if not found]
+        words = {t for _, pair in read for word in pair for t in self._tokenizer.tokens(word)[:1]}
+        return [(term,) for term, _ in read], frozenset(numbers[t] for t in words & numbers.keys())
 
     def _compound(self, term: str) -> tuple[str, str] | None:
         """The two terms ``term`` is written of, when they are a phrase notes hold."""
@@ -339,7 +345,7 @@ class Judge:
 
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
         """The recall weight of a message's words (each word's best stem; a term no note
-        holds weighs as such)."""
+        holds weighs as such; two words read as a compound weigh as that one)."""
         note_count, prior = len(self._postings), self._tokenizer.prior
 
         def weight(term: str) -> float:
@@ -348,7 +354,8 @@ class Judge:
                 return float(term_weight(0, note_count, prior(term), self._params))
             return found
 
-        return sum(max(map(weight, group)) for group in message.groups)
+        apart = message.apart
+        return sum(max(map(weight, g)) for n, g in enumerate(message.groups) if n not in apart)
 
     def _judge(
         self, message: Message, candidates: Candidates, scores: FloatArray, per_turn: int
