@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,9 +108,37 @@ def test_the_nohup_command_is_printed_and_works_as_printed(person: Person) -> No
     assert said.returncode == 0, said.stderr
     line = next(line for line in said.stdout.splitlines() if "daemon with: " in line)
     command = line.split("start the daemon with: ", 1)[1].split("  (or run", 1)[0]
-    subprocess.run(["bash", "-c", command], env=person.env, check=True, timeout=30)
-    waited = person.run("setup", "--start", "--port", port)  # finds it answering (or waits)
-    assert f"answering at http://127.0.0.1:{port}" in waited.stdout, waited.stdout
+    shutil.rmtree(person.home / "logs", ignore_errors=True)  # as in a home nothing logged to yet
+    repository = person.user / "shop"  # pasted in a repository: the daemon must not take it
+    repository.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repository, check=True)
+    subprocess.run(
+        ["bash", "-c", f"umask 022; {command}"],
+        cwd=repository,
+        env=person.env,
+        check=True,
+        timeout=30,
+    )
+    deadline = time.monotonic() + 30  # the daemon of the printed command, not one setup starts
+    while "answering at" not in (said := person.run("setup", "--port", port)).stdout:
+        assert time.monotonic() < deadline, said.stdout
+        time.sleep(0.5)
+    assert f"answering at http://127.0.0.1:{port}" in said.stdout, said.stdout
+    _assert_private_log(person)
+    assert list(repository.iterdir()) == [repository / ".git"]
+
+
+def test_a_daemon_started_by_setup_logs_to_a_private_file(person: Person) -> None:
+    started = person.run("setup", "--start", "--port", str(free_port()))
+    assert "answering at" in started.stdout, started.stdout + started.stderr
+    _assert_private_log(person)
+
+
+def _assert_private_log(person: Person) -> None:
+    log = person.home / "logs" / "daemon.log"
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert "could be read by other users" not in log.read_text()  # nothing to tighten at start
 
 
 def _fake_systemctl(tmp_path: Path) -> tuple[str, Path]:

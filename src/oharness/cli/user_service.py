@@ -20,7 +20,7 @@ from pathlib import Path
 
 from oharness.cli.installation import install_command, missing_extra
 from oharness.cli.setup_steps import Outcome, SetupRequest, environment_of
-from oharness.fsio import atomic_write
+from oharness.fsio import PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE, atomic_write
 
 UNIT_NAME = "oharness"
 LAUNCHD_LABEL = "dev.oharness.daemon"
@@ -73,12 +73,17 @@ def running_daemon(home: Path) -> str | None:
 
 
 def nohup_command(request: SetupRequest) -> str:
-    """The command that starts the daemon in the background where no service manager runs."""
+    """The command that starts the daemon in the background where no service manager runs: in
+    ``$OHARNESS_HOME``, as the service would (started in a repository, the daemon would take it
+    for its project); it makes the log's folder, and the log and folder are the person's alone
+    (umask 077 in a subshell, so the person's own shell keeps its umask and folder)."""
     log = request.home / "logs" / "daemon.log"
+    home = shlex.quote(str(request.home))
     return (
-        f"OHARNESS_HOME={shlex.quote(str(request.home))} nohup "
+        f"(umask 077 && mkdir -p {shlex.quote(str(log.parent))} && cd {home} && "
+        f"OHARNESS_HOME={home} nohup "
         f"{shlex.quote(request.executable)} serve --port {request.port} "
-        f">> {shlex.quote(str(log))} 2>&1 &"
+        f">> {shlex.quote(str(log))} 2>&1 &)"
     )
 
 
@@ -172,8 +177,9 @@ def _without_manager(request: SetupRequest) -> Outcome:
     if request.dry_run:
         return Outcome("daemon", f"would start: {command}", changed=True)
     log = request.home / "logs" / "daemon.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as output:
+    log.parent.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    with open(os.open(log, flags, PRIVATE_FILE_MODE), "ab") as output:
         subprocess.Popen(
             [request.executable, "serve", "--port", str(request.port)],
             cwd=request.home,
