@@ -241,6 +241,27 @@ def _prose_password(rng: random.Random, value: str) -> str:
     )
 
 
+def _foreign(rng: random.Random) -> str:
+    return _foreign_password(rng, made_up_password(rng))
+
+
+def _foreign_password(rng: random.Random, value: str) -> str:
+    """A password in prose in another language than English, or after "pw"."""
+    system = rng.choice(_SYSTEMS)
+    return rng.choice(
+        (
+            f"Das Passwort für {system} lautet {value}",
+            f"Kennwort ({system}): {value}",
+            f"Le mot de passe de {system} est {value}",
+            f"La contraseña de {system} es {value}",
+            f"A senha do {system} é {value}",
+            f"La password di {system} è {value}",
+            f"Het wachtwoord van {system} is {value}",
+            f"{system} login: admin / pw: {value}",
+        )
+    )
+
+
 def _prose_secret(rng: random.Random, value: str) -> str:
     system = rng.choice(("CI", "the deploy job", "prod", "the nightly export", "Terraform"))
     return rng.choice(
@@ -339,6 +360,7 @@ def secret_notes(seed: int, per_form: int = 60) -> list[tuple[str, str]]:
         notes.append(("password in prose", _prose_password(rng, made_up_password(rng))))
         notes.append(("password in prose", _prose_password(rng, made_up_password(rng))))
         notes.append(("AWS secret in prose", _prose_secret(rng, aws_secret(rng))))
+        notes.append(("password in prose, other languages", _foreign(rng)))
         notes.append(("AWS key id and secret", _aws_pair(rng)))
         notes.append(("key body without BEGIN", _key_body(rng)))
         notes.append(("service-account JSON", _service_account(rng)))
@@ -420,6 +442,15 @@ _PROSE = (
     "The webhook URL for alerts is stored as SLACK_WEBHOOK_URL in the CI settings.",
     "Session tokens are opaque UUIDs; the lookup table is sessions(token_hash).",
     "The release checklist: bump the version, tag, push, wait for the signed build.",
+    "The staging admin password is in 1Password, vault 'platform'.",
+    "the pw is in 1Password (shared vault), ask Priya for access",
+    "Das Passwort für Jenkins liegt in 1Password unter 'ci'.",
+    "Das Passwort muss mindestens 12 Zeichen haben und wird alle 90 Tage geändert.",
+    "Le mot de passe est stocké dans 1Password, coffre « équipe ».",
+    "La contraseña de la base está en Bitwarden; nunca en el ticket.",
+    "A senha é trocada a cada 90 dias pelo time de plataforma.",
+    "Het wachtwoord staat in KeePassXC op de beheer-laptop.",
+    "pw policy: 12 chars min, rotated every 90 days (PW_MIN_LENGTH=12)",
 )
 
 

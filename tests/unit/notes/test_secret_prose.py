@@ -202,3 +202,48 @@ def test_a_key_body_without_begin_or_end_line_is_a_private_key_block() -> None:
 def test_a_service_account_key_is_named_for_google() -> None:
     text = '{"type": "service_account", "private_key_id": "3f9c2a7b1e5d4c8a9b0f"}'
     assert find_secrets({"body": text}) == [SecretFinding("Google service-account key", "body", 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "login: admin / pw: Tr0ub4dor&3",
+        "VPN pw: Sommer2024!",
+        "Das Passwort für den Staging-Server lautet Sommer2024!",
+        "Das Kennwort ist Winter2025#",
+        "Le mot de passe du wifi est Soleil2023!",
+        "La contraseña de la base es Verano2024!",
+        "A senha do admin é Brasil2024!",
+        "La password del server è Estate2024!",
+        "Het wachtwoord is Zomer2024!",
+        "PASSWORT=Sommer2024xyz!",
+        "DB_PW=Tr0ub4dor&3x",
+        'wachtwoord = "Zomer2024!!"',
+    ],
+)
+def test_a_password_after_pw_or_in_another_language(text: str) -> None:
+    assert [finding.kind for finding in find_secrets({"body": text})] in (
+        ["password in text"],
+        ["password assignment"],
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is in 1Password",  # where it lives, as the refusal asks a note to say
+        "The staging admin password is in 1Password, vault 'platform'.",
+        "the pw is in 1Password (shared vault)",
+        "Le mot de passe est stocké dans 1Password",
+        "Het wachtwoord is te vinden in 1Password",
+        "the password is in KeePassXC",
+        "Das Passwort muss mindestens 12 Zeichen haben",
+        "A senha é trocada a cada 90 dias",
+        "La password e l'utente sono in 1Password",
+        "pw policy: 12 chars min, rotated every 90 days (PW_MIN_LENGTH=12)",
+        "PWA manifest v2 served from /static",
+        '"integrity": "sha512-pW/bRdCagRyzVzYecbS9kRj+47Dr/n0ccNfbwEDX0Ni5wCH2P+nPQznEoxej+LSN",',
+    ],
+)
+def test_where_a_password_lives_and_words_about_passwords_are_kept(text: str) -> None:
+    assert find_secrets({"body": text}) == []

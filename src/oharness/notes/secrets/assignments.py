@@ -20,7 +20,8 @@ from oharness.notes.secrets.values import _lazy, _looks_like_password
 _ASSIGNMENT_RE: Final = _lazy(
     r"""
     (?P<word>
-        passw(?:or)?d | passphrase | passcode | pass(?![a-z]) | pwd
+        passw(?:or)?d | passphrase | passcode | pass(?![a-z]) | pwd | pw(?![a-z])
+      | passwort | kennwort | wachtwoord | contrasena | senha
       | secret | token | credentials? | key | auth(?:orization)?(?![a-z])
     )
     (?P<tail>[a-z0-9_.\-]{0,40})
@@ -39,7 +40,10 @@ _ASSIGNMENT_RE: Final = _lazy(
     """,
     re.IGNORECASE | re.VERBOSE | re.ASCII,
 )
-_ASSIGNMENT_ANCHORS: Final = _ascii(("pass", "pwd", "secret", "token", "key", "auth", "credential"))
+_PASSWORD_KEYS: Final = ("pass", "pw", "kennwort", "wachtwoord", "contrasena", "senha")
+_ASSIGNMENT_ANCHORS: Final = _ascii(
+    (*_PASSWORD_KEYS, "secret", "token", "key", "auth", "credential")
+)
 _KEY_QUALIFIERS: Final = (
     "api",
     "access",
@@ -82,8 +86,7 @@ def _assignment_kind(squashed: str) -> str:
     if "secretaccesskey" in squashed or ("aws" in squashed and "secret" in squashed):
         return "AWS secret access key"
     for needle, kind in (
-        ("pass", "password assignment"),
-        ("pwd", "password assignment"),
+        *((word, "password assignment") for word in (*_PASSWORD_KEYS, "wort")),
         ("apikey", "API key assignment"),
         ("privatekey", "private key assignment"),
         ("token", "token assignment"),
@@ -119,7 +122,9 @@ def _scan_assignments(subject: _Subject) -> Iterator[_Span]:
             continue
         operator = match.group("op").strip()
         word = match.group("word").lower()
-        numeric_ok = word.startswith(("passw", "passc", "pwd")) or word == "pass"
+        numeric_ok = (
+            word.startswith(("passw", "passc", "pw", *_PASSWORD_KEYS[2:])) or word == "pass"
+        )
         if not _looks_like_password(value, 10 if operator == "is" else 8, digits=numeric_ok):
             continue
         prefix = _key_prefix(text, match.start())

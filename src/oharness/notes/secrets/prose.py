@@ -41,7 +41,12 @@ from oharness.notes.secrets.values import (
 
 # --- a value after a credential word -----------------------------------------------------------
 
-_PASSWORD_WORDS: Final = ("password", "passwd", "passphrase", "passcode", "pwd")
+# Also "pw", and the password words of the languages notes are written in (accents are
+# removed before the scan: "contrasena" is "contraseña").
+_PASSWORD_WORDS: Final = (
+    *("password", "passwd", "passphrase", "passcode", "pwd", "pw"),
+    *("passwort", "kennwort", "wachtwoord", "mot de passe", "contrasena", "senha"),
+)
 _SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key")
 _OTHER_WORDS: Final = ("private key", "credential", "creds", "signing key", "key")
 _KEYWORD_HINTS: Final = _ascii(_PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS)
@@ -57,8 +62,12 @@ _OPAQUE_ID_RE: Final = _lazy(
     r"|[0-7][0-9A-HJKMNP-TV-Z]{25})"
     r"|(?i:sha(?:1|256|384|512))[:\-][A-Za-z0-9+/]{20,}={0,2}"
 )
-# The value is stated: "... password is X", "password: X", "password was X".
-_STATED_RE: Final = _lazy(r"(?:\bis|\bwas|\bnow|\bto|\bwith|[:=]|->)[ \t]*[\"'`]?$")
+# The value is stated: "... password is X", "password: X", "password was X"; in German,
+# French, Spanish, Portuguese, Italian and Dutch too ("Passwort lautet X", "mot de passe est X";
+# the "é" and "è" of "a senha é X", "la password è X" are scanned without their accents).
+_STATED_RE: Final = _lazy(
+    r"(?:\b(?:is|was|now|to|with|ist|lautet|war|est|es|era|e)|[:=]|->)[ \t]*[\"'`]?$"
+)
 _SENTENCE_END_RE: Final = _lazy(r"[.;!?](?:\s|$)")
 
 
@@ -95,6 +104,9 @@ def _candidates(window: str, offset: int) -> Iterator[tuple[int, str]]:
             yield start, trimmed
 
 
+# Password managers whose name reads as a made-up password.
+_WHERE_SECRETS_LIVE: Final = frozenset(("1password", "1password.com", "keepassxc"))
+
 # Letters and digits run together, as people make passwords up: hunter2hunter2, Summer2024!
 _MADE_UP_RE: Final = _lazy(r"(?=[^0-9]*[0-9])(?=(?:[^A-Za-z]*[A-Za-z]){4})[A-Za-z0-9]+[!?#*$%&+]*")
 
@@ -108,6 +120,8 @@ def _is_password_value(value: str, made_up: bool = True) -> bool:
     number alone.
     """
     value = value.rstrip("!?")
+    if value.lower().removesuffix("'s") in _WHERE_SECRETS_LIVE:
+        return False  # "the password is in 1Password": where it lives, as a note should say
     if _EMAIL_RE().fullmatch(value) or _OPAQUE_ID_RE().fullmatch(value):
         return False
     if ("%" in value and _PERCENT_ESCAPE_RE().search(value)) or "://" in value:
@@ -178,7 +192,7 @@ def _run_end(pattern: re.Pattern[bytes], haystack: bytes, position: int) -> int:
 def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, str] | None:
     """Where the credential word ``hint`` at ``position`` ends, and the word, or None when the
     word is part of something else: a longer word (monkey, PasswordResetEmailSender), a run of
-    base64, a variable ($PASSWORD) or a name about a credential (token_url, password_hash)."""
+    base64 (a word followed by "/" or "+"), a variable ($PASSWORD) or a name about a credential (token_url, password_hash)."""
     start = position
     while start > 0 and (97 <= lowered[start - 1] <= 122 or 48 <= lowered[start - 1] <= 57):
         start -= 1
@@ -192,6 +206,8 @@ def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, s
         end = _run_end(_ALNUM_RUN_RE(), lowered, end)
         if lowered[start:end] not in _CREDENTIAL_RUNS:
             return None
+    if lowered[end : end + 1] in (b"/", b"+"):
+        return None  # inside a run of base64: sha512-pW/bRd…
     identifier_end = _run_end(_IDENTIFIER_RUN_RE(), lowered, end)
     word = lowered[start:identifier_end].decode("ascii", "replace")
     if _DESCRIPTIVE_KEY_RE().search(word) or _NON_CREDENTIAL_KEY_RE().search(word):
@@ -258,7 +274,7 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
             continue
         word_end, word = found_word
         done = word_end  # "api key" read, so not "key" again
-        password = "pass" in word or "pwd" in word
+        password = hint in _PASSWORD_HINTS or "pass" in word or "pwd" in word
         if not password and _ASSIGNED_RE().match(text, word_end):
             continue  # token = …, "apiKey": …: the assignment rule judges these
         window = _window(text, word_end)
