@@ -192,7 +192,8 @@ def _run_end(pattern: re.Pattern[bytes], haystack: bytes, position: int) -> int:
 def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, str] | None:
     """Where the credential word ``hint`` at ``position`` ends, and the word, or None when the
     word is part of something else: a longer word (monkey, PasswordResetEmailSender), a run of
-    base64 (a word followed by "/" or "+"), a variable ($PASSWORD) or a name about a credential (token_url, password_hash)."""
+    base64 (a word followed by "/" or "+"), a variable ($PASSWORD) or a name about a
+    credential (token_url, password_hash)."""
     start = position
     while start > 0 and (97 <= lowered[start - 1] <= 122 or 48 <= lowered[start - 1] <= 57):
         start -= 1
