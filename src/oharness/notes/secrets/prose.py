@@ -18,6 +18,7 @@ from __future__ import annotations
 import binascii
 import functools
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Final
 
@@ -46,6 +47,8 @@ from oharness.notes.secrets.values import (
 _PASSWORD_WORDS: Final = (
     *("password", "passwd", "passphrase", "passcode", "pwd", "pw"),
     *("passwort", "kennwort", "wachtwoord", "mot de passe", "contrasena", "senha"),
+    *("losenord", "losenordet", "passord", "passordet", "adgangskode", "adgangskoden"),
+    *("salasana", "jelszo", "heslo", "sifre", "sifresi"),
 )
 _SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key")
 _OTHER_WORDS: Final = ("private key", "credential", "creds", "signing key", "key")
@@ -66,7 +69,7 @@ _OPAQUE_ID_RE: Final = _lazy(
 # French, Spanish, Portuguese, Italian and Dutch too ("Passwort lautet X", "mot de passe est X";
 # the "é" and "è" of "a senha é X", "la password è X" are scanned without their accents).
 _STATED_RE: Final = _lazy(
-    r"(?:\b(?:is|was|now|to|with|ist|lautet|war|est|es|era|e)|[:=]|->)[ \t]*[\"'`]?$"
+    r"(?:\b(?:is|was|now|to|with|ist|lautet|war|est|es|era|e|ar|er|je)|[:=]|->)[ \t]*[\"'`]?$"
 )
 _SENTENCE_END_RE: Final = _lazy(r"[.;!?](?:\s|$)")
 
@@ -107,6 +110,13 @@ def _candidates(window: str, offset: int) -> Iterator[tuple[int, str]]:
 # Password managers whose name reads as a made-up password.
 _WHERE_SECRETS_LIVE: Final = frozenset(("1password", "1password.com", "keepassxc"))
 
+# Hashing, cipher and encoding names, which read as made-up passwords ("argon2id", "pbkdf2").
+_ALGORITHM_RE: Final = _lazy(
+    r"(?i:argon2(?:id|i|d)?|[bs]crypt\w*|pbkdf2[\w\-]*|sha-?\d+[\w\-]*|md[45]|aes-?\d+[\w\-]*"
+    r"|rsa-?\d+|ed(?:25519|448)|x25519|chacha20[\w\-]*|hmac[\w\-]*|base(?:32|58|64)\w*|utf-?(?:8|16)"
+    r"|tls-?1\.?\d|blake[23]\w*|crc32c?|xxh\w*|murmur\w*)"
+)
+
 # Letters and digits run together, as people make passwords up: hunter2hunter2, Summer2024!
 _MADE_UP_RE: Final = _lazy(r"(?=[^0-9]*[0-9])(?=(?:[^A-Za-z]*[A-Za-z]){4})[A-Za-z0-9]+[!?#*$%&+]*")
 
@@ -120,8 +130,8 @@ def _is_password_value(value: str, made_up: bool = True) -> bool:
     number alone.
     """
     value = value.rstrip("!?")
-    if value.lower().removesuffix("'s") in _WHERE_SECRETS_LIVE:
-        return False  # "the password is in 1Password": where it lives, as a note should say
+    if value.lower().removesuffix("'s") in _WHERE_SECRETS_LIVE or _ALGORITHM_RE().fullmatch(value):
+        return False  # "the password is in 1Password", "hashed with argon2id": no password
     if _EMAIL_RE().fullmatch(value) or _OPAQUE_ID_RE().fullmatch(value):
         return False
     if ("%" in value and _PERCENT_ESCAPE_RE().search(value)) or "://" in value:
@@ -298,6 +308,33 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
                 break
 
 
+# --- a password word in a script the scanned bytes do not hold --------------------------------
+
+# Chinese, Japanese, Korean, Cyrillic and Polish password words, then (on the same line, past a
+# few words: "是", "は", "는", "для VPN:") the first run of ASCII characters. The text is scanned
+# in NFKD, so the words and particles are written so too ("パスワード" and Hangul decompose).
+_SCRIPT_WORDS: Final = (
+    "密码 密碼 口令 パスワード 暗証番号 비밀번호 암호 пароль парол[яюеі] hasł[oa]"
+)
+_SCRIPT_PASSWORD_RE: Final = _lazy(
+    f"(?:{unicodedata.normalize('NFKD', '|'.join(_SCRIPT_WORDS.split()))})"
+    r"(?P<gap>[^\n!-~]{0,16}?(?:[ \t]?[A-Za-z0-9.\-]{1,12}:?[ \t])?[^\n!-~]{0,16}?[:=]?[ \t]*)"
+    r"(?P<value>[!-~]{6,64})",
+    re.IGNORECASE,
+)
+_SCRIPT_STATED_RE: Final = _lazy(
+    unicodedata.normalize("NFKD", r"(?:[:=是為为は는은이]|\bto|—)\s*$")
+)
+
+
+def _scan_script_passwords(subject: _Subject) -> Iterator[_Span]:
+    for match in _SCRIPT_PASSWORD_RE().finditer(subject.text):
+        value = match.group("value").rstrip(_TRIM_END)
+        made_up = _SCRIPT_STATED_RE().search(match.group("gap")) is not None
+        if len(value) >= 6 and _is_password_value(value, made_up):
+            yield match.start("value"), match.start("value") + len(value), "password in text"
+
+
 # --- "log in … with <password>" ----------------------------------------------------------------
 
 _LOGIN_RE: Final = _lazy(
@@ -405,4 +442,5 @@ PROSE_RULES: Final = (
     _Rule((b"aws", b"akia", b"asia"), _scan_bare_aws_secrets, ignore_case=True),
     _Rule(_KEYWORD_HINTS, _scan_keyword_values, ignore_case=True),
     _Rule(_LOGIN_HINTS, _scan_login_passwords, ignore_case=True),
+    _Rule((b"?",), _scan_script_passwords),  # a character outside ASCII is "?" in the bytes
 )
