@@ -258,6 +258,11 @@ def _foreign_password(rng: random.Random, value: str) -> str:
             f"La password di {system} è {value}",
             f"Het wachtwoord van {system} is {value}",
             f"{system} login: admin / pw: {value}",
+            f"{system} 的密码是 {value}",
+            f"{system} のパスワードは {value} です",
+            f"{system} 비밀번호는 {value} 입니다",
+            f"Пароль от {system}: {value}",
+            f"Hasło do {system} to {value}",
         )
     )
 
@@ -451,6 +456,9 @@ _PROSE = (
     "A senha é trocada a cada 90 dias pelo time de plataforma.",
     "Het wachtwoord staat in KeePassXC op de beheer-laptop.",
     "pw policy: 12 chars min, rotated every 90 days (PW_MIN_LENGTH=12)",
+    "密码保存在 1Password 的 platform 保险库中，不要写进工单。",
+    "パスワードのハッシュは argon2id、鍵の導出は pbkdf2-sha256。",
+    "Пароль от стенда хранится в Vault, путь secret/staging/db.",
 )
 
 
