@@ -451,7 +451,7 @@ _PROSE = (
     "the pw is in 1Password (shared vault), ask Priya for access",
     "Das Passwort für Jenkins liegt in 1Password unter 'ci'.",
     "Das Passwort muss mindestens 12 Zeichen haben und wird alle 90 Tage geändert.",
-    "Le mot de passe est stocké dans 1Password, coffre « équipe ».",
+    "Le mot de passe est dans 1Password (coffre « équipe »).",
     "La contraseña de la base está en Bitwarden; nunca en el ticket.",
     "A senha é trocada a cada 90 dias pelo time de plataforma.",
     "Het wachtwoord staat in KeePassXC op de beheer-laptop.",

@@ -43,12 +43,13 @@ from oharness.notes.secrets.values import (
 # --- a value after a credential word -----------------------------------------------------------
 
 # Also "pw", and the password words of the languages notes are written in (accents are
-# removed before the scan: "contrasena" is "contraseña").
+# removed before the scan: "contrasena" is "contraseña"; a letter NFKD keeps is "?" in the
+# scanned bytes: "has?o" is "hasło").
 _PASSWORD_WORDS: Final = (
     *("password", "passwd", "passphrase", "passcode", "pwd", "pw"),
     *("passwort", "kennwort", "wachtwoord", "mot de passe", "contrasena", "senha"),
     *("losenord", "losenordet", "passord", "passordet", "adgangskode", "adgangskoden"),
-    *("salasana", "jelszo", "heslo", "sifre", "sifresi"),
+    *("salasana", "jelszo", "heslo", "sifre", "sifresi", "has?o", "has?a"),
 )
 _SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key")
 _OTHER_WORDS: Final = ("private key", "credential", "creds", "signing key", "key")
@@ -310,29 +311,34 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
 
 # --- a password word in a script the scanned bytes do not hold --------------------------------
 
-# Chinese, Japanese, Korean, Cyrillic and Polish password words, then (on the same line, past a
-# few words: "是", "は", "는", "для VPN:") the first run of ASCII characters. The text is scanned
-# in NFKD, so the words and particles are written so too ("パスワード" and Hangul decompose).
-_SCRIPT_WORDS: Final = (
-    "密码 密碼 口令 パスワード 暗証番号 비밀번호 암호 пароль парол[яюеі] hasł[oa]"
+# Chinese, Japanese, Korean and Cyrillic password words (the scanned bytes hold none of them),
+# then a run of ASCII characters on the rest of the line ("是", "は", "는", "для VPN:" between).
+# The text is scanned in NFKD, so the words and particles are written so too ("パスワード" and
+# Hangul decompose).
+_SCRIPT_WORDS: Final = "密码 密碼 口令 パスワード 暗証番号 비밀번호 암호 пароль парол[яюеі]"
+_SCRIPT_WORD_RE: Final = _lazy(
+    unicodedata.normalize("NFKD", "|".join(_SCRIPT_WORDS.split())), re.IGNORECASE
 )
-_SCRIPT_PASSWORD_RE: Final = _lazy(
-    f"(?:{unicodedata.normalize('NFKD', '|'.join(_SCRIPT_WORDS.split()))})"
-    r"(?P<gap>[^\n!-~]{0,16}?(?:[ \t]?[A-Za-z0-9.\-]{1,12}:?[ \t])?[^\n!-~]{0,16}?[:=]?[ \t]*)"
-    r"(?P<value>[!-~]{6,64})",
-    re.IGNORECASE,
-)
-_SCRIPT_STATED_RE: Final = _lazy(
-    unicodedata.normalize("NFKD", r"(?:[:=是為为は는은이]|\bto|—)\s*$")
-)
+_SCRIPT_STATED_RE: Final = _lazy(unicodedata.normalize("NFKD", r"(?:[:=是為为は는은이]|—)\s*$"))
+_ASCII_RUN_RE: Final = _lazy(r"[!-~]+")
 
 
 def _scan_script_passwords(subject: _Subject) -> Iterator[_Span]:
-    for match in _SCRIPT_PASSWORD_RE().finditer(subject.text):
-        value = match.group("value").rstrip(_TRIM_END)
-        made_up = _SCRIPT_STATED_RE().search(match.group("gap")) is not None
-        if len(value) >= 6 and _is_password_value(value, made_up):
-            yield match.start("value"), match.start("value") + len(value), "password in text"
+    text = subject.text
+    for word in _SCRIPT_WORD_RE().finditer(text):
+        window = _window(text, word.end())
+        sentence = _SENTENCE_END_RE().search(window)
+        window = window if sentence is None else window[: sentence.start()]
+        for run in _ASCII_RUN_RE().finditer(window):
+            value = run.group().lstrip(_TRIM_START)
+            start = word.end() + run.end() - len(value)
+            value = value.rstrip(_TRIM_END)
+            if len(value) < 6 or not _CODE_CHARACTERS.isdisjoint(value) or _plain_word(value, True):
+                continue
+            made_up = _SCRIPT_STATED_RE().search(text, word.end(), start) is not None
+            if _is_password_value(value, made_up):
+                yield start, start + len(value), "password in text"
+                break
 
 
 # --- "log in … with <password>" ----------------------------------------------------------------
