@@ -64,6 +64,14 @@ def export_notes(
     """Write every note of the available scopes under ``destination``."""
     if destination.exists() and not destination.is_dir():
         raise ValidationError(f"{destination} is a file; name a folder to export into")
+    for scope in service.available_scopes():
+        folder = service.store(scope).directory
+        if Path(os.path.realpath(destination)).is_relative_to(os.path.realpath(folder)):
+            raise ValidationError(
+                f"{destination} is inside the {scope} notes folder {folder}: an export there "
+                "would become notes (and user notes would land in the project); name a folder "
+                "outside it"
+            )
     wanted: dict[str, bytes] = {}
     for scope in service.available_scopes():
         notes = sorted(service.store(scope).notes(), key=lambda s: (-s.note.updated_at, s.id))

@@ -257,6 +257,21 @@ def test_export_plain_and_claude_code_round_trip(
     assert listing["notes"][0]["type"] == "project"
 
 
+def test_export_into_a_notes_folder_is_refused(home: Path, project_dir: Path) -> None:
+    _init(home, project_dir)
+    ok(home, project_dir, "memory", "remember", "-s", "Ada likes terse answers", "-b", "Short.")
+    before = sorted(p.relative_to(project_dir) for p in project_dir.rglob("*"))
+    for target in (project_dir / "MEMORY", project_dir / "MEMORY" / "out"):
+        result = run(home, project_dir, "memory", "export", str(target))
+        assert result.returncode == 1, result.stdout
+        assert "inside the project notes folder" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    user_folder = home / "memory" / "user"
+    result = run(home, project_dir, "memory", "export", str(user_folder))
+    assert result.returncode == 1 and "inside the user notes folder" in result.stderr
+    assert sorted(p.relative_to(project_dir) for p in project_dir.rglob("*")) == before
+
+
 def test_import_refuses_missing_folder(home: Path, project_dir: Path) -> None:
     result = run(home, project_dir, "memory", "import", "markdown", "/no/such/folder")
     assert result.returncode != 0 and "Traceback" not in result.stderr
