@@ -192,6 +192,29 @@ def test_edit_uses_editor_and_validates(cli: Cli, tmp_path: Path) -> None:
     assert cli.json("memory", "show", note_id)["body"] == "new body\n"
 
 
+def test_an_editor_that_cannot_be_read_or_removes_the_text_changes_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    note_id = str(cli.json("memory", "remember", "-s", "Edit me", "-b", "old body")["id"])
+    line = cli.fails("memory", "edit", note_id, EDITOR='sed -i s/"summary"/"summ/')
+    assert "cannot read the editor command" in line and "set $EDITOR" in line
+    remover = tmp_path / "remover.py"
+    remover.write_text("import os, sys\nos.remove(sys.argv[1])\n")
+    removed = cli.run("memory", "edit", note_id, EDITOR=f"{sys.executable} {remover}")
+    assert removed.returncode == 1  # it continued from the text the first attempt kept
+    assert "the editor removed the text" in removed.stderr.splitlines()[-1]
+    assert "nothing was changed" in removed.stderr
+    assert cli.json("memory", "show", note_id)["body"] == "old body\n"
+    script = tmp_path / "editor.py"  # and the next edit starts afresh
+    script.write_text(
+        "import sys, pathlib\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "p.write_text(p.read_text().replace('old body', 'new body'))\n"
+    )
+    cli.ok("memory", "edit", note_id, EDITOR=f"{sys.executable} {script}")
+    assert cli.json("memory", "show", note_id)["body"] == "new body\n"
+
+
 def test_doctor_reports_and_touches_nothing(cli: Cli, project_dir: Path) -> None:
     broken = project_dir / "MEMORY" / "broken.md"
     broken.write_bytes(b"---\n{oops\n---\nbody")

@@ -307,9 +307,18 @@ def forget(
 
 
 def _run_editor(path: Path) -> None:
+    """Run $VISUAL or $EDITOR on ``path``; ValidationError, naming the fix, when it cannot run,
+    fails, or leaves no file behind."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        completed = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        command = shlex.split(editor)
+    except ValueError as exc:
+        raise ValidationError(
+            f"cannot read the editor command {editor!r} ({exc}); set $EDITOR to a command as a "
+            f"shell would split it (your text is kept in {path})"
+        ) from exc
+    try:
+        completed = subprocess.run([*command, str(path)], check=False)
     except OSError as exc:
         raise ValidationError(
             f"cannot start the editor {editor!r} ({exc.strerror or exc}); set $EDITOR "
@@ -319,6 +328,10 @@ def _run_editor(path: Path) -> None:
         raise ValidationError(
             f"the editor exited with status {completed.returncode}; nothing was changed "
             f"(your text is kept in {path}; 'edit' again continues from it)"
+        )
+    if not path.is_file():
+        raise ValidationError(
+            f"the editor removed the text it was editing ({path}); nothing was changed"
         )
 
 
