@@ -192,6 +192,22 @@ def test_edit_uses_editor_and_validates(cli: Cli, tmp_path: Path) -> None:
     assert cli.json("memory", "show", note_id)["body"] == "new body\n"
 
 
+def test_remember_with_id_keeps_the_fields_left_out(cli: Cli) -> None:
+    note_id = str(cli.json("memory", "remember", "-s", "Deploys", "-b", "At noon.")["id"])
+    cli.ok("memory", "remember", "--id", note_id, "--tags", "release")  # stdin empty: body kept
+    cli.ok("memory", "remember", "--id", f"project:{note_id}", "-s", "Deploys on Tuesdays")
+    shown = cli.json("memory", "show", note_id)
+    assert (shown["summary"], shown["body"], shown["tags"]) == (
+        "Deploys on Tuesdays",
+        "At noon.\n",
+        ["release"],
+    )
+    cli.ok("memory", "remember", "--id", note_id, input="Piped body.\n")
+    assert cli.json("memory", "show", note_id)["body"] == "Piped body.\n"
+    usage = cli.run("memory", "remember", "-b", "no summary")  # a new note needs one
+    assert usage.returncode == 2 and "--summary" in usage.stderr
+
+
 def test_an_editor_that_cannot_be_read_or_removes_the_text_changes_nothing(
     cli: Cli, tmp_path: Path
 ) -> None:

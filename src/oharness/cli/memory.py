@@ -57,8 +57,16 @@ def memory() -> None:
 
 @memory.command()
 @common_options
-@click.option("--summary", "-s", required=True, help="One line, at most 200 characters.")
-@click.option("--body", "-b", default=None, help="The note's Markdown body (default: stdin).")
+@click.option(
+    "--summary", "-s", default=None, help="One line, at most 200 characters (kept with --id)."
+)
+@click.option(
+    "--body",
+    "-b",
+    default=None,
+    help="The note's Markdown body (default: stdin; with --id, kept when stdin is a terminal "
+    "or empty).",
+)
 @click.option("--type", "note_type", type=click.Choice(list(NOTE_TYPES)), default=None)
 @click.option("--no-type", is_flag=True, help="Remove the type (when updating with --id).")
 @click.option("--tags", "-t", default=None, help="Comma or space separated; '' clears them.")
@@ -69,7 +77,7 @@ def remember(
     project_path: Path | None,
     as_json: bool,
     debug: bool,
-    summary: str,
+    summary: str | None,
     body: str | None,
     note_type: str | None,
     no_type: bool,
@@ -80,14 +88,23 @@ def remember(
     """Create a note, or update one with --id (fields left out are kept)."""
     if note_type is not None and no_type:
         raise click.UsageError("--type and --no-type exclude each other")
-    if body is None:
+    if summary is None and note_id is None:
+        raise click.UsageError("Missing option '--summary' / '-s'.")
+    if body is None and not (note_id is not None and stdin_is_terminal()):
         if stdin_is_terminal():
             say("Type the body, then Ctrl-D on a new line:", err=True)
         body = sys.stdin.read()
+        if note_id is not None and not body.strip():
+            body = None  # nothing piped: the body is kept
     # Only a new project note needs the project registered; user notes and updates never do.
     target_scope = _scope(scope) or default_scope_for(note_type)
     workspace = open_for(project_path, register=note_id is None and target_scope == "project")
     warn(workspace, as_json)
+    if summary is None or body is None:  # an update: what is left out is kept
+        assert note_id is not None
+        stored = workspace.service.find(note_id, _scope(scope))
+        summary = stored.note.summary if summary is None else summary
+        body = stored.note.body if body is None else body
     type_arg: str | Unset | None = UNSET
     if note_type is not None:
         type_arg = note_type
