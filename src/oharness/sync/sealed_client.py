@@ -150,6 +150,10 @@ class SealedClient(SyncClient):
         #: the server when a reset lost it (:func:`oharness.sync.encryption.put_back`).
         self._envelope = envelope
         self._put_back = put_back
+        #: Whether this client has seen the account still encrypted (checked once, before its
+        #: first upload: encryption turned off on another machine while the account's sealed
+        #: copy was empty shows in no snapshot, and sealed uploads would reach no one).
+        self._still_encrypted = migrating
         #: The body limit the server cannot check on sealed notes (its own and the free
         #: plan's), learned from its answers; ``None`` until one came.
         self._body_limit: tuple[int, str] | None = None
@@ -170,6 +174,8 @@ class SealedClient(SyncClient):
     # ---- commit ----------------------------------------------------------------------------
 
     def commit(self, request: CommitRequest) -> CommitResponse:
+        if not self._still_encrypted:
+            self._check_still_encrypted()
         key = scope_key_of(request.scope)
         seal_map = self._map(key)
         plain_ids: dict[str, str] = {}
@@ -342,6 +348,7 @@ class SealedClient(SyncClient):
         still refused rather than invited to upload in clear."""
         stored = self.keys()
         if stored.envelope is not None:
+            self._still_encrypted = True
             return
         if stored.version > 0:
             raise SyncError(

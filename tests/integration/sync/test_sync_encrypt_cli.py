@@ -157,6 +157,28 @@ def test_turning_it_off_uploads_in_clear_only_when_confirmed(
     assert "end-to-end" not in b.ok("sync", "status")
 
 
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the test above
+def test_turned_off_elsewhere_while_the_sealed_copy_is_empty_stops_sealed_uploads(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    # The sealed copy is empty, so b's next snapshot shows no change: only its upload can tell.
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+        machine.ok("sync", "now")
+    seal(a, b)
+    b.ok("sync", "now")
+    assert a.run("sync", "encrypt", "--off", "--yes").returncode == 0
+    b.write("after-off-3c4", "Written on b after a turned encryption off.\n", summary="After")
+    paused = b.run("sync", "now")
+    assert "turned off for this account on another machine" in paused.stdout + paused.stderr
+    assert plaintext_in(storage, ["after-off-3c4"]) == []  # nothing sealed or clear went up
+    assert b.run("sync", "encrypt", "--off", "--yes").returncode == 0
+    b.ok("sync", "now")
+    a.ok("sync", "now")
+    assert a.files() == b.files() and "after-off-3c4" in "".join(a.files())
+
+
 @pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
 def test_a_conflict_waiting_before_encryption_is_resolved_after_it(
     server: Server, storage: Storage, tmp_path: Path
