@@ -145,8 +145,9 @@ def _check_characters(obj: dict[str, Any], summary: str, tags: list[str], body: 
         )
 
 
-def parse_note(text: str, *, default_time: int = 0) -> Note:
-    """Parse a note file's text. Missing or invalid times fall back to ``default_time``."""
+def parse_note(text: str, *, default_time: int = 0, default_id: str | None = None) -> Note:
+    """Parse a note file's text. Missing or invalid times fall back to ``default_time``; a
+    missing id to ``default_id`` (a text merged by hand for a known note)."""
     head, body = _split(text)
     try:
         obj = json.loads(head)
@@ -157,7 +158,7 @@ def parse_note(text: str, *, default_time: int = 0) -> Note:
         ) from exc
     if not isinstance(obj, dict):
         raise NoteFormatError("the frontmatter is not a JSON object", reason="not_an_object")
-    note_id = obj.get("id")
+    note_id = obj.get("id", default_id)
     if not isinstance(note_id, str) or not is_valid_id(note_id):
         raise NoteFormatError(
             f"the frontmatter id {json.dumps(note_id, ensure_ascii=False)} is missing or invalid",
@@ -187,7 +188,9 @@ def parse_note(text: str, *, default_time: int = 0) -> Note:
     )
 
 
-def parse_note_bytes(data: bytes, *, default_time: int = 0) -> Note:
+def parse_note_bytes(
+    data: bytes, *, default_time: int = 0, default_id: str | None = None
+) -> Note:
     """Parse a note file's bytes (UTF-8, an optional BOM is accepted)."""
     try:
         text = data.decode("utf-8")
@@ -195,4 +198,4 @@ def parse_note_bytes(data: bytes, *, default_time: int = 0) -> Note:
         raise NoteFormatError(
             f"the file is not valid UTF-8 (byte {exc.start})", reason="not_utf8"
         ) from exc
-    return parse_note(text, default_time=default_time)
+    return parse_note(text, default_time=default_time, default_id=default_id)

@@ -192,12 +192,18 @@ class ConflictResolver:
         return Resolution(record.id, "text", backups=tuple(saved))
 
     def _hand_note(self, record: ConflictRecord, local: bytes | None, text: str) -> Note:
-        """A whole note file (same id), or just a body merged into this machine's note."""
+        """A whole note file, or just a body merged into this machine's note. What a note file
+        leaves out is the note's: its id and its creation time (both versions share them)."""
         now = self.clock()
+        template = local or (record.cloud.encode("utf-8") if record.cloud else None)
         try:
-            note = parse_note_bytes(text.encode("utf-8"))
-        except NoteFormatError:
-            template = local or (record.cloud.encode("utf-8") if record.cloud else None)
+            note = parse_note_bytes(text.encode("utf-8"), default_time=-1, default_id=record.id)
+        except NoteFormatError as exc:
+            if exc.details.get("reason") != "no_frontmatter":
+                raise ValidationError(
+                    f"the merged text starts like a note file but {exc.message}: fix it, or "
+                    "give only the body"
+                ) from None
             if template is None:
                 raise ValidationError(
                     "the merged text is not a note file and there is no version to take the "
@@ -211,4 +217,7 @@ class ConflictResolver:
             raise ValidationError(
                 f"the merged note's id is {note.id!r}, not {record.id!r}: keep the id"
             )
-        return note.with_changes(updated_at=now)
+        created = note.created_at
+        if created < 0:
+            created = parse_note_bytes(template).created_at if template else now
+        return note.with_changes(created_at=created, updated_at=now)

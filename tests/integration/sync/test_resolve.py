@@ -77,8 +77,23 @@ def test_bad_resolutions_change_nothing(pair: tuple[Machine, Machine, str]) -> N
         resolver(b).resolve(note_id, text=a.files()[note_id].replace(note_id, "other-id"))
     with pytest.raises(NotFoundError):
         resolver(b).resolve("no-such-conflict", keep="local")
+    broken = '---\n{"summary": "Merged", "tags": []\n---\nmerged body\n'  # the "}" left out
+    with pytest.raises(ValidationError, match="starts like a note file but .*not valid JSON"):
+        resolver(b).resolve(note_id, text=broken)
     assert b.files() == before
     assert b.sync().conflicts == [note_id]
+
+
+def test_a_note_file_merged_by_hand_keeps_the_id_and_creation_time_it_leaves_out(
+    pair: tuple[Machine, Machine, str],
+) -> None:
+    a, b, note_id = pair
+    created = b.ws.service.read(note_id).created_at
+    resolver(b).resolve(note_id, text='---\n{"summary": "Merged", "tags": ["x"]}\n---\nboth\n')
+    _converge(a, b)
+    merged = a.ws.service.read(note_id)
+    assert (merged.summary, merged.body, merged.tags) == ("Merged", "both\n", ("x",))
+    assert merged.created_at == created > 0
 
 
 def test_cloud_changed_again_after_resolution_is_not_overwritten(
