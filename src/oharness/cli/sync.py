@@ -227,8 +227,9 @@ def now(project_path: Path | None, as_json: bool, debug: bool) -> None:
     for report in outcome.reports:
         for line in _failures(report):
             click.echo(line, err=True)
-    if outcome.failed:
-        raise click.exceptions.Exit(1)  # every failure was printed above, once
+    # A scope paused for any reason but 'sync off' did not sync: a script must see it.
+    if outcome.failed or any(r.paused and not r.switched_off for r in outcome.reports):
+        raise click.exceptions.Exit(1)  # every failure and pause was printed above, once
 
 
 @sync.command("on")

@@ -91,6 +91,8 @@ class PassReport:
     #: Paused by the server's answer to a request (an encrypted account without the key here,
     #: an erased account), not by a check made before asking.
     paused_by_server: bool = False
+    #: Paused because the person switched cloud sync off ('oharness sync off'), by choice.
+    switched_off: bool = False
 
     @property
     def failed(self) -> bool:
@@ -175,7 +177,9 @@ class SyncService:
         base = self.base(target)
         status = base.load_status()
         if not self.settings.enabled():
-            return PassReport(target, paused="cloud sync is switched off ('oharness sync on')")
+            return PassReport(
+                target, paused="cloud sync is switched off ('oharness sync on')", switched_off=True
+            )
         origin, token = self.settings.origin(), self.settings.token(self.environ_token)
         if not origin or not token:
             return PassReport(

@@ -172,6 +172,7 @@ def test_turned_off_elsewhere_while_the_sealed_copy_is_empty_stops_sealed_upload
     b.write("after-off-3c4", "Written on b after a turned encryption off.\n", summary="After")
     paused = b.run("sync", "now")
     assert "turned off for this account on another machine" in paused.stdout + paused.stderr
+    assert paused.returncode == 1  # a script sees that nothing synced
     assert plaintext_in(storage, ["after-off-3c4"]) == []  # nothing sealed or clear went up
     assert b.run("sync", "encrypt", "--off", "--yes").returncode == 0
     b.ok("sync", "now")
