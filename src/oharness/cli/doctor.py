@@ -1,8 +1,9 @@
 """``oharness doctor``: is memory set up and working on this machine? Each problem with its fix.
 
 It looks, and changes nothing: the installed extras, the daemon (does it answer?), the sign-in
-and the sync switch, each agent integration (are our entries there, and could the MCP entry
-start?), and the project of the current folder by the one discovery rule. It exits 0 when
+and the sync switch, what the last sync passes left (a scope paused or failing, conflicts
+waiting, notes that do not sync), each agent integration (are our entries there, and could the
+MCP entry start?), and the project of the current folder by the one discovery rule. It exits 0 when
 nothing needs fixing and 3 when something does (``EXIT_PROBLEMS``), like ``memory doctor``.
 """
 
@@ -72,6 +73,19 @@ def check_daemon(home: Path, extras: dict[str, bool]) -> Finding:
     return Finding("daemon", f"answering at {url}, hosting {len(hosted)} workspace(s)")
 
 
+def signed_in(home: Path) -> bool:
+    """Whether this home is signed in to a sync server (the sync switch aside)."""
+    from oharness.errors import OHarnessError
+    from oharness.project.paths import HomeLayout
+    from oharness.sync.settings_file import SyncSettingsFile
+
+    settings = SyncSettingsFile(HomeLayout(home))
+    try:
+        return bool(settings.origin() and settings.token())
+    except OHarnessError:
+        return False
+
+
 def check_sign_in(home: Path) -> list[Finding]:
     """Signed in to a sync server, and the switch on?"""
     from oharness.errors import OHarnessError
@@ -95,6 +109,62 @@ def check_sign_in(home: Path) -> list[Finding]:
     if not enabled:
         found.append(Finding("sync", "switched off", "oharness sync on"))
     return found
+
+
+def check_sync_state() -> list[Finding]:
+    """What the last passes left (read from this machine's sync state; nothing is sent): a
+    scope paused or failing, conflicts waiting, notes that do not sync, for the user scope,
+    this folder's project and every project this machine used."""
+    from oharness.cli.context import open_for
+    from oharness.errors import OHarnessError
+    from oharness.memory.workspace import wall_clock_ms
+    from oharness.sync.actions import sync_status, workspace_sync
+
+    try:
+        workspace = open_for(None, register=False)
+        data = sync_status(*workspace_sync(workspace, clock=wall_clock_ms))
+    except OHarnessError as exc:
+        return [Finding("sync", f"its state cannot be read: {exc.message}", "oharness sync status")]
+    if not data["enabled"]:
+        return []  # reported with the sign-in
+    found: list[Finding] = []
+    for scope in data["scopes"]:
+        name = scope["scope"]
+        if scope.get("paused"):
+            found.append(Finding(f"sync {name}", f"paused: {scope['paused']}", "as it says"))
+        elif scope.get("lastError"):
+            message = scope["lastError"]["message"]
+            found.append(Finding(f"sync {name}", f"failed: {message}", "oharness sync now"))
+        if scope.get("conflicts"):
+            found.append(_conflicts(f"sync {name}", len(scope["conflicts"])))
+        unsynced = len(
+            {
+                *map(str, scope.get("unsyncable", [])),
+                *(str(item.get("file") or item.get("id")) for item in scope.get("noteErrors", [])),
+            }
+        )
+        if unsynced:
+            found.append(
+                Finding(
+                    f"sync {name}",
+                    f"{unsynced} note(s) do not sync",
+                    "oharness sync status lists them; oharness memory doctor says why",
+                )
+            )
+    for project in data.get("projects", []):
+        if project.get("conflicts"):
+            found.append(_conflicts(f"sync {project['root']}", len(project["conflicts"])))
+    if not found:
+        found.append(Finding("sync", "no pause, error or conflict left by the last passes"))
+    return found
+
+
+def _conflicts(area: str, count: int) -> Finding:
+    return Finding(
+        area,
+        f"{count} conflict(s) waiting for you",
+        "oharness sync conflicts, then oharness sync resolve ID --keep local|cloud|both",
+    )
 
 
 def _our_mcp_command(agent: str, user_home: Path) -> str | None:
@@ -187,6 +257,7 @@ def doctor(as_json: bool, user_home: Path | None, debug: bool) -> None:
         check_extras(extras),
         check_daemon(home, extras),
         *check_sign_in(home),
+        *(check_sync_state() if signed_in(home) else []),
         *(check_integration(agent, people_home, extras) for agent in ("claude-code", "codex")),
         check_project(Path.cwd(), home),
     ]

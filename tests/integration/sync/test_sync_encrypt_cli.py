@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -242,3 +243,27 @@ def test_a_storage_reset_or_restore_keeps_the_account_encrypted(
         machine.ok("sync", "now")
     assert a.files() == b.files() == c.files() and "from-c-9e8.md" in b.files()
     assert plaintext_in(storage, [*words, "Written on c"]) == []
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)
+def test_doctor_reports_a_waiting_conflict_and_a_scope_waiting_for_unlock(
+    server: Server, tmp_path: Path
+) -> None:
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "Tuesdays.\n", summary="Deploy day")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.write("deploy-day-1a2", "Tuesdays at noon.\n", summary="Deploy day")
+    b.write("deploy-day-1a2", "Wednesdays.\n", summary="Deploy day")
+    a.ok("sync", "now"), b.run("sync", "now")
+    healthy = a.run("doctor", "--json", "--user-home", str(tmp_path))
+    assert {c["area"]: c["ok"] for c in json.loads(healthy.stdout)["checks"]}["sync"] is True
+    checks = json.loads(b.run("doctor", "--json", "--user-home", str(tmp_path)).stdout)["checks"]
+    waiting = [c for c in checks if "conflict(s) waiting" in c["seen"]]
+    assert waiting and "oharness sync resolve" in waiting[0]["fix"]
+    seal(a)
+    b.run("sync", "now")
+    doctor = b.run("doctor", "--user-home", str(tmp_path))
+    assert doctor.returncode == 3 and "paused: encrypted" in doctor.stdout
+    assert "sync unlock" in doctor.stdout
