@@ -180,6 +180,13 @@ def merge(
     draft = review_service.draft(plan, draft_kind, model)
     if edit_draft:
         draft = _edit(plan, draft, review_service)
+    try:  # refused before a draft that cannot be saved is shown
+        review_service.checked(draft)
+    except OHarnessError as exc:
+        raise type(exc)(
+            f"the merged note would be refused: {exc.message}; merge fewer notes, or shorten "
+            "the draft with --edit"
+        ) from exc
     if not as_json:
         _show_plan(plan, draft)
     if not yes:

@@ -217,11 +217,17 @@ class ReviewService:
         return {stored.id: stored.note for stored in store.notes()}
 
     def _scope_of(self, ids: Sequence[str]) -> Scope:
-        for scope in SCOPES:
-            if scope in self.memory.available_scopes():
-                store = self.memory.store(scope)
-                if all(store.get(note_id) is not None for note_id in ids):
-                    return scope
+        stores = [self.memory.store(s) for s in SCOPES if s in self.memory.available_scopes()]
+        for store in stores:
+            if all(store.get(note_id) is not None for note_id in ids):
+                return store.scope
+        missing = [i for i in ids if all(store.get(i) is None for store in stores)]
+        if missing:
+            raise NotFoundError(
+                f"no note {', '.join(repr(i) for i in missing)}; 'oharness memory list' shows "
+                "the ids",
+                ids=missing,
+            )
         raise NotFoundError(
             f"{', '.join(ids)} are not all notes of one scope; only notes of one scope merge "
             "(pass --scope when the ids exist in both)",
@@ -257,7 +263,8 @@ class ReviewService:
             )
         return model_draft(plan, notes, model)
 
-    def _checked(self, draft: MergeDraft) -> MergeDraft:
+    def checked(self, draft: MergeDraft) -> MergeDraft:
+        """The draft cleaned and checked as ``remember`` checks a note (ValidationError)."""
         limit = self.settings.memory.max_note_bytes
         summary, tags = clean_summary(draft.summary), clean_tags(draft.tags)
         body = clean_body(draft.body, limit)
@@ -266,7 +273,7 @@ class ReviewService:
 
     def apply(self, plan: MergePlan, draft: MergeDraft) -> MergeResult:
         """Apply a merge (refused, changing nothing, when the plan is stale or the draft bad)."""
-        draft = self._checked(draft)
+        draft = self.checked(draft)
         self.memory.backups()  # no backups, no merge
         notes = self._current(plan)
         writes = merge_writes(plan, draft, notes, self.clock())

@@ -78,6 +78,28 @@ def test_merge_asks_unless_yes_then_merges(home: Path, project_dir: Path) -> Non
     assert "Fills since May." in merged and "No borders anywhere." in merged
 
 
+def test_merge_names_the_ids_that_are_not_notes(home: Path, project_dir: Path) -> None:
+    a, _, _ = _seed(home, project_dir)
+    result = _run(home, project_dir, "memory", "merge", a, "nope-1", "nope-2")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "no note 'nope-1', 'nope-2'" in result.stderr and "memory list" in result.stderr
+
+
+def test_a_merge_too_large_to_save_is_refused_before_its_draft_is_shown(
+    home: Path, project_dir: Path
+) -> None:
+    assert _run(home, project_dir, "project", "init").returncode == 0
+    body = "word " * 20_000  # 100 KB each; merged, over memory.maxNoteBytes
+    ids = [
+        _json(home, project_dir, "memory", "remember", "-s", f"Big {n}", "-b", body)["id"]
+        for n in (1, 2)
+    ]
+    result = _run(home, project_dir, "memory", "merge", *ids, "--yes")
+    assert result.returncode == 1 and len(result.stdout) < 1_000
+    assert "the merged note would be refused" in result.stderr and "--edit" in result.stderr
+    assert all((project_dir / "MEMORY" / f"{i}.md").exists() for i in ids)
+
+
 def test_merge_with_edit_and_a_model_draft_without_a_model(home: Path, project_dir: Path) -> None:
     a, b, _ = _seed(home, project_dir)
     editor = project_dir / "editor.py"
