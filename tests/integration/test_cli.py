@@ -323,3 +323,13 @@ def test_list_and_search_filter_by_scope_type_and_tag(cli: Cli) -> None:
     assert cli.json("memory", "search", "deploy", "--scope", "user")["results"] == []
     assert "--type" in cli.fails("memory", "list", "--type", "memo")
     assert "at most 100" in cli.fails("memory", "list", "--tag", "x" * 101)
+
+
+def test_an_id_in_both_scopes_is_named_as_the_cli_takes_it(cli: Cli, project_dir: Path) -> None:
+    project = cli.json("memory", "remember", "-s", "Shared id", "-b", "project")
+    note_id = str(project["id"])
+    copy = (project_dir / "MEMORY" / f"{note_id}.md").read_bytes()
+    (cli.home / "memory" / "user" / f"{note_id}.md").write_bytes(copy)  # the same id, by hand
+    line = cli.fails("memory", "show", note_id)
+    assert f"say which: project:{note_id} or user:{note_id}" in line
+    assert cli.json("memory", "show", f"user:{note_id}")["scope"] == "user"

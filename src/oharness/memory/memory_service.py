@@ -156,8 +156,8 @@ class MemoryService:
             raise NotFoundError(self._missing_message(note_id, None), id=note_id)
         if len(found) > 1:
             raise ConflictError(
-                f"note {note_id!r} exists in both the project and the user scope; say which "
-                "with scope='project' or scope='user'",
+                f"note {note_id!r} exists in both the project and the user scope; say which: "
+                f"project:{note_id} or user:{note_id}",
                 id=note_id,
             )
         return found[0]
