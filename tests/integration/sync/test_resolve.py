@@ -78,7 +78,7 @@ def test_bad_resolutions_change_nothing(pair: tuple[Machine, Machine, str]) -> N
     with pytest.raises(NotFoundError):
         resolver(b).resolve("no-such-conflict", keep="local")
     broken = '---\n{"summary": "Merged", "tags": []\n---\nmerged body\n'  # the "}" left out
-    with pytest.raises(ValidationError, match="starts like a note file but .*not valid JSON"):
+    with pytest.raises(ValidationError, match=r"starts like a note file but .*not valid JSON"):
         resolver(b).resolve(note_id, text=broken)
     assert b.files() == before
     assert b.sync().conflicts == [note_id]
