@@ -188,9 +188,7 @@ def parse_note(text: str, *, default_time: int = 0, default_id: str | None = Non
     )
 
 
-def parse_note_bytes(
-    data: bytes, *, default_time: int = 0, default_id: str | None = None
-) -> Note:
+def parse_note_bytes(data: bytes, *, default_time: int = 0, default_id: str | None = None) -> Note:
     """Parse a note file's bytes (UTF-8, an optional BOM is accepted)."""
     try:
         text = data.decode("utf-8")
