@@ -333,3 +333,11 @@ def test_an_id_in_both_scopes_is_named_as_the_cli_takes_it(cli: Cli, project_dir
     line = cli.fails("memory", "show", note_id)
     assert f"say which: project:{note_id} or user:{note_id}" in line
     assert cli.json("memory", "show", f"user:{note_id}")["scope"] == "user"
+
+
+def test_the_same_summary_in_nfd_and_nfc_is_one_note(cli: Cli) -> None:
+    nfc, nfd = "Caf\u00e9 r\u00e9sum\u00e9", "Cafe\u0301 re\u0301sume\u0301"
+    first = cli.json("memory", "remember", "-s", nfd, "-b", "same body", "-t", "caf\u00e9")
+    again = cli.json("memory", "remember", "-s", nfc, "-b", "same body", "-t", "cafe\u0301")
+    assert again["id"] == first["id"] and again["created"] is False
+    assert cli.json("memory", "show", str(first["id"]))["summary"] == nfc

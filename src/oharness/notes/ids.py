@@ -103,10 +103,11 @@ def generate_id(summary: str, hex_source: HexSource = random_hex) -> str:
 
 
 def clean_summary(value: object) -> str:
-    """Trim a summary and check it is one line of 1-200 characters."""
+    """Trim a summary (in NFC: the same text typed on any system is one summary) and check it
+    is one line of 1-200 characters."""
     if not isinstance(value, str):
         raise ValidationError("summary must be a string", field="summary")
-    summary = value.strip()
+    summary = unicodedata.normalize("NFC", value.strip())
     if not summary:
         raise ValidationError("summary is empty: give the note a one-line summary", field="summary")
     if "\n" in summary or "\r" in summary:
@@ -163,11 +164,12 @@ def split_tags(value: str | Iterable[str] | None) -> list[str]:
 
 
 def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
-    """Split on commas and whitespace, trim, lower-case ASCII, drop empties, dedupe in order."""
+    """Split on commas and whitespace, trim, lower-case ASCII, NFC, drop empties, dedupe in
+    order."""
     cleaned: list[str] = []
     seen: set[str] = set()
     for part in split_tags(value):
-        tag = part.translate(_ASCII_UPPER)
+        tag = unicodedata.normalize("NFC", part.translate(_ASCII_UPPER))
         if tag not in seen:
             seen.add(tag)
             cleaned.append(tag)
