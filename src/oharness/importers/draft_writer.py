@@ -121,20 +121,21 @@ def _import_one(
             known = seen[store.directory] = SeenNotes.of(store)
         if digest in known.digests:
             return ItemReport(draft.source, "skipped", "the same content is already a note")
-        if draft.id is not None and draft.id.casefold() in known.ids:
-            return ItemReport(
-                draft.source, "skipped", f"a note {draft.id!r} already exists", draft.id, target
-            )
-        note_id = draft.id or _free_id(store, known, note.summary, hex_source or _drawn(digest))
+        # An id already taken by other content (Claude Code names the user note of every
+        # project user_role.md) is never overwritten: the note comes in under a new id.
+        taken = draft.id is not None and draft.id.casefold() in known.ids
+        reason = f"{draft.id!r} is another note already: imported under a new id" if taken else ""
+        note_id = draft.id if draft.id is not None and not taken else None
+        note_id = note_id or _free_id(store, known, note.summary, hex_source or _drawn(digest))
         known.digests.add(digest)
         known.ids.add(note_id.casefold())
         if dry_run:
-            return ItemReport(draft.source, "would import", "", note_id, target)
+            return ItemReport(draft.source, "would import", reason, note_id, target)
         try:
             store.save(note.with_changes(id=note_id), create=True)
         except OHarnessError as exc:
             return ItemReport(draft.source, "refused", exc.message, note_id, target)
-    return ItemReport(draft.source, "imported", "", note_id, target)
+    return ItemReport(draft.source, "imported", reason, note_id, target)
 
 
 def _clean(draft: Draft, max_note_bytes: int, clock: Clock) -> Note:

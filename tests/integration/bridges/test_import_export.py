@@ -128,9 +128,14 @@ def test_existing_id_is_never_overwritten(home: Path, project_dir: Path, tmp_pat
     original = '---\n{"id": "taken", "summary": "Mine"}\n---\nMy body\n'
     target.write_text(original, encoding="utf-8")
     report = as_json(home, project_dir, "memory", "import", "markdown", str(folder))
-    assert report["items"][0]["outcome"] == "skipped"
-    assert "already exists" in report["items"][0]["reason"]
+    item = report["items"][0]
+    assert item["outcome"] == "imported" and item["id"] != "taken"  # under a new id
+    assert "'taken' is another note already" in item["reason"]
     assert target.read_text(encoding="utf-8") == original
+    imported = (project_dir / "MEMORY" / f"{item['id']}.md").read_text(encoding="utf-8")
+    assert "New body" in imported
+    again = as_json(home, project_dir, "memory", "import", "markdown", str(folder))
+    assert again["items"][0]["outcome"] == "skipped"  # the same content is a note now
 
 
 def test_codex_memories_split_into_sections(home: Path, project_dir: Path, tmp_path: Path) -> None:
