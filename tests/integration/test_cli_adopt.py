@@ -82,6 +82,16 @@ def test_list_and_doctor_show_every_file_that_is_not_a_note_yet(cli: Cli) -> Non
     assert "oharness memory adopt topics/ci.md" in found["ci.md"]["message"]
 
 
+def test_a_file_holding_a_credential_is_not_offered_to_adopt_as_it_is(
+    cli: Cli, project_dir: Path
+) -> None:
+    (project_dir / "MEMORY" / "creds.md").write_text("Das Passwort lautet Sommer2024!xy\n")
+    loose = {item["file"]: item for item in cli.json("memory", "list")["notNotes"]}
+    fix = loose["creds.md"]["fix"]
+    assert fix.startswith("it holds a password in text") and "remove it" in fix
+    assert "Sommer2024" not in fix
+
+
 def test_adopt_makes_a_note_and_backs_the_original_up(cli: Cli, project_dir: Path) -> None:
     memory = project_dir / "MEMORY"
     adopted = cli.json("memory", "adopt", "MEMORY/deploy-steps.md")

@@ -89,6 +89,12 @@ class LooseFile:
     def fix(self) -> str:
         """What to do, naming the command."""
         command = self.adopt_command()
+        credential = None if self.duplicate else _credential_in(self.path)
+        if credential is not None:  # adopt would refuse it: say so first
+            return (
+                f"it holds {credential}: remove it (say where the secret lives instead), then "
+                f"run: {command}"
+            )
         if self.duplicate:
             return (
                 f"note {self.note_id!r} is also in {self.note_id}{NOTE_SUFFIX}: compare the two "
@@ -116,6 +122,20 @@ class LooseFile:
             "adoptable": self.adoptable and not self.duplicate,
             "kind": "misplaced note" if self.note_id is not None else "not a note yet",
         }
+
+
+def _credential_in(path: Path) -> str | None:
+    """The first credential the file holds, described without its value; None when it holds
+    none or cannot be read."""
+    from oharness.notes.secrets import find_secrets
+
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(MAX_READ_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = find_secrets({"file": text})
+    return found[0].describe() if found else None
 
 
 def is_markdown_name(name: str) -> bool:
