@@ -158,7 +158,7 @@ def test_turning_it_off_uploads_in_clear_only_when_confirmed(
     assert "end-to-end" not in b.ok("sync", "status")
 
 
-@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the test above
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
 def test_turned_off_elsewhere_while_the_sealed_copy_is_empty_stops_sealed_uploads(
     server: Server, storage: Storage, tmp_path: Path
 ) -> None:
