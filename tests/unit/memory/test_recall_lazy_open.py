@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ def cached(open_ws: OpenWorkspace) -> dict[str, str]:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
 
-    def counting(data: bytes, **kwargs: int) -> Note:
+    def counting(data: bytes, **kwargs: Any) -> Note:
         note = parse_note_bytes(data, **kwargs)
         seen.append(note.id)
         return note

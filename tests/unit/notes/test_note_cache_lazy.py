@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The id of every note file the cache parses."""
     seen: list[str] = []
 
-    def counting(data: bytes, **kwargs: int) -> Note:
+    def counting(data: bytes, **kwargs: Any) -> Note:
         note = parse_note_bytes(data, **kwargs)
         seen.append(note.id)
         return note

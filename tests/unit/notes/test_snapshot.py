@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many files the note cache parsed itself."""
     counted: list[int] = []
 
-    def counting(data: bytes, **kwargs: int) -> Note:
+    def counting(data: bytes, **kwargs: Any) -> Note:
         counted.append(1)
         return parse_note_bytes(data, **kwargs)
 
