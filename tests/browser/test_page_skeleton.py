@@ -52,7 +52,7 @@ def test_a_browser_without_the_cookie_is_told_how_to_sign_in(page_daemon: PageDa
     with httpx2.Client(base_url=page_daemon.url) as anonymous:
         page = anonymous.get("/memory/notes", headers={"Accept": "text/html"})
         assert page.status_code == 401
-        assert "one-time sign-in link" in page.text
+        assert "one-time sign-in link" in page.text and "oharness setup" in page.text
         api = anonymous.get("/memory/notes")
         assert api.status_code == 401 and api.json()["code"] == "token_required"
         assert anonymous.get("/memory/static/htmx-2.0.11.min.js").status_code == 200

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -16,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 import tomlkit
 from tests.integration.sync.cliworld import Server, Storage, free_port, token_for
@@ -132,6 +134,20 @@ def test_a_daemon_started_by_setup_logs_to_a_private_file(person: Person) -> Non
     started = person.run("setup", "--start", "--port", str(free_port()))
     assert "answering at" in started.stdout, started.stdout + started.stderr
     _assert_private_log(person)
+
+
+def test_setup_prints_a_sign_in_link_for_the_memory_page(person: Person) -> None:
+    port = free_port()
+    started = person.run("setup", "--start", "--port", str(port))
+    found = re.search(r"open (http://127\.0\.0\.1:\d+/auth\?code=\S+) once", started.stdout)
+    assert found is not None, started.stdout
+    first = httpx2.get(found.group(1))
+    assert first.status_code == 200 and "oharness_session" in first.headers.get("set-cookie", "")
+    assert httpx2.get(found.group(1)).status_code == 401  # once
+    again = person.run("setup", "--port", str(port))  # run again: a new link
+    link = re.search(r"open (\S+/auth\?code=\S+) once", again.stdout)
+    assert link is not None and link.group(1) != found.group(1)
+    assert httpx2.get(link.group(1)).status_code == 200
 
 
 def _assert_private_log(person: Person) -> None:

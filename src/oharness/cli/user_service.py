@@ -72,6 +72,28 @@ def running_daemon(home: Path) -> str | None:
     return url if answer.status_code == 200 else None
 
 
+def sign_in_link(home: Path, url: str) -> str | None:
+    """A new one-time link that signs a browser in to the daemon's Memory page; None when the
+    daemon does not give one (an older daemon, or it stopped meanwhile)."""
+    import httpx2
+
+    try:
+        token = (home / "daemon-token").read_text("utf-8").strip()
+        answer = httpx2.post(
+            f"{url}/auth/link", headers={"Authorization": f"Bearer {token}"}, timeout=2.0
+        )
+        link = answer.json().get("url") if answer.status_code == 200 else None
+    except (OSError, ValueError, AttributeError, httpx2.HTTPError):
+        return None
+    return link if isinstance(link, str) else None
+
+
+def _answering(home: Path, url: str) -> str:
+    link = sign_in_link(home, url)
+    said = f"answering at {url}"
+    return said + (f"; the Memory page: open {link} once in a browser" if link else "")
+
+
 def nohup_command(request: SetupRequest) -> str:
     """The command that starts the daemon in the background where no service manager runs: in
     ``$OHARNESS_HOME``, as the service would (started in a repository, the daemon would take it
@@ -109,7 +131,9 @@ def daemon_step(request: SetupRequest) -> Outcome:
     running = running_daemon(request.home)
     if old == text and (running or not request.start):
         said = f"{kind} user service {path} in place"
-        return Outcome("daemon", said + (f"; answering at {running}" if running else ""))
+        return Outcome(
+            "daemon", said + (f"; {_answering(request.home, running)}" if running else "")
+        )
     if request.dry_run:
         return Outcome("daemon", f"{path} would be written ({kind})", changed=old != text)
     if old != text:
@@ -167,7 +191,7 @@ def _without_manager(request: SetupRequest) -> Outcome:
     command = nohup_command(request)
     running = running_daemon(request.home)
     if running:
-        return Outcome("daemon", f"answering at {running} (no service manager here)")
+        return Outcome("daemon", f"{_answering(request.home, running)} (no service manager here)")
     if not request.start:
         return Outcome(
             "daemon",
@@ -197,7 +221,7 @@ def _await_daemon(request: SetupRequest, said: str) -> Outcome:
     while time.monotonic() < deadline:
         url = running_daemon(request.home)
         if url:
-            return Outcome("daemon", f"{said}; answering at {url}", changed=True)
+            return Outcome("daemon", f"{said}; {_answering(request.home, url)}", changed=True)
         time.sleep(0.2)
     log = request.home / "logs" / "daemon.log"
     return Outcome(

@@ -97,6 +97,11 @@ class DaemonAuth:
         """The one-time URL that gives a browser its cookie (None once used)."""
         return f"{base.rstrip('/')}/auth?code={self.page_code}" if self.page_code else None
 
+    def new_page_url(self, base: str) -> str:
+        """A new one-time sign-in URL (any earlier unused one stops working)."""
+        self.page_code = secrets.token_urlsafe(24)
+        return f"{base.rstrip('/')}/auth?code={self.page_code}"
+
     def redeem(self, connection: HTTPConnection, code: str) -> None:
         """Use the one-time code; raise :class:`DaemonApiError` for a wrong or used one."""
         expected = self.page_code

@@ -53,6 +53,11 @@ def workspaces_router() -> APIRouter:
         )
         return response
 
+    @router.post("/auth/link", include_in_schema=False)
+    async def new_sign_in_link(request: Request) -> Response:
+        """A new one-time sign-in link for a browser (``oharness setup`` prints it)."""
+        return JSONResponse({"url": state_of(request).auth.new_page_url(str(request.base_url))})
+
     @router.get("/auth/csrf")
     async def csrf(request: Request) -> Response:
         return JSONResponse({"csrfToken": state_of(request).auth.csrf_token})
