@@ -127,7 +127,7 @@ class MemoryService:
         handle = self._scopes.get(scope)
         if handle is None:
             reason = self._unavailable.get(scope, f"the {scope} scope is not available here")
-            raise UnavailableError(reason, scope=scope)
+            raise UnavailableError(reason, scope=scope, reason=f"no_{scope}")
         return handle
 
     def waiting_conflicts(self) -> frozenset[tuple[Scope, str]]:

@@ -225,7 +225,8 @@ class _Opening:
         if project is None:
             self.unavailable["project"] = (
                 f"{self.start} is inside OHARNESS_HOME ({home}), which is never a project; "
-                "project notes are not available here"
+                "project notes are not available here: keep it as a user note (scope user), or "
+                "work in a project's folder"
             )
         elif project.refused is not None:
             reason = f"project notes are not available here: {project.refused}"

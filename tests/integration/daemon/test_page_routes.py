@@ -290,3 +290,17 @@ def test_a_body_keeps_them_the_page_shows_escapes_and_the_editor_the_text(
     )
     assert saved.status_code == 204, saved.text
     assert service.find(note.id, "project").note.body == body
+
+
+def test_a_project_note_on_a_page_without_a_project_says_what_to_do(tmp_path: Path) -> None:
+    home = tmp_path / "home"  # started in OHARNESS_HOME, as oharness setup starts it
+    home.mkdir()
+    options = DaemonOptions(home=home, start=home, background_sync=False, watch_seconds=0)
+    with live_daemon(options) as daemon, httpx2.Client(base_url=daemon.url, timeout=30) as http:
+        assert http.get(f"/auth?code={daemon.state.auth.page_code}").status_code == 200
+        csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
+        refused = http.post("/memory/notes/save", data={**FORM, "scope": "project"}, headers=csrf)
+        assert refused.status_code == 422
+        assert "no project is open on this page" in refused.text and "Yours" in refused.text
+        saved = http.post("/memory/notes/save", data={**FORM, "scope": "user"}, headers=csrf)
+        assert saved.status_code == 204

@@ -121,6 +121,9 @@ def test_recall_unknown_workspace_wrong_method_and_memory_off(daemon: LiveDaemon
     missing = _post(daemon, "/workspaces/p-nope/recall", {"message": MESSAGE})
     assert missing.status_code == 404 and missing.json()["code"] == "workspace_not_found"
     with daemon.client() as http:
+        for name in ("p-nope", "../../x"):  # the event stream of a workspace not hosted
+            events = http.get("/events", params={"workspace": name})
+            assert events.status_code == 404 and events.json()["code"] == "workspace_not_found"
         wrong = http.get("/workspace/recall")
         assert wrong.status_code == 405 and wrong.json()["code"] == "method_not_allowed"
         assert wrong.headers["allow"] == "POST"

@@ -70,7 +70,8 @@ class PageView:
     def events_url(self) -> str:
         """The event stream of this workspace (its own events and the daemon-wide ones), from
         the note watcher's version this render was made at."""
-        query: dict[str, object] = {"workspace": self.hosted.project_id}
+        project_id = self.hosted.project_id
+        query: dict[str, object] = {} if project_id is None else {"workspace": project_id}
         if self.watch_version is not None:
             query["since"] = self.watch_version
         return f"/events?{urlencode(query)}"

@@ -30,6 +30,8 @@ def workspaces_router() -> APIRouter:
         request: Request, workspace: str | None = None, since: int | None = None
     ) -> Response:
         state = state_of(request)
+        if workspace is not None:
+            state.registry.get(workspace)  # 404 for a workspace this daemon does not host
         watcher = state.note_watcher  # a page tells what it showed: it hears what came since
         subscription = (
             watcher.subscribe(workspace, since) if watcher else state.bus.subscribe(workspace)
