@@ -106,7 +106,10 @@ class DaemonAuth:
         """Use the one-time code; raise :class:`DaemonApiError` for a wrong or used one."""
         expected = self.page_code
         if expected is None or not hmac.compare_digest(code.encode(), expected.encode()):
-            raise self.wrong(connection, "this sign-in link was already used or is wrong")
+            raise self.wrong(
+                connection,
+                "this sign-in link was already used or is wrong: 'oharness setup' prints a new one",
+            )
         self.page_code = None
 
     def wrong(self, connection: HTTPConnection, message: str) -> DaemonApiError:
@@ -153,7 +156,12 @@ class DaemonAuth:
         sent_to = connection.headers.get("host", "")
         host = host_name(sent_to)
         if host not in self.allowed_hosts:
-            raise DaemonApiError(403, "host_not_allowed", f"requests for host {host!r} are refused")
+            raise DaemonApiError(
+                403,
+                "host_not_allowed",
+                f"requests for host {host!r} are refused: use 127.0.0.1 or localhost (or a host "
+                "the daemon was started with --host)",
+            )
         origin = connection.headers.get("origin")
         if origin is not None and not self.own_origin(origin, sent_to):
             raise DaemonApiError(

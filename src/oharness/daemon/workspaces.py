@@ -141,8 +141,14 @@ class WorkspaceRegistry:
         rule (spec 01.8); ``create`` registers a folder that is not a project yet — never
         one that can never be a project (home, ``OHARNESS_HOME``, roots, temp, system
         folders) nor one another user owns."""
-        if not path.is_absolute() or not path.is_dir():
+        if not path.is_absolute():
             raise DaemonApiError(400, "invalid_path", "path must be an absolute path to a folder")
+        if not path.is_dir():
+            raise DaemonApiError(
+                400,
+                "invalid_path",
+                f"{path} is not a folder here: give a project folder that exists",
+            )
         location = find_project(path, home)
         if location is None:
             raise DaemonApiError(
