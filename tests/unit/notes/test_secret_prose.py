@@ -264,3 +264,32 @@ def test_a_password_after_pw_or_in_another_language(text: str) -> None:
 )
 def test_where_a_password_lives_and_words_about_passwords_are_kept(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+@pytest.mark.parametrize(
+    ("summary", "body", "kind"),
+    [
+        ("The VPN password is", "Zq8vN2kLp4!xY", "password in text"),
+        ("VPN password:", "Zq8vN2kLp4!xY", "password in text"),
+        ("Staging token", "9fK2xQ7mZp4LvN8rT3wB6yH1", "secret in text"),
+    ],
+)
+def test_a_credential_split_between_summary_and_body_is_found(
+    summary: str, body: str, kind: str
+) -> None:
+    assert find_secrets({"summary": summary, "body": body}) == [SecretFinding(kind, "body", 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "where-the-admin-password-is-kept-d60",  # an id made from a summary
+        "- Where the admin password is kept (where-the-admin-password-is-kept-d60)",
+        '<note id="reset-flow-when-a-user-password-is-forgotten-a1b">',
+    ],
+)
+def test_a_slug_holding_a_credential_word_is_no_credential(text: str) -> None:
+    assert find_secrets({"body": text}) == []
+    assert (
+        find_secrets({"summary": "Where the admin password is kept", "body": "In 1Password."}) == []
+    )

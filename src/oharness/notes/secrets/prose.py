@@ -203,7 +203,7 @@ def _run_end(pattern: re.Pattern[bytes], haystack: bytes, position: int) -> int:
 def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, str] | None:
     """Where the credential word ``hint`` at ``position`` ends, and the word, or None when the
     word is part of something else: a longer word (monkey, PasswordResetEmailSender), a run of
-    base64 (a word followed by "/" or "+"), a variable ($PASSWORD) or a name about a
+    base64 or a slug (a word followed by "/", "+" or "-"), a variable ($PASSWORD) or a name about a
     credential (token_url, password_hash)."""
     start = position
     while start > 0 and (97 <= lowered[start - 1] <= 122 or 48 <= lowered[start - 1] <= 57):
@@ -218,8 +218,8 @@ def _credential_word(lowered: bytes, position: int, hint: bytes) -> tuple[int, s
         end = _run_end(_ALNUM_RUN_RE(), lowered, end)
         if lowered[start:end] not in _CREDENTIAL_RUNS:
             return None
-    if lowered[end : end + 1] in (b"/", b"+"):
-        return None  # inside a run of base64: sha512-pW/bRd…
+    if lowered[end : end + 1] in (b"/", b"+", b"-"):
+        return None  # inside a run of base64 (sha512-pW/bRd…) or a slug (admin-password-is-d60)
     identifier_end = _run_end(_IDENTIFIER_RUN_RE(), lowered, end)
     word = lowered[start:identifier_end].decode("ascii", "replace")
     if _DESCRIPTIVE_KEY_RE().search(word) or _NON_CREDENTIAL_KEY_RE().search(word):
