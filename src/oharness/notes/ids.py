@@ -143,6 +143,8 @@ def split_tags(value: str | Iterable[str] | None) -> list[str]:
     """
     if value is None:
         return []
+    if not isinstance(value, str | list | tuple):  # a number, a mapping: never read as tags
+        raise ValidationError("tags must be a list of strings or a string", field="tags")
     items: Iterable[object] = [value] if isinstance(value, str) else value
     parts: list[str] = []
     for item in items:

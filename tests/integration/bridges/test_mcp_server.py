@@ -54,6 +54,16 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "remember", {"summary": "token", "body": "ghp_Zq8Lr2Vt6Wm1Xy4Ns9Kp3Bd7Hf5Jc0Ga2Ue8"}
         )
         bad = await session.call_tool("memory", {"nonsense": 1})
+        bad_tags = [
+            await session.call_tool("remember", {"summary": "s", "body": "b", "tags": tags})
+            for tags in (42, True, {"a": 1})
+        ]
+        split = await session.call_tool(
+            "remember", {"summary": "The VPN password is", "body": "Zq8vN2kLp4!xY"}
+        )
+        slug = await session.call_tool(
+            "remember", {"summary": "Where the admin password is kept", "body": "In 1Password."}
+        )
         note_id = tool_data(saved)["id"]
         read = await session.call_tool("memory", {"id": note_id})
         index = await session.read_resource("oharness://memory/index")
@@ -64,6 +74,9 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "listing": listing,
             "secret": secret,
             "bad": bad,
+            "bad_tags": bad_tags,
+            "split": split,
+            "slug": slug,
             "read": read,
             "index": index,
             "prompt": prompt,
@@ -79,7 +92,14 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
     assert out["secret"].is_error is True
     assert "credential" in tool_data(out["secret"])["error"]["message"]
     assert "ghp_" not in out["secret"].content[0].text
-    assert len(list((project / "MEMORY").glob("*.md"))) == 1
+    for refused in out["bad_tags"]:  # a tool error, never a protocol error or a crash
+        assert refused.is_error is True and "tags must be" in refused.content[0].text
+    assert out["split"].is_error is True and "Zq8v" not in out["split"].content[0].text
+    slug = tool_data(out["slug"])  # an id holding "password" is shown whole
+    assert (
+        slug["id"].startswith("where-the-admin-password-is-kept-") and "removed" not in slug["id"]
+    )
+    assert len(list((project / "MEMORY").glob("*.md"))) == 2
     assert out["bad"].is_error is True and "unknown argument" in out["bad"].content[0].text
     assert saved["id"] in out["index"].contents[0].text
     assert saved["id"] in out["prompt"].messages[0].content.text
