@@ -235,7 +235,8 @@ class _Opening:
         elif project.identity is None:
             self.unavailable["project"] = (
                 f"no registered project at {project.root}: run 'oharness project init' there "
-                "to keep project notes (a git repository registers itself), or use --scope user"
+                "to keep project notes (a git repository registers itself), or keep it as a user "
+                'note (--scope user; scope "user" in a tool)'
             )
             self.warnings.append(
                 f"no registered project at {project.root}: showing user notes only "

@@ -305,7 +305,7 @@ def discover(start: str, home: str) -> Discovery | None:
     root = top if top is not None else start
     reason = never_project(root, home)
     refused = (
-        f"{reason}, which is never a project; run the command in a project folder"
+        f"{reason}, which is never a project; work in a project folder (or keep user notes)"
         if reason
         else refusal(root, home, marker=False)
     )
