@@ -18,6 +18,9 @@ from oharness.notes.secrets import redact_for_model_in
 from oharness.types import NOTE_TYPES, parse_scope
 
 _SCOPE: Final = {"type": "string", "enum": ["project", "user"]}
+#: The longest query the memory tool searches (a pasted log is not a query; its echo in the
+#: result would cost the model as much again).
+MAX_QUERY_CHARS: Final = 20_000
 # A note id, or ``user:ID`` / ``project:ID`` as the index and listings print it.
 _ID: Final = {
     "type": "string",
@@ -180,8 +183,15 @@ def _dispatch(service: MemoryService, name: str, arguments: Mapping[str, Any]) -
         if arguments.get("id") is not None:
             return service.read(arguments["id"], scope).to_dict()
         if arguments.get("query") is not None:
-            hits = service.search(arguments["query"], arguments.get("limit", 10))
-            return {"query": arguments["query"], "results": [hit.to_dict() for hit in hits]}
+            query = arguments["query"]
+            if len(query) > MAX_QUERY_CHARS:
+                raise ValidationError(
+                    f"query is {len(query):,} characters: at most {MAX_QUERY_CHARS:,}; search "
+                    "with the words that matter",
+                    field="query",
+                )
+            hits = service.search(query, arguments.get("limit", 10))
+            return {"query": query, "results": [hit.to_dict() for hit in hits]}
         return service.listing(arguments.get("offset", 0), arguments.get("limit", 50)).to_dict()
     if name == "forget":
         _check_arguments(name, arguments, FORGET)

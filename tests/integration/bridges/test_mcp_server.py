@@ -54,6 +54,7 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "remember", {"summary": "token", "body": "ghp_Zq8Lr2Vt6Wm1Xy4Ns9Kp3Bd7Hf5Jc0Ga2Ue8"}
         )
         bad = await session.call_tool("memory", {"nonsense": 1})
+        huge = await session.call_tool("memory", {"query": "q " * 50_000})
         bad_tags = [
             await session.call_tool("remember", {"summary": "s", "body": "b", "tags": tags})
             for tags in (42, True, {"a": 1})
@@ -74,6 +75,7 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
             "listing": listing,
             "secret": secret,
             "bad": bad,
+            "huge": huge,
             "bad_tags": bad_tags,
             "split": split,
             "slug": slug,
@@ -92,6 +94,8 @@ def test_remember_search_read_list_and_refusal(home: Path, project: Path) -> Non
     assert out["secret"].is_error is True
     assert "credential" in tool_data(out["secret"])["error"]["message"]
     assert "ghp_" not in out["secret"].content[0].text
+    assert out["huge"].is_error is True and "at most 20,000" in out["huge"].content[0].text
+    assert len(out["huge"].content[0].text) < 1_000  # not echoed back
     for refused in out["bad_tags"]:  # a tool error, never a protocol error or a crash
         assert refused.is_error is True and "tags must be" in refused.content[0].text
     assert out["split"].is_error is True and "Zq8v" not in out["split"].content[0].text
