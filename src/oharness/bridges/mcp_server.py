@@ -25,6 +25,7 @@ from anyio import to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from oharness import __version__
 from oharness.errors import OHarnessError
@@ -202,7 +203,9 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         if str(params.uri) != INDEX_URI:
-            raise ValueError(f"unknown resource {params.uri}; the only one is {INDEX_URI}")
+            raise MCPError(
+                types.INVALID_PARAMS, f"unknown resource {params.uri}; the only one is {INDEX_URI}"
+            )
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
@@ -215,7 +218,10 @@ def build_server(workspace: Callable[[], Workspace], options: McpOptions) -> Ser
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != INDEX_PROMPT:
-            raise ValueError(f"unknown prompt {params.name!r}; the only one is {INDEX_PROMPT}")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown prompt {params.name!r}; the only one is {INDEX_PROMPT}",
+            )
         text = await to_thread.run_sync(index_text)
         message = types.PromptMessage(role="user", content=types.TextContent(text=text))
         return types.GetPromptResult(description="The Memory index", messages=[message])

@@ -222,3 +222,22 @@ def test_remember_refuses_and_memory_redacts_the_forms_of_the_attack_report(
     read, found = out["read"].content[0].text, out["found"].content[0].text
     assert aws_secret[:12] not in read and "credential removed" in read
     assert aws_secret[:12] not in found
+
+
+def test_an_unknown_resource_or_prompt_is_an_invalid_params_error(
+    home: Path, project: Path
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def body(session: ClientSession) -> list[int]:
+        codes = []
+        for ask in (
+            lambda: session.read_resource("file:///etc/passwd"),
+            lambda: session.get_prompt("../../etc"),
+        ):
+            with pytest.raises(MCPError) as refused:
+                await ask()
+            codes.append(refused.value.code)
+        return codes
+
+    assert session(home, project)(body) == [types.INVALID_PARAMS] * 2
