@@ -227,6 +227,8 @@ def test_a_service_account_key_is_named_for_google() -> None:
         "Şifre: Zx9kLm2Qp77",
         "Lösenordet är Zx9kLm2Qp77",
         "Passordet er Sommer2024!",
+        "كلمة المرور للخادم هي Zq8vN2kLp4!",
+        "सर्वर का पासवर्ड Zq8vN2kLp4! है",
         'wachtwoord = "Zomer2024!!"',
     ],
 )
@@ -259,6 +261,8 @@ def test_a_password_after_pw_or_in_another_language(text: str) -> None:
         "Пароль хранится в менеджере паролей, не в заметках",
         "비밀번호 정책: 12자 이상",
         "Lösenordet finns i 1Password",
+        "كلمة المرور محفوظة في 1Password",
+        "पासवर्ड नीति: कम से कम 12 अक्षर",
         '"integrity": "sha512-pW/bRdCagRyzVzYecbS9kRj+47Dr/n0ccNfbwEDX0Ni5wCH2P+nPQznEoxej+LSN",',
     ],
 )

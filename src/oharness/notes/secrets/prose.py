@@ -311,11 +311,15 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
 
 # --- a password word in a script the scanned bytes do not hold --------------------------------
 
-# Chinese, Japanese, Korean and Cyrillic password words (the scanned bytes hold none of them),
+# Chinese, Japanese, Korean, Cyrillic, Arabic and Hindi password words (the scanned bytes hold
+# none of them),
 # then a run of ASCII characters on the rest of the line ("是", "は", "는", "для VPN:" between).
 # The text is scanned in NFKD, so the words and particles are written so too ("パスワード" and
 # Hangul decompose).
-_SCRIPT_WORDS: Final = "密码 密碼 口令 パスワード 暗証番号 비밀번호 암호 пароль парол[яюеі]"
+_SCRIPT_WORDS: Final = (
+    "密码 密碼 口令 パスワード 暗証番号 비밀번호 암호 пароль парол[яюеі] كلمة.المرور كلمة.السر "
+    "पासवर्ड"
+)
 _SCRIPT_WORD_RE: Final = _lazy(
     unicodedata.normalize("NFKD", "|".join(_SCRIPT_WORDS.split())), re.IGNORECASE
 )
