@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -298,6 +299,10 @@ def test_a_project_note_on_a_page_without_a_project_says_what_to_do(tmp_path: Pa
     options = DaemonOptions(home=home, start=home, background_sync=False, watch_seconds=0)
     with live_daemon(options) as daemon, httpx2.Client(base_url=daemon.url, timeout=30) as http:
         assert http.get(f"/auth?code={daemon.state.auth.page_code}").status_code == 200
+        page = http.get("/memory/notes", params={"new": "1"}).text
+        select = re.search(r'<select id="note-scope".*?</select>', page, re.S)
+        assert select is not None  # only "Yours" is offered
+        assert 'value="user"' in select.group() and 'value=""' not in select.group()
         csrf = {"X-CSRF-Token": daemon.state.auth.csrf_token}
         refused = http.post("/memory/notes/save", data={**FORM, "scope": "project"}, headers=csrf)
         assert refused.status_code == 422
