@@ -73,21 +73,8 @@ def check_daemon(home: Path, extras: dict[str, bool]) -> Finding:
     return Finding("daemon", f"answering at {url}, hosting {len(hosted)} workspace(s)")
 
 
-def signed_in(home: Path) -> bool:
-    """Whether this home is signed in to a sync server (the sync switch aside)."""
-    from oharness.errors import OHarnessError
-    from oharness.project.paths import HomeLayout
-    from oharness.sync.settings_file import SyncSettingsFile
-
-    settings = SyncSettingsFile(HomeLayout(home))
-    try:
-        return bool(settings.origin() and settings.token())
-    except OHarnessError:
-        return False
-
-
 def check_sign_in(home: Path) -> list[Finding]:
-    """Signed in to a sync server, and the switch on?"""
+    """Signed in to a sync server, the switch on, and what the last passes left?"""
     from oharness.errors import OHarnessError
     from oharness.project.paths import HomeLayout
     from oharness.sync.settings_file import SyncSettingsFile
@@ -108,7 +95,8 @@ def check_sign_in(home: Path) -> list[Finding]:
     found = [Finding("sign-in", f"signed in to {origin}")]
     if not enabled:
         found.append(Finding("sync", "switched off", "oharness sync on"))
-    return found
+        return found
+    return found + check_sync_state()
 
 
 def check_sync_state() -> list[Finding]:
@@ -125,8 +113,6 @@ def check_sync_state() -> list[Finding]:
         data = sync_status(*workspace_sync(workspace, clock=wall_clock_ms))
     except OHarnessError as exc:
         return [Finding("sync", f"its state cannot be read: {exc.message}", "oharness sync status")]
-    if not data["enabled"]:
-        return []  # reported with the sign-in
     found: list[Finding] = []
     for scope in data["scopes"]:
         name = scope["scope"]
@@ -257,7 +243,6 @@ def doctor(as_json: bool, user_home: Path | None, debug: bool) -> None:
         check_extras(extras),
         check_daemon(home, extras),
         *check_sign_in(home),
-        *(check_sync_state() if signed_in(home) else []),
         *(check_integration(agent, people_home, extras) for agent in ("claude-code", "codex")),
         check_project(Path.cwd(), home),
     ]

@@ -22,6 +22,7 @@ import shlex
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Final
 
@@ -85,9 +86,9 @@ class LooseFile:
         scope = " --scope user" if self.scope == "user" else ""
         return f"oharness memory adopt{scope} {shlex.quote(self.relative)}"
 
-    @property
+    @cached_property
     def fix(self) -> str:
-        """What to do, naming the command."""
+        """What to do, naming the command (the file is read once, for a credential)."""
         command = self.adopt_command()
         credential = None if self.duplicate else _credential_in(self.path)
         if credential is not None:  # adopt would refuse it: say so first

@@ -202,13 +202,12 @@ def find_secrets(fields: Mapping[str, str]) -> list[SecretFinding]:
         for start, _end, kind in _scan(text):
             findings[SecretFinding(kind, field_name, text.count("\n", 0, start) + 1)] = None
     summary, body = fields.get("summary"), fields.get("body")
-    if summary and body:  # "The VPN password is" and the password as the body's first line
-        head = _normalise(summary) + "\n"
-        text = head + _normalise(body)
+    if summary and body:  # "The VPN password is" and the password as the body's first line:
+        head = _normalise(summary) + "\n"  # only that line is read past the summary's end
+        text = head + _normalise(body.partition("\n")[0])
         for start, _end, kind in _scan(text):
             if start >= len(head):
-                line = text.count("\n", len(head), start) + 1
-                findings.setdefault(SecretFinding(kind, "body", line), None)
+                findings.setdefault(SecretFinding(kind, "body", 1), None)
     return list(findings)
 
 

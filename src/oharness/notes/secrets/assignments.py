@@ -122,9 +122,7 @@ def _scan_assignments(subject: _Subject) -> Iterator[_Span]:
             continue
         operator = match.group("op").strip()
         word = match.group("word").lower()
-        numeric_ok = (
-            word.startswith(("passw", "passc", "pw", *_PASSWORD_KEYS[2:])) or word == "pass"
-        )
+        numeric_ok = word.startswith(("passw", "passc", *_PASSWORD_KEYS[1:])) or word == "pass"
         if not _looks_like_password(value, 10 if operator == "is" else 8, digits=numeric_ok):
             continue
         prefix = _key_prefix(text, match.start())
