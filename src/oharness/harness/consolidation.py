@@ -148,7 +148,11 @@ class ConsolidationService:
     def _loop(self) -> None:
         while not self._stopping:
             self.tick()
-            wake = self.consolidator.next_wake() if self.consolidator is not None else None
+            try:
+                wake = self.consolidator.next_wake() if self.consolidator is not None else None
+            except Exception:  # a config file broken mid-run: try again after the longest wait
+                log.exception("reading when consolidation is next due failed")
+                wake = None
             wait = _MAX_WAIT_S
             if wake is not None:
                 wait = min(wait, max(0.0, (wake - self._clock()) / 1000))

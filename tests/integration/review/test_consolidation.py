@@ -4,6 +4,7 @@ OpenAI-compatible model stub, adversarial drafts included."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,20 @@ def _consolidate_synced(machine: Machine, clock: Clock, stub: StubModelServer, p
     assert len(outcomes[0].merged) == 2
     assert all(m["committedVersion"] is not None for m in outcomes[0].merged)
     assert len(machine.files()) == 2
+
+
+def test_the_loop_outlives_a_config_file_broken_while_it_runs(
+    home: Path, project_dir: Path, clock: Any, stub: StubModelServer, caplog: Any
+) -> None:
+    ws = _open(home, project_dir, clock)
+    (home / "plugins.json").write_text("")  # an editor's save caught half-way
+    service = ConsolidationService(ws, OpenAIChatModel("small", base_url=stub.url), clock=clock)
+    service.start()
+    try:
+        deadline = time.monotonic() + 10
+        while "consolidation is next due failed" not in caplog.text:
+            assert time.monotonic() < deadline, "the loop never read the broken file"
+            time.sleep(0.02)
+        assert service._thread is not None and service._thread.is_alive()
+    finally:
+        service.stop()
