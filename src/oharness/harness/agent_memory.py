@@ -68,8 +68,12 @@ class AgentMemory:
 
     def system_section(self) -> str:
         """The Memory section of the system prompt, rendered now."""
+        service = self.service
         return render_index(
-            self.service.all_notes(), self.index_chars, self.service.waiting_conflicts()
+            service.all_notes(),
+            self.index_chars,
+            service.waiting_conflicts(),
+            service.available_scopes(),
         )
 
     @property

@@ -20,14 +20,28 @@ from oharness.memory.results import ListingItem
 from oharness.notes.quoting import STORED_DATA, quote
 from oharness.notes.secrets import redact_for_model
 from oharness.notes.store import StoredNote
-from oharness.types import Scope
+from oharness.types import SCOPES, Scope
 
 HEADING: Final = "# Memory"
 
+NOT_A_PROJECT: Final = (
+    "This folder is not a project: there are no project notes here, so save notes with "
+    'scope "user".'
+)
+
+#: What the notes are, by the scopes open here (a folder that is not a project has no project
+#: notes: a model told of them would save there and be refused).
+NOTES_HELD: Final = {
+    ("project", "user"): "project notes (this repository) and user notes (this person, every "
+    "project).",
+    ("user",): "user notes (this person, every project). " + NOT_A_PROJECT,
+    ("project",): "project notes (this repository). User notes are not available here.",
+}
+
 GUIDANCE: Final = """\
-You have durable notes that persist across sessions: project notes (this repository) and user
-notes (this person, every project). Relevant notes are attached to user messages inside
-`recalled-memory` blocks; the `memory` tool reads any note by id and lists them all.
+You have durable notes that persist across sessions: {held}
+Relevant notes are attached to user messages inside `recalled-memory` blocks; the `memory` tool
+reads any note by id and lists them all.
 
 Write a note with `remember` when you learn something a future session needs: a correction or
 a confirmed approach, a decision and its reason, a constraint, who the user is and how they like
@@ -60,12 +74,15 @@ def render_index(
     notes: Iterable[StoredNote],
     index_chars: int,
     waiting: Collection[tuple[Scope, str]] = frozenset(),
+    scopes: Collection[Scope] = SCOPES,
 ) -> str:
-    """The whole Memory section for these notes (both scopes); ``waiting``: the notes with a
-    sync conflict waiting, marked on their lines and counted at the end."""
+    """The whole Memory section for these notes (the ``scopes`` open here); ``waiting``: the
+    notes with a sync conflict waiting, marked on their lines and counted at the end."""
     ordered = sorted(notes, key=lambda s: (-s.note.updated_at, s.scope, s.id))
+    held = NOTES_HELD.get(tuple(s for s in SCOPES if s in scopes), NOTES_HELD[SCOPES])
     if not ordered:
-        return "\n".join([EMPTY, conflict_line(len(waiting))]).rstrip("\n")
+        empty = EMPTY if "project" in scopes else f"{EMPTY}\n{NOT_A_PROJECT}"
+        return "\n".join([empty, conflict_line(len(waiting))]).rstrip("\n")
     lines: list[str] = []
     used = 0
     for stored in ordered:
@@ -83,4 +100,8 @@ def render_index(
         )
     if waiting:
         more.append(conflict_line(len(waiting)))
-    return "\n".join([HEADING, GUIDANCE, STORED_DATA, OPEN, *lines, CLOSE, *more])
+    held = NOTES_HELD.get(
+        tuple(s for s in ("project", "user") if s in scopes), NOTES_HELD[("project", "user")]
+    )
+    guidance = GUIDANCE.format(held=held)
+    return "\n".join([HEADING, guidance, STORED_DATA, OPEN, *lines, CLOSE, *more])

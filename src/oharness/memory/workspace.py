@@ -74,6 +74,7 @@ class Workspace:
             self.service.all_notes(),
             self.settings.memory.index_chars,
             self.service.waiting_conflicts(),
+            self.service.available_scopes(),
         )
 
     def close(self) -> None:

@@ -348,3 +348,30 @@ def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
         for connection in held:
             connection.close()
         listener.close()
+
+
+def test_session_start_outside_a_project_speaks_of_user_notes_only(
+    home: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    ok(
+        home,
+        folder,
+        "memory",
+        "remember",
+        "-s",
+        "Prefers tabs over spaces",
+        "-b",
+        "Tabs.",
+        "--scope",
+        "user",
+    )
+    index = _context(_hook(home, "session-start", _start(folder, "startup")), "SessionStart")
+    assert "Prefers tabs over spaces" in index
+    assert "project notes (this repository)" not in index
+    assert "This folder is not a project" in index and 'scope "user"' in index
+    empty_home = tmp_path / "empty-home"
+    empty_home.mkdir()
+    empty = _context(_hook(empty_home, "session-start", _start(folder, "startup")), "SessionStart")
+    assert "No notes yet" in empty and 'scope "user"' in empty
