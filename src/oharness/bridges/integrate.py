@@ -276,10 +276,12 @@ def apply(
         current = _read(change.path)
         if current != change.old:
             raise ValidationError(f"{change.path} changed while this ran; run the command again")
-        if change.old is not None:
+        if change.old is not None:  # a backup is the user's alone (the file may be 0600)
             backup = change.path.with_name(f"{change.path.name}.oharness-backup-{clock()}")
-            atomic_write(backup, change.old.encode("utf-8"))
+            atomic_write(backup, change.old.encode("utf-8"), mode=0o600)
             backups.append(backup)
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(change.path, change.new.encode("utf-8"))
+            atomic_write(change.path, change.new.encode("utf-8"))
+        else:  # a file made here is the user's alone, as the agent's own are
+            change.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(change.path, change.new.encode("utf-8"), mode=0o600)
     return backups

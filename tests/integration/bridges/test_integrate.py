@@ -113,6 +113,26 @@ def test_fresh_home_gets_new_files(home: Path, tmp_path: Path) -> None:
     assert not list(user.rglob("*oharness-backup*"))
 
 
+def test_files_made_and_backups_are_private(home: Path, tmp_path: Path) -> None:
+    def integrate(user: Path) -> None:  # the oharness home apart from the user's home
+        ok(home, tmp_path, "integrate", "claude-code", "--user-home", str(user))
+
+    fresh = tmp_path / "fresh-user"
+    fresh.mkdir()
+    integrate(fresh)
+    for made in (fresh / ".claude.json", fresh / ".claude" / "settings.json"):
+        assert made.stat().st_mode & 0o777 == 0o600, made
+    user = _claude_home(tmp_path)
+    (user / ".claude.json").chmod(0o600)
+    (user / ".claude" / "settings.json").chmod(0o644)
+    integrate(user)
+    assert next(user.glob(".claude.json.oharness-backup-*")).stat().st_mode & 0o777 == 0o600
+    assert (user / ".claude.json").stat().st_mode & 0o777 == 0o600
+    [backup] = (user / ".claude").glob("settings.json.oharness-backup-*")
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert (user / ".claude" / "settings.json").stat().st_mode & 0o777 == 0o644  # as it was
+
+
 def test_broken_config_is_refused_and_untouched(home: Path, tmp_path: Path) -> None:
     user = _claude_home(tmp_path)
     settings = user / ".claude" / "settings.json"
