@@ -84,7 +84,7 @@ def run_hook(args: list[str]) -> int:
     except Exception as exc:  # a hook failure must never block the prompt
         detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
         log_failure(home, event, detail, agent)
-        return 0
+        output = _memory_off(exc, home) if event == "session-start" else None
     if output:
         try:
             sys.stdout.write(output + "\n")
@@ -92,3 +92,15 @@ def run_hook(args: list[str]) -> int:
         except OSError as exc:
             log_failure(home, event, f"cannot write to stdout: {exc}", agent)
     return 0
+
+
+def _memory_off(exc: Exception, home: str) -> str:
+    """What the person sees once per session when memory cannot start (a broken config file,
+    an unusable home): the agent's ``systemMessage``, shown to them, never to the model."""
+    from oharness.errors import OHarnessError
+
+    if isinstance(exc, OHarnessError):
+        reason = exc.message
+    else:
+        reason = f"unexpected error; see {os.path.join(home, 'logs', 'hooks.log')}"
+    return json.dumps({"systemMessage": f"oharness: memory is off for this session: {reason}"})

@@ -147,6 +147,24 @@ def test_broken_notes_folder_is_silent(home: Path, project: Path) -> None:
     result = _hook(home, "user-prompt-submit", _prompt(project, "deploy release?"))
     assert result.stdout == "" and result.stderr == ""
     assert (home / "logs" / "hooks.log").is_file()
+    started = _hook(home, "session-start", _start(project, "startup"))
+    assert started.stderr == "" and set(json.loads(started.stdout)) == {"systemMessage"}
+    message = json.loads(started.stdout)["systemMessage"]
+    assert "memory is off" in message and str(config) in message
+    assert "fix the file or remove it" in message
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_a_broken_home_config_is_told_to_the_person_at_session_start(
+    home: Path, project: Path, agent: str
+) -> None:
+    (home / "config.json").write_text('{"memory": ', encoding="utf-8")
+    started = run(home, home, "hook", agent, "session-start", input=_start(project, "startup"))
+    assert started.returncode == 0
+    message = json.loads(started.stdout)["systemMessage"]
+    assert str(home / "config.json") in message and "not valid JSON" in message
+    prompt = run(home, home, "hook", agent, "user-prompt-submit", input=_prompt(project, "x"))
+    assert prompt.returncode == 0 and prompt.stdout == ""
 
 
 def test_wrong_command_line_is_a_usage_error(home: Path) -> None:
