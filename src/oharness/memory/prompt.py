@@ -100,8 +100,5 @@ def render_index(
         )
     if waiting:
         more.append(conflict_line(len(waiting)))
-    held = NOTES_HELD.get(
-        tuple(s for s in ("project", "user") if s in scopes), NOTES_HELD[("project", "user")]
-    )
     guidance = GUIDANCE.format(held=held)
     return "\n".join([HEADING, guidance, STORED_DATA, OPEN, *lines, CLOSE, *more])
