@@ -84,7 +84,7 @@ def run_hook(args: list[str]) -> int:
     except Exception as exc:  # a hook failure must never block the prompt
         detail = f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}"
         log_failure(home, event, detail, agent)
-        output = _memory_off(exc, home) if event == "session-start" else None
+        output = _memory_off(exc, home) if event == "session-start" else ""
     if output:
         try:
             sys.stdout.write(output + "\n")
