@@ -87,23 +87,39 @@ class LooseFile:
         return f"oharness memory adopt{scope} {shlex.quote(self.relative)}"
 
     @cached_property
-    def fix(self) -> str:
-        """What to do, naming the command (the file is read once, for a credential)."""
-        command = self.adopt_command()
-        credential = None if self.duplicate else _credential_in(self.path)
-        if credential is not None:  # adopt would refuse it: say so first
-            return (
-                f"it holds {credential}: remove it (say where the secret lives instead), then "
-                f"run: {command}"
-            )
+    def credential(self) -> str | None:
+        """The credential the file holds, described without its value (read once)."""
+        return None if self.duplicate else _credential_in(self.path)
+
+    @property
+    def fix_kind(self) -> str:
+        """Which fix applies: ``credential`` (remove it first: adopt would refuse it),
+        ``duplicate``, ``put_back``, ``by_hand`` or ``adopt``."""
+        if self.credential is not None:
+            return "credential"
         if self.duplicate:
+            return "duplicate"
+        if self.note_id is not None:
+            return "put_back"
+        return "adopt" if self.adoptable else "by_hand"
+
+    @property
+    def fix(self) -> str:
+        """What to do, naming the command."""
+        command, kind = self.adopt_command(), self.fix_kind
+        if kind == "credential":
+            return (
+                f"it holds {self.credential}: remove it (say where the secret lives instead), "
+                f"then run: {command}"
+            )
+        if kind == "duplicate":
             return (
                 f"note {self.note_id!r} is also in {self.note_id}{NOTE_SUFFIX}: compare the two "
                 "and delete the copy you do not need"
             )
-        if self.note_id is not None:
+        if kind == "put_back":
             return f"put it back as {self.note_id}{NOTE_SUFFIX} with: {command}"
-        if not self.adoptable:
+        if kind == "by_hand":
             return f"fix it by hand, or remove its frontmatter and make it a note with: {command}"
         return f"make it a note with: {command} (the original is backed up first)"
 

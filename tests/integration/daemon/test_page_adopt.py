@@ -65,3 +65,26 @@ def test_a_plain_file_is_listed_and_adopted_from_the_page(
     assert signed_in.post("/memory/notes/adopt", data=escape, headers=csrf).status_code == 422
     zh = html.unescape(signed_in.get("/memory/notes/list?lang=zh-CN").text)
     assert "笔记文件夹中尚不是笔记的文件" in zh
+
+
+def test_the_reason_and_fix_of_a_loose_file_are_in_the_page_s_language(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    saved = service.remember("Deploys happen on Tuesdays", "Noon.", scope="project")
+    folder = service.store("project").directory
+    (folder / f"{saved.id}.md").rename(folder / "deploys.md")
+    (folder / "plain.md").write_text("# Plain\n\nText.\n", encoding="utf-8")
+    (folder / "broken.md").write_text('---\n{"id": "broken", "su\n---\nx\n', encoding="utf-8")
+    en = html.unescape(signed_in.get("/memory/notes/list").text)
+    assert f"note {saved.id} renamed by hand to deploys.md" in en
+    assert f"put it back as {saved.id}.md with: oharness memory adopt deploys.md" in en
+    assert "not a note yet: the file does not start with a '---' line; make it a note" in en
+    assert "not a note yet: the frontmatter is not valid JSON; fix it by hand" in en
+    zh = html.unescape(signed_in.get("/memory/notes/list?lang=zh-CN").text)
+    assert f"笔记 {saved.id} 被手动改名为 deploys.md" in zh
+    assert f"用以下命令放回为 {saved.id}.md：oharness memory adopt deploys.md" in zh
+    assert "前置元数据不是有效的 JSON；请手动修复" in zh
+    assert "用以下命令转为笔记：oharness memory adopt plain.md（原文件会先备份）" in zh
+    for english in ("not a note yet", "renamed by hand", "put it back", "make it a note"):
+        assert english not in zh

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from oharness.daemon.page.captured import captured_context
+from oharness.daemon.page.i18n import Translator
 from oharness.daemon.page.messages import error_text
 from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
 from oharness.daemon.page.render import marked, render_fragment
@@ -37,7 +38,8 @@ from oharness.importers.adopt import adopt_file
 from oharness.memory.doctor import loose_files
 from oharness.memory.memory_service import MemoryService
 from oharness.memory.note_filter import MAX_TAG_CHARS, NoteFilter
-from oharness.notes.store import StoredNote
+from oharness.notes.loose import MAX_READ_BYTES, LooseFile
+from oharness.notes.store import NOTE_SUFFIX, StoredNote
 from oharness.types import NOTE_TYPES, SCOPES, Scope
 
 #: The most rows the list draws; the rest are counted, not drawn.
@@ -121,8 +123,34 @@ def _list_context(view: PageView) -> dict[str, Any]:
         and not (filters.type or filters.tag or filters.scope),
         "counts": counts,
         "open_ref": view.request.query_params.get("note", ""),
-        "loose": loose_files(service),
+        "loose": [(file, loose_line(file, view.t)) for file in loose_files(service)],
     }
+
+
+def loose_line(file: LooseFile, t: Translator) -> str:
+    """A loose file's reason and fix in the page's language (the command line keeps the
+    library's English, with the parse error's details)."""
+    folder, _, name = file.relative.rpartition("/")
+    expected = f"{file.note_id}{NOTE_SUFFIX}"
+    if file.note_id is not None:
+        where = "in_subfolder" if folder else "misnamed" if file.code == "misnamed" else "renamed"
+        why = t(f"notes.loose_why.{where}", id=file.note_id, file=name, folder=folder)
+    elif file.code in ("too_large", "unreadable"):
+        why = t(f"notes.loose_why.{file.code}", limit=MAX_READ_BYTES)
+    else:
+        problem = f"notes.loose_problem.{file.code}"
+        why = t(
+            "notes.loose_why.not_a_note",
+            problem=t(problem if t.has(problem) else "notes.loose_problem.other"),
+        )
+    command = file.adopt_command()
+    fix = t(
+        f"notes.loose_fix.{file.fix_kind}",
+        id=file.note_id or "",
+        expected=expected,
+        command=command,
+    )
+    return t("notes.loose_line", why=why, fix=fix)
 
 
 def _context(view: PageView) -> Mapping[str, Any]:
