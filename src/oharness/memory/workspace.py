@@ -69,12 +69,23 @@ class Workspace:
         return "user" in self.service.available_scopes()
 
     def memory_index(self) -> str:
-        """The Memory section of the system prompt, as a model sees it."""
+        """The Memory section of the system prompt, as a model sees it. It speaks of project
+        notes where they can be written: a registered project, or a git checkout not registered
+        yet (an agent's first project note registers it)."""
+        scopes = self.service.available_scopes()
+        project = self.project
+        if (
+            "project" not in scopes
+            and project is not None
+            and project.refused is None
+            and (project.root / ".git").exists()
+        ):
+            scopes = ["project", *scopes]
         return render_index(
             self.service.all_notes(),
             self.settings.memory.index_chars,
             self.service.waiting_conflicts(),
-            self.service.available_scopes(),
+            scopes,
         )
 
     def close(self) -> None:

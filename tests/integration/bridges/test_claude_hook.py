@@ -393,3 +393,16 @@ def test_session_start_outside_a_project_speaks_of_user_notes_only(
     empty_home.mkdir()
     empty = _context(_hook(empty_home, "session-start", _start(folder, "startup")), "SessionStart")
     assert "No notes yet" in empty and 'scope "user"' in empty
+
+
+def test_session_start_in_a_git_checkout_not_registered_yet_speaks_of_project_notes(
+    home: Path, tmp_path: Path
+) -> None:
+    checkout = tmp_path / "new-repo"
+    checkout.mkdir()
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    ok(home, checkout, "memory", "remember", "-s", "Prefers tabs", "-b", "Tabs.", "--scope", "user")
+    assert not (checkout / ".oharness").exists()
+    index = _context(_hook(home, "session-start", _start(checkout, "startup")), "SessionStart")
+    assert "project notes (this repository)" in index and "not a project" not in index
+    assert not (checkout / ".oharness").exists()  # reading registers nothing
