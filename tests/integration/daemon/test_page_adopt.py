@@ -88,3 +88,14 @@ def test_the_reason_and_fix_of_a_loose_file_are_in_the_page_s_language(
     assert "用以下命令转为笔记：oharness memory adopt plain.md（原文件会先备份）" in zh
     for english in ("not a note yet", "renamed by hand", "put it back", "make it a note"):
         assert english not in zh
+
+
+def test_a_hostile_file_name_is_shown_as_text(daemon: LiveDaemon, signed_in: httpx2.Client) -> None:
+    service = daemon.state.registry.default.workspace.service
+    folder = service.store("project").directory
+    folder.mkdir(parents=True, exist_ok=True)
+    hostile = "<img src=x onerror=alert(1)>'\".md"
+    (folder / hostile).write_text("# Hi\n", encoding="utf-8")
+    for lang in ("en", "zh-CN"):
+        listed = signed_in.get(f"/memory/notes/list?lang={lang}").text
+        assert "<img" not in listed and "&lt;img src=x onerror=alert(1)&gt;" in listed
