@@ -35,6 +35,29 @@ def test_a_fresh_machine_is_told_what_to_fix(tmp_path: Path) -> None:
     assert not home.exists() or not (home / "daemon.json").exists()  # it only looked
 
 
+def test_a_broken_settings_file_is_named_with_its_fix(tmp_path: Path) -> None:
+    home, user, project = tmp_path / "home", tmp_path / "user", tmp_path / "project"
+    for folder in (home, user, project / ".oharness"):
+        folder.mkdir(parents=True)
+    _, checks = _doctor(home, project, user)
+    assert checks["config"]["ok"]
+    broken = {
+        home / "config.json": ('{"memory": ', "not valid JSON"),
+        home / "plugins.json": ('{"runtimePlugins": 5}', "must be a list"),
+        project / ".oharness" / "config.json": (
+            '{"memory": {"recall": {"minScore": "high"}}}',
+            "must be a number",
+        ),
+    }
+    for path, (text, said) in broken.items():
+        path.write_text(text, encoding="utf-8")
+        code, checks = _doctor(home, project, user)
+        assert code == 3 and not checks["config"]["ok"], path
+        assert str(path) in str(checks["config"]["seen"]) and said in str(checks["config"]["seen"])
+        assert checks["config"]["fix"]
+        path.unlink()
+
+
 def test_a_set_up_machine_and_a_broken_integration(tmp_path: Path) -> None:
     home, user, project = tmp_path / "home", tmp_path / "user", tmp_path / "project"
     user.mkdir()

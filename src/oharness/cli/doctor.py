@@ -1,10 +1,11 @@
 """``oharness doctor``: is memory set up and working on this machine? Each problem with its fix.
 
-It looks, and changes nothing: the installed extras, the daemon (does it answer?), the sign-in
-and the sync switch, what the last sync passes left (a scope paused or failing, conflicts
-waiting, notes that do not sync), each agent integration (are our entries there, and could the
-MCP entry start?), and the project of the current folder by the one discovery rule. It exits 0 when
-nothing needs fixing and 3 when something does (``EXIT_PROBLEMS``), like ``memory doctor``.
+It looks, and changes nothing: the installed extras, the settings files, the daemon (does it
+answer?), the sign-in and the sync switch, what the last sync passes left (a scope paused or
+failing, conflicts waiting, notes that do not sync), each agent integration (are our entries
+there, and could the MCP entry start?), and the project of the current folder by the one
+discovery rule. It exits 0 when nothing needs fixing and 3 when something does
+(``EXIT_PROBLEMS``), like ``memory doctor``.
 """
 
 from __future__ import annotations
@@ -210,6 +211,26 @@ def check_integration(agent: str, user_home: Path, extras: dict[str, bool]) -> F
     return Finding(agent, f"MCP server, prompt and capture hooks set up ({command})")
 
 
+def check_config(start: Path, home: Path) -> Finding:
+    """The settings files every command reads: yours (``config.json``), the plugins file and
+    the current project's ``.oharness/config.json``."""
+    from oharness.errors import OHarnessError
+    from oharness.harness.plugin_config import read_plugins_file
+    from oharness.project.config import load_settings
+    from oharness.project.discovery import discover
+    from oharness.project.paths import HomeLayout
+
+    layout = HomeLayout(home)
+    found = discover(str(start), str(home))
+    root = Path(found.root) if found is not None and found.refused is None else None
+    try:
+        load_settings(layout.config_file, root)
+        read_plugins_file(layout.plugins_file)
+    except OHarnessError as exc:
+        return Finding("config", exc.message, "fix the file named above (every command reads it)")
+    return Finding("config", "readable")
+
+
 def check_project(start: Path, home: Path) -> Finding:
     """The project of the current folder, by the one discovery rule."""
     from oharness.project.discovery import discover, read_project_id
@@ -241,6 +262,7 @@ def doctor(as_json: bool, user_home: Path | None, debug: bool) -> None:
     people_home = user_home if user_home is not None else Path.home()
     findings = [
         check_extras(extras),
+        check_config(Path.cwd(), home),
         check_daemon(home, extras),
         *check_sign_in(home),
         *(check_integration(agent, people_home, extras) for agent in ("claude-code", "codex")),
