@@ -14,21 +14,30 @@ adds the session start (the Memory index) and re-exports the per-prompt names.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlencode
 
 from oharness.bridges.prompt_hook import (
     MAX_SESSIONS,
     HookState,
+    cooling_down,
     handle_prompt,
     hook_fields,
     hook_output,
+    start_cooldown,
 )
 
 __all__ = ["MAX_SESSIONS", "HookState", "handle_prompt", "handle_session_start"]
+
+#: How long a session start waits for the daemon to say whether it hosts the project (every
+#: session start where a daemon runs; a hung daemon costs this once), and for the first pull
+#: of a project it did not host (once per project and machine).
+HOST_WAIT_S: Final = 1.0
+PULL_WAIT_S: Final = 5.0
 
 
 def library_index(home: str, start: str) -> str:
@@ -64,10 +73,59 @@ def conflicts_page(home: Path, project_id: str | None) -> str | None:
     return f"{url.rstrip('/')}/memory/conflicts{query}"
 
 
-def handle_session_start(payload: Mapping[str, Any], home: str) -> str:
+def handle_session_start(
+    payload: Mapping[str, Any], home: str, log: Callable[[str], None] = lambda reason: None
+) -> str:
     """SessionStart: the Memory index; after ``/clear`` or compaction, notes may attach again."""
     source = payload.get("source") if isinstance(payload, dict) else None
     _, session_id, start = hook_fields(payload, None)
     if session_id and source in ("clear", "compact"):
         HookState(home).forget_session(session_id)
+    pull_on_first_use(home, start, log)
     return hook_output("SessionStart", library_index(home, start))
+
+
+def pull_on_first_use(home: str, start: str, log: Callable[[str], None]) -> None:
+    """A project the running daemon does not host yet (a fresh clone on this machine): have
+    it host the project and pull its notes before the index is read, so the first session
+    there sees what other machines wrote. Only a registered project or a git checkout (which
+    an agent's session registers on use, as the MCP server does at the same moment); at
+    most :data:`HOST_WAIT_S` + :data:`PULL_WAIT_S`; anything wrong is logged and the index
+    is read as it is."""
+    import httpx2
+
+    from oharness.project.identity import find_project
+
+    location = find_project(Path(start), Path(home))
+    if location is None or location.refused is not None:
+        return
+    if not location.registered and not (location.root / ".git").exists():
+        return
+    try:
+        info = json.loads((Path(home) / "daemon.json").read_text(encoding="utf-8"))
+        token = (Path(home) / "daemon-token").read_text(encoding="utf-8").strip()
+        url = str(info["url"]).rstrip("/")
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no daemon: nothing pulls for this machine yet
+    if cooling_down(home):  # a daemon that did not answer in time lately
+        return
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {"path": str(location.root), "create": not location.registered}
+    with httpx2.Client(base_url=url, headers=headers, timeout=HOST_WAIT_S) as client:
+        try:
+            hosted = client.post("/workspaces", json=body)
+            if hosted.status_code != 201:  # hosted already (200), or not here (409, 4xx)
+                return
+            project_id = hosted.json()["projectId"]
+        except httpx2.TimeoutException:
+            log(f"the daemon at {url} did not answer in {HOST_WAIT_S} s; skipped a while")
+            with contextlib.suppress(OSError):
+                start_cooldown(home)
+            return
+        except (httpx2.HTTPError, ValueError, KeyError, TypeError) as exc:
+            log(f"hosting {location.root} in the daemon: {type(exc).__name__}: {exc}")
+            return
+        try:
+            client.post(f"/workspaces/{project_id}/sync/now", timeout=PULL_WAIT_S)
+        except httpx2.HTTPError as exc:  # the pull goes on in the daemon; the index is read now
+            log(f"pulling the notes of {location.root} first: {type(exc).__name__}: {exc}")

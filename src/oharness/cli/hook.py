@@ -74,7 +74,10 @@ def run_hook(args: list[str]) -> int:
             from oharness.bridges.claude_hook import handle_session_start
 
             note_resume(agent, payload, home)
-            output = announce_saved(handle_session_start(payload, home), payload, home)
+            started = handle_session_start(
+                payload, home, log=lambda reason: log_failure(home, event, reason, agent)
+            )
+            output = announce_saved(started, payload, home)
         else:
             from oharness.bridges.capture_hook import handle_capture
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -316,17 +318,10 @@ def test_odd_unicode_through_the_daemon_never_breaks_the_prompt(
         _context(result, "UserPromptSubmit")
 
 
-def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
-    home: Path, project: Path
-) -> None:
-    """A daemon that accepts and never answers: the first prompt waits once, then prompts
-    skip it for the cool-down and the library answers at once."""
-    import socket
-    import threading
-    import time
-
-    from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S
-
+@contextlib.contextmanager
+def _hung_daemon(home: Path) -> Iterator[list[socket.socket]]:
+    """A daemon for ``home`` that accepts connections and never answers; yields the
+    connections it accepted."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -347,6 +342,23 @@ def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
     (home / "daemon.json").write_text(json.dumps({"url": f"http://127.0.0.1:{port}"}))
     (home / "daemon-token").write_text("token-of-a-hung-daemon\n")
     try:
+        yield held
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
+    home: Path, project: Path
+) -> None:
+    """A daemon that accepts and never answers: the first prompt waits once, then prompts
+    skip it for the cool-down and the library answers at once."""
+    from oharness.bridges.prompt_hook import DAEMON_TIMEOUT_S
+
+    with _hung_daemon(home) as held:
         timings = []
         for number in range(3):
             began = time.monotonic()
@@ -360,12 +372,23 @@ def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
         assert len(held) == 1  # only the first prompt asked the daemon
         assert timings[0] >= DAEMON_TIMEOUT_S
         assert (home / "hooks" / "daemon-unresponsive").is_file()
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        for connection in held:
-            connection.close()
-        listener.close()
+
+
+def test_a_hung_daemon_costs_a_session_start_one_short_wait(home: Path, project: Path) -> None:
+    """At session start the hook asks a running daemon whether it hosts the project (to pull
+    a new one's notes first): a daemon that never answers costs one wait, then is skipped."""
+    from oharness.bridges.claude_hook import HOST_WAIT_S
+
+    with _hung_daemon(home) as held:
+        timings = []
+        for number in range(2):
+            began = time.monotonic()
+            started = _hook(home, "session-start", _start(project, "startup", f"hung-{number}"))
+            timings.append(time.monotonic() - began)
+            assert "Deploys happen on Tuesdays" in _context(started, "SessionStart")
+        assert len(held) == 1 and timings[0] >= HOST_WAIT_S
+        assert timings[1] < timings[0]
+        assert "did not answer" in (home / "logs" / "hooks.log").read_text(encoding="utf-8")
 
 
 def test_session_start_outside_a_project_speaks_of_user_notes_only(

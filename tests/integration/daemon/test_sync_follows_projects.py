@@ -210,3 +210,30 @@ def test_two_clones_on_one_machine_sync_by_themselves(machines: tuple[Machine, M
     for clone in (first, second):
         rows = {Path(p["root"]): p for p in clone.json("sync", "status")["projects"]}
         assert isinstance(rows[clone.project.resolve()]["lastSyncedAt"], int)
+
+
+def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
+    machines: tuple[Machine, Machine],
+) -> None:
+    """B clones a repository A has notes in, and an agent's session starts there before any
+    command ran in it on B: the session-start index already lists A's note (the hook has
+    B's daemon host the checkout and pull it), and the clone is registered as the MCP server
+    would have registered it."""
+    a, b = machines
+    origin = a.project.parent / "api-origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
+    on_a = dataclasses.replace(a, project=a.project.parent / "api-a")
+    on_b = dataclasses.replace(b, project=b.project.parent / "api-b")
+    for clone in (on_a, on_b):
+        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
+    note = on_a.json("memory", "remember", "-s", "The API answers in RFC 9457 problems", "-b", "x")
+    on_a.run("sync", "now")
+    assert not (on_b.project / ".oharness").exists()
+    session = {"session_id": "fresh-1", "transcript_path": "/tmp/t.jsonl", "source": "startup"}
+    payload = {**session, "cwd": str(on_b.project), "hook_event_name": "SessionStart"}
+    index = _hook(on_b, "session-start", payload)
+    assert f"({note['id']})" in index and "RFC 9457" in index
+    assert on_b.note(note["id"]).is_file()
+    assert (on_b.project / ".oharness" / "project.json").is_file()
