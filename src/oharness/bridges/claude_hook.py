@@ -23,11 +23,14 @@ from urllib.parse import urlencode
 
 from oharness.bridges.prompt_hook import (
     MAX_SESSIONS,
+    DaemonRefused,
     HookState,
     cooling_down,
+    daemon_address,
     handle_prompt,
     hook_fields,
     hook_output,
+    post_json,
     start_cooldown,
 )
 
@@ -90,42 +93,38 @@ def pull_on_first_use(home: str, start: str, log: Callable[[str], None]) -> None
     it host the project and pull its notes before the index is read, so the first session
     there sees what other machines wrote. Only a registered project or a git checkout (which
     an agent's session registers on use, as the MCP server does at the same moment); at
-    most :data:`HOST_WAIT_S` + :data:`PULL_WAIT_S`; anything wrong is logged and the index
-    is read as it is."""
-    import httpx2
-
-    from oharness.project.identity import find_project
+    most :data:`HOST_WAIT_S` + :data:`PULL_WAIT_S`; a failure is logged and the index is
+    read as it is."""
+    from oharness.project.identity import find_project, registers_itself
 
     location = find_project(Path(start), Path(home))
     if location is None or location.refused is not None:
         return
-    if not location.registered and not (location.root / ".git").exists():
+    if not location.registered and not registers_itself(location.root):
         return
     try:
-        info = json.loads((Path(home) / "daemon.json").read_text(encoding="utf-8"))
-        token = (Path(home) / "daemon-token").read_text(encoding="utf-8").strip()
-        url = str(info["url"]).rstrip("/")
-    except (OSError, ValueError, KeyError, TypeError):
+        host, port, token = daemon_address(home)
+    except (OSError, ValueError):
         return  # no daemon: nothing pulls for this machine yet
     if cooling_down(home):  # a daemon that did not answer in time lately
         return
-    headers = {"Authorization": f"Bearer {token}"}
-    body = {"path": str(location.root), "create": not location.registered}
-    with httpx2.Client(base_url=url, headers=headers, timeout=HOST_WAIT_S) as client:
-        try:
-            hosted = client.post("/workspaces", json=body)
-            if hosted.status_code != 201:  # hosted already (200), or not here (409, 4xx)
-                return
-            project_id = hosted.json()["projectId"]
-        except httpx2.TimeoutException:
-            log(f"the daemon at {url} did not answer in {HOST_WAIT_S} s; skipped a while")
-            with contextlib.suppress(OSError):
-                start_cooldown(home)
-            return
-        except (httpx2.HTTPError, ValueError, KeyError, TypeError) as exc:
-            log(f"hosting {location.root} in the daemon: {type(exc).__name__}: {exc}")
-            return
-        try:
-            client.post(f"/workspaces/{project_id}/sync/now", timeout=PULL_WAIT_S)
-        except httpx2.HTTPError as exc:  # the pull goes on in the daemon; the index is read now
-            log(f"pulling the notes of {location.root} first: {type(exc).__name__}: {exc}")
+    body = json.dumps({"path": str(location.root), "create": not location.registered})
+    try:
+        hosted = post_json(host, port, "/workspaces", token, body.encode(), HOST_WAIT_S, ok=(201,))
+        project_id = json.loads(hosted)["projectId"]
+    except DaemonRefused:  # hosted already (200), or another folder's (409)
+        return
+    except TimeoutError:
+        log(f"the daemon at {host}:{port} did not answer in time; skipped a while")
+        with contextlib.suppress(OSError):
+            start_cooldown(home)
+        return
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log(f"hosting {location.root} in the daemon: {type(exc).__name__}: {exc}")
+        return
+    try:  # the pull goes on in the daemon past the wait; the index is read as it is then
+        post_json(host, port, f"/workspaces/{project_id}/sync/now", token, b"{}", PULL_WAIT_S)
+    except DaemonRefused:  # not signed in, sync off: nothing to pull
+        return
+    except (OSError, ValueError) as exc:
+        log(f"pulling the notes of {location.root} first: {type(exc).__name__}: {exc}")

@@ -18,7 +18,7 @@ from oharness.errors import ProjectError
 from oharness.memory.memory_service import PERSON_HINTS
 from oharness.memory.workspace import Workspace, open_workspace
 from oharness.notes.text import terminal_safe
-from oharness.project.identity import find_project
+from oharness.project.identity import find_project, registers_itself
 from oharness.project.paths import default_home, secure_home
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,7 +103,7 @@ def open_for(
     home = home_from_environment()
     if register and not explicit and project_path is None:
         location = find_project(start, home)
-        register = location is not None and (location.root / ".git").exists()
+        register = location is not None and registers_itself(location.root)
     workspace = open_workspace(start, home, register=register)
     if not for_model:
         workspace.service.hints = PERSON_HINTS

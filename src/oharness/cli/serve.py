@@ -46,12 +46,12 @@ def _registers(start: Path, home: Path, *, chosen: bool) -> bool:
     """Whether the daemon registers its start folder's project: when the person named it
     (``--project``) or it is a git repository, as a command that writes would; never a
     plain folder it merely started in (spec 01.8)."""
-    from oharness.project.identity import find_project
+    from oharness.project.identity import find_project, registers_itself
 
     location = find_project(start, home)
     if location is None or location.refused is not None:
         return False
-    return chosen or location.registered or (location.root / ".git").exists()
+    return chosen or location.registered or registers_itself(location.root)
 
 
 @click.command()

@@ -26,6 +26,7 @@ from oharness.project.identity import (
     find_project,
     read_identity,
     register_project,
+    registers_itself,
     resolve_memory_dir,
 )
 from oharness.project.paths import HomeLayout, secure_home, stable_scope_key
@@ -78,7 +79,7 @@ class Workspace:
             "project" not in scopes
             and project is not None
             and project.refused is None
-            and (project.root / ".git").exists()
+            and registers_itself(project.root)
         ):
             scopes = ["project", *scopes]
         return render_index(

@@ -74,12 +74,18 @@ def find_project(start: Path, home: Path) -> ProjectLocation | None:
     )
 
 
+def registers_itself(root: Path) -> bool:
+    """Whether the project at ``root`` registers itself on first use (an agent's session, a
+    project note, the daemon started there): only where it clearly is one, a git checkout,
+    never a bare folder."""
+    return (root / ".git").exists()
+
+
 def registers_on_use(start: Path, home: Path) -> bool:
     """Whether an agent's session started in ``start`` registers its project on first use
-    (``oharness mcp``, in-process or through the daemon): only where it clearly is one, a git
-    checkout, never a bare folder."""
+    (``oharness mcp``, in-process or through the daemon): :func:`registers_itself`."""
     location = find_project(start, home)
-    return location is not None and (location.root / ".git").exists()
+    return location is not None and registers_itself(location.root)
 
 
 def git_root_commit(root: Path) -> str | None:
