@@ -161,6 +161,45 @@ PROVIDERS: dict[str, Draw] = {
     "database URL": db_url,
 }
 
+# Further providers, the formats of gitleaks' rules of the same name.
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l".upper()
+PROVIDERS.update(
+    {
+        "Slack app token": lambda r: (
+            f"xapp-1-A{draw(r, UPPER_DIGITS, 10)}-{r.randrange(10**12, 10**13)}-{draw(r, HEX, 64)}"
+        ),
+        "Twilio API key": lambda r: "SK" + _mixed(r, HEX + "ABCDEF", 32),
+        "Mailgun key": lambda r: "key-" + draw(r, HEX, 32),
+        "Mailchimp key": lambda r: draw(r, HEX, 32) + f"-us{r.randrange(1, 21)}",
+        "Square token": lambda r: "EAAA" + _mixed(r, URLSAFE, 60),
+        "Telegram bot token": lambda r: f"{r.randrange(10**8, 10**10)}:AA{_mixed(r, URLSAFE, 33)}",
+        "Azure storage key": lambda r: (
+            "DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey="
+            + base64.b64encode(r.randbytes(64)).decode()
+            + ";EndpointSuffix=core.windows.net"
+        ),
+        "Azure AD client secret": lambda r: (
+            f"{_mixed(r, BASE62, 3)}{r.randrange(10)}Q~{_mixed(r, BASE62 + '_~.-', 34)}"
+        ),
+        "Databricks token": lambda r: "dapi" + draw(r, HEX, 32),
+        "Groq key": lambda r: "gsk_" + _mixed(r, BASE62, 52),
+        "Grafana token": lambda r: f"glsa_{_mixed(r, BASE62, 32)}_{draw(r, HEX, 8)}",
+        "Docker Hub token": lambda r: "dckr_pat_" + _mixed(r, URLSAFE, 27),
+        "Linear key": lambda r: "lin_api_" + _mixed(r, BASE62, 40),
+        "Notion token": lambda r: f"ntn_{draw(r, string.digits, 11)}{_mixed(r, BASE62, 35)}",
+        "Doppler token": lambda r: "dp.st." + _mixed(r, BASE62, 43),
+        "Atlassian token": lambda r: "ATATT3xFfGF0" + _mixed(r, URLSAFE, 180),
+        "Postman key": lambda r: f"PMAK-{draw(r, HEX, 24)}-{draw(r, HEX, 34)}",
+        "New Relic key": lambda r: "NRAK-" + draw(r, UPPER_DIGITS, 27),
+        "Sentry token": lambda r: "sntryu_" + draw(r, HEX, 64),
+        "Vault token": lambda r: "hvs." + _mixed(r, BASE62, 24),
+        "Terraform Cloud token": lambda r: f"{draw(r, HEX, 14)}.atlasv1.{_mixed(r, BASE62, 67)}",
+        "age secret key": lambda r: "AGE-SECRET-KEY-1" + draw(r, _BECH32, 58),
+        "DigitalOcean token": lambda r: "dop_v1_" + draw(r, HEX, 64),
+        "admin key assignment": lambda r: f"ALGOLIA_ADMIN_KEY={draw(r, HEX, 32)}",
+    }
+)
+
 _PROVIDER_LINES = (
     "{v}",
     "Use this for the deploy job: {v}",

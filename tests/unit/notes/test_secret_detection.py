@@ -244,3 +244,32 @@ def test_a_key_body_before_its_end_line_is_caught_without_the_begin_line() -> No
     )
     assert [f.kind for f in find_secrets({"body": body})] == ["private key block"]
     assert "t71uyKRN" not in redact_secrets(body) and "zFiFbeYZ" not in redact_secrets(body)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("xapp-1-A08H3K1QW7Z-7312945028841-" + "9f" * 32, "Slack token"),
+        ("twilio: SK8f3a9c2e71b04d5f9a6c3e8b2d1f7a40", "Twilio API key"),
+        ("MAILGUN=key-3f9a0c2e71b04d5f9a6c3e8b2d1f7a4e", "Mailgun key"),
+        ("bot 7423918850:AAH4kq9ZrT2mLp8VxB3nW6cYd1FgJ5sQe0u", "Telegram bot token"),
+        ("dapi3f9a0c2e71b04d5f9a6c3e8b2d1f7a4e", "Databricks token"),
+        ("dckr_pat_Xq9Tz3Lm8Rv2Kp7Wn4Bd6Hy1Cf5", "Docker Hub token"),
+        ("lin_api_Xq9Tz3Lm8Rv2Kp7Wn4Bd6Hy1Cf5Gs0Ja3Ue7Mw4p", "Linear API key"),
+        ("glsa_Xq9Tz3Lm8Rv2Kp7Wn4Bd6Hy1Cf5Gs0Jb_3f9a0c2e", "Grafana token"),
+        ("3f9a0c2e71b04d5f9a6c3e8b2d1f7a4e-us14", "Mailchimp key"),
+        ("ALGOLIA_ADMIN_KEY=3f9a0c2e71b04d5f9a6c3e8b2d1f7a4e", "key assignment"),
+        ("AccountName=logs;AccountKey=" + "Xq9Tz3Lm8Rv2Kp7W" * 5 + "n4Bd6Hy1==;", "key assignment"),
+        ("client: Xq98Q~Tz3Lm8Rv2Kp7Wn4Bd6Hy1Cf5Gs0Ja3Ue7M", "Azure AD client secret"),
+    ],
+)
+def test_the_tokens_of_further_providers_are_caught_by_name(text: str, kind: str) -> None:
+    assert kind in {finding.kind for finding in find_secrets({"body": text})}
+    assert "[REDACTED]" in redact_secrets(text)
+
+
+def test_a_random_token_spelling_a_placeholder_word_in_mixed_case_is_still_caught() -> None:
+    token = "gsk_qFOTPf90hSXhvgg3Os2WLldXIylOvUXqgA2v4gtesTvA3Aeetelc"  # "tesT" by chance
+    assert find_secrets({"body": f"GROQ key {token}"})
+    # Written as a word, the same letters still mark a placeholder.
+    assert find_secrets({"body": "gsk_YOURKEYHEREyourkeyhereYOURKEYHEREyourkeyhere1234"}) == []

@@ -70,6 +70,7 @@ from oharness.notes.secrets.prose import PROSE_RULES
 from oharness.notes.secrets.rules import (
     _AWS_PREFIXES,
     _PRIVATE_KEY_RULE,
+    _PROVIDER_RULES,
     _TOKEN_RULES,
     _Rule,
     _scan_aws_access_keys,
@@ -111,6 +112,7 @@ _RULES: Final[tuple[_Rule, ...]] = (
     _PRIVATE_KEY_RULE,
     _Rule(_AWS_PREFIXES, _scan_aws_access_keys),
     *_TOKEN_RULES,
+    *_PROVIDER_RULES,
     _Rule((b"://",), _scan_url_passwords),
     _Rule((b"basic",), _scan_basic_credentials, ignore_case=True),
     _Rule((b"bearer",), _scan_bearer_tokens, ignore_case=True),

@@ -56,6 +56,18 @@ _KEY_QUALIFIERS: Final = (
     "consumer",
     "license",
     "auth",
+    "account",  # Azure: AccountKey=...
+    "admin",
+    "app",
+    "client",
+    "hmac",
+    "jwt",
+    "server",
+    "service",
+    "storage",
+    "subscription",
+    "webhook",
+    "write",
 )
 # Key names whose value describes a secret without being one: token_url, password_hash, ...
 _DESCRIPTIVE_KEY_RE: Final = _lazy(

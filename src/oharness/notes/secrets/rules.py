@@ -165,8 +165,9 @@ _TOKEN_RULES: Final = (
     ),
     _pattern_rule(
         "Slack token",
-        ("xox",),
-        _B + r"xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,255}|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,}",
+        ("xox", "xapp-"),
+        _B + r"(?:xox[abposre]-[0-9]+-[A-Za-z0-9\-]{8,255}"
+        r"|xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]{32,})",
         lambda token: _plausible_token_body(token.rsplit("-", 1)[1]),
     ),
     _pattern_rule(
@@ -208,6 +209,98 @@ _TOKEN_RULES: Final = (
         _B + r"eyJ[A-Za-z0-9_\-]{7,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}" + _E,
         _jwt_ok,
     ),
+)
+
+
+def _provider(kind: str, prefix: str, rest: str) -> _Rule:
+    """A token that starts with the literal ``prefix``, as gitleaks' rule of that provider."""
+    return _pattern_rule(
+        kind, (prefix,), _B + re.escape(prefix) + rest + _E, _body_after(len(prefix))
+    )
+
+
+def _search_rule(kind: str, hint: str, rest: str) -> _Rule:
+    """A token whose literal part is inside it: the whole text is searched when ``hint`` occurs."""
+    compiled = _lazy(_B + rest + _E)
+
+    def scan(subject: _Subject) -> Iterator[_Span]:
+        for match in compiled().finditer(subject.text):
+            if _plausible_token_body(match.group()):
+                yield match.start(), match.end(), kind
+
+    return _Rule(_ascii((hint,)), scan)
+
+
+# Further providers, each one literal prefix and the token's shape after it, as the gitleaks
+# rules of the same name have them.
+_PROVIDER_RULES: Final = (
+    _provider("Twilio API key", "SK", r"[0-9a-fA-F]{32}"),
+    _provider("Mailgun key", "key-", r"[0-9a-f]{32}"),
+    _provider("Square token", "EAAA", r"[A-Za-z0-9_\-]{22,60}"),
+    _provider("Square token", "sq0atp-", r"[A-Za-z0-9_\-]{22}"),
+    _provider("Square token", "sq0csp-", r"[A-Za-z0-9_\-]{43}"),
+    _provider("Groq API key", "gsk_", r"[A-Za-z0-9]{52}"),
+    _provider("Age secret key", "AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    _provider("Databricks token", "dapi", r"[a-f0-9]{32}(?:-[0-9])?"),
+    _provider("Pulumi token", "pul-", r"[a-f0-9]{40}"),
+    _provider("Postman API key", "PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    _provider("New Relic key", "NRAK-", r"[A-Z0-9]{27}"),
+    _provider("New Relic key", "NRJS-", r"[a-f0-9]{19}"),
+    _provider("New Relic key", "NRII-", r"[A-Za-z0-9_\-]{32}"),
+    _provider("Grafana token", "glc_", r"[A-Za-z0-9+/]{32,400}={0,2}"),
+    _provider("Grafana token", "glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
+    _provider("Docker Hub token", "dckr_pat_", r"[A-Za-z0-9_\-]{27,}"),
+    _provider("Docker Hub token", "dckr_oat_", r"[A-Za-z0-9_\-]{32,}"),
+    _provider("Linear API key", "lin_api_", r"[A-Za-z0-9]{40}"),
+    _provider("Notion token", "ntn_", r"[A-Za-z0-9]{40,50}"),
+    _provider("Doppler token", "dp.", r"(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_\-.]{40,64}"),
+    _provider("Atlassian API token", "ATATT3", r"[A-Za-z0-9_\-=]{150,220}"),
+    _provider("Figma token", "figd_", r"[A-Za-z0-9_\-]{40}"),
+    _provider("Mapbox secret token", "sk.eyJ", r"[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    _provider("Sentry token", "sntrys_", r"[A-Za-z0-9+/=_\-]{40,}"),
+    _provider("Sentry token", "sntryu_", r"[a-f0-9]{64}"),
+    _provider("PlanetScale token", "pscale_", r"(?:tkn|pw|oauth)_[A-Za-z0-9_\-=.]{32,64}"),
+    _provider("1Password service account token", "ops_", r"[A-Za-z0-9+/=]{100,}"),
+    _provider("RubyGems key", "rubygems_", r"[a-f0-9]{48}"),
+    _provider("Shippo token", "shippo_", r"(?:live|test)_[a-fA-F0-9]{40}"),
+    _provider("Contentful token", "CFPAT-", r"[A-Za-z0-9_\-]{43}"),
+    _provider("Dynatrace token", "dt0c01.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    _provider("Fly.io token", "fm2_", r"[A-Za-z0-9+/=,_\-]{50,}"),
+    _provider("Fly.io token", "fo1_", r"[A-Za-z0-9_\-]{43}"),
+    _provider("Netlify token", "nfp_", r"[A-Za-z0-9]{36}"),
+    _provider("Vault token", "hvs.", r"[A-Za-z0-9_\-]{24,}"),
+    _provider("Vault token", "hvb.", r"[A-Za-z0-9_\-]{100,}"),
+    _provider("Supabase key", "sbp_", r"[a-f0-9]{40}"),
+    _provider("Supabase key", "sb_secret_", r"[A-Za-z0-9_\-]{30,}"),
+    _provider("Sourcegraph token", "sgp_", r"(?:[a-f0-9]{16}_)?[a-f0-9]{40}"),
+    _provider("Brevo key", "xkeysib-", r"[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    _provider("Heroku key", "HRKU-", r"[A-Za-z0-9_\-]{58,}"),
+    _provider("Airtable token", "pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    _provider("Replicate token", "r8_", r"[A-Za-z0-9]{37}"),
+    _provider("xAI key", "xai-", r"[A-Za-z0-9]{80}"),
+    _provider("Perplexity key", "pplx-", r"[A-Za-z0-9]{48}"),
+    _provider("Tavily key", "tvly-", r"(?:dev-|prod-)?[A-Za-z0-9]{32}"),
+    _provider("LangSmith key", "lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    _provider("NVIDIA key", "nvapi-", r"[A-Za-z0-9_\-]{64}"),
+    _provider("Infracost key", "ico-", r"[A-Za-z0-9]{32}"),
+    _provider("Typeform token", "tfp_", r"[A-Za-z0-9_\-.=]{59}"),
+    _provider("Adafruit key", "aio_", r"[A-Za-z0-9]{28}"),
+    _provider("Prefect key", "pnu_", r"[A-Za-z0-9]{36}"),
+    _provider("ReadMe key", "rdme_", r"[a-z0-9]{70}"),
+    _provider("Duffel token", "duffel_", r"(?:test|live)_[A-Za-z0-9_\-=]{43}"),
+    _provider("Frame.io token", "fio-u-", r"[A-Za-z0-9_\-=]{64}"),
+    _provider("EasyPost key", "EZAK", r"[A-Za-z0-9]{54}"),
+    _provider("Flutterwave key", "FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"),
+    _provider("Clojars token", "CLOJARS_", r"[a-z0-9]{60}"),
+    _provider("Cloudflare origin CA key", "v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}"),
+    _search_rule(
+        "Azure AD client secret", "Q~", r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"
+    ),
+    _search_rule(
+        "Terraform Cloud token", ".atlasv1.", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}"
+    ),
+    _search_rule("Telegram bot token", ":A", r"[0-9]{5,16}:A[A-Za-z0-9_\-]{34}"),
+    _search_rule("Mailchimp key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}"),
 )
 
 _AWS_KEY_ID_RE: Final = _lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")

@@ -76,9 +76,21 @@ def _shannon_entropy(value: str) -> float:
 
 def _is_placeholder(value: str) -> bool:
     lowered = value.lower()
-    if any(word in lowered for word in _PLACEHOLDER_WORDS):
-        return True
+    for word in _PLACEHOLDER_WORDS:
+        start = lowered.find(word)
+        while start != -1:
+            if _written_as_a_word(value, start, start + len(word)):
+                return True
+            start = lowered.find(word, start + 1)
     return _REPEATED_CHARACTER_RE().search(value) is not None
+
+
+def _written_as_a_word(value: str, start: int, end: int) -> bool:
+    """Whether ``value[start:end]`` is written as a word would be, in one case or capitalised
+    (``your_key``, ``YOURKEYHERE``, ``myTestToken``), not in the mixed case of letters that
+    happen to spell it inside a random token (``…v4gtesTvA…``)."""
+    piece = value[start:end]
+    return piece.islower() or piece.isupper() or piece.istitle() or not piece.isalpha()
 
 
 def _is_code_reference(value: str) -> bool:
