@@ -280,6 +280,25 @@ def _prose_password(rng: random.Random, value: str) -> str:
     )
 
 
+def _pair_or_command(rng: random.Random) -> str:
+    """A user and password written as a pair, or a password on a command line."""
+    value, system = made_up_password(rng), rng.choice(_SYSTEMS)
+    user = rng.choice(("admin", "root", "guest", "deploy", "ana@acme.io", "ci-bot"))
+    return rng.choice(
+        (
+            f"{system} login: {user} / {value}",
+            f"credentials for {system}: {user} / {value}",
+            f"{system}: admin:{_mixed(rng, BASE62, 14)}",
+            f"mysql -h db.internal -u {user} -p{value} shop",
+            f"sshpass -p '{value}' ssh {user}@bastion.acme.io",
+            f"docker login -u {user} -p {value} registry.acme.io",
+            f"redis-cli -h cache.internal -a {value}",
+            f"curl -u {user}:{value} https://jenkins.acme.io/api/json",
+            f"./manage.py createsuperuser --password {value}",
+        )
+    )
+
+
 def _foreign(rng: random.Random) -> str:
     return _foreign_password(rng, made_up_password(rng))
 
@@ -405,6 +424,7 @@ def secret_notes(seed: int, per_form: int = 60) -> list[tuple[str, str]]:
         notes.append(("password in prose", _prose_password(rng, made_up_password(rng))))
         notes.append(("AWS secret in prose", _prose_secret(rng, aws_secret(rng))))
         notes.append(("password in prose, other languages", _foreign(rng)))
+        notes.append(("user and password pair, command line", _pair_or_command(rng)))
         notes.append(("AWS key id and secret", _aws_pair(rng)))
         notes.append(("key body without BEGIN", _key_body(rng)))
         notes.append(("service-account JSON", _service_account(rng)))
@@ -547,6 +567,23 @@ def _ordinary_line(rng: random.Random) -> str:
             + draw(rng, string.ascii_lowercase + string.digits, 5)
         ),
         lambda: f"cache key: v2-deps-{draw(rng, HEX, 40)}",
+        lambda: rng.choice(
+            (
+                f"FROM ubuntu:jammy-2024{rng.randrange(1000, 9999)}",
+                f"image: postgres:{rng.randrange(12, 17)}.{rng.randrange(9)}-alpine",
+                "chown root:root /etc/hosts && chmod 644 /etc/hosts",
+                "grant admin:read and admin:write to the release bot",
+                "sign in with Google / GitHub / email on the login page",
+                f"login flow: oauth2/Authorize then token/Refresh{rng.randrange(9)}",
+                "Account switch: Personal / Work2024 profile",
+                f"ssh -p 22{rng.randrange(10, 99)} deploy@bastion.acme.io",
+                "mysql -u root -p shop   # asks for the password",
+                'docker login -u ci -p "$REGISTRY_TOKEN" registry.acme.io',
+                'curl -u "$JENKINS_USER:$JENKINS_TOKEN" https://jenkins.acme.io/api/json',
+                "log in as admin / the password is in the team vault",
+                f"the login page lives at admin/Login{rng.randrange(9)} and /admin/settings",
+            )
+        ),
         lambda: (
             f"- [{rng.choice('x ')}] migrate {service} to the new token format "
             f"(ADR-{rng.randrange(10, 99)})"

@@ -297,3 +297,54 @@ def test_a_slug_holding_a_credential_word_is_no_credential(text: str) -> None:
     assert (
         find_secrets({"summary": "Where the admin password is kept", "body": "In 1Password."}) == []
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Jenkins login: admin / S3cure!Pass2024", "S3cure!Pass2024"),
+        ("login with bob@acme.io / hunter2hunter2", "hunter2hunter2"),
+        ("staging creds: deploy / k8Gh2qLm7x", "k8Gh2qLm7x"),
+        ("Mongo admin: admin:Pa55w0rd!2024", "Pa55w0rd!2024"),
+        ("rabbitmq: guest/Xk9mQ2vLp4", "Xk9mQ2vLp4"),
+        ("Elastic: elastic / Xk9mQ2vLp4Tz", "Xk9mQ2vLp4Tz"),
+        ("mysql -h db -u root -pS3cr3tPass! shop", "S3cr3tPass!"),
+        ("sshpass -p 'Xk9mQ2vL!' ssh deploy@bastion", "Xk9mQ2vL!"),
+        ("docker login -u bot -p Xk9mQ2vLp4 registry.acme.io", "Xk9mQ2vLp4"),
+        ("redis-cli -a Xk9mQ2vL!p4 -h cache.internal", "Xk9mQ2vL!p4"),
+        ("curl -u admin:Xk9mQ2vL! https://jenkins.acme.io/api/json", "Xk9mQ2vL!"),
+        ("./manage.py createsuperuser --password Xk9mQ2vLp4", "Xk9mQ2vLp4"),
+    ],
+)
+def test_a_user_and_password_pair_or_a_command_line_password(text: str, secret: str) -> None:
+    assert find_secrets({"body": text})
+    assert secret not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FROM ubuntu:jammy-20240405",
+        "image: postgres:16.2-alpine",
+        "chown root:root /etc/hosts",
+        "grant admin:read and admin:write scopes to the bot",
+        "sign in with Google / GitHub2 / email",
+        "the login page lives at admin/Login2 and /admin/settings",
+        "User accounts: see users/Jd83kLm2 for the sample user",
+        "login flow: oauth2/Authorize then token/Refresh1",
+        "Account switch: Personal / Work2024 profile",
+        "log in as admin / the password is in the team vault",
+        "root:x:0:0:root:/root:/bin/bash",
+        "ssh -p 2222 deploy@bastion",
+        "mysql -u root -p shop",
+        'docker login -u bot -p "$REGISTRY_TOKEN" registry.acme.io',
+        'curl -u "$USER:$TOKEN" https://api.acme.io',
+        "mysql -u root -p shop   # asks for the password\ncache key: v2-deps-85a6f7b9a9b5",
+    ],
+)
+def test_pairs_and_commands_without_a_password_are_kept(text: str) -> None:
+    assert find_secrets({"body": text}) == []
+
+
+def test_a_password_label_alone_on_its_line_takes_the_next_line() -> None:
+    assert find_secrets({"body": "Username\nadmin\nPassword\nXk9mQ2vLp4!"})

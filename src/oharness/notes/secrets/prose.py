@@ -6,6 +6,8 @@
   value that reads as a password, any other credential word a random-looking value of 16
   characters or more; hex digests, UUIDs and ULIDs never count;
 - a password after "log in … with" ("log in to the admin as root with hunter2hunter2!");
+- a user and password pair ("Jenkins login: admin / S3cure!Pass2024", "guest:Xk9mQ2vLp4")
+  and a password on a command line (``mysql -p…``, ``sshpass -p``, ``curl -u user:…``);
 - a bare 40-character AWS secret key in a note that names AWS or holds an access key id
   (trufflehog's AWS detector pairs them the same way);
 - a private key's base64 body without its BEGIN line, recognised by its DER header (the
@@ -76,12 +78,16 @@ _SENTENCE_END_RE: Final = _lazy(r"[.;!?](?:\s|$)")
 
 
 def _window(text: str, start: int) -> str:
-    """What follows a keyword: the rest of its line (or the next line, after "is:" or ":")."""
+    """What follows a keyword: the rest of its line, or the next line after "is", ":" or a
+    label ("DB password" alone on its line), not after a sentence ending in the word ("…
+    asks for the password")."""
     end = text.find("\n", start, start + _WINDOW)
     if end == -1:
         return text[start : start + _WINDOW]
     head = text[start:end]
-    if head.strip(" \t:=-") in ("", "is"):
+    stated = head.strip(" \t:=-") == "is" or (head.strip() != "" and head.strip(" \t:=-") == "")
+    label = head.strip() == "" and len(text[text.rfind("\n", 0, start) + 1 : start].split()) <= 3
+    if stated or label:
         following = text.find("\n", end + 1, end + 1 + _WINDOW)
         return text[start : following if following != -1 else end + 1 + _WINDOW]
     return head
@@ -367,6 +373,110 @@ def _scan_login_passwords(subject: _Subject) -> Iterator[_Span]:
             yield start, start + len(value), "password in text"
 
 
+# --- a user and password pair: "admin / S3cure!Pass2024", "guest:Xk9mQ2vLp4" ------------------
+
+# "user / value" on a line saying it holds a login, or with a default account name as the user;
+# "user:value" and "user/value" (no spaces: paths, image tags) only after a default account name
+# and when the value looks generated.
+_PAIR_CONTEXT_RE: Final = _lazy(
+    r"\b(?:log(?:ged|ging)?[ \-]?(?:in|on)|sign(?:ed|ing)?[ \-]?(?:in|on)|creds?|credentials?"
+    r"|user[ \-]?names?|accounts?|basic[ \-]auth)\b",
+    re.IGNORECASE,
+)
+_DEFAULT_USERS: Final = frozenset(
+    (
+        "admin",
+        "administrator",
+        "root",
+        "guest",
+        "elastic",
+        "postgres",
+        "sa",
+        "sysadmin",
+        "superuser",
+    )
+)
+_PAIR_RE: Final = _lazy(
+    r"(?<![\w./@:+\-])(?P<user>[A-Za-z][\w.\-]{0,31}|[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+)"
+    r"(?P<separator>[ \t]+/[ \t]+|/|:)(?P<value>\S+)"
+)
+_PAIR_HINTS: Final = (
+    b" / ",
+    *(
+        name.encode("ascii") + separator
+        for name in sorted(_DEFAULT_USERS)
+        for separator in (b":", b"/")
+    ),
+)
+
+
+def _pair_lines(subject: _Subject) -> list[tuple[int, int]]:
+    """The lines holding a hint of a pair, as ``(start, end)``: few lines of a note."""
+    lowered = subject.lowered
+    lines: set[tuple[int, int]] = set()
+    for hint in _PAIR_HINTS:
+        position = lowered.find(hint)
+        while position != -1:
+            start = lowered.rfind(b"\n", 0, position) + 1
+            end = lowered.find(b"\n", position)
+            lines.add((start, len(lowered) if end == -1 else end))
+            position = lowered.find(hint, position + 1)
+    return sorted(lines)
+
+
+def _scan_user_password_pairs(subject: _Subject) -> Iterator[_Span]:
+    text = subject.text
+    for line_start, line_end in _pair_lines(subject):
+        line = text[line_start:line_end]
+        context: bool | None = None
+        for match in _PAIR_RE().finditer(line):
+            default_user = match.group("user").lower() in _DEFAULT_USERS
+            spaced = match.group("separator").strip() != match.group("separator")
+            if not default_user:
+                user = match.group("user")
+                if not spaced or not (user[0].islower() or "@" in user):
+                    continue  # a name ("Google / GitHub2"), not a user name
+                if context is None:
+                    context = _PAIR_CONTEXT_RE().search(line) is not None
+                if not context:
+                    continue
+            value = match.group("value").rstrip(_TRIM_END)
+            if "/" in value or len(value) < 6 or not _CODE_CHARACTERS.isdisjoint(value):
+                continue
+            if _is_password_value(value, made_up=spaced):
+                start = line_start + match.start("value")
+                yield start, start + len(value.rstrip("!?")), "password in text"
+
+
+# --- a password on a command line: mysql -pX, sshpass -p X, curl -u user:X, --password X -------
+
+_COMMAND_PASSWORD_RE: Final = _lazy(
+    r"(?:\b(?:mysql\w*|mariadb\w*)\b[^\n]*?[ \t]-p(?P<attached>[^\s-]\S*)"
+    r"|\b(?:sshpass|login|mongo(?:sh|dump|restore)?)\b[^\n]*?[ \t]-p[ \t]+(?P<p>\S+)"
+    r"|\bredis-cli\b[^\n]*?[ \t]-a[ \t]+(?P<a>\S+)"
+    r"|\bldap\w+\b[^\n]*?[ \t]-w[ \t]+(?P<w>\S+)"
+    r"|\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t]*[^\s:]+:(?P<u>\S+)"
+    r"|(?<![\w\-])--pass(?:word|wd)?[ \t]+(?P<long>\S+))",
+    re.IGNORECASE,
+)
+_COMMAND_HINTS: Final = _ascii(
+    ("mysql", "mariadb", "sshpass", "login", "mongo", "redis-cli", "ldap", "curl", "--pass")
+)
+
+
+def _scan_command_passwords(subject: _Subject) -> Iterator[_Span]:
+    for match in _COMMAND_PASSWORD_RE().finditer(subject.text):
+        group = match.lastgroup
+        assert group is not None
+        raw = match.group(group)
+        value = raw.lstrip(_TRIM_START).rstrip(_TRIM_END)
+        if len(value) < 6 or value.startswith(("$", "%", "<", "{")):
+            continue  # a variable or a template: -p"$DB_PASSWORD", --password <pw>
+        if _is_password_value(value):
+            start = match.start(group) + len(raw) - len(raw.lstrip(_TRIM_START))
+            yield start, start + len(value), "password on a command line"
+
+
 # --- a bare AWS secret key ---------------------------------------------------------------------
 
 _AWS_SECRET_RE: Final = _lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
@@ -452,5 +562,7 @@ PROSE_RULES: Final = (
     _Rule((b"aws", b"akia", b"asia"), _scan_bare_aws_secrets, ignore_case=True),
     _Rule(_KEYWORD_HINTS, _scan_keyword_values, ignore_case=True),
     _Rule(_LOGIN_HINTS, _scan_login_passwords, ignore_case=True),
+    _Rule(_PAIR_HINTS, _scan_user_password_pairs, ignore_case=True),
+    _Rule(_COMMAND_HINTS, _scan_command_passwords, ignore_case=True),
     _Rule((b"?",), _scan_script_passwords),  # a character outside ASCII is "?" in the bytes
 )
