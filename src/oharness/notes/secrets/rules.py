@@ -282,7 +282,6 @@ _PROVIDER_RULES: Final = (
     _provider("Tavily key", "tvly-", r"(?:dev-|prod-)?[A-Za-z0-9]{32}"),
     _provider("LangSmith key", "lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
     _provider("NVIDIA key", "nvapi-", r"[A-Za-z0-9_\-]{64}"),
-    _provider("Infracost key", "ico-", r"[A-Za-z0-9]{32}"),
     _provider("Typeform token", "tfp_", r"[A-Za-z0-9_\-.=]{59}"),
     _provider("Adafruit key", "aio_", r"[A-Za-z0-9]{28}"),
     _provider("Prefect key", "pnu_", r"[A-Za-z0-9]{36}"),
@@ -299,7 +298,7 @@ _PROVIDER_RULES: Final = (
     _search_rule(
         "Terraform Cloud token", ".atlasv1.", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}"
     ),
-    _search_rule("Telegram bot token", ":A", r"[0-9]{5,16}:A[A-Za-z0-9_\-]{34}"),
+    _search_rule("Telegram bot token", ":AA", r"[0-9]{5,16}:AA[A-Za-z0-9_\-]{33}"),
     _search_rule("Mailchimp key", "-us", r"[0-9a-f]{32}-us[0-9]{1,2}"),
 )
 
