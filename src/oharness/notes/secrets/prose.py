@@ -380,7 +380,7 @@ def _scan_login_passwords(subject: _Subject) -> Iterator[_Span]:
 # and when the value looks generated.
 _PAIR_CONTEXT_RE: Final = _lazy(
     r"\b(?:log(?:ged|ging)?[ \-]?(?:in|on)|sign(?:ed|ing)?[ \-]?(?:in|on)|creds?|credentials?"
-    r"|user[ \-]?names?|accounts?|basic[ \-]auth)\b",
+    r"|user[ \-]?names?|basic[ \-]auth)\b",
     re.IGNORECASE,
 )
 _DEFAULT_USERS: Final = frozenset(
