@@ -445,7 +445,7 @@ def _scan_user_password_pairs(subject: _Subject) -> Iterator[_Span]:
                 continue
             if _is_password_value(value, made_up=spaced):
                 start = line_start + match.start("value")
-                yield start, start + len(value.rstrip("!?")), "password in text"
+                yield start, start + len(value), "password in text"
 
 
 # --- a password on a command line: mysql -pX, sshpass -p X, curl -u user:X, --password X -------
