@@ -348,3 +348,34 @@ def test_pairs_and_commands_without_a_password_are_kept(text: str) -> None:
 
 def test_a_password_label_alone_on_its_line_takes_the_next_line() -> None:
     assert find_secrets({"body": "Username\nadmin\nPassword\nXk9mQ2vLp4!"})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "API key: Xk9mQ2vLp4Tz7RwY3nB6cD",
+        "access key: Xk9mQ2vLp4Tz7RwY3nB6cD",
+        "signing key = Xk9mQ2vLp4Tz7RwY3nB6cD",
+        "HMAC key: 5f1e2d3c4b5a69788796a5b4c3d2e1f0",
+        "The Datadog API key is 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e",
+        "webhook secret -> 8f7d6e5c4b3a29180716253443526170",
+    ],
+)
+def test_a_key_named_in_two_words_or_stated_in_hex_is_a_secret(text: str) -> None:
+    assert find_secrets({"body": text}) == [SecretFinding("secret in text", "body", 1)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cache key: 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e",
+        "the commit is 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",
+        "rotated the API key in 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",
+        "secret key fingerprint: 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",
+        "token hash: 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e",
+        "API key: see the vault entry payments/stripe-live",
+        "private key: ~/.ssh/id_ed25519",
+    ],
+)
+def test_hex_after_a_plain_key_or_not_stated_is_no_secret(text: str) -> None:
+    assert find_secrets({"body": text}) == []

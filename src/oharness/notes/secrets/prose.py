@@ -54,7 +54,10 @@ _PASSWORD_WORDS: Final = (
     *("salasana", "jelszo", "heslo", "sifre", "sifresi", "has?o", "has?a"),
 )
 _SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key")
-_OTHER_WORDS: Final = ("private key", "credential", "creds", "signing key", "key")
+_OTHER_WORDS: Final = (
+    *("private key", "signing key", "secret key", "hmac key", "master key", "encryption key"),
+    *("credential", "creds", "key"),
+)
 _KEYWORD_HINTS: Final = _ascii(_PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS)
 _WINDOW: Final = 100
 _TOKEN_RE: Final = _lazy(r"\S+")
@@ -153,6 +156,21 @@ _HEX_RUN_RE: Final = _lazy(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{7,}|[0-9A-F]{7,}"
 )
 _PERCENT_ESCAPE_RE: Final = _lazy(r"%[0-9A-Fa-f]{2}")
+
+
+# Hex is a digest or a commit id after most words, but a key stated right after a word that
+# names a secret ("The Datadog API key is 4f9a…", "HMAC key: 5f1e…"): Datadog, Twilio and
+# signing secrets are hex. Not after "key" alone ("cache key: …") nor a credential word.
+_HEX_SECRET_RE: Final = _lazy(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_DIRECTLY_STATED_RE: Final = _lazy(r"[ \t]*(?:is|was|[:=]|->)[ \t]*[\"'`]?", re.IGNORECASE)
+_BARE_WORDS: Final = frozenset(("key", "keys", "credential", "credentials", "creds"))
+
+
+def _is_stated_hex_secret(text: str, word: str, word_end: int, start: int, value: str) -> bool:
+    if word in _BARE_WORDS or not _HEX_SECRET_RE().fullmatch(value):
+        return False
+    stated = _DIRECTLY_STATED_RE().match(text, word_end)
+    return stated is not None and stated.end() == start
 
 
 def _is_secret_value(value: str) -> bool:
@@ -269,7 +287,9 @@ def _holds_secret_value(text: str) -> bool:
     have none, and then the words "token", "key" and "secret" need not be read one by one."""
     for _offset, piece in long_pieces(text, 16):
         value = piece.strip(_TRIM_START + _TRIM_END)
-        if _CODE_CHARACTERS.isdisjoint(value) and _is_secret_value(value):
+        if _CODE_CHARACTERS.isdisjoint(value) and (
+            _is_secret_value(value) or _HEX_SECRET_RE().fullmatch(value)
+        ):
             return True
     return False
 
@@ -293,8 +313,8 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
         word_end, word = found_word
         done = word_end  # "api key" read, so not "key" again
         password = hint in _PASSWORD_HINTS or "pass" in word or "pwd" in word
-        if not password and _ASSIGNED_RE().match(text, word_end):
-            continue  # token = …, "apiKey": …: the assignment rule judges these
+        if not password and b" " not in hint and _ASSIGNED_RE().match(text, word_end):
+            continue  # token = …, "apiKey": …: the assignment rule judges these ("API key: …" not)
         window = _window(text, word_end)
         sentence = _SENTENCE_END_RE().search(window)
         if sentence is not None:
@@ -308,7 +328,9 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
                 made_up = _STATED_RE().search(text, word_end, start) is not None
                 found = _is_password_value(value, made_up)
             else:
-                found = _is_secret_value(value)
+                found = _is_secret_value(value) or _is_stated_hex_secret(
+                    text, word, word_end, start, value
+                )
             if found:
                 done = start + len(value)
                 yield start, done, "password in text" if password else "secret in text"
