@@ -379,3 +379,30 @@ def test_a_key_named_in_two_words_or_stated_in_hex_is_a_secret(text: str) -> Non
 )
 def test_hex_after_a_plain_key_or_not_stated_is_no_secret(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "wifi: AcmeGuest, password Summer2024!",
+        "New hire onboarding: initial password Summer2024!, must change on first login",
+        "Passwd for the jump host - Summer2024!",
+        "Ana's GitHub PAT Xk9mQ2vLp4Tz7RwY3nB6cD",
+        "license key: Xk9mQ2vLp4Tz7RwY3nB6cD",
+    ],
+)
+def test_a_password_right_after_its_word_and_other_named_keys(text: str) -> None:
+    assert find_secrets({"body": text})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password Policy2 page explains the rules",  # a word, then a sentence
+        "password-less login - Okta2024 rollout",
+        "tests pass Summer2024 build",
+        "the path Xk9mQ2vLp4Tz7RwY3nB6cD/data",
+    ],
+)
+def test_words_near_a_password_word_that_are_no_password(text: str) -> None:
+    assert find_secrets({"body": text}) == []

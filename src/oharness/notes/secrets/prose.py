@@ -53,9 +53,10 @@ _PASSWORD_WORDS: Final = (
     *("losenord", "losenordet", "passord", "passordet", "adgangskode", "adgangskoden"),
     *("salasana", "jelszo", "heslo", "sifre", "sifresi", "has?o", "has?a"),
 )
-_SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key")
+_SECRET_WORDS: Final = ("secret", "token", "api key", "apikey", "api-key", "access key", "pat")
 _OTHER_WORDS: Final = (
     *("private key", "signing key", "secret key", "hmac key", "master key", "encryption key"),
+    "license key",
     *("credential", "creds", "key"),
 )
 _KEYWORD_HINTS: Final = _ascii(_PASSWORD_WORDS + _SECRET_WORDS + _OTHER_WORDS)
@@ -75,7 +76,7 @@ _OPAQUE_ID_RE: Final = _lazy(
 # French, Spanish, Portuguese, Italian and Dutch too ("Passwort lautet X", "mot de passe est X";
 # the "é" and "è" of "a senha é X", "la password è X" are scanned without their accents).
 _STATED_RE: Final = _lazy(
-    r"(?:\b(?:is|was|now|to|with|ist|lautet|war|est|es|era|e|ar|er|je)|[:=]|->)[ \t]*[\"'`]?$"
+    r"(?:\b(?:is|was|now|to|with|ist|lautet|war|est|es|era|e|ar|er|je)|[:=\-–—]|->)[ \t]*[\"'`]?$"
 )
 _SENTENCE_END_RE: Final = _lazy(r"[.;!?](?:\s|$)")
 
@@ -325,7 +326,11 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
             if _plain_word(value, password):
                 continue
             if password:
-                made_up = _STATED_RE().search(text, word_end, start) is not None
+                made_up = (
+                    _STATED_RE().search(text, word_end, start) is not None
+                    # right after the word, long enough not to be a name: "password Summer2024!"
+                    or (len(value) >= 8 and not text[word_end:start].strip())
+                )
                 found = _is_password_value(value, made_up)
             else:
                 found = _is_secret_value(value) or _is_stated_hex_secret(
