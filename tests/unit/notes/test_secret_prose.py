@@ -305,6 +305,8 @@ def test_a_slug_holding_a_credential_word_is_no_credential(text: str) -> None:
         ("Jenkins login: admin / S3cure!Pass2024", "S3cure!Pass2024"),
         ("login with bob@acme.io / hunter2hunter2", "hunter2hunter2"),
         ("staging creds: deploy / k8Gh2qLm7x", "k8Gh2qLm7x"),
+        ("Zugangsdaten Testserver: deploy / Wq8zL3xq7!", "Wq8zL3xq7!"),
+        ("identifiants du NAS : backup / Wq8zL3xq7!", "Wq8zL3xq7!"),
         ("Mongo admin: admin:Pa55w0rd!2024", "Pa55w0rd!2024"),
         ("rabbitmq: guest/Xk9mQ2vLp4", "Xk9mQ2vLp4"),
         ("Elastic: elastic / Xk9mQ2vLp4Tz", "Xk9mQ2vLp4Tz"),

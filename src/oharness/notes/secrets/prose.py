@@ -407,7 +407,8 @@ def _scan_login_passwords(subject: _Subject) -> Iterator[_Span]:
 # and when the value looks generated.
 _PAIR_CONTEXT_RE: Final = _lazy(
     r"\b(?:log(?:ged|ging)?[ \-]?(?:in|on)|sign(?:ed|ing)?[ \-]?(?:in|on)|creds?|credentials?"
-    r"|user[ \-]?names?|basic[ \-]auth)\b",
+    r"|user[ \-]?names?|basic[ \-]auth|zugangsdaten|anmeld\w*|benutzer(?:name)?|identifiants?"
+    r"|utilisateur|credenziali|utente|credenciales|usuario|inloggegevens|gebruiker(?:snaam)?)\b",
     re.IGNORECASE,
 )
 _DEFAULT_USERS: Final = frozenset(
