@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from oharness.exports import lazy_exports
 
-# Not typing.TYPE_CHECKING: importing typing would triple the cost of ``import oharness``
-# (type checkers treat any name TYPE_CHECKING as true).
+# Not typing's: importing typing triples ``import oharness`` (checkers take any such name as true).
 TYPE_CHECKING = False
 
 _EXPORTS = {

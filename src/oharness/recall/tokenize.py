@@ -41,7 +41,7 @@ from oharness.recall.words import (
 
 #: Bump when a change here or to the stop lists of :mod:`~oharness.recall.words` changes the
 #: terms of any text, or the index keeps other marks: it invalidates derived caches.
-TOKENIZER_VERSION: Final = 8
+TOKENIZER_VERSION: Final = 9
 
 #: First character of phrase terms (:meth:`Tokenizer.phrases`) and link terms.
 PHRASE_MARK: Final = "\x01"
@@ -116,7 +116,7 @@ _UNSPACED_RUN: Final = _lazy(rf"[{_UNSPACED}]+")
 _SEPARATORS: Final = re.compile(r"[-_./]+")
 _CAMEL_BOUNDARY: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL_PART: Final = re.compile(r"[A-Z]+(?![^\W\dA-Z_])|[A-Z]?[^\W\dA-Z_]+|\d+")
-_PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, URLs, APIs: one word
+_PLURAL_ACRONYM: Final = re.compile(r"[A-Z]{2,}s")  # PDFs, PRs, APIs: one word, the acronym
 _HIRAGANA_PAIR: Final = re.compile(r"[\u3041-\u309f]{2}")
 _MAX_CACHED_CHUNKS: Final = 400_000
 _BRITISH_ISE: Final = re.compile(BRITISH_ISE)
@@ -286,8 +286,9 @@ class Tokenizer:
         for piece in _SEPARATORS.split(chunk):
             if _CAMEL_BOUNDARY.search(piece) and not _PLURAL_ACRONYM.fullmatch(piece):
                 parts.extend(_CAMEL_PART.findall(piece))
-            elif piece:
-                parts.append(piece)
+            elif piece:  # "PRs", "SDKs": the acronym, as no stemmer strips their "s"
+                plural = piece[-1] == "s" and _PLURAL_ACRONYM.fullmatch(piece)
+                parts.append(piece[:-1] if plural else piece)
         groups: list[tuple[str, ...]] = []
         if len(parts) > 1:
             # A compound of words ("on-call", "feature_flags", "deepLink") is also one word,

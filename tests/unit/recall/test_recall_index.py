@@ -437,3 +437,17 @@ def test_search_never_brings_in_a_note_matching_only_in_its_body() -> None:
     hits = index.recall("kubernetes cluster upgrades this week")
     assert "style-4d1" not in ids(hits)
     assert "style-4d1" in ids(index.search("kubernetes cluster upgrades this week", 2))
+
+
+def test_a_message_about_a_pr_attaches_the_note_about_prs() -> None:
+    index = RecallIndex()
+    index.add_many(
+        [
+            ("user", Note("pr-size", "Prefers small PRs under 400 lines", "Split refactors.")),
+            ("project", Note("oncall", "On-call rota: Ana this week, then Ben", "PagerDuty.")),
+            ("project", Note("logging", "Use the structured logger", "No print statements.")),
+        ]
+    )
+    assert [hit.id for hit in index.recall("this PR is 1,200 lines, can you review it?")] == [
+        "pr-size"
+    ]

@@ -60,6 +60,13 @@ def test_a_compound_is_one_word_however_it_is_written() -> None:
     assert ENGLISH.tokens("can-not") == []  # a stop word written in parts stays one
 
 
+def test_the_plural_of_an_acronym_meets_the_acronym() -> None:
+    # No stemmer strips the "s" of a word without a vowel ("PRs", "SDKs", "PDFs").
+    for plural, acronym in (("PRs", "PR"), ("SDKs", "SDK"), ("PDFs", "PDF"), ("APIs", "API")):
+        assert ENGLISH.tokens(plural) == ENGLISH.tokens(acronym), plural
+    assert ENGLISH.tokens("Ps") == ["ps"]  # one capital: no acronym
+
+
 def test_camel_case_is_split_and_kept_whole() -> None:
     assert ENGLISH.tokens("fetchUserName") == ["fetchusernam", "fetch", "user", "name"]
     assert ENGLISH.tokens("HTTPServer") == ["httpserver", "http", "server"]
