@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from oharness.exports import lazy_exports
 
-# Not typing's: importing typing triples ``import oharness`` (checkers take any such name as true).
+# Not typing's: importing typing triples the cost of ``import oharness``; checkers accept this one.
 TYPE_CHECKING = False
 
 _EXPORTS = {
