@@ -408,3 +408,29 @@ def test_a_password_right_after_its_word_and_other_named_keys(text: str) -> None
 )
 def test_words_near_a_password_word_that_are_no_password(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Use Xk9mQ2vLp4Tz7RwY3nB6cD as the API token for staging", "Xk9mQ2vLp4Tz7RwY3nB6cD"),
+        ("(Xk9!mQ2vLp4) is the staging db password", "Xk9!mQ2vLp4"),
+    ],
+)
+def test_a_value_named_right_after_it(text: str, secret: str) -> None:
+    assert find_secrets({"body": text})
+    assert redact_secrets(text) == text.replace(secret, MARKER)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use getUserToken as the token provider",
+        "the value 3f786850e387550fdab836ed7e6dc881de23001b is the commit, not a token",
+        "use sha256 as the password hash",
+        "keep 1Password as the password manager",
+        "treat X-Request-Id as the correlation token",
+    ],
+)
+def test_a_name_or_digest_before_a_credential_word_is_kept(text: str) -> None:
+    assert find_secrets({"body": text}) == []

@@ -6,6 +6,7 @@
   value that reads as a password, any other credential word a random-looking value of 16
   characters or more; hex digests, UUIDs and ULIDs never count;
 - a password after "log in … with" ("log in to the admin as root with hunter2hunter2!");
+- a value named right after it ("use Xk9m… as the API token", "… is the staging password");
 - a user and password pair ("Jenkins login: admin / S3cure!Pass2024", "guest:Xk9mQ2vLp4")
   and a password on a command line (``mysql -p…``, ``sshpass -p``, ``curl -u user:…``);
 - a bare 40-character AWS secret key in a note that names AWS or holds an access key id
@@ -30,6 +31,7 @@ from oharness.notes.secrets.rules import (
     _AWS_KEY_ID_RE,
     _anchored_matches,
     _ascii,
+    _find_all,
     _is_aws_secret_key,
     _Rule,
     _Span,
@@ -511,6 +513,38 @@ def _scan_command_passwords(subject: _Subject) -> Iterator[_Span]:
             yield start, start + len(value), "password on a command line"
 
 
+# --- a value named after it: "use Xk9m… as the API token", "Xk9m… is the staging password" -----
+
+# After "as", "is" or "was": up to three words, then a credential word.
+_NAMED_AFTER_RE: Final = _lazy(
+    r"[ \t]+(?:as|is|was)[ \t]+(?:(?:the|our|my|your|a|an)[ \t]+)?(?:[\w\-]+[ \t]+){0,3}?"
+    r"(?P<word>passwords?|passphrase|pwd|tokens?|secrets?|api[ \t\-]?keys?|access[ \t]+keys?"
+    r"|credentials?)\b",
+    re.IGNORECASE,
+)
+_NAMED_HINTS: Final = (b" as ", b" is ", b" was ")
+
+
+def _scan_named_after(subject: _Subject) -> Iterator[_Span]:
+    text = subject.text
+    for position in _find_all(subject.lowered, _NAMED_HINTS):
+        match = _NAMED_AFTER_RE().match(text, position)
+        if match is None:
+            continue
+        line_start = text.rfind("\n", 0, position) + 1
+        before = text[line_start:position].rsplit(None, 1)
+        if not before:
+            continue
+        raw = before[-1]
+        value = raw.lstrip(_TRIM_START).rstrip(_TRIM_END)
+        if len(value) < 8 or not _CODE_CHARACTERS.isdisjoint(value):
+            continue
+        password = match.group("word").lower().startswith(("pass", "pwd"))
+        if _is_password_value(value, made_up=False) if password else _is_secret_value(value):
+            start = position - len(raw.lstrip(_TRIM_START))
+            yield start, start + len(value), "password in text" if password else "secret in text"
+
+
 # --- a bare AWS secret key ---------------------------------------------------------------------
 
 _AWS_SECRET_RE: Final = _lazy(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
@@ -598,5 +632,6 @@ PROSE_RULES: Final = (
     _Rule(_LOGIN_HINTS, _scan_login_passwords, ignore_case=True),
     _Rule(_PAIR_HINTS, _scan_user_password_pairs, ignore_case=True),
     _Rule(_COMMAND_HINTS, _scan_command_passwords, ignore_case=True),
+    _Rule(_NAMED_HINTS, _scan_named_after, ignore_case=True),
     _Rule((b"?",), _scan_script_passwords),  # a character outside ASCII is "?" in the bytes
 )
