@@ -356,6 +356,7 @@ def test_a_password_label_alone_on_its_line_takes_the_next_line() -> None:
     "text",
     [
         "API key: Xk9mQ2vLp4Tz7RwY3nB6cD",
+        "Key: Xk9mQ2vLp4Tz7RwY3nB6cD",
         "access key: Xk9mQ2vLp4Tz7RwY3nB6cD",
         "signing key = Xk9mQ2vLp4Tz7RwY3nB6cD",
         "HMAC key: 5f1e2d3c4b5a69788796a5b4c3d2e1f0",
@@ -371,6 +372,8 @@ def test_a_key_named_in_two_words_or_stated_in_hex_is_a_secret(text: str) -> Non
     "text",
     [
         "cache key: 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e",
+        'char *key = "__f2py_cb_#name#";',  # code: the assignment rule judges "key ="
+        "key: user:1234:session:profile",
         "the commit is 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",
         "rotated the API key in 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",
         "secret key fingerprint: 4f9a0c2e71b04d5f9a6c3e8b2d1f7a4e9c1d2e3f",

@@ -322,8 +322,9 @@ def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
         word_end, word = found_word
         done = word_end  # "api key" read, so not "key" again
         password = hint in _PASSWORD_HINTS or "pass" in word or "pwd" in word
-        if not password and b" " not in hint and _ASSIGNED_RE().match(text, word_end):
-            continue  # token = …, "apiKey": …: the assignment rule judges these ("API key: …" not)
+        assigned = None if password else _ASSIGNED_RE().match(text, word_end)
+        if assigned and b" " not in hint and (word != "key" or "=" in assigned.group()):
+            continue  # token = …, "apiKey": …: the assignment rule judges these, not "Key: …"
         window = _window(text, word_end)
         sentence = _SENTENCE_END_RE().search(window)
         if sentence is not None:
