@@ -437,3 +437,19 @@ def test_a_value_named_right_after_it(text: str, secret: str) -> None:
 )
 def test_a_name_or_digest_before_a_credential_word_is_kept(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+def test_a_uuid_stated_as_a_named_key_is_a_secret_and_an_id_is_not() -> None:
+    uuid = "3f2a9c1e-7b4d-4e8a-9c2f-1d5e6b7a8c9d"
+    assert find_secrets({"body": f"The Heroku API key is {uuid}"})
+    assert find_secrets({"body": f"the idempotency key is {uuid}"}) == []
+    assert find_secrets({"body": f"request id is {uuid}"}) == []
+
+
+def test_the_private_lines_of_a_putty_key_file_are_a_private_key() -> None:
+    text = (
+        "PuTTY-User-Key-File-3: ssh-rsa\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\n"
+        "Private-Lines: 2\nAAAAgQCXk9mQ2vLp4Tz7RwY3nB6cD\nxF1hJ5sA0gUe7Mw4p==\nPrivate-MAC: 3f2a"
+    )
+    assert find_secrets({"body": text}) == [SecretFinding("private key block", "body", 4)]
+    assert redact_secrets(text).endswith("AAAAB3NzaC1yc2E\n[REDACTED]\nPrivate-MAC: 3f2a")

@@ -161,10 +161,13 @@ _HEX_RUN_RE: Final = _lazy(
 _PERCENT_ESCAPE_RE: Final = _lazy(r"%[0-9A-Fa-f]{2}")
 
 
-# Hex is a digest or a commit id after most words, but a key stated right after a word that
-# names a secret ("The Datadog API key is 4f9a…", "HMAC key: 5f1e…"): Datadog, Twilio and
-# signing secrets are hex. Not after "key" alone ("cache key: …") nor a credential word.
-_HEX_SECRET_RE: Final = _lazy(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+# Hex is a digest or a commit id after most words, and a UUID an id, but a key stated right
+# after a word that names a secret ("The Datadog API key is 4f9a…", "HMAC key: 5f1e…"):
+# Datadog, Twilio and signing secrets are hex, Heroku's API keys UUIDs. Not after "key"
+# alone ("cache key: …") nor a credential word.
+_HEX_SECRET_RE: Final = _lazy(
+    r"[0-9a-f]{32,}|[0-9A-F]{32,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
 _DIRECTLY_STATED_RE: Final = _lazy(r"[ \t]*(?:is|was|[:=]|->)[ \t]*[\"'`]?", re.IGNORECASE)
 _BARE_WORDS: Final = frozenset(("key", "keys", "credential", "credentials", "creds"))
 
@@ -614,6 +617,18 @@ def _scan_key_tails(subject: _Subject) -> Iterator[_Span]:
         yield match.start(), match.end(), "private key block"
 
 
+# --- the private lines of a PuTTY key file --------------------------------------------------
+
+_PUTTY_PRIVATE_RE: Final = _lazy(
+    r"Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n[A-Za-z0-9+/=]+(?:\r?\n[A-Za-z0-9+/=]+(?=\r?\n|$))*"
+)
+
+
+def _scan_putty_keys(subject: _Subject) -> Iterator[_Span]:
+    for match in _PUTTY_PRIVATE_RE().finditer(subject.text):
+        yield match.start(), match.end(), "private key block"
+
+
 # --- a Google service-account key --------------------------------------------------------------
 
 _SERVICE_ACCOUNT_RE: Final = _lazy(r"\"private_key(?:_id)?\"\s*:\s*\"(?P<value>[^\"]{16,})\"")
@@ -626,6 +641,7 @@ def _scan_service_accounts(subject: _Subject) -> Iterator[_Span]:
 
 PROSE_RULES: Final = (
     _Rule((b"service_account",), _scan_service_accounts),
+    _Rule((b"Private-Lines:",), _scan_putty_keys),
     _Rule(_KEY_BODY_HINTS, _scan_key_bodies),
     _Rule((b"PRIVATE KEY-----",), _scan_key_tails),
     _Rule((b"aws", b"akia", b"asia"), _scan_bare_aws_secrets, ignore_case=True),
