@@ -66,6 +66,14 @@ _WINDOW: Final = 100
 _TOKEN_RE: Final = _lazy(r"\S+")
 _TRIM_START: Final = "\"'`([{<*"
 _TRIM_END: Final = "\"'`)]}>.,;:"
+
+
+def _trimmed(raw: str) -> tuple[int, str]:
+    """A token without the quotes, brackets and marks around it, and where that value starts."""
+    opened = raw.lstrip(_TRIM_START)
+    return len(raw) - len(opened), opened.rstrip(_TRIM_END)
+
+
 # Identifiers with no secret in them: hex digests (commit ids, sha256), UUIDs, ULIDs, and
 # digests behind their algorithm name (sha256:…, sha512-… in lock files).
 _OPAQUE_ID_RE: Final = _lazy(
@@ -405,9 +413,8 @@ _LOGIN_HINTS: Final = _ascii(("log", "sign"))
 def _scan_login_passwords(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     for match in _anchored_matches(text, subject.lowered, _LOGIN_HINTS, _LOGIN_RE()):
-        raw = match.group("value")
-        value = raw.lstrip(_TRIM_START).rstrip(_TRIM_END)
-        start = match.start("value") + len(raw) - len(raw.lstrip(_TRIM_START))
+        skipped, value = _trimmed(match.group("value"))
+        start = match.start("value") + skipped
         if len(value) >= 8 and _is_password_value(value):
             yield start, start + len(value), "password in text"
 
@@ -508,12 +515,11 @@ def _scan_command_passwords(subject: _Subject) -> Iterator[_Span]:
     for match in _COMMAND_PASSWORD_RE().finditer(subject.text):
         group = match.lastgroup
         assert group is not None
-        raw = match.group(group)
-        value = raw.lstrip(_TRIM_START).rstrip(_TRIM_END)
+        skipped, value = _trimmed(match.group(group))
         if len(value) < 6 or value.startswith(("$", "%", "<", "{")):
             continue  # a variable or a template: -p"$DB_PASSWORD", --password <pw>
         if _is_password_value(value):
-            start = match.start(group) + len(raw) - len(raw.lstrip(_TRIM_START))
+            start = match.start(group) + skipped
             yield start, start + len(value), "password on a command line"
 
 
@@ -539,13 +545,12 @@ def _scan_named_after(subject: _Subject) -> Iterator[_Span]:
         before = text[line_start:position].rsplit(None, 1)
         if not before:
             continue
-        raw = before[-1]
-        value = raw.lstrip(_TRIM_START).rstrip(_TRIM_END)
+        skipped, value = _trimmed(before[-1])
         if len(value) < 8 or not _CODE_CHARACTERS.isdisjoint(value):
             continue
         password = match.group("word").lower().startswith(("pass", "pwd"))
         if _is_password_value(value, made_up=False) if password else _is_secret_value(value):
-            start = position - len(raw.lstrip(_TRIM_START))
+            start = position - len(before[-1]) + skipped
             yield start, start + len(value), "password in text" if password else "secret in text"
 
 
