@@ -21,8 +21,10 @@ The value heuristics live in ``values``, normalisation in ``normalise``, the tok
 ``rules``.
 
 Prose and pasted forms (module ``prose``): a value after a credential word in the same
-sentence, a password after "log in … with", a bare AWS secret key in a note naming AWS or
-holding an access key id, a key body without its BEGIN line, a service-account key. Encoded
+sentence, a bare AWS secret key in a note naming AWS or holding an access key id, a key body
+without its BEGIN line, a PuTTY key's private lines, a service-account key. Beside a login
+(module ``logins``): a password after "log in … with", a user and password pair, a password
+on a command line, a value named after its word ("use … as the API token"). Encoded
 forms (module ``decoded``): base64 runs, HTML entities, percent-encoding, escapes and reversed
 tokens are decoded and scanned as well; a finding there covers the encoded characters.
 
@@ -65,6 +67,7 @@ from oharness.errors import SecretError
 from oharness.notes.invisible import escape_invisible
 from oharness.notes.secrets.assignments import _ASSIGNMENT_ANCHORS, _scan_assignments
 from oharness.notes.secrets.decoded import decoded_views
+from oharness.notes.secrets.logins import LOGIN_RULES
 from oharness.notes.secrets.normalise import _COMBINING_RE, _normalise, _normalise_with_offsets
 from oharness.notes.secrets.prose import PROSE_RULES
 from oharness.notes.secrets.rules import (
@@ -118,6 +121,7 @@ _RULES: Final[tuple[_Rule, ...]] = (
     _Rule((b"bearer",), _scan_bearer_tokens, ignore_case=True),
     _Rule(_ASSIGNMENT_ANCHORS, _scan_assignments, ignore_case=True),
     *PROSE_RULES,
+    *LOGIN_RULES,
 )
 # A token written backwards starts with its prefix reversed: "_phg" for "ghp_". A few
 # distinctive reversed prefixes, each a substring search on every scan, so kept short.
