@@ -182,3 +182,21 @@ def test_a_merge_with_sync_on_is_committed_to_the_cloud_first(
     assert gone.id not in files
     assert "By the office, by email." in files[kept.id]
     assert f"[[{kept.id}]]" in files[linking.id]
+
+
+def test_a_button_pressed_right_after_a_live_refresh_works(page: Page, world: CloudWorld) -> None:
+    # The panel is swapped by a live refresh; "Sync now" is pressed in the next task, as a
+    # person or a key held down can. The form must already be htmx's, not the browser's.
+    page.goto("/memory/sync")
+    expect(page.locator("#sync-status .sync-state")).to_contain_text("Cloud sync is on")
+    page.evaluate(
+        """() => document.body.addEventListener('htmx:afterSwap', (event) => {
+            if (event.target.id !== 'sync-status' || window.__pressed) return;
+            window.__pressed = true;
+            setTimeout(() => document.querySelector('#sync-now').click(), 0);
+        })"""
+    )
+    page.evaluate("() => { window.__not_reloaded = true; }")
+    page.evaluate("() => htmx.trigger('#sync-status', 'sse:gap')")  # what a live event does
+    expect(page.locator(".outcome")).to_contain_text("synced")
+    assert page.evaluate("() => window.__not_reloaded") is True
