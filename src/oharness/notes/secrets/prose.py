@@ -295,19 +295,13 @@ _PASSWORD_HINTS: Final = frozenset(_ascii(_PASSWORD_WORDS))
 def _holds_secret_value(text: str) -> bool:
     """Whether any piece of ``text`` could be a secret after a credential word: most notes
     have none, and then the words "token", "key" and "secret" need not be read one by one."""
-    for offset, piece in long_pieces(text, 16):
+    for _offset, piece in long_pieces(text, 16):
         value = piece.strip(_TRIM_START + _TRIM_END)
-        if not _CODE_CHARACTERS.isdisjoint(value):
-            continue
-        if _HEX_SECRET_RE().fullmatch(value):
-            if _STATED_BEFORE_RE().search(text, max(0, offset - 8), offset):
-                return True  # maybe "… API key is 4f9a…"; a digest elsewhere is no value
-        elif _is_secret_value(value):
+        if _CODE_CHARACTERS.isdisjoint(value) and (
+            _is_secret_value(value) or _HEX_SECRET_RE().fullmatch(value)
+        ):
             return True
     return False
-
-
-_STATED_BEFORE_RE: Final = _lazy(r"(?:\b(?:is|was)|[:=]|->)[ \t]*$", re.IGNORECASE)
 
 
 def _scan_keyword_values(subject: _Subject) -> Iterator[_Span]:
