@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from repos import git
 from tests.integration.bridges.runner import OHARNESS, ok, run
 
 from oharness.bridges.claude_hook import MAX_SESSIONS, HookState
@@ -423,7 +424,7 @@ def test_session_start_in_a_git_checkout_not_registered_yet_speaks_of_project_no
 ) -> None:
     checkout = tmp_path / "new-repo"
     checkout.mkdir()
-    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    git(checkout, "init", "-q")
     ok(home, checkout, "memory", "remember", "-s", "Prefers tabs", "-b", "Tabs.", "--scope", "user")
     assert not (checkout / ".oharness").exists()
     index = _context(_hook(home, "session-start", _start(checkout, "startup")), "SessionStart")
