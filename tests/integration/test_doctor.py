@@ -35,6 +35,22 @@ def test_a_fresh_machine_is_told_what_to_fix(tmp_path: Path) -> None:
     assert not home.exists() or not (home / "daemon.json").exists()  # it only looked
 
 
+def test_the_home_folder_is_no_project_and_nothing_to_fix(tmp_path: Path) -> None:
+    home, person = tmp_path / "home", tmp_path / "person"
+    person.mkdir()
+    result = run(home, person, "doctor", "--json", "--user-home", str(person), HOME=str(person))
+    checks = {check["area"]: check for check in json.loads(result.stdout)["checks"]}
+    project = checks["project"]
+    assert project["ok"] and not project.get("fix"), project
+    assert "your home folder" in str(project["seen"]) and "user notes only" in str(project["seen"])
+    # Another user's folder is a problem to fix, not a design: still reported.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chown(shared, 65534, 65534)
+    _, checks = _doctor(home, shared, person)
+    assert not checks["project"]["ok"] and "another user" in str(checks["project"]["seen"])
+
+
 def test_a_broken_settings_file_is_named_with_its_fix(tmp_path: Path) -> None:
     home, user, project = tmp_path / "home", tmp_path / "user", tmp_path / "project"
     for folder in (home, user, project / ".oharness"):

@@ -86,6 +86,7 @@ def open_for(
     register: bool,
     explicit: bool = False,
     for_model: bool = False,
+    dry_run: bool = False,
 ) -> Workspace:
     """Open the workspace of ``--project`` or the current directory.
 
@@ -94,6 +95,8 @@ def open_for(
     init``). Any other folder stays unregistered: user notes work, and a project write is
     refused with how to register (docs/memory.md, "Scopes and projects"). Refusals speak
     to the person at the terminal, unless ``for_model`` (chat, where a model calls the tools).
+    With ``dry_run`` a project the command would register opens as though registered, and
+    nothing is written (what the dry run shows is what the real run does).
     """
     start = project_path if project_path is not None else Path.cwd()
     if project_path is not None and not project_path.is_dir():
@@ -104,7 +107,10 @@ def open_for(
     if register and not explicit and project_path is None:
         location = find_project(start, home)
         register = location is not None and registers_itself(location.root)
-    workspace = open_workspace(start, home, register=register)
+    if dry_run:
+        workspace = open_workspace(start, home, register=False, preview=register)
+    else:
+        workspace = open_workspace(start, home, register=register)
     if not for_model:
         workspace.service.hints = PERSON_HINTS
     context = click.get_current_context(silent=True)

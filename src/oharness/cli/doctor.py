@@ -11,6 +11,7 @@ discovery rule. It exits 0 when nothing needs fixing and 3 when something does
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,18 +125,22 @@ def check_sync_state() -> list[Finding]:
             found.append(Finding(f"sync {name}", f"failed: {message}", "oharness sync now"))
         if scope.get("conflicts"):
             found.append(_conflicts(f"sync {name}", len(scope["conflicts"])))
-        unsynced = len(
-            {
-                *map(str, scope.get("unsyncable", [])),
-                *(str(item.get("file") or item.get("id")) for item in scope.get("noteErrors", [])),
-            }
-        )
+        unsynced = dict.fromkeys(map(str, scope.get("unsyncable", [])), "")
+        for item in scope.get("noteErrors", []):
+            unsynced[str(item.get("file") or item.get("id"))] = str(item.get("message", ""))
         if unsynced:
+            named = [f"{file} ({why})" if why else file for file, why in unsynced.items()]
+            more = (
+                f"; and {len(named) - UNSYNCED_NAMED} more" if len(named) > UNSYNCED_NAMED else ""
+            )
             found.append(
                 Finding(
                     f"sync {name}",
-                    f"{unsynced} note(s) do not sync",
-                    "oharness sync status lists them; oharness memory doctor says why",
+                    f"{len(unsynced)} note(s) do not sync: "
+                    + "; ".join(named[:UNSYNCED_NAMED])
+                    + more,
+                    "as each says; oharness sync status lists them all, oharness memory doctor"
+                    " says why",
                 )
             )
     for project in data.get("projects", []):
@@ -144,6 +149,10 @@ def check_sync_state() -> list[Finding]:
     if not found:
         found.append(Finding("sync", "no pause, error or conflict left by the last passes"))
     return found
+
+
+#: How many notes that do not sync the report names (the rest are counted).
+UNSYNCED_NAMED = 5
 
 
 def _conflicts(area: str, count: int) -> Finding:
@@ -233,11 +242,15 @@ def check_config(start: Path, home: Path) -> Finding:
 
 def check_project(start: Path, home: Path) -> Finding:
     """The project of the current folder, by the one discovery rule."""
-    from oharness.project.discovery import discover, read_project_id
+    from oharness.project.discovery import discover, never_project, read_project_id
 
     found = discover(str(start), str(home))
     if found is None:
         return Finding("project", f"{start} is inside OHARNESS_HOME: user notes only")
+    if found.refused is not None and not found.registered:
+        reason = never_project(found.root, os.path.realpath(home))
+        if reason is not None:  # as designed, nothing to fix: user notes work here
+            return Finding("project", f"none here ({reason}, never a project): user notes only")
     if found.refused is not None:
         return Finding("project", f"refused: {found.refused}", "see docs/memory.md")
     where = f" (from the worktree {found.worktree})" if found.worktree else ""

@@ -186,6 +186,11 @@ def _describe(report: PassReport) -> list[str]:
     lines = [
         f"{label}: pushed {len(result.pushed)}, pulled {len(result.pulled)}, merged "
         f"{len(result.merged)}, conflicts {len(result.conflicts)}"
+        + (
+            f", removed {result.removed} (forgotten elsewhere; a backup is kept)"
+            if result.removed
+            else ""
+        )
         + (f", {len(report.note_errors())} not synced" if report.note_errors() else "")
     ]
     if result.reset:

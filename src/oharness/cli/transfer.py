@@ -79,7 +79,7 @@ def import_memories(
     if source_kind != "claude-code" and (all_projects or include_claude_md):
         flag = "--all" if all_projects else "--include-claude-md"
         raise ValidationError(f"{flag} is for claude-code imports only; leave it out")
-    workspace = open_for(project_path, register=not dry_run)
+    workspace = open_for(project_path, register=True, dry_run=dry_run)
     warn(workspace, as_json)
     report = ImportReport(dry_run=dry_run)
     seen: dict[Path, SeenNotes] = {}

@@ -272,6 +272,10 @@ def _claude_topic(
     name = _first_text(fields, ("name",))
     summary = _first_text(fields, ("description",)) or hooks.get(relative_to_folder, "")
     summary = summary or name or draft.summary
+    if name and _plain(name) != _plain(draft.id or stem) and _plain(name) not in _plain(summary):
+        # The title leads the summary, where search and recall both read it: a key term
+        # only in the title ("缓存失效策略" beside "Cache policy") still names the note.
+        summary = f"{' '.join(name.split())}: {summary}"
     tags = tuple(dict.fromkeys((*draft.tags, "claude-code")))
     reading.drafts.append(
         Draft(

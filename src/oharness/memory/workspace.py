@@ -24,6 +24,7 @@ from oharness.project.identity import (
     ProjectIdentity,
     ProjectLocation,
     find_project,
+    preview_identity,
     read_identity,
     register_project,
     registers_itself,
@@ -125,6 +126,7 @@ def open_workspace(
     home: Path,
     *,
     register: bool,
+    preview: bool = False,
     clock: Clock = wall_clock_ms,
     hex_source: HexSource = random_hex,
     overrides: dict[str, Any] | None = None,
@@ -132,9 +134,11 @@ def open_workspace(
 ) -> Workspace:
     """Find (and with ``register``, register) the project at ``start`` and open its memory.
 
-    ``clock`` stamps notes and backups; ``file_clock`` is what the stores compare file times
-    with (stale temp files, a folder changed too recently to trust its mtime): the real time
-    unless a test moves it.
+    ``preview`` (a dry run of a command that would register): an unregistered project opens
+    as though registered, its notes folder as registering would leave it, and nothing is
+    written to it, so the dry run shows what the real run does. ``clock`` stamps notes and
+    backups; ``file_clock`` is what the stores compare file times with (stale temp files, a
+    folder changed too recently to trust its mtime): the real time unless a test moves it.
     """
     layout = HomeLayout(home)
     location = find_project(start, home)
@@ -150,7 +154,7 @@ def open_workspace(
     opened = _Opening(
         layout, start, settings.memory, home_problem, clock, warnings, file_clock=file_clock
     )
-    project = _project_info(location, settings, register, home, clock, hex_source)
+    project = _project_info(location, settings, register, home, clock, hex_source, preview)
     opened.add_project_scope(project)
     backups = opened.add_user_scope()
     service = MemoryService(
@@ -164,7 +168,8 @@ def open_workspace(
         backups_unavailable=opened.backups_problem(),
     )
     opened.warn_unloaded(service)
-    if project is not None and project.identity is not None and home_problem is None:
+    previewed = preview and location is not None and not location.registered
+    if project is not None and project.identity is not None and not home_problem and not previewed:
         # the daemon syncs it from now on
         mark_used(layout, project.root, project.identity.id, project.memory_dir)
     return Workspace(layout, settings, project, service, opened.warnings)
@@ -177,8 +182,10 @@ def _project_info(
     home: Path,
     clock: Clock,
     hex_source: HexSource,
+    preview: bool = False,
 ) -> ProjectInfo | None:
-    """The project found at the start folder (registered now when asked), if any."""
+    """The project found at the start folder (registered now when asked, or as registering
+    would leave it with ``preview``), if any."""
     if location is None:
         return None
     if location.refused is not None:
@@ -191,6 +198,8 @@ def _project_info(
     identity: ProjectIdentity | None = None
     if location.registered:
         identity = read_identity(location.root)
+    elif preview:
+        identity = preview_identity(location.root, home, clock=clock, hex_source=hex_source)
     elif register:
         identity = register_project(
             location.root, home, clock=clock, hex_source=hex_source, memory_dir=memory_dir

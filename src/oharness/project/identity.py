@@ -158,6 +158,30 @@ def new_project_id(
     return f"git-{commit}" if commit else f"p-{hex_source(32)}"
 
 
+def check_registrable(root: Path, home: Path) -> None:
+    """Raise :class:`ProjectError`, with the reason and the fix, where spec 01.8 forbids a
+    project at ``root`` (see :func:`register_project`)."""
+    real, home_real = os.path.realpath(root), os.path.realpath(home)
+    reason = never_project(real, home_real)
+    if reason is not None:
+        raise ProjectError(
+            f"{reason}, which is never a project; run the command in your project folder",
+            path=str(root),
+        )
+    problem = refusal(real, home_real, marker=(root / STATE_DIR / PROJECT_FILE).exists())
+    if problem is not None:
+        raise ProjectError(problem, path=str(root))
+
+
+def preview_identity(
+    root: Path, home: Path, *, clock: Clock, hex_source: HexSource
+) -> ProjectIdentity:
+    """The identity :func:`register_project` would give ``root``, with nothing written (what
+    a dry run shows); refused as registering would be."""
+    check_registrable(root, home)
+    return ProjectIdentity(new_project_id(root, hex_source, git_root_commit), clock())
+
+
 def register_project(
     root: Path,
     home: Path,
@@ -173,16 +197,7 @@ def register_project(
     folder, ``OHARNESS_HOME``, file-system and mount roots, the system temp root, system
     folders, and folders of another user or writable by every user.
     """
-    real, home_real = os.path.realpath(root), os.path.realpath(home)
-    reason = never_project(real, home_real)
-    if reason is not None:
-        raise ProjectError(
-            f"{reason}, which is never a project; run the command in your project folder",
-            path=str(root),
-        )
-    problem = refusal(real, home_real, marker=(root / STATE_DIR / PROJECT_FILE).exists())
-    if problem is not None:
-        raise ProjectError(problem, path=str(root))
+    check_registrable(root, home)
     state = root / STATE_DIR
     try:
         state.mkdir(parents=True, exist_ok=True)

@@ -129,6 +129,27 @@ def test_from_a_linked_worktree_the_main_worktrees_memory_corresponds(
     assert outcomes[f"projects/{claude_folder_name(tmp_path / 'nowhere')}"] == "skipped"
 
 
+def test_a_dry_run_in_a_repository_not_registered_yet_shows_the_real_run(
+    home: Path, tmp_path: Path
+) -> None:
+    shop = _repository(tmp_path / "shop")  # a git repository registers itself on a write
+    claude = tmp_path / "dot-claude"
+    _memory(claude, shop, {"deploy_day": "Deploys happen on Tuesdays", "db": "Postgres 16"})
+    dry = as_json(home, shop, "memory", "import", "claude-code", str(claude), "--dry-run")
+    assert not (shop / ".oharness").exists() and not (shop / "MEMORY").exists()
+    real = as_json(home, shop, "memory", "import", "claude-code", str(claude))
+
+    def seen(report: dict[str, object]) -> dict[str, tuple[str, str]]:
+        return {
+            item["source"]: (item["outcome"].replace("would import", "imported"), item.get("id"))
+            for item in _by_source(report).values()
+        }
+
+    assert seen(dry) == seen(real)
+    assert dry["counts"]["would import"] == real["counts"]["imported"] == 2
+    assert _summaries(home, shop) == {"Deploys happen on Tuesdays", "Postgres 16"}
+
+
 def test_all_routes_each_project_to_its_own(home: Path, tmp_path: Path) -> None:
     shop = _repository(tmp_path / "shop")
     billing = _repository(tmp_path / "billing")
@@ -201,10 +222,13 @@ def test_the_title_is_kept_and_recallable(home: Path, project_dir: Path, tmp_pat
     )
     as_json(home, project_dir, "memory", "import", "claude-code", str(folder))
     note = as_json(home, project_dir, "memory", "show", "deploy")
-    assert note["summary"] == "How releases roll out"
-    assert note["body"].startswith("# 灰度发布流程\n")
+    assert note["summary"] == "灰度发布流程: How releases roll out"
+    assert note["body"] == "Ten percent first, then everyone after an hour.\n"
     found = as_json(home, project_dir, "memory", "search", "灰度发布")
     assert [result["id"] for result in found["results"]][:1] == ["deploy"]
+    # The key term only in the title is enough for per-message recall to attach the note.
+    recalled = as_json(home, project_dir, "memory", "recall", "我们的灰度发布流程是什么？")
+    assert [item["id"] for item in recalled["attached"]] == ["deploy"]
     checklist = as_json(home, project_dir, "memory", "show", "checklist")
     assert "step59" in checklist["body"] and len(checklist["summary"]) <= 200
 

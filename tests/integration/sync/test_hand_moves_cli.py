@@ -92,6 +92,11 @@ def test_renamed_and_recased_files_are_not_deleted_elsewhere(pair: list[Machine]
     assert held["RECASED-1.md"]["id"] == "recased-1"
     for item in held.values():
         assert "oharness memory adopt" in item["message"]
+    report = a.run("doctor", "--json")
+    sync = next(c for c in json.loads(report.stdout)["checks"] if c["area"] == "sync project")
+    assert report.returncode != 0 and sync["seen"].startswith("2 note(s) do not sync: ")
+    for name in ("old-notes.md", "RECASED-1.md"):  # each named, with its fix
+        assert f"{name} (" in sync["seen"] and f"oharness memory adopt {name}" in sync["seen"]
     listed = json.loads(a.ok("memory", "list", "--json"))
     assert {item["file"]: item["noteId"] for item in listed["notNotes"]} == {
         "RECASED-1.md": "recased-1",

@@ -101,6 +101,21 @@ def test_two_clones_sync_notes_both_ways(devices: tuple[Device, Device, str]) ->
     assert status["enabled"] is True and status["lastSyncedAt"]
 
 
+def test_a_note_forgotten_elsewhere_is_named_in_the_summary(
+    devices: tuple[Device, Device, str],
+) -> None:
+    a, b, _ = devices
+    saved = a.json("memory", "remember", "-s", "Staging resets nightly", "-b", "At 02:00.")
+    a.ok("sync", "now")
+    b.ok("sync", "now")
+    a.ok("memory", "forget", "--yes", saved["id"])
+    a.ok("sync", "now")
+    summary = b.ok("sync", "now")
+    assert "removed 1 (forgotten elsewhere; a backup is kept)" in summary
+    assert not (b.root / "MEMORY" / f"{saved['id']}.md").exists()
+    assert "removed" not in b.ok("sync", "now")
+
+
 def test_conflict_then_resolve_from_the_cli(devices: tuple[Device, Device, str]) -> None:
     a, b, _ = devices
     note = a.json("memory", "remember", "-s", "Shared", "-b", "line one")
