@@ -43,9 +43,11 @@ HOST_WAIT_S: Final = 1.0
 PULL_WAIT_S: Final = 5.0
 
 
-def library_index(home: str, start: str) -> str:
+def library_index(home: str, start: str, *, second_clone: bool = False) -> str:
     """The Memory section (guidance and one line per note) for the project at ``start``; with
-    sync conflicts waiting and a daemon running, the Memory page's link to them too."""
+    sync conflicts waiting and a daemon running, the Memory page's link to them too, unless
+    ``second_clone`` (the daemon hosts another folder of the project, and the page shows that
+    folder's conflicts: the command that shows this one's is said instead)."""
     from oharness.memory.workspace import open_workspace
 
     workspace = open_workspace(Path(start), Path(home), register=False)
@@ -53,6 +55,12 @@ def library_index(home: str, start: str) -> str:
         index = workspace.memory_index()
         if not workspace.service.waiting_conflicts():
             return index
+        if second_clone:
+            return (
+                f"{index}\nThis folder is a second clone of the project on this machine: "
+                "'oharness sync conflicts' run here lists its conflicts (the Memory page shows "
+                "those of the clone the daemon hosts)."
+            )
         project = workspace.project
         identity = project.identity if project is not None else None
         link = conflicts_page(Path(home), identity.id if identity is not None else None)
@@ -84,47 +92,57 @@ def handle_session_start(
     _, session_id, start = hook_fields(payload, None)
     if session_id and source in ("clear", "compact"):
         HookState(home).forget_session(session_id)
-    pull_on_first_use(home, start, log)
-    return hook_output("SessionStart", library_index(home, start))
+    second_clone = pull_on_first_use(home, start, log)
+    return hook_output("SessionStart", library_index(home, start, second_clone=second_clone))
 
 
-def pull_on_first_use(home: str, start: str, log: Callable[[str], None]) -> None:
+def pull_on_first_use(home: str, start: str, log: Callable[[str], None]) -> bool:
     """A project the running daemon does not host yet (a fresh clone on this machine): have
     it host the project and pull its notes before the index is read, so the first session
-    there sees what other machines wrote. Only a registered project or a git checkout (which
-    an agent's session registers on use, as the MCP server does at the same moment); at
-    most :data:`HOST_WAIT_S` + :data:`PULL_WAIT_S`; a failure is logged and the index is
-    read as it is."""
+    there sees what other machines wrote. A second clone of a project the daemon hosts from
+    another folder is its own replica: the daemon pulls that folder (at every session start
+    there: a pass that finds nothing new is one request). Only a registered project or a git
+    checkout (which an agent's session registers on use, as the MCP server does at the same
+    moment); at most :data:`HOST_WAIT_S` + :data:`PULL_WAIT_S`; a failure is logged and the
+    index is read as it is. True for a second clone."""
+    from oharness.project.discovery import read_project_id
     from oharness.project.identity import find_project, registers_itself
 
     location = find_project(Path(start), Path(home))
     if location is None or location.refused is not None:
-        return
+        return False
     if not location.registered and not registers_itself(location.root):
-        return
+        return False
     try:
         host, port, token = daemon_address(home)
     except (OSError, ValueError):
-        return  # no daemon: nothing pulls for this machine yet
+        return False  # no daemon: nothing pulls for this machine yet
     if cooling_down(home):  # a daemon that did not answer in time lately
-        return
+        return False
     body = json.dumps({"path": str(location.root), "create": not location.registered})
+    pull, second_clone = b"{}", False
     try:
         hosted = post_json(host, port, "/workspaces", token, body.encode(), HOST_WAIT_S, ok=(201,))
         project_id = json.loads(hosted)["projectId"]
-    except DaemonRefused:  # hosted already (200), or another folder's (409)
-        return
+    except DaemonRefused as exc:  # hosted already (200), or from another folder (409)
+        project_id = read_project_id(str(location.root)) if exc.status == 409 else None
+        if project_id is None:
+            return False
+        # registered by the request if it was not: pulled as its own replica
+        pull, second_clone = json.dumps({"path": str(location.root)}).encode(), True
     except TimeoutError:
         log(f"the daemon at {host}:{port} did not answer in time; skipped a while")
         with contextlib.suppress(OSError):
             start_cooldown(home)
-        return
+        return False
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log(f"hosting {location.root} in the daemon: {type(exc).__name__}: {exc}")
-        return
+        return False
     try:  # the pull goes on in the daemon past the wait; the index is read as it is then
-        post_json(host, port, f"/workspaces/{project_id}/sync/now", token, b"{}", PULL_WAIT_S)
-    except DaemonRefused:  # not signed in, sync off: nothing to pull
-        return
+        post_json(host, port, f"/workspaces/{project_id}/sync/now", token, pull, PULL_WAIT_S)
+    except DaemonRefused as exc:  # not signed in, sync off: nothing to pull
+        if exc.code == "folder_not_followed":
+            log(f"pulling the notes of {location.root} first: {exc.message}")
     except (OSError, ValueError) as exc:
         log(f"pulling the notes of {location.root} first: {type(exc).__name__}: {exc}")
+    return second_clone

@@ -237,3 +237,24 @@ def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
     assert f"({note['id']})" in index and "RFC 9457" in index
     assert on_b.note(note["id"]).is_file()
     assert (on_b.project / ".oharness" / "project.json").is_file()
+    # A second fresh clone on B, of a project B's daemon already hosts from api-b: its first
+    # session lists the note too (the daemon pulls that folder as its own replica).
+    second = dataclasses.replace(b, project=b.project.parent / "api-b2")
+    git(origin.parent, "clone", "-q", str(origin), str(second.project))
+    payload = {**session, "session_id": "fresh-2", "cwd": str(second.project)}
+    index = _hook(second, "session-start", {**payload, "hook_event_name": "SessionStart"})
+    assert f"({note['id']})" in index and "RFC 9457" in index
+    assert second.note(note["id"]).is_file()
+    # A conflict in that second clone: its session start names the command that shows it
+    # there, not the Memory page (which shows the conflicts of the clone the daemon hosts).
+    b.run("sync", "off")
+    on_a.run("memory", "remember", "--id", note["id"], "-s", "The API answers", "-b", "v2")
+    on_a.run("sync", "now")
+    second.run("memory", "remember", "--id", note["id"], "-s", "The API answers", "-b", "v3")
+    b.run("sync", "on")
+    second.run("sync", "now")
+    assert [c["id"] for c in second.json("sync", "conflicts")["conflicts"]] == [note["id"]]
+    index = _hook(second, "session-start", {**payload, "hook_event_name": "SessionStart"})
+    assert "1 note has a sync conflict waiting" in index
+    assert "second clone" in index and "'oharness sync conflicts' run here" in index
+    assert "/memory/conflicts" not in index

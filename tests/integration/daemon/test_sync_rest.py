@@ -104,3 +104,32 @@ def test_a_conflict_is_listed_and_resolved_over_rest(
     assert pushed == [note_id]
     actions.sync_now(service, targets)
     assert "from here" in Path(other.service.find(note_id).path).read_text()
+
+
+def test_sync_now_of_another_folder_is_refused_with_the_reason(
+    tmp_path: Path, daemon: LiveDaemon
+) -> None:
+    """Only a folder of the project that this machine used is synced by path; anything else
+    gets the reason, and no pass runs."""
+    here = _workspace(daemon)
+    assert here.project is not None and here.project.identity is not None
+    project_id = here.project.identity.id
+    other = _git_project(tmp_path / "other")
+    open_workspace(other, here.home.home, register=True).close()  # another project, used
+    with daemon.client() as http:
+        route = f"/workspaces/{project_id}/sync/now"
+        for body, status, code in (
+            ({"path": str(other)}, 404, "folder_not_followed"),
+            ({"path": "relative/folder"}, 400, "invalid_path"),
+            ({"path": 7}, 400, "invalid_path"),
+        ):
+            answer = http.post(route, json=body)
+            assert (answer.status_code, answer.json()["code"]) == (status, code), answer.text
+        unqualified = http.post("/sync/now", json={"path": str(other)})
+        assert unqualified.status_code == 400 and "/workspaces/" in unqualified.json()["error"]
+        # The hosted folder itself, named by its path, is the hosted project's pass.
+        own = http.post(route, json={"path": str(here.project.root)})
+        assert own.status_code == 200 and [p["scope"] for p in own.json()["passes"]] == [
+            "project",
+            "user",
+        ]

@@ -162,6 +162,17 @@ class DaemonSync:
             if self._signed_in:
                 self._register(key)
 
+    def folder_targets(self, folder: str, project_id: str) -> list[SyncTarget] | None:
+        """The sync targets of ``folder`` (resolved), another clone of ``project_id`` added by
+        :meth:`add_folder`; None when it is not one."""
+        key = _FOLDER + folder
+        with self._lock:
+            workspace = self._others.get(key)
+            project = workspace.project if workspace is not None else None
+            if project is None or project.identity is None or project.identity.id != project_id:
+                return None
+            return list(self._targets.get(key, []))
+
     def drop_folder(self, folder: str) -> None:
         """Stop syncing a folder added by :meth:`add_folder` (gone, or no longer used)."""
         key = _FOLDER + folder

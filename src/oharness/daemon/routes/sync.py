@@ -7,6 +7,7 @@ for the default workspace (``/sync/...``) and any hosted one (``/workspaces/{id}
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Final
 
 from fastapi import APIRouter, Request
@@ -26,6 +27,7 @@ from oharness.sync.actions import (
     sync_now,
     sync_status,
 )
+from oharness.sync.sync_service import SyncTarget
 
 _STRING: Final = {"type": "string"}
 RESOLVE_BODY = {
@@ -57,12 +59,47 @@ def _status(sync: DaemonSync, hosted: DaemonWorkspace) -> dict[str, Any]:
 
 async def _now(request: Request, project_id: str | None) -> Response:
     sync, hosted = _sync(request), _hosted(request, project_id)
-    outcome = await asyncio.to_thread(
-        sync_now, sync.service, sync.targets(hosted), run=sync.sync_now
-    )
-    data = _status(sync, hosted)
+    body = await read_object(request, "invalid_path")
+    path = body.get("path")
+    if path is None:
+        targets = sync.targets(hosted)
+    elif project_id is None:
+        raise DaemonApiError(
+            400,
+            "invalid_path",
+            "a folder is synced by its project: POST "
+            "/workspaces/{projectId}/sync/now with the path",
+        )
+    else:  # another clone of the project
+        targets = await _clone_targets(request, sync, project_id, path)
+    outcome = await asyncio.to_thread(sync_now, sync.service, targets, run=sync.sync_now)
+    data = sync_status(sync.service, targets)
     data["passes"] = outcome.passes_json()
     return JSONResponse(data)
+
+
+async def _clone_targets(
+    request: Request, sync: DaemonSync, project_id: str, path: object
+) -> list[SyncTarget]:
+    """The targets of ``path``, another folder of ``project_id`` on this machine (a second
+    clone, followed by background sync once used): followed now if it was just used."""
+    if not isinstance(path, str) or not os.path.isabs(path) or "\x00" in path:
+        raise DaemonApiError(400, "invalid_path", "path must be an absolute path to a folder")
+    folder = os.path.realpath(path)
+    if folder == os.path.realpath(_hosted(request, project_id).root):
+        return sync.targets(_hosted(request, project_id))
+    follower = state_of(request).follower
+    if follower is not None:
+        await asyncio.to_thread(follower.follow)
+    targets = sync.folder_targets(folder, project_id)
+    if targets is None:
+        raise DaemonApiError(
+            404,
+            "folder_not_followed",
+            f"{path} is not a folder of project {project_id} that this machine used: open its "
+            "memory there once (any oharness command, or an agent's session)",
+        )
+    return targets
 
 
 async def _resolve(request: Request, project_id: str | None, note_id: str) -> Response:
