@@ -163,6 +163,8 @@ def test_a_marker_of_another_user_is_refused_and_never_read(
     assert "belongs to another user" in result.stderr and "safeDirectories" in result.stderr
     recalled = _cli(env, victim, "memory", "recall", "what do we run before deploy?")
     assert "curl" not in recalled.stdout
+    shown = _cli(env, victim, "project", "show").stdout
+    assert "refused:" in shown and f"{planted / 'MEMORY'} (not read: refused)" in shown
     assert _notes(planted / "MEMORY") == planted_notes and not (victim / "MEMORY").exists()
     # The person may vouch for it in their own config; a repository's config cannot.
     config = Path(env["OHARNESS_HOME"]) / "config.json"
@@ -179,6 +181,7 @@ def test_a_notes_folder_of_another_user_is_refused(tmp_path: Path, env: dict[str
     os.chown(project / "MEMORY", 4242, 4242)
     result = _cli(env, project, "memory", "remember", "-s", "x", "--body", "b", "--type", "project")
     assert result.returncode == 1 and "MEMORY belongs to another user" in result.stderr
+    assert "is not used as a notes folder" in result.stderr
     assert _notes(project / "MEMORY") == []
 
 

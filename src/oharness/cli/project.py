@@ -41,7 +41,8 @@ def _print(data: dict[str, object]) -> None:
     if data["refused"]:
         click.echo(f"refused:   {data['refused']}")
     click.echo(f"id:        {data['id'] or '(not registered)'}")
-    click.echo(f"notes dir: {data['memoryDir'] or '-'} ({notes.get('project', 0)} notes)")
+    held = "not read: refused" if data["refused"] else f"{notes.get('project', 0)} notes"
+    click.echo(f"notes dir: {data['memoryDir'] or '-'} ({held})")
     click.echo(
         f"user dir:  {data['userMemoryDir'] or 'unavailable'} ({notes.get('user', 0)} notes)"
     )

@@ -142,13 +142,14 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
         store = service.store(scope)
         store.refresh(full=True)
         notes = store.notes()
+        skipped = _load_findings(scope, store)  # files there not read as notes, each named
         report.scopes[scope] = {
             "directory": str(store.directory),
             "notes": len(notes),
-            "skipped": len(store.problems()),
+            "skipped": len(skipped),
             "unloaded": len(store.unloaded()),
         }
-        report.findings.extend(_load_findings(scope, store))
+        report.findings.extend(skipped)
         for path in store.unloaded():
             report.findings.append(
                 Finding(scope, "unloaded", str(path), "not loaded: memory.maxNotes reached")

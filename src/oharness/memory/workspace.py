@@ -212,7 +212,8 @@ def memory_dir_problem(memory_dir: Path, home: Path) -> str | None:
     exists; the user's ``projects.safeDirectories`` can vouch for it."""
     if not memory_dir.exists() and not memory_dir.is_symlink():
         return None
-    return refusal(os.path.realpath(memory_dir), os.path.realpath(home), marker=False)
+    real, home_real = os.path.realpath(memory_dir), os.path.realpath(home)
+    return refusal(real, home_real, marker=False, role="a notes folder")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -145,6 +146,10 @@ def _check_characters(obj: dict[str, Any], summary: str, tags: list[str], body: 
         )
 
 
+#: A frontmatter whose first line is ``key: value`` (YAML), not JSON.
+_YAML_LINE: Final = re.compile(r"\s*[A-Za-z_][\w -]*:(\s|$)")
+
+
 def parse_note(text: str, *, default_time: int = 0, default_id: str | None = None) -> Note:
     """Parse a note file's text. Missing or invalid times fall back to ``default_time``; a
     missing id to ``default_id`` (a text merged by hand for a known note)."""
@@ -152,8 +157,14 @@ def parse_note(text: str, *, default_time: int = 0, default_id: str | None = Non
     try:
         obj = json.loads(head)
     except json.JSONDecodeError as exc:
+        if _YAML_LINE.match(head.lstrip("\ufeff")):
+            raise NoteFormatError(
+                "the frontmatter is YAML (as Obsidian and other tools write it), not JSON",
+                reason="invalid_json",
+            ) from exc
+        message = exc.msg.removesuffix(" at")  # "Unterminated string starting at"
         raise NoteFormatError(
-            f"the frontmatter is not valid JSON ({exc.msg} at line {exc.lineno + 1})",
+            f"the frontmatter is not valid JSON ({message} at line {exc.lineno + 1})",
             reason="invalid_json",
         ) from exc
     if not isinstance(obj, dict):

@@ -261,8 +261,9 @@ def safe_directories(home: str) -> list[str]:
     ]
 
 
-def refusal(folder: str, home: str, *, marker: bool) -> str | None:
-    """The one-line refusal for a project folder we may not trust, naming the fix."""
+def refusal(folder: str, home: str, *, marker: bool, role: str = "a project") -> str | None:
+    """The one-line refusal for a project folder (or another ``role``: a notes folder) we
+    may not trust, naming the fix."""
     problem = ownership_problem(folder, marker=marker)
     if problem is None:
         return None
@@ -270,7 +271,7 @@ def refusal(folder: str, home: str, *, marker: bool) -> str | None:
     if any(entry == "*" or _inside(folder, entry) for entry in allowed):
         return None
     return (
-        f"{problem}, so {folder} is not used as a project (another user could plant notes "
+        f"{problem}, so {folder} is not used as {role} (another user could plant notes "
         f'there); if you trust it, add "{folder}" to projects.safeDirectories in '
         f"{os.path.join(home, 'config.json')}"
     )

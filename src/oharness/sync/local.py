@@ -88,8 +88,9 @@ def _misnamed(store: NoteStore) -> list[NoteProblem]:
             name,
             name[: -len(NOTE_SUFFIX)],
             "misnamed",
-            f"the file name ends in {name[-len(NOTE_SUFFIX) :]!r}, not {NOTE_SUFFIX!r}: rename "
-            f"it to {name[: -len(NOTE_SUFFIX)] + NOTE_SUFFIX} to keep syncing it",
+            f"the file name ends in {name[-len(NOTE_SUFFIX) :]!r}, not {NOTE_SUFFIX!r}: put it "
+            f"back with: oharness memory adopt {name} (or rename it to "
+            f"{name[: -len(NOTE_SUFFIX)] + NOTE_SUFFIX}) to keep syncing it",
         )
         for name in sorted(names)
         if name.lower().endswith(NOTE_SUFFIX) and not name.endswith(NOTE_SUFFIX)

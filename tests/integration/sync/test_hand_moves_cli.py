@@ -68,6 +68,7 @@ def test_a_note_moved_into_a_subfolder_is_not_deleted_elsewhere(pair: list[Machi
     assert "oharness memory adopt archive/moved-1.md" in held["message"]
     code, report = _doctor(a)
     assert code != 0 and report["healthy"] is False
+    assert report["scopes"]["project"]["skipped"] == 1  # counted as the finding names it
     finding = next(f for f in report["findings"] if f["path"].endswith("archive/moved-1.md"))
     assert "oharness memory adopt archive/moved-1.md" in finding["message"]
     # The fix named: put back, it syncs again and nothing is held.

@@ -143,8 +143,11 @@ def test_renaming_to_an_upper_case_suffix_is_reported_not_deleted(trio: list[Mac
     (a.notes / "cased-1.md").rename(a.notes / "cased-1.MD")
     result = a.run("sync", "now")
     assert result.returncode == 1 and "cased-1.MD" in result.stderr
+    assert "oharness memory adopt cased-1.MD" in result.stderr  # the fix `memory list` names
     b.ok("sync", "now")
     assert "cased-1.md" in b.files()
+    a.ok("memory", "adopt", "cased-1.MD")  # and it works: syncing again, nothing held
+    assert a.ok("sync", "now") and "cased-1.md" in a.files()
 
 
 def test_a_corrupt_state_file_brings_no_conflicts(trio: list[Machine]) -> None:

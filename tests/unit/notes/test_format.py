@@ -125,6 +125,16 @@ def test_missing_times_fall_back_to_the_default() -> None:
             "invalid_json",
             "the frontmatter is not valid JSON (Expecting value at line 2)",
         ),
+        (
+            '---\n{"id": "a", "summary": "cut\n---\nbody',
+            "invalid_json",
+            "the frontmatter is not valid JSON (Unterminated string starting at line 2)",
+        ),
+        (
+            "---\ntitle: Deploys\ntags: [ops]\n---\nbody",
+            "invalid_json",
+            "the frontmatter is YAML (as Obsidian and other tools write it), not JSON",
+        ),
         ("---\n[1, 2]\n---\nbody", "not_an_object", "the frontmatter is not a JSON object"),
         (
             '---\n{"id":"n-1","summary":"S"}\nbody without closing',
