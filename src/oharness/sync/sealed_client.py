@@ -124,6 +124,13 @@ def scope_key_of(scope: SyncScope) -> str:
     return "user" if scope.kind == "user" else f"project:{scope.project_id}"
 
 
+def same_key(stored: dict[str, Any], held: dict[str, Any]) -> bool:
+    """Whether the account's stored key envelope seals the key of ``held`` (the envelope as
+    this device saw it with its key): a new passphrase seals the same key anew, but the
+    copy under the recovery key stays until the key itself is made anew."""
+    return stored.get("byRecovery") == held.get("byRecovery")
+
+
 class SealedClient(SyncClient):
     """A :class:`SyncClient` that seals what it sends and opens what it receives."""
 
@@ -348,6 +355,14 @@ class SealedClient(SyncClient):
         still refused rather than invited to upload in clear."""
         stored = self.keys()
         if stored.envelope is not None:
+            if self._envelope is not None and not same_key(stored.envelope, self._envelope):
+                raise SyncError(
+                    "the end-to-end key on this machine does not open this account's notes (the "
+                    "account's key was made anew on another machine, or the key file came from "
+                    "elsewhere): nothing was uploaded; 'oharness sync unlock' enters the "
+                    "account's passphrase",
+                    code="encrypted_account",
+                )
             self._still_encrypted = True
             return
         if stored.version > 0:

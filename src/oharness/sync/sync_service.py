@@ -26,7 +26,7 @@ from oharness.project.paths import HomeLayout, folder_state_key
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.encryption import sealed_client_for
+from oharness.sync.encryption import key_path, load_key, sealed_client_for
 from oharness.sync.protocol import SyncScope
 from oharness.sync.replicas import Claim, claim, is_git_clone, take_over
 from oharness.sync.result import PassResult
@@ -280,6 +280,15 @@ class SyncService:
             return 0, self._other("account", bound.user_id, user_id, target)
         if not bound.user_id:
             self.settings.bind(target.scope_key, user_id, origin)
+        held = load_key(self.home)
+        if held is not None and held.origin == origin and held.user_id != user_id:
+            return 0, (
+                f"the end-to-end key kept on this machine ({key_path(self.home)}) is account "
+                f"{held.user_id}'s, and {user_id} is signed in: nothing is synced with it. If "
+                f"{user_id}'s account is encrypted, 'oharness sync unlock' enters its passphrase "
+                f"(the key is replaced); if not, remove that file ({held.user_id}'s passphrase "
+                "brings that key back)"
+            )
         protocols = known.get("protocols") or [2]
         if 2 in protocols:
             return 2, None

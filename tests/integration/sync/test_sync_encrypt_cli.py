@@ -267,3 +267,49 @@ def test_doctor_reports_a_waiting_conflict_and_a_scope_waiting_for_unlock(
     doctor = b.run("doctor", "--user-home", str(tmp_path))
     assert doctor.returncode == 3 and "paused: encrypted" in doctor.stdout
     assert "sync unlock" in doctor.stdout
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+def test_a_key_of_another_account_or_an_old_key_uploads_nothing(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    """The key kept on a machine is one account's, and the account's current one: a machine
+    signed in to another account, or holding a key made before the account's key was made
+    anew, is paused with the fix, and nothing reaches the server."""
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    seal(a, b)
+    b.ok("sync", "now")
+
+    # b signs in to bob's (plain) account and rebinds deliberately: alice's key is not used.
+    b.ok("logout")
+    b.login(server.origin, "bob")
+    for scope, key in (("project", f"project:{PROJECT_ID}"), ("user", "user")):
+        b.ok("sync", "unbind", scope, "--confirm", key)
+    before = set(storage.keys())
+    paused = b.run("sync", "now")
+    said = paused.stdout + paused.stderr
+    assert paused.returncode == 1 and "is account alice's, and bob is signed in" in said
+    assert "'oharness sync unlock'" in said and "e2e-key.json" in said
+    assert set(storage.keys()) == before  # nothing uploaded, no envelope put into bob's account
+
+    # alice's key is made anew from a (off, then on): b, back on alice, holds the old one.
+    b.ok("logout")
+    b.login(server.origin)
+    for scope, key in (("project", f"project:{PROJECT_ID}"), ("user", "user")):
+        b.ok("sync", "unbind", scope, "--confirm", key)
+    assert a.run("sync", "encrypt", "--off", "--yes").returncode == 0
+    seal(a)
+    b.write("written-on-b-4d5", "Written on b with the old key.\n", summary="Old key")
+    paused = b.run("sync", "now")
+    said = paused.stdout + paused.stderr
+    assert paused.returncode == 1 and "does not open this account's notes" in said
+    assert plaintext_in(storage, ["Written on b"]) == []
+    unlocked = typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert unlocked.returncode == 0, unlocked.stderr
+    b.ok("sync", "now"), a.ok("sync", "now")
+    assert "written-on-b-4d5.md" in a.files() and a.files() == b.files()
+    assert plaintext_in(storage, ["Written on b", "Tuesdays"]) == []
