@@ -149,7 +149,8 @@ class KeyEnvelope:
             return _open_key(key, self.by_recovery, b"recovery")
         except InvalidTag:
             raise WrongKey(
-                "wrong recovery key: nothing was changed; check its 13 groups of 4 letters and digits"
+                "wrong recovery key: nothing was changed; check its 13 groups of 4 letters "
+                "and digits"
             ) from None
 
     def with_passphrase(
