@@ -71,8 +71,12 @@ def serve_in_thread(
 
 
 @contextlib.contextmanager
-def sync_server_process(storage: Path, secret: str, *, log: Path | None = None) -> Iterator[str]:
-    """``oharness sync-server serve`` over ``file://storage``; yields its origin."""
+def sync_server_process(
+    storage: Path, secret: str, *, log: Path | None = None, rate_per_minute: int | None = None
+) -> Iterator[str]:
+    """``oharness sync-server serve`` over ``file://storage``; yields its origin.
+    ``rate_per_minute``: the per-account request limit, for a module whose tests share one
+    account and run dozens of passes within a minute (the default 60 is the product's)."""
     port = free_port()
     output = log.open("w") if log is not None else None
     process = subprocess.Popen(
@@ -87,7 +91,15 @@ def sync_server_process(storage: Path, secret: str, *, log: Path | None = None) 
             "--port",
             str(port),
         ],
-        env={**os.environ, "OHARNESS_SYNC_JWT_SECRET": secret},
+        env={
+            **os.environ,
+            "OHARNESS_SYNC_JWT_SECRET": secret,
+            **(
+                {"OHARNESS_SYNC_RATE_PER_MINUTE": str(rate_per_minute)}
+                if rate_per_minute is not None
+                else {}
+            ),
+        },
         stdout=output or subprocess.DEVNULL,
         stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
     )

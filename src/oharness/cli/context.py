@@ -87,6 +87,7 @@ def open_for(
     explicit: bool = False,
     for_model: bool = False,
     dry_run: bool = False,
+    first_use: bool = False,
 ) -> Workspace:
     """Open the workspace of ``--project`` or the current directory.
 
@@ -96,7 +97,10 @@ def open_for(
     refused with how to register (docs/memory.md, "Scopes and projects"). Refusals speak
     to the person at the terminal, unless ``for_model`` (chat, where a model calls the tools).
     With ``dry_run`` a project the command would register opens as though registered, and
-    nothing is written (what the dry run shows is what the real run does).
+    nothing is written (what the dry run shows is what the real run does). With
+    ``first_use`` (a command that reads notes), a project the running daemon does not host
+    yet - a fresh clone, which an agent's session would register - is hosted and pulled first,
+    as at an agent's session start, so the first command there lists the other machines' notes.
     """
     start = project_path if project_path is not None else Path.cwd()
     if project_path is not None and not project_path.is_dir():
@@ -107,6 +111,10 @@ def open_for(
     if register and not explicit and project_path is None:
         location = find_project(start, home)
         register = location is not None and registers_itself(location.root)
+    if first_use and not register:
+        from oharness.bridges.first_use import pull_on_first_use
+
+        pull_on_first_use(str(home), str(start), lambda why: say(f"warning: {why}", err=True))
     if dry_run:
         workspace = open_workspace(start, home, register=False, preview=register)
     else:

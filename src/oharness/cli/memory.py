@@ -170,7 +170,7 @@ def search(
     tag: str | None,
 ) -> None:
     """Find notes in both scopes matching QUERY, best first (no threshold)."""
-    workspace = open_for(project_path, register=False)
+    workspace = open_for(project_path, register=False, first_use=True)
     warn(workspace, as_json)
     hits = workspace.service.search(query, limit, NoteFilter.of(scope, note_type, tag))
     if as_json:
@@ -189,7 +189,7 @@ def search(
 @common_options
 def show_index(project_path: Path | None, as_json: bool, debug: bool) -> None:
     """Print the Memory section of the system prompt, as a model would see it."""
-    workspace = open_for(project_path, register=False)
+    workspace = open_for(project_path, register=False, first_use=True)
     warn(workspace, as_json)
     text = workspace.memory_index()
     if as_json:
@@ -208,7 +208,7 @@ def recall_message(
     project_path: Path | None, as_json: bool, debug: bool, message: str, exclude: tuple[str, ...]
 ) -> None:
     """Print exactly what would be attached to MESSAGE (usually nothing)."""
-    workspace = open_for(project_path, register=False)
+    workspace = open_for(project_path, register=False, first_use=True)
     warn(workspace, as_json)
     outcome = workspace.service.recall_preview(message, exclude)
     if as_json:
@@ -227,7 +227,7 @@ def show_note(
     project_path: Path | None, as_json: bool, debug: bool, note_id: str, scope: str | None
 ) -> None:
     """Show one note with its links."""
-    workspace = open_for(project_path, register=False)
+    workspace = open_for(project_path, register=False, first_use=True)
     warn(workspace, as_json)
     view = workspace.service.read(note_id, _scope(scope))
     if as_json:
@@ -268,7 +268,7 @@ def list_notes(
 ) -> None:
     """List notes of both scopes, most recently updated first, then the Markdown files of
     the notes folders that are not notes (yet), with the reason and the fix."""
-    workspace = open_for(project_path, register=False)
+    workspace = open_for(project_path, register=False, first_use=True)
     warn(workspace, as_json)
     filters = NoteFilter.of(scope, note_type, tag)
     listing = workspace.service.listing(offset, limit, filters)

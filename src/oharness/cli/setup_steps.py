@@ -152,7 +152,12 @@ def sign_in_step(
         signed = actions.login(layout, origin, token, store_token=environ_token != token)
     except OHarnessError as exc:
         return Outcome("sign-in", f"not signed in: {exc.message}", fix="check the URL and token")
-    return Outcome("sign-in", f"signed in to {signed.origin} as {signed.user_id}", changed=True)
+    seen = f"signed in to {signed.origin} as {signed.user_id}"
+    if signed.needs_unlock:
+        return Outcome(
+            "sign-in", f"{seen}; {actions.NEEDS_UNLOCK}", fix="oharness sync unlock", changed=True
+        )
+    return Outcome("sign-in", seen, changed=True)
 
 
 def extras_step() -> Outcome:

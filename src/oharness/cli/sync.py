@@ -65,6 +65,8 @@ def login(origin: str, token: str | None, as_json: bool, debug: bool) -> None:
         click.echo(f"Signed in to {signed.origin} as {signed.user_id} ({signed.plan} plan)")
         if not signed.sync_enabled:
             click.echo("Cloud sync is switched off; 'oharness sync on' switches it back on.")
+        if signed.needs_unlock:
+            click.echo(actions.NEEDS_UNLOCK[0].upper() + actions.NEEDS_UNLOCK[1:] + ".")
 
 
 @click.command()

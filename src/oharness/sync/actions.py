@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import httpx2
 
@@ -51,9 +51,24 @@ class SignIn:
     user_id: str
     plan: str
     sync_enabled: bool
+    #: The account is end-to-end encrypted and this machine does not hold its key yet: sync
+    #: waits for ``oharness sync unlock``.
+    needs_unlock: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"origin": self.origin, "userId": self.user_id, "plan": self.plan}
+        return {
+            "origin": self.origin,
+            "userId": self.user_id,
+            "plan": self.plan,
+            "needsUnlock": self.needs_unlock,
+        }
+
+
+#: What login and setup say when the account is encrypted and this machine has no key.
+NEEDS_UNLOCK: Final = (
+    "the account is end-to-end encrypted: 'oharness sync unlock' enters its passphrase on this "
+    "machine (sync waits until then; nothing is uploaded in clear)"
+)
 
 
 def check_origin(origin: str) -> str:
@@ -77,13 +92,29 @@ def login(
     client = SyncClient(origin, token, http=http)
     try:
         identity = client.identity()
+        try:
+            encrypted = client.keys().envelope is not None
+        except SyncError:  # a server without encryption: nothing to unlock
+            encrypted = False
     except SyncError as exc:
         raise SyncError(f"sign-in failed, nothing saved: {exc.message}", code=exc.code) from exc
     finally:
         client.close()
     settings = SyncSettingsFile(home)
     settings.login(origin, token if store_token else None)
-    return SignIn(origin, identity.user_id, identity.plan, settings.enabled())
+    held = load_key(home)
+    holds = (
+        held is not None
+        and held.active
+        and (held.origin, held.user_id)
+        == (
+            origin,
+            identity.user_id,
+        )
+    )
+    return SignIn(
+        origin, identity.user_id, identity.plan, settings.enabled(), encrypted and not holds
+    )
 
 
 def logout(home: HomeLayout) -> bool:

@@ -23,6 +23,7 @@ afterwards and stays on that device until it is unlocked there, then it is uploa
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import os
@@ -49,6 +50,8 @@ if TYPE_CHECKING:  # cryptography loads only when a key is used, not for every s
     from oharness.sync.sealed_client import SealedClient
 
 KEY_FILE: Final = "e2e-key.json"
+#: In the sync folder: this device, without the key, was told the account is encrypted.
+SEEN_FILE: Final = "encrypted-account.json"
 #: Puts per migration commit (well under every server's maxChangesPerCommit).
 _BATCH: Final = 100
 _MIN_PASSPHRASE: Final = 10
@@ -74,6 +77,37 @@ class DeviceKey:
 
 def key_path(home: HomeLayout) -> Path:
     return home.home / KEY_FILE
+
+
+def seen_path(home: HomeLayout) -> Path:
+    """Where a device without the key notes that an account was end-to-end encrypted."""
+    return home.sync_dir / SEEN_FILE
+
+
+def seen_encrypted(home: HomeLayout, origin: str, user_id: str) -> bool:
+    """Whether this device, without the key, was refused as the account is encrypted."""
+    try:
+        data = json.loads(seen_path(home).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and (data.get("origin"), data.get("userId")) == (
+        origin,
+        user_id,
+    )
+
+
+def note_seen_encrypted(home: HomeLayout, origin: str, user_id: str, seen: bool) -> None:
+    """Record (or, with ``seen`` false, forget) that the account was seen encrypted here."""
+    path = seen_path(home)
+    if not seen:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    if seen_encrypted(home, origin, user_id):
+        return
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = json.dumps({"origin": origin, "userId": user_id}).encode("utf-8")
+    atomic_write(path, data, mode=0o600)
 
 
 def load_key(home: HomeLayout) -> DeviceKey | None:
@@ -362,6 +396,7 @@ def unlock(
         data_key = envelope.open_with_passphrase(passphrase or "")
     key = DeviceKey(client.origin, identity.user_id, data_key, True, stored.envelope)
     save_key(home, key)
+    note_seen_encrypted(home, client.origin, identity.user_id, seen=False)
     return key
 
 

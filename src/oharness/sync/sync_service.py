@@ -26,11 +26,19 @@ from oharness.project.paths import HomeLayout, folder_state_key
 from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
-from oharness.sync.encryption import key_path, load_key, sealed_client_for
+from oharness.sync.encryption import (
+    key_path,
+    load_key,
+    note_seen_encrypted,
+    sealed_client_for,
+    seen_encrypted,
+    seen_path,
+)
 from oharness.sync.protocol import SyncScope
 from oharness.sync.replicas import Claim, claim, is_git_clone, take_over
 from oharness.sync.result import PassResult
 from oharness.sync.scope_sync import ScopeSync
+from oharness.sync.sealed_client import SealedClient
 from oharness.sync.settings_file import SyncSettingsFile
 from oharness.types import Clock, Scope
 
@@ -208,6 +216,9 @@ class SyncService:
             protocol, paused = self._verify(target, client, status, token, origin)
             if paused:
                 return PassReport(target, paused=paused, old_server=protocol == 1)
+            paused = self._plain_after_reset(client, origin, str(status["account"]["userId"]))
+            if paused:
+                return PassReport(target, paused=paused)
             copied = self._check_folder(target)
             if copied:
                 return PassReport(target, paused=copied)
@@ -230,6 +241,28 @@ class SyncService:
             return PassReport(target, error={"code": exc.code, "message": exc.message})
         finally:
             client.close()
+
+    def _plain_after_reset(self, client: SyncClient, origin: str, user_id: str) -> str | None:
+        """Why a device without the key must not sync in clear, or None: it was refused as
+        the account is end-to-end encrypted, and the server now holds no key envelope and
+        never stored one since (its storage was reset or restored); a machine holding the
+        key puts the envelope back at its next pass. An envelope stored as "off" (encryption
+        turned off on purpose) ends the wait."""
+        if isinstance(client, SealedClient) or not seen_encrypted(self.home, origin, user_id):
+            return None
+        stored = client.keys()
+        if stored.envelope is not None:
+            return None  # still encrypted: the server refuses plain notes with the fix
+        if stored.version > 0:
+            note_seen_encrypted(self.home, origin, user_id, seen=False)
+            return None
+        return (
+            "encrypted: this account was end-to-end encrypted when this machine last synced, "
+            "and the server now holds no key (its storage was reset or restored): nothing is "
+            "uploaded in clear; a machine holding the key puts it back at its next pass, then "
+            f"'oharness sync unlock' here (if none holds it any more, remove {seen_path(self.home)}"
+            " to sync in clear)"
+        )
 
     def _other(self, what: str, bound: str, now: str, target: SyncTarget) -> str:
         return (
@@ -333,6 +366,11 @@ class SyncService:
             )
             return PassReport(target, error=error, retry_after_ms=deadline)
         if exc.code in ("encrypted_account", "encryption_off"):
+            account = self.base(target).load_status().get("account")
+            origin = self.settings.origin()
+            if exc.code == "encrypted_account" and isinstance(account, dict) and origin:
+                with contextlib.suppress(OSError):
+                    note_seen_encrypted(self.home, origin, str(account.get("userId")), seen=True)
             return PassReport(target, paused=f"encrypted: {exc.message}", paused_by_server=True)
         if exc.code == "account_erased":
             return PassReport(

@@ -378,7 +378,7 @@ def test_a_hung_daemon_costs_one_short_wait_then_the_library_answers(
 def test_a_hung_daemon_costs_a_session_start_one_short_wait(home: Path, project: Path) -> None:
     """At session start the hook asks a running daemon whether it hosts the project (to pull
     a new one's notes first): a daemon that never answers costs one wait, then is skipped."""
-    from oharness.bridges.claude_hook import HOST_WAIT_S
+    from oharness.bridges.first_use import HOST_WAIT_S
 
     with _hung_daemon(home) as held:
         timings = []

@@ -258,3 +258,25 @@ def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
     assert "1 note has a sync conflict waiting" in index
     assert "second clone" in index and "'oharness sync conflicts' run here" in index
     assert "/memory/conflicts" not in index
+
+
+def test_the_first_command_in_a_fresh_clone_lists_what_the_other_machine_wrote(
+    machines: tuple[Machine, Machine],
+) -> None:
+    """B clones a repository A has notes in and reads its memory from the CLI before anything
+    else ran there: ``memory list`` and ``memory search`` already show A's note (the command
+    has B's daemon host the checkout and pull it, as an agent's session start does)."""
+    a, b = machines
+    origin = a.project.parent / "cli-origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
+    on_a = dataclasses.replace(a, project=a.project.parent / "cli-a")
+    on_b = dataclasses.replace(b, project=b.project.parent / "cli-b")
+    for clone in (on_a, on_b):
+        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
+    note = on_a.json("memory", "remember", "-s", "The zanzibar deploy window is Tuesday", "-b", "x")
+    on_a.run("sync", "now")
+    found = on_b.json("memory", "search", "zanzibar")
+    assert [hit["id"] for hit in found["results"]] == [note["id"]]
+    assert note["id"] in {item["id"] for item in on_b.json("memory", "list")["notes"]}

@@ -21,7 +21,9 @@ SECRET = "cli-sync-secret-0123456789abcdef0123456789"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     storage = tmp_path_factory.mktemp("storage")
-    with sync_server_process(storage, SECRET, log=storage.parent / "server.log") as origin:
+    with sync_server_process(
+        storage, SECRET, log=storage.parent / "server.log", rate_per_minute=600
+    ) as origin:
         yield origin
 
 

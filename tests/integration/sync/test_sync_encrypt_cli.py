@@ -12,7 +12,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cliworld import OHARNESS, Machine, Server, Storage, machines, plaintext_in, running_server
+from cliworld import (
+    OHARNESS,
+    Machine,
+    Server,
+    Storage,
+    machines,
+    plaintext_in,
+    running_server,
+    token_for,
+)
 
 PASSPHRASE = "correct horse battery staple"
 NEW_PASSPHRASE = "a much longer passphrase now"
@@ -313,3 +322,54 @@ def test_a_key_of_another_account_or_an_old_key_uploads_nothing(
     b.ok("sync", "now"), a.ok("sync", "now")
     assert "written-on-b-4d5.md" in a.files() and a.files() == b.files()
     assert plaintext_in(storage, ["Written on b", "Tuesdays"]) == []
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+def test_signing_in_to_an_encrypted_account_says_to_unlock(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    a, c = machines(tmp_path, 2)
+    a.login(server.origin)
+    a.ok("sync", "now")
+    seal(a)
+    said = c.ok("login", "--origin", server.origin, "--token", token_for("alice"))
+    assert "end-to-end encrypted: 'oharness sync unlock' enters its passphrase" in said
+    unlocked = typed(c, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
+    assert unlocked.returncode == 0, unlocked.stderr
+    again = json.loads(
+        c.ok("login", "--origin", server.origin, "--token", token_for("alice"), "--json")
+    )
+    assert again["needsUnlock"] is False and again["userId"] == "alice"
+    assert "unlock" not in a.ok("login", "--origin", server.origin, "--token", token_for("alice"))
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+def test_a_machine_told_the_account_is_encrypted_uploads_nothing_after_a_reset(
+    server: Server, storage: Storage, tmp_path: Path
+) -> None:
+    """c, without the key, was refused as the account is encrypted; the storage is wiped (the
+    envelope with it): c still uploads nothing in clear until a machine holding the key puts
+    the envelope back, or the account is turned off on purpose."""
+    a, c = machines(tmp_path, 2)
+    for machine in (a, c):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    seal(a)
+    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
+    assert "oharness sync unlock" in c.run("sync", "now").stderr + c.run("sync", "now").stdout
+
+    storage.wipe()
+    held = c.run("sync", "now")
+    said = held.stdout + held.stderr
+    assert held.returncode == 1 and "the server now holds no key" in said, said
+    assert plaintext_in(storage, ["Written on c", "from-c-9e8"]) == []
+    a.ok("sync", "now")  # a holds the key: the envelope goes back
+    asked = c.run("sync", "now")
+    assert "oharness sync unlock" in asked.stdout + asked.stderr
+    assert plaintext_in(storage, ["Written on c", "Tuesdays"]) == []
+
+    # Turned off on purpose (the envelope stored as "off"): c syncs in clear again.
+    assert a.run("sync", "encrypt", "--off", "--yes").returncode == 0
+    c.ok("sync", "now"), a.ok("sync", "now")
+    assert "from-c-9e8.md" in a.files() and a.files() == c.files()
