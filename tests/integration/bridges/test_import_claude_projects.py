@@ -139,7 +139,7 @@ def test_a_dry_run_in_a_repository_not_registered_yet_shows_the_real_run(
     assert not (shop / ".oharness").exists() and not (shop / "MEMORY").exists()
     real = as_json(home, shop, "memory", "import", "claude-code", str(claude))
 
-    def seen(report: dict[str, object]) -> dict[str, tuple[str, str]]:
+    def seen(report: dict[str, object]) -> dict[str, tuple[str, str | None]]:
         return {
             item["source"]: (item["outcome"].replace("would import", "imported"), item.get("id"))
             for item in _by_source(report).values()
