@@ -147,7 +147,22 @@ def test_setup_prints_a_sign_in_link_for_the_memory_page(person: Person) -> None
     again = person.run("setup", "--port", str(port))  # run again: a new link
     link = re.search(r"open (\S+/auth\?code=\S+) once", again.stdout)
     assert link is not None and link.group(1) != found.group(1)
+    dry = person.run("setup", "--dry-run")  # changes nothing: the link printed last still works
+    assert "/auth?code=" not in dry.stdout and "prints a sign-in link" in dry.stdout
     assert httpx2.get(link.group(1)).status_code == 200
+
+
+def test_setup_run_again_after_a_crash_restarts_the_daemon_on_its_port(person: Person) -> None:
+    port = free_port()
+    started = person.run("setup", "--start", "--port", str(port))
+    assert f"answering at http://127.0.0.1:{port}" in started.stdout, started.stdout
+    pid = json.loads((person.home / "daemon.json").read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    again = person.run("setup", "--start")  # as doctor says after a crash: no --port
+    assert f"answering at http://127.0.0.1:{port}" in again.stdout, again.stdout
 
 
 def _assert_private_log(person: Person) -> None:

@@ -143,8 +143,9 @@ def check_sync_state() -> list[Finding]:
                     " says why",
                 )
             )
+    here = workspace.project.root.resolve() if workspace.project is not None else None
     for project in data.get("projects", []):
-        if project.get("conflicts"):
+        if project.get("conflicts") and Path(project["root"]).resolve() != here:  # said above
             found.append(_conflicts(f"sync {project['root']}", len(project["conflicts"])))
     if not found:
         found.append(Finding("sync", "no pause, error or conflict left by the last passes"))

@@ -9,6 +9,7 @@ keeps notes and sign-in. A second run changes nothing.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +40,12 @@ def setup_options(func: F) -> F:
         click.option("--dry-run", is_flag=True, help="Show what would change; change nothing."),
         click.option("--uninstall", is_flag=True, help="Remove our entries and the service."),
         click.option("--start", is_flag=True, help="Start the daemon now (else at login)."),
-        click.option("--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(1)),
+        click.option(
+            "--port",
+            default=None,
+            type=click.IntRange(1),
+            help=f"The daemon's port (default: the one it used last, else {DEFAULT_PORT}).",
+        ),
         click.option("--origin", default=None, help="Sign in to this sync server."),
         click.option("--token", default=None, help="Its token (default: OHARNESS_TOKEN)."),
         click.option(
@@ -81,7 +87,7 @@ def run_setup(
     dry_run: bool,
     uninstall: bool,
     start: bool,
-    port: int,
+    port: int | None,
     origin: str | None,
     token: str | None,
     user_home: Path | None,
@@ -111,7 +117,7 @@ def run_setup(
 
 
 def _request(
-    user_home: Path | None, *, install: bool, dry_run: bool, start: bool, port: int
+    user_home: Path | None, *, install: bool, dry_run: bool, start: bool, port: int | None
 ) -> SetupRequest:
     people_home = (user_home or Path.home()).absolute()
     config = os.environ.get("XDG_CONFIG_HOME")
@@ -122,6 +128,8 @@ def _request(
         if dry_run
         else home_from_environment()
     )
+    if port is None:  # a run again keeps the daemon where it was (a restart after a crash)
+        port = last_port(home) or DEFAULT_PORT
     return SetupRequest(
         home=home.absolute(),
         user_home=people_home,
@@ -133,6 +141,17 @@ def _request(
         port=port,
         environ=dict(os.environ),
     )
+
+
+def last_port(home: Path) -> int | None:
+    """The port of the daemon this home ran last (its ``daemon.json``, left even by a crash)."""
+    from urllib.parse import urlsplit
+
+    try:
+        url = json.loads((home / "daemon.json").read_text("utf-8"))["url"]
+        return urlsplit(str(url)).port
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _confirm(text: str) -> bool:

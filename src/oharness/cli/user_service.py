@@ -88,9 +88,11 @@ def sign_in_link(home: Path, url: str) -> str | None:
     return link if isinstance(link, str) else None
 
 
-def _answering(home: Path, url: str) -> str:
-    link = sign_in_link(home, url)
+def _answering(request: SetupRequest, url: str) -> str:
     said = f"answering at {url}"
+    if request.dry_run:  # a new link would end the one printed last
+        return said + "; the run itself prints a sign-in link for the Memory page"
+    link = sign_in_link(request.home, url)
     return said + (f"; the Memory page: open {link} once in a browser" if link else "")
 
 
@@ -131,9 +133,7 @@ def daemon_step(request: SetupRequest) -> Outcome:
     running = running_daemon(request.home)
     if old == text and (running or not request.start):
         said = f"{kind} user service {path} in place"
-        return Outcome(
-            "daemon", said + (f"; {_answering(request.home, running)}" if running else "")
-        )
+        return Outcome("daemon", said + (f"; {_answering(request, running)}" if running else ""))
     if request.dry_run:
         return Outcome("daemon", f"{path} would be written ({kind})", changed=old != text)
     if old != text:
@@ -191,7 +191,7 @@ def _without_manager(request: SetupRequest) -> Outcome:
     command = nohup_command(request)
     running = running_daemon(request.home)
     if running:
-        return Outcome("daemon", f"{_answering(request.home, running)} (no service manager here)")
+        return Outcome("daemon", f"{_answering(request, running)} (no service manager here)")
     if not request.start:
         return Outcome(
             "daemon",
@@ -221,7 +221,7 @@ def _await_daemon(request: SetupRequest, said: str) -> Outcome:
     while time.monotonic() < deadline:
         url = running_daemon(request.home)
         if url:
-            return Outcome("daemon", f"{said}; {_answering(request.home, url)}", changed=True)
+            return Outcome("daemon", f"{said}; {_answering(request, url)}", changed=True)
         time.sleep(0.2)
     log = request.home / "logs" / "daemon.log"
     return Outcome(

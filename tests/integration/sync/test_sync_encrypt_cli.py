@@ -270,7 +270,7 @@ def test_doctor_reports_a_waiting_conflict_and_a_scope_waiting_for_unlock(
     assert {c["area"]: c["ok"] for c in json.loads(healthy.stdout)["checks"]}["sync"] is True
     checks = json.loads(b.run("doctor", "--json", "--user-home", str(tmp_path)).stdout)["checks"]
     waiting = [c for c in checks if "conflict(s) waiting" in c["seen"]]
-    assert waiting and "oharness sync resolve" in waiting[0]["fix"]
+    assert len(waiting) == 1 and "oharness sync resolve" in waiting[0]["fix"]  # said once
     seal(a)
     b.run("sync", "now")
     doctor = b.run("doctor", "--user-home", str(tmp_path))
