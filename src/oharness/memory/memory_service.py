@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
@@ -280,10 +281,26 @@ class MemoryService:
             if new == old:
                 return self._remember_result(latest, created=False, changed=False)
             new = new.with_changes(updated_at=max(self._clock(), old.updated_at + 1))
-            if backup_reason is not None:
-                self.backup(latest, backup_reason)
-            stored = store.save(new, create=False)
+            record = self.backup(latest, backup_reason) if backup_reason is not None else None
+            with self._unless_unchanged(record, store, latest):
+                stored = store.save(new, create=False)
         return self._remember_result(stored, created=False, changed=True)
+
+    @contextlib.contextmanager
+    def _unless_unchanged(
+        self, record: BackupRecord | None, store: NoteStore, before: StoredNote
+    ) -> Iterator[None]:
+        """Keep the backup ``record`` of ``before`` only if the change it was taken for
+        happened: when the write fails and the file still holds ``before`` (a read-only
+        folder, a full disk), the backup goes, and the error is raised."""
+        try:
+            yield
+        except BaseException:
+            if record is not None:
+                now = store.latest(before.id)
+                if now is not None and now.note.content_hash == before.note.content_hash:
+                    self.backups().discard(record)
+            raise
 
     def _remember_result(
         self, stored: StoredNote, *, created: bool, changed: bool
@@ -454,7 +471,8 @@ class MemoryService:
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, stored.scope), id=note_id)
             record = self.backup(latest, reason)
-            store.delete(note_id)
+            with self._unless_unchanged(record, store, latest):
+                store.delete(note_id)
         return ForgetResult(note_id, stored.scope, record.backup_id)
 
     def restore(self, backup_id: str, scope: Scope | None = None) -> RestoreResult:

@@ -13,6 +13,7 @@ Retention: backups younger than 90 days and the newest 500 are always kept.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -130,6 +131,13 @@ class BackupStore:
         return BackupRecord(
             backup_id, note_path, note_id, reason, now, scope_dir, scope_key, content_hash
         )
+
+    def discard(self, record: BackupRecord) -> None:
+        """Remove a backup taken for a change that did not happen (the file it copies is
+        unchanged), so the list shows no change that was never made."""
+        for path in (record.path, record.path.with_suffix(".json")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     def _reserve(self, stem: str) -> str:
         """A backup id no other writer holds: its file is created exclusively (two processes

@@ -14,6 +14,7 @@ from oharness.errors import (
     LimitError,
     NotFoundError,
     SecretError,
+    StorageError,
     UnavailableError,
     ValidationError,
 )
@@ -343,3 +344,40 @@ def test_links_by_stem_and_by_summary_resolve_both_ways(workspace: Workspace) ->
     assert link.id == target.id and link.summary == "Payments go through the adapter"
     incoming = {item.id for item in service.read(target.id).incoming}
     assert incoming == {by_stem.id, by_summary.id}
+
+
+def test_a_write_that_fails_leaves_no_backup_of_a_change_never_made(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only or full notes folder: remember and forget fail, the note is unchanged, and
+    the backup list shows no change; a write that failed after changing the file keeps it."""
+    from oharness.notes.store import NoteStore
+
+    service = workspace.service
+    note = service.remember("Deploys on Tuesdays", "Noon.")
+    before = service.recent_backups()
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise StorageError("could not write: Operation not permitted")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(NoteStore, "save", refused)
+        patched.setattr(NoteStore, "delete", refused)
+        with pytest.raises(StorageError):
+            service.remember("Deploys on Wednesdays", "Noon.", id=note.id)
+        with pytest.raises(StorageError):
+            service.forget(note.id)
+    assert service.recent_backups() == before
+    assert service.find(note.id).note.summary == "Deploys on Tuesdays"
+
+    real_save = NoteStore.save
+
+    def saved_then_failed(self: NoteStore, *args: object, **kwargs: object) -> None:
+        real_save(self, *args, **kwargs)  # type: ignore[arg-type]
+        raise StorageError("the folder could not be synced to disk")
+
+    monkeypatch.setattr(NoteStore, "save", saved_then_failed)
+    with pytest.raises(StorageError):
+        service.remember("Deploys on Thursdays", "Noon.", id=note.id)
+    kept = service.recent_backups()
+    assert len(kept) == len(before) + 1 and kept[0].reason == "remember-update"
