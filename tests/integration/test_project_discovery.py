@@ -117,6 +117,37 @@ def test_linked_worktrees_share_the_main_worktree_memory(
     assert not (elsewhere / "MEMORY").exists() and not (elsewhere / ".oharness").exists()
 
 
+def test_worktrees_of_a_bare_repository_share_one_memory_in_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A bare clone with its worktrees beside it, and the ``.bare`` layout (``.git`` a file
+    naming the bare repository): each worktree sees the notes the others wrote, kept in the
+    bare repository (no worktree has a main worktree to hold them)."""
+    source = _repo(tmp_path / "source")
+    bare = tmp_path / "app.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    layout = tmp_path / "proj"
+    layout.mkdir()
+    git(layout, "clone", "-q", "--bare", str(source), ".bare")
+    (layout / ".git").write_text("gitdir: ./.bare\n")
+    for repository, first, second in (
+        (bare, tmp_path / "wt-one", tmp_path / "wt-two"),
+        (layout / ".bare", layout / "one", layout / "two"),
+    ):
+        git(repository, "worktree", "add", "-q", str(first), "-b", f"{first.name}-b")
+        git(repository, "worktree", "add", "-q", str(second), "-b", f"{second.name}-b")
+        saved = _remember(env, first, f"Deploy rule written in {first.name}")
+        listed = json.loads(_cli(env, second, "memory", "list", "--json").stdout)
+        assert [note["id"] for note in listed["notes"]] == [saved["id"]]
+        shown = json.loads(_cli(env, second, "project", "show", "--json").stdout)
+        assert shown["root"] == str(repository.resolve()) and shown["id"].startswith("git-")
+        assert len(_notes(repository / "MEMORY")) == 1
+        assert not (first / "MEMORY").exists() and not (second / "MEMORY").exists()
+    # In the .bare layout the folder holding the worktrees is the same project.
+    shown = json.loads(_cli(env, layout, "project", "show", "--json").stdout)
+    assert shown["root"] == str((layout / ".bare").resolve())
+
+
 def test_the_prompt_hook_in_a_worktree_recalls_the_repository_notes(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

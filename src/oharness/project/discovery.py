@@ -180,7 +180,9 @@ def main_worktree(top: str) -> str | None:
 
     A linked worktree's ``.git`` is a file naming ``<common>/worktrees/<name>``, which holds
     ``commondir``; the main worktree is the folder holding ``<common>`` when that is named
-    ``.git`` (a bare repository has none, and a submodule's git folder has no ``commondir``).
+    ``.git`` (a submodule's git folder has no ``commondir``). A bare repository has no main
+    worktree: the repository folder itself stands for it, so the worktrees made from it (the
+    layout of many parallel sessions) share one project and one ``MEMORY/``, kept in it.
     """
     dot_git = os.path.join(top, ".git")
     if not os.path.isfile(dot_git):
@@ -192,12 +194,27 @@ def main_worktree(top: str) -> str | None:
         with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:
             common = handle.read().strip()
     except (OSError, UnicodeDecodeError):
-        return None
+        # A folder whose .git names a bare repository ("gitdir: ./.bare", the layout that
+        # keeps worktrees beside it) is read as that repository too.
+        return git_dir if is_bare_repository(git_dir) else None
     common = os.path.realpath(os.path.join(git_dir, common))
     if os.path.basename(common) != ".git":
-        return None
+        return common if is_bare_repository(common) else None
     main = os.path.dirname(common)
     return main if main != top and os.path.isdir(main) else None
+
+
+def is_bare_repository(folder: str) -> bool:
+    """Whether ``folder`` is a bare git repository (``bare = true`` in its config)."""
+    try:
+        with open(os.path.join(folder, "config"), encoding="utf-8") as handle:
+            lines = handle.read(65536).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    bare = any(
+        "".join(line.split()).lower() == "bare=true" for line in lines
+    )  # git writes it "\tbare = true" under [core]
+    return bare and os.path.isdir(os.path.join(folder, "objects"))
 
 
 def git_top(start: str, home: str) -> str | None:

@@ -18,7 +18,7 @@ from typing import Final
 
 from oharness.errors import ProjectError
 from oharness.fsio import fsync_directory, temp_path_for
-from oharness.project.discovery import discover, never_project, refusal
+from oharness.project.discovery import discover, is_bare_repository, never_project, refusal
 from oharness.types import Clock, HexSource
 
 STATE_DIR: Final = ".oharness"
@@ -77,8 +77,8 @@ def find_project(start: Path, home: Path) -> ProjectLocation | None:
 def registers_itself(root: Path) -> bool:
     """Whether the project at ``root`` registers itself on first use (an agent's session, a
     project note, the daemon started there): only where it clearly is one, a git checkout,
-    never a bare folder."""
-    return (root / ".git").exists()
+    or a bare repository whose worktrees stand for it; never a bare folder."""
+    return (root / ".git").exists() or is_bare_repository(str(root))
 
 
 def registers_on_use(start: Path, home: Path) -> bool:
@@ -90,7 +90,7 @@ def registers_on_use(start: Path, home: Path) -> bool:
 
 def git_root_commit(root: Path) -> str | None:
     """The root commit of the repository at ``root`` (smallest when several), if any."""
-    if not (root / ".git").exists():
+    if not (root / ".git").exists() and not is_bare_repository(str(root)):
         return None
     import subprocess  # here: a prompt hook opening a registered project never needs it
 
