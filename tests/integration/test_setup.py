@@ -101,7 +101,9 @@ def test_without_a_service_manager_setup_starts_the_daemon_and_a_rerun_changes_n
     assert gone.returncode == 0, gone.stderr
     assert "oharness" not in tomlkit.parse(codex.read_text())["mcp_servers"]
     assert "oharness" not in json.loads((person.user / ".claude.json").read_text())["mcpServers"]
-    assert "kill the pid" in gone.stdout  # no service to stop: it says how
+    # No service: the daemon setup started is stopped, as a service would be.
+    assert f"the daemon at http://127.0.0.1:{port} stopped" in gone.stdout, gone.stdout
+    assert "answering at" not in person.run("setup", "--dry-run").stdout
 
 
 def test_the_nohup_command_is_printed_and_works_as_printed(person: Person) -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +27,8 @@ UNIT_NAME = "oharness"
 LAUNCHD_LABEL = "dev.oharness.daemon"
 #: How long ``--start`` waits for a daemon it started to answer.
 START_WAIT_S = 30.0
+#: How long --uninstall waits for the daemon it stopped to go.
+STOP_WAIT_S = 10.0
 
 
 def service_manager(request: SetupRequest) -> str | None:
@@ -250,12 +253,33 @@ def _remove_service(request: SetupRequest) -> Outcome:
         return Outcome("daemon", f"{kind} user service {path} stopped and removed", True)
     running = running_daemon(request.home)
     if running:
+        return _stop_daemon(request, running)
+    return Outcome("daemon", "no user service installed; nothing to remove")
+
+
+def _stop_daemon(request: SetupRequest, url: str) -> Outcome:
+    """``--uninstall`` without a service: stop the daemon that answers for this home (started
+    by ``setup --start`` or by hand), as a service would be stopped."""
+    try:
+        pid = int(json.loads((request.home / "daemon.json").read_text("utf-8"))["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pid = 0
+    if pid <= 0 or pid == os.getpid():
         return Outcome(
             "daemon",
-            f"no user service installed; a daemon answers at {running} "
-            "(stop it with Ctrl-C or kill the pid in daemon.json)",
+            f"no user service installed; a daemon answers at {url}: stop it with Ctrl-C",
+            fix="stop the daemon",
         )
-    return Outcome("daemon", "no user service installed; nothing to remove")
+    if request.dry_run:
+        return Outcome("daemon", f"the daemon at {url} (pid {pid}) would be stopped", True)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_WAIT_S
+    while running_daemon(request.home) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if running_daemon(request.home):
+        return Outcome("daemon", f"the daemon at {url} (pid {pid}) did not stop", fix=f"kill {pid}")
+    return Outcome("daemon", f"no user service installed; the daemon at {url} stopped", True)
 
 
 def _quietly(request: SetupRequest, command: list[str]) -> None:
