@@ -98,9 +98,10 @@ def open_for(
     to the person at the terminal, unless ``for_model`` (chat, where a model calls the tools).
     With ``dry_run`` a project the command would register opens as though registered, and
     nothing is written (what the dry run shows is what the real run does). With
-    ``first_use`` (a command that reads notes), a project the running daemon does not host
-    yet - a fresh clone, which an agent's session would register - is hosted and pulled first,
-    as at an agent's session start, so the first command there lists the other machines' notes.
+    ``first_use`` (a command that reads notes), signed in to a sync server, a project the
+    running daemon does not host yet - a fresh clone, which an agent's session would register -
+    is hosted and pulled first, as at an agent's session start, so the first command there
+    lists the other machines' notes.
     """
     start = project_path if project_path is not None else Path.cwd()
     if project_path is not None and not project_path.is_dir():
@@ -111,7 +112,7 @@ def open_for(
     if register and not explicit and project_path is None:
         location = find_project(start, home)
         register = location is not None and registers_itself(location.root)
-    if first_use and not register:
+    if first_use and not register and _signed_in(home):  # else there is nothing to pull
         from oharness.bridges.first_use import pull_on_first_use
 
         pull_on_first_use(str(home), str(start), lambda why: say(f"warning: {why}", err=True))
@@ -125,6 +126,19 @@ def open_for(
     if context is not None:
         context.call_on_close(workspace.close)
     return workspace
+
+
+def _signed_in(home: Path) -> bool:
+    """Whether this home is signed in to a sync server (an unreadable file reads as not)."""
+    from oharness.errors import OHarnessError
+    from oharness.project.paths import HomeLayout
+    from oharness.sync.settings_file import SyncSettingsFile
+
+    settings = SyncSettingsFile(HomeLayout(home))
+    try:
+        return bool(settings.origin() and settings.token(os.environ.get("OHARNESS_TOKEN")))
+    except OHarnessError:
+        return False
 
 
 def say(text: str, *, err: bool = False) -> None:

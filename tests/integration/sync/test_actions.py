@@ -60,7 +60,12 @@ def test_login_checks_the_token_before_saving_anything(tmp_path: Path, server: S
     assert not device.layout.cloud_file.exists()
     signed = device.login("alice")
     assert (signed.origin, signed.user_id, signed.plan) == (ORIGIN, "alice", "paid")
-    assert signed.to_json() == {"origin": ORIGIN, "userId": "alice", "plan": "paid"}
+    assert signed.to_json() == {
+        "origin": ORIGIN,
+        "userId": "alice",
+        "plan": "paid",
+        "needsUnlock": False,
+    }
     assert signed.sync_enabled
     credentials = device.home / "credentials.json"
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
