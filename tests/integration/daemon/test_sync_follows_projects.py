@@ -212,6 +212,20 @@ def test_two_clones_on_one_machine_sync_by_themselves(machines: tuple[Machine, M
         assert isinstance(rows[clone.project.resolve()]["lastSyncedAt"], int)
 
 
+def _fresh_clones(a: Machine, b: Machine, name: str) -> tuple[Path, Machine, Machine]:
+    """A new repository (its origin folder) cloned once on A and once on B, nothing run in
+    either clone yet."""
+    origin = a.project.parent / f"{name}-origin"
+    origin.mkdir()
+    git(origin, "init", "-q")
+    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
+    on_a = dataclasses.replace(a, project=a.project.parent / f"{name}-a")
+    on_b = dataclasses.replace(b, project=b.project.parent / f"{name}-b")
+    for clone in (on_a, on_b):
+        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
+    return origin, on_a, on_b
+
+
 def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
     machines: tuple[Machine, Machine],
 ) -> None:
@@ -220,14 +234,7 @@ def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
     B's daemon host the checkout and pull it), and the clone is registered as the MCP server
     would have registered it."""
     a, b = machines
-    origin = a.project.parent / "api-origin"
-    origin.mkdir()
-    git(origin, "init", "-q")
-    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
-    on_a = dataclasses.replace(a, project=a.project.parent / "api-a")
-    on_b = dataclasses.replace(b, project=b.project.parent / "api-b")
-    for clone in (on_a, on_b):
-        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
+    origin, on_a, on_b = _fresh_clones(a, b, "api")
     note = on_a.json("memory", "remember", "-s", "The API answers in RFC 9457 problems", "-b", "x")
     on_a.run("sync", "now")
     assert not (on_b.project / ".oharness").exists()
@@ -266,15 +273,7 @@ def test_the_first_command_in_a_fresh_clone_lists_what_the_other_machine_wrote(
     """B clones a repository A has notes in and reads its memory from the CLI before anything
     else ran there: ``memory list`` and ``memory search`` already show A's note (the command
     has B's daemon host the checkout and pull it, as an agent's session start does)."""
-    a, b = machines
-    origin = a.project.parent / "cli-origin"
-    origin.mkdir()
-    git(origin, "init", "-q")
-    git(origin, "commit", "-q", "--allow-empty", "-m", "start")
-    on_a = dataclasses.replace(a, project=a.project.parent / "cli-a")
-    on_b = dataclasses.replace(b, project=b.project.parent / "cli-b")
-    for clone in (on_a, on_b):
-        git(origin.parent, "clone", "-q", str(origin), str(clone.project))
+    _, on_a, on_b = _fresh_clones(*machines, "cli")
     note = on_a.json("memory", "remember", "-s", "The zanzibar deploy window is Tuesday", "-b", "x")
     on_a.run("sync", "now")
     found = on_b.json("memory", "search", "zanzibar")

@@ -61,6 +61,19 @@ def seal(machine: Machine, *joining: Machine) -> None:
         assert unlocked.returncode == 0, unlocked.stderr
 
 
+def sealed_pair(server: Server, tmp_path: Path) -> tuple[Machine, Machine]:
+    """Two machines of one account with a note, encryption turned on from the first and the
+    second unlocked, both synced."""
+    a, b = machines(tmp_path, 2)
+    for machine in (a, b):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    seal(a, b)
+    b.ok("sync", "now")
+    return a, b
+
+
 def test_turn_on_join_recover_and_change_the_passphrase(
     server: Server, storage: Storage, tmp_path: Path
 ) -> None:
@@ -134,13 +147,7 @@ def test_turn_on_join_recover_and_change_the_passphrase(
 def test_turning_it_off_uploads_in_clear_only_when_confirmed(
     server: Server, storage: Storage, tmp_path: Path
 ) -> None:
-    a, b = machines(tmp_path, 2)
-    for machine in (a, b):
-        machine.login(server.origin)
-    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
-    a.ok("sync", "now")
-    seal(a, b)
-    b.ok("sync", "now")
+    a, b = sealed_pair(server, tmp_path)
     b.write("from-b-2b3", "Written on b while sealed.\n", summary="From b")
     b.ok("sync", "now")
     a.ok("sync", "now")
@@ -285,13 +292,7 @@ def test_a_key_of_another_account_or_an_old_key_uploads_nothing(
     """The key kept on a machine is one account's, and the account's current one: a machine
     signed in to another account, or holding a key made before the account's key was made
     anew, is paused with the fix, and nothing reaches the server."""
-    a, b = machines(tmp_path, 2)
-    for machine in (a, b):
-        machine.login(server.origin)
-    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
-    a.ok("sync", "now")
-    seal(a, b)
-    b.ok("sync", "now")
+    a, b = sealed_pair(server, tmp_path)
 
     # b signs in to bob's (plain) account and rebinds deliberately: alice's key is not used.
     b.ok("logout")
