@@ -21,9 +21,9 @@ from oharness.bridges.prompt_hook import (
     start_cooldown,
 )
 
-#: How long a session start waits for the daemon to say whether it hosts the project (every
-#: session start where a daemon runs; a hung daemon costs this once), and for the first pull
-#: of a project it did not host (once per project and machine).
+#: How long a first use waits for the daemon to say whether it hosts the project (every
+#: session start where a daemon runs; a hung daemon costs this once), and for the pull of a
+#: project it did not host (once per project and machine) or of a second clone.
 HOST_WAIT_S: Final = 1.0
 PULL_WAIT_S: Final = 5.0
 

@@ -101,6 +101,10 @@ def check_sign_in(home: Path) -> list[Finding]:
     return found + check_sync_state()
 
 
+#: How many notes that do not sync the report names (the rest are counted).
+UNSYNCED_NAMED = 5
+
+
 def check_sync_state() -> list[Finding]:
     """What the last passes left (read from this machine's sync state; nothing is sent): a
     scope paused or failing, conflicts waiting, notes that do not sync, for the user scope,
@@ -150,10 +154,6 @@ def check_sync_state() -> list[Finding]:
     if not found:
         found.append(Finding("sync", "no pause, error or conflict left by the last passes"))
     return found
-
-
-#: How many notes that do not sync the report names (the rest are counted).
-UNSYNCED_NAMED = 5
 
 
 def _conflicts(area: str, count: int) -> Finding:

@@ -211,9 +211,8 @@ def is_bare_repository(folder: str) -> bool:
             lines = handle.read(65536).splitlines()
     except (OSError, UnicodeDecodeError):
         return False
-    bare = any(
-        "".join(line.split()).lower() == "bare=true" for line in lines
-    )  # git writes it "\tbare = true" under [core]
+    # git writes "\tbare = true" under [core]
+    bare = any("".join(line.split()).lower() == "bare=true" for line in lines)
     return bare and os.path.isdir(os.path.join(folder, "objects"))
 
 

@@ -77,7 +77,7 @@ def find_project(start: Path, home: Path) -> ProjectLocation | None:
 def registers_itself(root: Path) -> bool:
     """Whether the project at ``root`` registers itself on first use (an agent's session, a
     project note, the daemon started there): only where it clearly is one, a git checkout,
-    or a bare repository whose worktrees stand for it; never a bare folder."""
+    or a bare repository whose worktrees stand for it; never a plain folder."""
     return (root / ".git").exists() or is_bare_repository(str(root))
 
 
