@@ -121,6 +121,10 @@ class ScopeSync:
         state.directory = str(self.parts.store.directory)
         current = folder_id(self.parts.store.directory)
         replaced = None not in (state.folder_id, current) and state.folder_id != current
+        if current is None and state.notes and not self.parts.store.directory.exists():
+            # No notes folder at all (a clone made again where the marker is committed and
+            # the notes are not): it never held the notes, so nothing here was deleted.
+            replaced = True
         state.folder_id = current or state.folder_id
         rnd = SyncRound(state, result, folder_replaced=replaced)
         fetch(self.parts, rnd)

@@ -209,3 +209,28 @@ def test_a_moved_clone_is_followed_and_a_new_clone_deletes_nothing(
     assert sorted(again["pulled"]) == sorted(ids) and again["pushed"] == []
     far.sync()
     assert sorted(far.notes()) == sorted(f"{note_id}.md" for note_id in ids)
+
+
+def test_a_clone_made_again_with_its_marker_committed_deletes_nothing(
+    world: dict[str, Folder], tmp_path: Path
+) -> None:
+    """The project's marker is committed, its notes are not: a clone deleted and cloned again
+    has the marker and no notes folder at all. Its first pass (a sync, or any command the
+    daemon follows) brings the notes back; it never uploads their deletion."""
+    one, far = world["one"], world["far"]
+    upstream = tmp_path / "upstream"
+    shutil.copytree(one.root / ".oharness", upstream / ".oharness")
+    git(upstream, "add", ".oharness")
+    git(upstream, "commit", "-q", "-m", "the project's marker")
+    ids = [far.remember(f"Kept note {index}", f"body {index}") for index in range(2)]
+    far.sync()
+    git(tmp_path, "clone", "-q", str(upstream), "again")
+    again = Folder(tmp_path / "again", one.home)
+    assert again.sync()["pulled"] and (again.root / "MEMORY").is_dir()
+    shutil.rmtree(again.root)
+    git(tmp_path, "clone", "-q", str(upstream), "again")
+    assert not (again.root / "MEMORY").exists() and (again.root / ".oharness").is_dir()
+    back = again.sync()
+    assert back["pushed"] == [] and set(ids) <= set(back["pulled"])
+    far.sync()
+    assert {f"{note_id}.md" for note_id in ids} <= set(far.notes())
