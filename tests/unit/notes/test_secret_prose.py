@@ -290,6 +290,9 @@ def test_a_credential_split_between_summary_and_body_is_found(
         "where-the-admin-password-is-kept-d60",  # an id made from a summary
         "- Where the admin password is kept (where-the-admin-password-is-kept-d60)",
         '<note id="reset-flow-when-a-user-password-is-forgotten-a1b">',
+        # A note's id in the index line, after a credential word of its summary.
+        "- AWS creds for deploy (aws-creds-for-deploy-5f0)",
+        "- Rotate the token (api-token-rotation-5f0)",
     ],
 )
 def test_a_slug_holding_a_credential_word_is_no_credential(text: str) -> None:

@@ -78,6 +78,9 @@ _OPAQUE_ID_RE: Final = _lazy(
     r"|[0-7][0-9A-HJKMNP-TV-Z]{25})"
     r"|(?i:sha(?:1|256|384|512))[:\-][A-Za-z0-9+/]{20,}={0,2}"
 )
+# Words joined by dashes with a short tail: a note's id ("aws-creds-for-deploy-5f0") or a
+# slug, named beside a credential word and no secret.
+_SLUG_RE: Final = _lazy(r"[a-z]{2,}(?:-[a-z]{2,})+-[0-9a-z]{1,6}")
 # The value is stated: "... password is X", "password: X", "password was X"; in German,
 # French, Spanish, Portuguese, Italian and Dutch too ("Passwort lautet X", "mot de passe est X";
 # the "é" and "è" of "a senha é X", "la password è X" are scanned without their accents).
@@ -187,7 +190,7 @@ def _is_secret_value(value: str) -> bool:
     """A value after a credential word that is no password word: random-looking, 16+ long."""
     if len(value) < 16 or "://" in value or _DIGIT_RE().search(value) is None:
         return False
-    if _OPAQUE_ID_RE().fullmatch(value):
+    if _OPAQUE_ID_RE().fullmatch(value) or _SLUG_RE().fullmatch(value):
         return False
     if len(_HEX_RUN_RE().sub("", value)) < 12 or _PERCENT_ESCAPE_RE().search(value):
         return False  # an id built around a digest, or a piece of an encoded URL
