@@ -165,6 +165,15 @@ def test_setup_run_again_after_a_crash_restarts_the_daemon_on_its_port(person: P
         time.sleep(0.1)
     again = person.run("setup", "--start")  # as doctor says after a crash: no --port
     assert f"answering at http://127.0.0.1:{port}" in again.stdout, again.stdout
+    # A clean stop (a shutdown) removes daemon.json: the next setup --start keeps the port too.
+    pid = json.loads((person.home / "daemon.json").read_text())["pid"]
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while (person.home / "daemon.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not (person.home / "daemon.json").exists()
+    restarted = person.run("setup", "--start")
+    assert f"answering at http://127.0.0.1:{port}" in restarted.stdout, restarted.stdout
 
 
 def _assert_private_log(person: Person) -> None:

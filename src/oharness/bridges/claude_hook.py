@@ -46,9 +46,9 @@ def library_index(home: str, start: str, *, second_clone: bool = False) -> str:
             return index
         if second_clone:
             return (
-                f"{index}\nThis folder is a second clone of the project on this machine: "
-                "'oharness sync conflicts' run here lists its conflicts (the Memory page shows "
-                "those of the clone the daemon hosts)."
+                f"{index}\nThis folder is a second clone of the project on this machine, and "
+                "the Memory page shows the conflicts of the other one: here, 'oharness sync "
+                "conflicts' run in this folder lists them."
             )
         project = workspace.project
         identity = project.identity if project is not None else None

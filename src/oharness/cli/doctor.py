@@ -149,18 +149,34 @@ def check_sync_state() -> list[Finding]:
             )
     here = workspace.project.root.resolve() if workspace.project is not None else None
     for project in data.get("projects", []):
-        if project.get("conflicts") and Path(project["root"]).resolve() != here:  # said above
-            found.append(_conflicts(f"sync {project['root']}", len(project["conflicts"])))
+        if Path(project["root"]).resolve() == here:
+            continue  # said above
+        area, where = f"sync {project['root']}", f"cd {shlex.quote(str(project['root']))}, then "
+        if project.get("paused"):
+            found.append(Finding(area, f"paused: {project['paused']}", "as it says"))
+        elif project.get("lastError"):
+            message = project["lastError"].get("message", "")
+            found.append(Finding(area, f"failed: {message}", f"{where}oharness sync now"))
+        if project.get("conflicts"):
+            found.append(_conflicts(area, len(project["conflicts"]), where))
+        if project.get("notSynced"):
+            found.append(
+                Finding(
+                    area,
+                    f"{project['notSynced']} note(s) do not sync",
+                    f"{where}oharness sync status names each with its fix",
+                )
+            )
     if not found:
         found.append(Finding("sync", "no pause, error or conflict left by the last passes"))
     return found
 
 
-def _conflicts(area: str, count: int) -> Finding:
+def _conflicts(area: str, count: int, where: str = "") -> Finding:
     return Finding(
         area,
         f"{count} conflict(s) waiting for you",
-        "oharness sync conflicts, then oharness sync resolve ID --keep local|cloud|both",
+        f"{where}oharness sync conflicts, then oharness sync resolve ID --keep local|cloud|both",
     )
 
 

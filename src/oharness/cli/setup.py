@@ -144,14 +144,22 @@ def _request(
 
 
 def last_port(home: Path) -> int | None:
-    """The port of the daemon this home ran last (its ``daemon.json``, left even by a crash)."""
+    """The port of the daemon this home ran last: its ``daemon.json`` (left by a crash), else
+    the port setup last started it on (``daemon.json`` goes with a clean stop)."""
     from urllib.parse import urlsplit
+
+    from oharness.cli.user_service import PORT_FILE
 
     try:
         url = json.loads((home / "daemon.json").read_text("utf-8"))["url"]
         return urlsplit(str(url)).port
     except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        port = int((home / PORT_FILE).read_text("ascii").strip())
+    except (OSError, ValueError):
         return None
+    return port if 0 < port < 65536 else None
 
 
 def _confirm(text: str) -> bool:

@@ -27,6 +27,8 @@ UNIT_NAME = "oharness"
 LAUNCHD_LABEL = "dev.oharness.daemon"
 #: How long ``--start`` waits for a daemon it started to answer.
 START_WAIT_S = 30.0
+#: The port setup started the daemon on last, where no service manager keeps it.
+PORT_FILE = "daemon-port"
 #: How long --uninstall waits for the daemon it stopped to go.
 STOP_WAIT_S = 10.0
 
@@ -205,6 +207,8 @@ def _without_manager(request: SetupRequest) -> Outcome:
         return Outcome("daemon", f"would start: {command}", changed=True)
     log = request.home / "logs" / "daemon.log"
     log.parent.mkdir(mode=PRIVATE_DIRECTORY_MODE, parents=True, exist_ok=True)
+    # Kept for the next setup (daemon.json goes with a clean stop, as at a shutdown).
+    atomic_write(request.home / PORT_FILE, f"{request.port}\n".encode("ascii"))
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
     with open(os.open(log, flags, PRIVATE_FILE_MODE), "ab") as output:
         subprocess.Popen(

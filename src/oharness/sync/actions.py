@@ -177,7 +177,7 @@ def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str
 
 def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
     """Every project this machine used (the daemon syncs each): folder, id, when it last
-    synced, its waiting conflicts and last error."""
+    synced, its waiting conflicts, last error, pause and how many notes do not sync."""
     found = []
     for used in used_projects(service.home):
         key = stable_scope_key("project", used.project_id)
@@ -189,6 +189,13 @@ def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
                 "lastSyncedAt": scope["lastSyncedAt"],
                 "conflicts": scope["conflicts"],
                 "lastError": scope["lastError"],
+                "paused": scope.get("paused"),
+                "notSynced": len(
+                    {
+                        *map(str, scope.get("unsyncable", [])),
+                        *(str(i.get("file") or i.get("id")) for i in scope.get("noteErrors", [])),
+                    }
+                ),
             }
         )
     return found

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import filelock
 
+from oharness.project.discovery import is_bare_repository
 from oharness.project.identity import PROJECT_FILE, STATE_DIR, git_root_commit
 from oharness.project.paths import scope_key_digest
 
@@ -177,7 +178,7 @@ def is_git_clone(root: Path | None, project_id: str | None) -> bool:
     counts when it is a git repository at all."""
     if root is None or not project_id or not project_id.startswith("git-"):
         return False
-    if not (root / ".git").exists():
+    if not (root / ".git").exists() and not is_bare_repository(str(root)):
         return False
     if git_root_commit(root) == project_id.removeprefix("git-"):
         return True

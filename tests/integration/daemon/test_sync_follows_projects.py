@@ -263,7 +263,7 @@ def test_the_first_session_in_a_fresh_clone_shows_what_the_other_machine_wrote(
     assert [c["id"] for c in second.json("sync", "conflicts")["conflicts"]] == [note["id"]]
     index = _hook(second, "session-start", {**payload, "hook_event_name": "SessionStart"})
     assert "1 note has a sync conflict waiting" in index
-    assert "second clone" in index and "'oharness sync conflicts' run here" in index
+    assert "second clone" in index and "'oharness sync conflicts' run in this folder" in index
     assert "/memory/conflicts" not in index
 
 

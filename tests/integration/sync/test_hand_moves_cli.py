@@ -98,6 +98,12 @@ def test_renamed_and_recased_files_are_not_deleted_elsewhere(pair: list[Machine]
     assert report.returncode != 0 and sync["seen"].startswith("2 note(s) do not sync: ")
     for name in ("old-notes.md", "RECASED-1.md"):  # each named, with its fix
         assert f"{name} (" in sync["seen"] and f"oharness memory adopt {name}" in sync["seen"]
+    # Run in another folder, doctor still says where: the folder, and the command to run there.
+    elsewhere = Machine(a.root.parent / "elsewhere", a.home)
+    elsewhere.root.mkdir(exist_ok=True)
+    checks = json.loads(elsewhere.run("doctor", "--json").stdout)["checks"]
+    row = next(c for c in checks if c["area"] == f"sync {a.root}")
+    assert row["seen"] == "2 note(s) do not sync" and row["fix"].startswith(f"cd {a.root}, then ")
     listed = json.loads(a.ok("memory", "list", "--json"))
     assert {item["file"]: item["noteId"] for item in listed["notNotes"]} == {
         "RECASED-1.md": "recased-1",

@@ -234,3 +234,21 @@ def test_a_clone_made_again_with_its_marker_committed_deletes_nothing(
     assert back["pushed"] == [] and set(ids) <= set(back["pulled"])
     far.sync()
     assert {f"{note_id}.md" for note_id in ids} <= set(far.notes())
+
+
+def test_worktrees_of_a_bare_clone_beside_a_clone_sync_as_one_more_replica(
+    world: dict[str, Folder], tmp_path: Path
+) -> None:
+    """A bare clone with a worktree on a machine that already has a clone of the project: the
+    bare repository holds the worktrees' notes and syncs as one more replica, never paused as
+    "a copy" (it is a clone of the same repository)."""
+    one = world["one"]
+    kept = one.remember("Deploys happen on Tuesdays", "Noon.")
+    one.sync()
+    bare = tmp_path / "shop.git"
+    git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "upstream"), str(bare))
+    git(bare, "worktree", "add", "-q", str(tmp_path / "shop-wt"), "-b", "feature")
+    worktree = Folder(tmp_path / "shop-wt", one.home)
+    first = worktree.sync()
+    assert first["paused"] is None and first["pulled"] == [kept]
+    assert (bare / "MEMORY" / f"{kept}.md").is_file()
