@@ -359,9 +359,9 @@ class SealedClient(SyncClient):
                 raise SyncError(
                     "the end-to-end key on this machine does not open this account's notes (the "
                     "account's key was made anew on another machine, or the key file came from "
-                    "elsewhere): nothing was uploaded; 'oharness sync unlock' enters the "
-                    "account's passphrase",
-                    code="encrypted_account",
+                    "elsewhere): nothing was uploaded and the key here is forgotten; 'oharness "
+                    "sync unlock' enters the account's passphrase",
+                    code="stale_key",
                 )
             self._still_encrypted = True
             return

@@ -27,6 +27,7 @@ from oharness.sync.ancestor import AncestorStore
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.encryption import (
+    forget_key,
     key_path,
     load_key,
     note_seen_encrypted,
@@ -365,10 +366,12 @@ class SyncService:
                 f"{target.label}: sync was too frequent; it will be retried in {int(wait)} s"
             )
             return PassReport(target, error=error, retry_after_ms=deadline)
-        if exc.code in ("encrypted_account", "encryption_off"):
+        if exc.code == "stale_key":  # it would seal for no one, or put back a dead envelope
+            forget_key(self.home)
+        if exc.code in ("encrypted_account", "encryption_off", "stale_key"):
             account = self.base(target).load_status().get("account")
             origin = self.settings.origin()
-            if exc.code == "encrypted_account" and isinstance(account, dict) and origin:
+            if exc.code != "encryption_off" and isinstance(account, dict) and origin:
                 with contextlib.suppress(OSError):
                     note_seen_encrypted(self.home, origin, str(account.get("userId")), seen=True)
             return PassReport(target, paused=f"encrypted: {exc.message}", paused_by_server=True)

@@ -318,6 +318,11 @@ def test_a_key_of_another_account_or_an_old_key_uploads_nothing(
     said = paused.stdout + paused.stderr
     assert paused.returncode == 1 and "does not open this account's notes" in said
     assert plaintext_in(storage, ["Written on b"]) == []
+    assert not (b.home / "e2e-key.json").exists()  # a dead key is never used again
+    # The storage is wiped: b puts back no old envelope and uploads nothing, sealed or clear.
+    storage.wipe()
+    assert b.run("sync", "now").returncode == 1 and storage.keys() == {}
+    a.ok("sync", "now")  # a holds the current key: its envelope goes back
     unlocked = typed(b, "sync", "unlock", "--passphrase-stdin", text=PASSPHRASE + "\n")
     assert unlocked.returncode == 0, unlocked.stderr
     b.ok("sync", "now"), a.ok("sync", "now")
