@@ -322,6 +322,12 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
                 "this machine does not hold the account's key: 'oharness sync unlock' first "
                 "(the notes must be read to be uploaded in clear)"
             )
+        user_id = client.identity().user_id
+        if stored.version == 0 and seen_encrypted(home, client.origin, user_id):
+            # The storage lost the envelope and no machine put it back: recorded as turned
+            # off, so this machine (and every other) syncs in clear on purpose.
+            client.put_keys(None, 0)
+            note_seen_encrypted(home, client.origin, user_id, seen=False)
         return TurnedOff(0, 0, 0, forget_key(home))
     cipher = NoteCipher(held.data_key)
     sealed = SealedClient(client.origin, client.token, cipher, http=client.http, migrating=True)
@@ -345,8 +351,8 @@ def turn_off(home: HomeLayout, client: SyncClient) -> TurnedOff:
             continue
         plain = SyncScope("user") if key == "user" else SyncScope("project", key[8:])
         named.append((scope, plain, _live_files(sealed, plain)))
-    if stored.envelope is not None:
-        client.put_keys(None, stored.version)
+    if stored.envelope is not None or stored.version == 0:  # 0: lost in a storage reset
+        client.put_keys(None, stored.version)  # recorded as off: no machine puts it back
     notes = 0
     for _, plain, files in named:
         notes += _put_all(

@@ -33,7 +33,6 @@ from oharness.sync.encryption import (
     note_seen_encrypted,
     sealed_client_for,
     seen_encrypted,
-    seen_path,
 )
 from oharness.sync.protocol import SyncScope
 from oharness.sync.replicas import Claim, claim, is_git_clone, take_over
@@ -261,8 +260,8 @@ class SyncService:
             "encrypted: this account was end-to-end encrypted when this machine last synced, "
             "and the server now holds no key (its storage was reset or restored): nothing is "
             "uploaded in clear; a machine holding the key puts it back at its next pass, then "
-            f"'oharness sync unlock' here (if none holds it any more, remove {seen_path(self.home)}"
-            " to sync in clear)"
+            "'oharness sync unlock' here (if none holds it any more, 'oharness sync encrypt "
+            "--off --yes' syncs in clear)"
         )
 
     def _other(self, what: str, bound: str, now: str, target: SyncTarget) -> str:

@@ -379,3 +379,35 @@ def test_a_machine_told_the_account_is_encrypted_uploads_nothing_after_a_reset(
     assert a.run("sync", "encrypt", "--off", "--yes").returncode == 0
     c.ok("sync", "now"), a.ok("sync", "now")
     assert "from-c-9e8.md" in a.files() and a.files() == c.files()
+
+
+@pytest.mark.parametrize("storage", ["file"], indirect=True)  # S3: the first test
+@pytest.mark.parametrize("who", ["the machine without the key", "a machine holding it"])
+def test_turned_off_after_a_storage_reset_stays_off(
+    server: Server, storage: Storage, tmp_path: Path, who: str
+) -> None:
+    """The storage lost the envelope; a person turns encryption off (from a machine without
+    the key, or one holding it): it is recorded, so no other machine holding the key puts the
+    old envelope back and erases the notes uploaded in clear."""
+    a, c = machines(tmp_path, 2)
+    for machine in (a, c):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    seal(a)
+    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
+    assert c.run("sync", "now").returncode == 1  # refused: the account is encrypted
+    storage.wipe()
+    off = (c if who == "the machine without the key" else a).run(
+        "sync", "encrypt", "--off", "--yes"
+    )
+    assert off.returncode == 0, off.stderr
+    c.ok("sync", "now")
+    stopped = a.run("sync", "now")
+    if who == "the machine without the key":  # a still holds the key: told, and it waits
+        assert "turned off for this account on another machine" in stopped.stdout + stopped.stderr
+        assert a.run("sync", "encrypt", "--off", "--yes").returncode == 0
+        a.ok("sync", "now")
+    c.ok("sync", "now")
+    assert "from-c-9e8.md" in a.files() and a.files() == c.files()
+    assert plaintext_in(storage, ["Written on c"]) == ["Written on c"]  # in clear, on purpose
