@@ -170,6 +170,9 @@ def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str
     )
     status["projects"] = used_project_statuses(service)
     held = load_key(service.home)
+    accounts = {scope.get("account") for scope in status["scopes"]} - {None}
+    if held is not None and (held.origin != service.settings.origin() or accounts - {held.user_id}):
+        held = None  # another account's key: its scopes are paused, saying so
     # "pending": a turning-on that did not finish ('oharness sync encrypt' again completes it).
     status["endToEnd"] = None if held is None else ("on" if held.active else "pending")
     return status

@@ -305,6 +305,7 @@ def test_a_key_of_another_account_or_an_old_key_uploads_nothing(
     assert paused.returncode == 1 and "is account alice's, and bob is signed in" in said
     assert "'oharness sync unlock'" in said and "e2e-key.json" in said
     assert set(storage.keys()) == before  # nothing uploaded, no envelope put into bob's account
+    assert "holds the key" not in b.run("sync", "status").stdout  # alice's key is not bob's
 
     # alice's key is made anew from a (off, then on): b, back on alice, holds the old one.
     b.ok("logout")
