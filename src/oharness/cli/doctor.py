@@ -112,7 +112,7 @@ def check_sync_state() -> list[Finding]:
     from oharness.cli.context import open_for
     from oharness.errors import OHarnessError
     from oharness.memory.workspace import wall_clock_ms
-    from oharness.sync.actions import sync_status, workspace_sync
+    from oharness.sync.actions import sync_status, unsynced_files, workspace_sync
 
     try:
         workspace = open_for(None, register=False)
@@ -129,9 +129,7 @@ def check_sync_state() -> list[Finding]:
             found.append(Finding(f"sync {name}", f"failed: {message}", "oharness sync now"))
         if scope.get("conflicts"):
             found.append(_conflicts(f"sync {name}", len(scope["conflicts"])))
-        unsynced = dict.fromkeys(map(str, scope.get("unsyncable", [])), "")
-        for item in scope.get("noteErrors", []):
-            unsynced[str(item.get("file") or item.get("id"))] = str(item.get("message", ""))
+        unsynced = unsynced_files(scope)
         if unsynced:
             named = [f"{file} ({why})" if why else file for file, why in unsynced.items()]
             more = (

@@ -178,6 +178,15 @@ def sync_status(service: SyncService, targets: Sequence[SyncTarget]) -> dict[str
     return status
 
 
+def unsynced_files(scope: dict[str, Any]) -> dict[str, str]:
+    """The files a scope's last pass held back (its 07.7 status), each with why ("" when the
+    pass said only that it did not sync)."""
+    found = dict.fromkeys(map(str, scope.get("unsyncable", [])), "")
+    for item in scope.get("noteErrors", []):
+        found[str(item.get("file") or item.get("id"))] = str(item.get("message", ""))
+    return found
+
+
 def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
     """Every project this machine used (the daemon syncs each): folder, id, when it last
     synced, its waiting conflicts, last error, pause and how many notes do not sync."""
@@ -193,12 +202,7 @@ def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
                 "conflicts": scope["conflicts"],
                 "lastError": scope["lastError"],
                 "paused": scope.get("paused"),
-                "notSynced": len(
-                    {
-                        *map(str, scope.get("unsyncable", [])),
-                        *(str(i.get("file") or i.get("id")) for i in scope.get("noteErrors", [])),
-                    }
-                ),
+                "notSynced": len(unsynced_files(scope)),
             }
         )
     return found

@@ -74,6 +74,21 @@ def sealed_pair(server: Server, tmp_path: Path) -> tuple[Machine, Machine]:
     return a, b
 
 
+def keyless_refused(
+    server: Server, tmp_path: Path
+) -> tuple[Machine, Machine, subprocess.CompletedProcess[str]]:
+    """Encryption turned on from a machine with a note; a second machine without the key,
+    with a note of its own, refused at its first pass (returned)."""
+    a, c = machines(tmp_path, 2)
+    for machine in (a, c):
+        machine.login(server.origin)
+    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
+    a.ok("sync", "now")
+    seal(a)
+    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
+    return a, c, c.run("sync", "now")
+
+
 def test_turn_on_join_recover_and_change_the_passphrase(
     server: Server, storage: Storage, tmp_path: Path
 ) -> None:
@@ -357,14 +372,8 @@ def test_a_machine_told_the_account_is_encrypted_uploads_nothing_after_a_reset(
     """c, without the key, was refused as the account is encrypted; the storage is wiped (the
     envelope with it): c still uploads nothing in clear until a machine holding the key puts
     the envelope back, or the account is turned off on purpose."""
-    a, c = machines(tmp_path, 2)
-    for machine in (a, c):
-        machine.login(server.origin)
-    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
-    a.ok("sync", "now")
-    seal(a)
-    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
-    assert "oharness sync unlock" in c.run("sync", "now").stderr + c.run("sync", "now").stdout
+    a, c, refused = keyless_refused(server, tmp_path)
+    assert "oharness sync unlock" in refused.stdout + refused.stderr
 
     storage.wipe()
     held = c.run("sync", "now")
@@ -390,14 +399,8 @@ def test_turned_off_after_a_storage_reset_stays_off(
     """The storage lost the envelope; a person turns encryption off (from a machine without
     the key, or one holding it): it is recorded, so no other machine holding the key puts the
     old envelope back and erases the notes uploaded in clear."""
-    a, c = machines(tmp_path, 2)
-    for machine in (a, c):
-        machine.login(server.origin)
-    a.write("deploy-day-1a2", "We deploy on Tuesdays at noon.\n", summary="Deploy day")
-    a.ok("sync", "now")
-    seal(a)
-    c.write("from-c-9e8", "Written on c, which has no key.\n", summary="From c")
-    assert c.run("sync", "now").returncode == 1  # refused: the account is encrypted
+    a, c, refused = keyless_refused(server, tmp_path)
+    assert refused.returncode == 1  # refused: the account is encrypted
     storage.wipe()
     off = (c if who == "the machine without the key" else a).run(
         "sync", "encrypt", "--off", "--yes"
