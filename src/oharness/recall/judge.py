@@ -1,9 +1,9 @@
 """The per-message recall path (spec 03.2; docs/recall.md, "The gate"): which notes a message
 names.
 
-:class:`Judge` reads a message - frame words ("what did we *decide*") left out, related words
-at :data:`RELATED_FACTOR` of their weight (both listed in ``words.txt``), words written
-together or apart and typos read as the notes write them - and applies
+:class:`Judge` reads a message - frame words ("what did we *decide*") left out, words meaning
+the same at full weight, related ones at :data:`RELATED_FACTOR` (listed in ``words.txt``),
+words written together or apart and typos read as the notes write them - and applies
 :mod:`~oharness.recall.gate` to the notes holding a message word in their summary or tags
 whose score reaches ``minScore``. A match only through the stem counts less
 (:mod:`~oharness.recall.surface`); a short note failing on its summary and tags is judged
@@ -37,7 +37,7 @@ from oharness.recall.scoring import (
     term_weight,
 )
 from oharness.recall.tokenize import PHRASE_MARK, Tokenizer, unspaced_term
-from oharness.recall.words import FRAME_WORDS, RELATED_WORDS
+from oharness.recall.words import FRAME_WORDS, RELATED_WORDS, SAME_WORDS
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -59,17 +59,20 @@ TYPO_LENGTH: Final = 8
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
 
 
-def related_terms(analyse: Callable[[str], Iterable[str]]) -> dict[str, tuple[str, ...]]:
-    """Each term of the related words -> the terms of the other words of its set (``analyse``:
-    a tokeniser's ``tokens``, so that the table meets the index's stems)."""
-    table: dict[str, dict[str, None]] = {}
-    for words in RELATED_WORDS:
-        terms = [tuple(analyse(word)) for word in words]
-        for own in terms:
-            others = [term for group in terms if group is not own for term in group]
-            for term in own:
-                table.setdefault(term, {}).update(dict.fromkeys(t for t in others if t not in own))
-    return {term: tuple(others) for term, others in table.items()}
+def related_terms(analyse: Callable[[str], Iterable[str]]) -> dict[str, dict[str, float]]:
+    """Each term of the related and same words -> the terms of the other words of its set and
+    the share of their weight they count (``analyse``: a tokeniser's ``tokens``, so that the
+    table meets the index's stems; a same word wins over a related one)."""
+    table: dict[str, dict[str, float]] = {}
+    for factor, sets in ((RELATED_FACTOR, RELATED_WORDS), (1.0, SAME_WORDS)):
+        for words in sets:
+            terms = [tuple(analyse(word)) for word in words]
+            for own in terms:
+                others = [term for group in terms if group is not own for term in group]
+                for term in own:
+                    found = table.setdefault(term, {})
+                    found.update(dict.fromkeys((t for t in others if t not in own), factor))
+    return table
 
 
 @dataclass
@@ -78,7 +81,7 @@ class Message:
 
     groups: Groups  # its words, each as its alternative terms (frame words left out)
     phrases: list[str]  # its phrase terms
-    related: list[tuple[int, tuple[str, ...]]]  # per word (its position): related terms
+    related: list[tuple[int, dict[str, float]]]  # per word (its position): related terms
     named: frozenset[int] = frozenset()  # the slots judged whose summary holds a phrase of it
     #: Its terms that can name something (weight at least MIN_TERM_WEIGHT), by id: the
     #: number of their word and their weight.
@@ -127,11 +130,12 @@ class Judge:
         joined, apart = self._joined(text, groups)
         groups += joined
         said = set(chain.from_iterable(groups))
-        related: list[tuple[int, tuple[str, ...]]] = []
+        related: list[tuple[int, dict[str, float]]] = []
         for number, group in enumerate(groups):
-            terms = {t for term in group for t in self._related.get(term, ()) if t not in said}
+            found = [self._related.get(term, {}) for term in group]
+            terms = {t: f for table in found for t, f in table.items() if t not in said}
             if terms:
-                related.append((number, tuple(sorted(terms))))
+                related.append((number, dict(sorted(terms.items()))))
         return Message(groups, phrases, related, apart=apart)
 
     def _read_unknown(self, groups: Groups, phrases: list[str]) -> Groups:
@@ -181,7 +185,8 @@ class Judge:
         return [(term,) for term, _ in read], frozenset(numbers[t] for t in words & numbers.keys())
 
     def _compound(self, term: str) -> tuple[str, str] | None:
-        """The two terms ``term`` is written of, when they are a phrase notes hold."""
+        """The two terms ``term`` is written of, when they are a phrase notes hold or, else,
+        both named in one note's summary or tags."""
         pairs: list[tuple[str, str]] = []
         for cut in range(3, len(term) - 2):
             first = self._tokenizer.tokens(term[:cut])
@@ -190,7 +195,16 @@ class Judge:
                 pairs.append((min(first[0], second[0]), max(first[0], second[0])))
         phrases = [f"{PHRASE_MARK}{first} {second}" for first, second in pairs]
         found = zip(pairs, self._held(phrases), strict=True)
-        return next((pair for pair, held in found if held), None)
+        return next((pair for pair, held in found if held), None) or next(
+            (pair for pair in pairs if self._named_together(pair)), None
+        )
+
+    def _named_together(self, pair: tuple[str, str]) -> bool:
+        """Whether some note's summary or tags hold both terms of ``pair``."""
+        ids = self._postings.vocabulary.get_many(list(pair))
+        found = [self._postings.postings(term_id) for term_id in ids if term_id is not None]
+        heads = [slots[counts[:, :2].any(axis=1)] for slots, counts in found]
+        return len(heads) == 2 and bool(len(np.intersect1d(heads[0], heads[1])))
 
     def _typo(self, term: str) -> str | None:
         """The word of summaries or tags that most notes hold there one edit away from
@@ -235,7 +249,7 @@ class Judge:
         if not message.groups:
             return None
         groups: WeightedGroups = [(group, 1.0) for group in message.groups] + [
-            ((term,), RELATED_FACTOR) for _, terms in message.related for term in terms
+            ((term,), factor) for _, terms in message.related for term, factor in terms.items()
         ]
         terms = [term for group, _ in groups for term in group]
         postings, params = self._postings, self._params
@@ -265,16 +279,14 @@ class Judge:
     def _add_related(
         self, message: Message, infos: dict[str, TermInfo | None], shared: FloatArray
     ) -> None:
-        """Add to ``shared`` the weight of related words found in summaries or tags, at
-        :data:`RELATED_FACTOR`, where the message word itself is not found."""
+        """Add to ``shared`` the weight of related words found in summaries or tags, at their
+        share, where the message word itself is not found."""
         for number, terms in message.related:
             best = np.zeros(len(shared), dtype=np.float64)
-            for term in terms:
+            for term, factor in terms.items():
                 info = infos[term]
                 if info is not None and info.weight > 0:
-                    best[info.head] = np.maximum(
-                        best[info.head], RELATED_FACTOR * info.topic_weight
-                    )
+                    best[info.head] = np.maximum(best[info.head], factor * info.topic_weight)
             for term in message.groups[number]:
                 info = infos[term]
                 if info is not None:

@@ -42,8 +42,10 @@ SESSION_WORDS: Final = _words("session_words")
 COMMON_WORDS: Final = _words("common_words")
 CJK_COMMON: Final = _words("cjk_common")
 CODE_WORDS: Final = _words("code_words")
-#: Per-message recall: sets of related words, and the words that frame a question (English).
+#: Per-message recall: sets of related words, of words meaning the same, and the words that
+#: frame a question (English).
 RELATED_WORDS: Final = tuple(tuple(line.split()) for line in _LISTS["related_words"])
+SAME_WORDS: Final = tuple(tuple(line.split()) for line in _LISTS["same_words"])
 FRAME_WORDS: Final = _words("frame_words")
 #: English irregular forms and their base word ("broke" -> "break").
 IRREGULAR_ENGLISH: Final = {
@@ -52,29 +54,15 @@ IRREGULAR_ENGLISH: Final = {
 
 #: British spellings and their American form, applied before stemming with an English stemmer
 #: so both spellings meet (``colour`` and ``color``, ``organise`` and ``organize``). Listed
-#: words only, with their usual inflections; the ``-ise``/``-yse`` verbs follow
-#: :data:`BRITISH_ISE` instead.
+#: words only, with their usual inflections (``words.txt``); the ``-ise``/``-yse`` verbs
+#: follow :data:`BRITISH_ISE` instead.
 BRITISH_SPELLING: Final = {
-    british: american
+    stem + ending: stem[: -len(old)] + new.strip("-") + ending
     for stems, (old, new), endings in (
-        (
-            "colour flavour behaviour favour honour labour neighbour humour harbour rumour "
-            "savour vapour armour endeavour odour rigour vigour",
-            ("our", "or"),
-            ("", "s", "ed", "ing", "ful", "ite", "ites", "able", "less", "hood", "er", "ers"),
-        ),
-        ("centre theatre metre litre fibre calibre", ("re", "er"), ("", "s", "d")),
-        ("licence defence offence pretence", ("ce", "se"), ("", "s", "d")),
-        ("catalogue dialogue analogue", ("ue", ""), ("", "s", "d")),
-        (
-            "travell cancell modell labell levell fuell signall channell counsell totall",
-            ("ll", "l"),
-            ("ed", "ing", "er", "ers"),
-        ),
+        [part.split() for part in line.split(":")] for line in _LISTS["british_patterns"]
     )
-    for stem in stems.split()
-    for ending in endings
-    for british, american in [(stem + ending, stem[: -len(old)] + new + ending)]
+    for stem in stems
+    for ending in (ending.strip("-") for ending in endings)
 } | dict(map(str.split, _LISTS["british_words"]))
 #: ``organise``, ``organised``, ``organising``, ``organisation``, ``analyse``... : the ``s`` of
 #: these endings is read as ``z`` (both spellings meet; words like ``promise`` only meet

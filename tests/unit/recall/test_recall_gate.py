@@ -64,6 +64,24 @@ def test_a_related_word_completes_a_topic_but_never_names_one_alone() -> None:
     assert ids(index, "no limit on that, just keep it") == []
 
 
+def test_words_meaning_the_same_meet_at_full_weight() -> None:
+    # A short form or a synonym names the topic as the note's own word does; a word that is
+    # only related ("slow" and "latency") still never names one alone.
+    index = RecallIndex()
+    index.add_many(realistic_notes(200))
+    index.add_many(
+        ("project", Note(i, summary, "See the runbook.\n", tags, "project"))
+        for i, summary, tags in (
+            ("k8s-a01", "Kubernetes namespaces: one per team", ("platform",)),
+            ("outage-a02", "Outage budget: 43 minutes a month for auth-gateway", ("slo",)),
+            ("latency-a03", "Latency budget of the search API is 200 ms at p95", ("search",)),
+        )
+    )
+    assert ids(index, "which k8s namespace is mine?") == ["k8s-a01"]
+    assert ids(index, "how much downtime do we get per month?") == ["outage-a02"]
+    assert ids(index, "this page is slow") == []
+
+
 def test_frame_words_of_a_memory_question_do_not_name_a_topic() -> None:
     index = RecallIndex()
     index.add_many(
