@@ -94,6 +94,10 @@ class BaseState:
     #: A pass found the storage reset or restored and has not yet moved the base's position
     #: past it: until one does, every pass reconciles its full listing as after a reset.
     restoring: bool = False
+    #: Whether ``version`` is a position in the account's end-to-end encrypted copy (None:
+    #: not recorded): the copy changes when encryption is turned on or off, and the next
+    #: pass lists the other copy in full as after a reset, without calling it one.
+    sealed: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,7 @@ class BaseState:
             "commit": self.commit,
             "protocol": self.protocol,
             "restoring": self.restoring,
+            "sealed": self.sealed,
             "held": {
                 k: {"rev": v.rev, "hash": v.hash, "deleted": v.deleted}
                 for k, v in sorted(self.held.items())
@@ -166,6 +171,7 @@ def _parse_state(data: Any, scope_key: str) -> BaseState:
         held=held,
         earlier=earlier,
         restoring=data.get("restoring") is True,
+        sealed=data.get("sealed") if isinstance(data.get("sealed"), bool) else None,
     )
 
 

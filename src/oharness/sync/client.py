@@ -40,6 +40,9 @@ _Answer = TypeVar("_Answer")
 class SyncClient:
     """One account at one origin."""
 
+    #: Whether it speaks to the account's end-to-end encrypted copy (:class:`SealedClient`).
+    sealed = False
+
     def __init__(
         self,
         origin: str,

@@ -48,6 +48,7 @@ def commit(parts: ScopeParts, rnd: SyncRound) -> CommitOutcome:
         state.generation = outcome.generation or snapshot.generation or state.generation
         state.protocol = parts.protocol
         state.restoring = False
+        state.sealed = parts.client.sealed
     result.version = state.version
     result.conflicts = sorted(parts.conflicts.ids())
     parts.base.save(state)

@@ -50,14 +50,20 @@ def fetch(parts: ScopeParts, rnd: SyncRound) -> None:
             del rnd.state.notes[note_id]
         rnd.state.version = None
     snapshot = _snapshot(parts, rnd.state, rnd.local)
+    # Encryption turned on or off since the last pass: the notes are in the account's other
+    # copy, whose history is not the base's; it is listed in full as after a reset.
+    moved = rnd.state.sealed not in (None, parts.client.sealed)
     if storage_was_reset(rnd.state, snapshot):
-        log.warning("the sync storage was reset or restored: re-syncing as a first sync")
+        if moved:
+            log.info("the notes moved with end-to-end encryption: re-syncing as a first sync")
+        else:
+            log.warning("the sync storage was reset or restored: re-syncing as a first sync")
         forget_remote(rnd.state)
         snapshot = _snapshot(parts, rnd.state, rnd.local)
     if rnd.state.restoring:
         # This pass, or one cut short before it moved the position, found a reset: the
         # listing is full, and the base keeps only what the server holds.
-        rnd.result.reset = True
+        rnd.result.reset = not moved
         keep_restored(rnd.state, _remote_view(snapshot))
     rnd.snapshot = snapshot
     rnd.result.plan = snapshot.plan

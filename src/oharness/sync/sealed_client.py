@@ -134,6 +134,8 @@ def same_key(stored: dict[str, Any], held: dict[str, Any]) -> bool:
 class SealedClient(SyncClient):
     """A :class:`SyncClient` that seals what it sends and opens what it receives."""
 
+    sealed = True
+
     def __init__(
         self,
         origin: str,
