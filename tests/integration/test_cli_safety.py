@@ -225,6 +225,10 @@ def test_a_git_repository_registers_itself_on_its_first_project_note(
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     cli = Cli(home, repo)
+    # A note refused registers nothing: the repository stays as it was.
+    assert "credential" in cli.refused("memory", "remember", "-s", "DB", "-b", "db pass: hunter2x")
+    assert "summary is empty" in cli.refused("memory", "remember", "-s", " ", "-b", "x")
+    assert sorted(path.name for path in repo.iterdir()) == [".git"]
     cli.ok("memory", "remember", "-s", "Project fact", "-b", "x")
     assert (repo / ".oharness" / "project.json").is_file() and (repo / "MEMORY").is_dir()
 

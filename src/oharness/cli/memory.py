@@ -27,7 +27,7 @@ from oharness.cli.lazy import LazyGroup
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.memory.doctor import diagnose, loose_files
-from oharness.memory.memory_service import UNSET, Unset, note_file_text
+from oharness.memory.memory_service import UNSET, Unset, check_new_note, note_file_text
 from oharness.memory.note_filter import UNTYPED, NoteFilter
 from oharness.memory.workspace import Workspace
 from oharness.notes.store import StoredNote
@@ -98,7 +98,11 @@ def remember(
             body = None  # nothing piped: the body is kept
     # Only a new project note needs the project registered; user notes and updates never do.
     target_scope = _scope(scope) or default_scope_for(note_type)
-    workspace = open_for(project_path, register=note_id is None and target_scope == "project")
+    register = note_id is None and target_scope == "project"
+    if register:  # a note refused registers no project: checked first
+        assert summary is not None and body is not None
+        check_new_note(summary, body, type=note_type or UNSET, tags=UNSET if tags is None else tags)
+    workspace = open_for(project_path, register=register)
     warn(workspace, as_json)
     if summary is None or body is None:  # an update: what is left out is kept
         assert note_id is not None

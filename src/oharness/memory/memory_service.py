@@ -210,16 +210,7 @@ class MemoryService:
         An update backs up the version it replaces first (``backup_reason``; a daemon task
         passes ``task-update``); with no backups available it is refused, changing nothing.
         """
-        if tags is not UNSET and tags is not None:
-            # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
-            raw_tags = split_tags(tags)
-            check_no_secrets({"tags": "\n".join(raw_tags)})
-        clean = _Fields(
-            summary=clean_summary(summary),
-            body=clean_body(body, self._max_note_bytes),
-            type=UNSET if type is UNSET else check_type(type),
-            tags=UNSET if tags is UNSET else clean_tags(tags),
-        )
+        clean = _checked_fields(summary, body, type, tags, self._max_note_bytes)
         if id is not None:
             note_id, scope = split_scoped_id(id, scope)
             return self._update(note_id, clean, scope, backup_reason)
@@ -574,6 +565,38 @@ def split_scoped_id(value: object, scope: Scope | None = None) -> tuple[str, Sco
                 )
             return check_id(rest), named
     return check_id(value), scope
+
+
+def _checked_fields(
+    summary: str,
+    body: str,
+    type: str | Unset | None,
+    tags: str | Iterable[str] | Unset | None,
+    max_note_bytes: int,
+) -> _Fields:
+    if tags is not UNSET and tags is not None:
+        # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
+        check_no_secrets({"tags": "\n".join(split_tags(tags))})
+    return _Fields(
+        summary=clean_summary(summary),
+        body=clean_body(body, max_note_bytes),
+        type=UNSET if type is UNSET else check_type(type),
+        tags=UNSET if tags is UNSET else clean_tags(tags),
+    )
+
+
+def check_new_note(
+    summary: str,
+    body: str,
+    *,
+    type: str | Unset | None = UNSET,
+    tags: str | Iterable[str] | Unset | None = UNSET,
+) -> None:
+    """Raise what :meth:`MemoryService.remember` refuses in a new note, whatever the folder's
+    settings (the size limit is theirs): checked before a command registers a project for it,
+    so a refused note leaves the folder as it was."""
+    fields = _checked_fields(summary, body, type, tags, max_note_bytes=2**62)
+    _check_secrets(fields.summary, () if fields.tags is UNSET else fields.tags, fields.body)
 
 
 def _check_secrets(summary: str, tags: Iterable[str], body: str) -> None:

@@ -273,3 +273,35 @@ def test_a_random_token_spelling_a_placeholder_word_in_mixed_case_is_still_caugh
     assert find_secrets({"body": f"GROQ key {token}"})
     # Written as a word, the same letters still mark a placeholder.
     assert find_secrets({"body": "gsk_YOURKEYHEREyourkeyhereYOURKEYHEREyourkeyhere1234"}) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the production db pass is letmein123", "letmein123"),
+        ("wifi pass: summer2024 (the guest network)", "summer2024"),
+        ("recovery codes: 8f3k2m9x 7h2p9q4z 3n8d1k7v", "8f3k2m9x"),
+        ("2FA recovery codes for the AWS root account: 8f3k-2m9x, 7h2p-9q4z", "8f3k-2m9x"),
+        ("GitHub backup codes are 48291037 19384756", "48291037"),
+    ],
+)
+def test_a_short_pass_and_second_factor_codes_are_caught(text: str, value: str) -> None:
+    assert find_secrets({"body": text}), text
+    assert value not in redact_secrets(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the tests pass now",
+        "the second pass: 2x faster than the first",
+        "the db pass is in Vault",
+        "user pass: see 1Password",
+        "keep the recovery codes in 1Password",
+        "recovery codes: regenerate them after each use",
+        "the otp codes are 6 digits long",
+        "backup codes were rotated on 2024-11-05",
+    ],
+)
+def test_pass_and_codes_in_ordinary_prose_pass(text: str) -> None:
+    assert find_secrets({"body": text}) == []

@@ -3,7 +3,9 @@
 - a password after "log in … with" ("log in to the admin as root with hunter2hunter2!");
 - a user and password pair ("Jenkins login: admin / S3cure!Pass2024", "guest:Xk9mQ2vLp4");
 - a password on a command line (``mysql -p…``, ``sshpass -p``, ``curl -u user:…``);
-- a value named right after it ("use Xk9m… as the API token", "… is the staging password").
+- a value named right after it ("use Xk9m… as the API token", "… is the staging password");
+- "pass" for password after what it opens ("the db pass is letmein123");
+- two-factor recovery or backup codes ("recovery codes: 8f3k2m9x 7h2p9q4z").
 
 The values are judged as in module ``prose``.
 """
@@ -187,9 +189,60 @@ def _scan_named_after(subject: _Subject) -> Iterator[_Span]:
             yield start, start + len(value), "password in text" if password else "secret in text"
 
 
+# --- "the db pass is letmein123": "pass" short for password, after what it opens --------------
+
+# Only after one of these words: "the tests pass", "a second pass: 2x faster" say no password.
+_PASS_OPENS: Final = frozenset(
+    (
+        *("db", "database", "wifi", "wi-fi", "admin", "root", "vpn", "ssh", "sudo", "mysql"),
+        *("postgres", "redis", "ftp", "sftp", "smtp", "mail", "email", "account", "user", "login"),
+    )
+)
+_PASS_RE: Final = _lazy(
+    r" pass(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[:=][ \t]*)(?P<value>\S+)", re.IGNORECASE
+)
+_PASS_HINTS: Final = (b" pass",)
+
+
+def _scan_short_pass(subject: _Subject) -> Iterator[_Span]:
+    text = subject.text
+    for match in _anchored_matches(text, subject.lowered, _PASS_HINTS, _PASS_RE()):
+        before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].rsplit(None, 1)
+        skipped, value = _trimmed(match.group("value"))
+        opens = bool(before) and before[-1].lower() in _PASS_OPENS
+        if opens and len(value) >= 6 and _is_password_value(value):
+            start = match.start("value") + skipped
+            yield start, start + len(value), "password in text"
+
+
+# --- "recovery codes: 8f3k2m9x 7h2p9q4z": a second factor's one-time codes -------------------
+
+_CODES_RE: Final = _lazy(
+    r"(?:recovery|backup|2fa|mfa|otp)[ \t]+codes?\b[^\n:=]{0,40}?(?:[:=]|\b(?:are|is)\b)"
+    r"(?P<codes>[^\n]*)",
+    re.IGNORECASE,
+)
+# A code: a digit among 8 or more letters and digits, in groups joined by "-" (8f3k-2m9x).
+_CODE_RE: Final = _lazy(
+    r"(?<![\w\-])(?=[\w\-]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})*(?![\w\-])"
+)
+_CODES_HINTS: Final = _ascii(("recovery", "backup", "2fa", "mfa", "otp"))
+
+
+def _scan_recovery_codes(subject: _Subject) -> Iterator[_Span]:
+    text = subject.text
+    for match in _anchored_matches(text, subject.lowered, _CODES_HINTS, _CODES_RE()):
+        for code in _CODE_RE().finditer(match.group("codes")):
+            if len(code.group().replace("-", "")) >= 8:
+                start = match.start("codes") + code.start()
+                yield start, start + len(code.group()), "recovery code"
+
+
 LOGIN_RULES: Final = (
     _Rule(_LOGIN_HINTS, _scan_login_passwords, ignore_case=True),
     _Rule(_PAIR_HINTS, _scan_user_password_pairs, ignore_case=True),
     _Rule(_COMMAND_HINTS, _scan_command_passwords, ignore_case=True),
     _Rule(_NAMED_HINTS, _scan_named_after, ignore_case=True),
+    _Rule(_PASS_HINTS, _scan_short_pass, ignore_case=True),
+    _Rule(_CODES_HINTS, _scan_recovery_codes, ignore_case=True),
 )
