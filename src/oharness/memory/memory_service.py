@@ -35,6 +35,7 @@ from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import (
     check_id,
     check_type,
+    checked_tags,
     clean_body,
     clean_summary,
     clean_tags,
@@ -581,7 +582,7 @@ def _checked_fields(
         summary=clean_summary(summary),
         body=clean_body(body, max_note_bytes),
         type=UNSET if type is UNSET else check_type(type),
-        tags=UNSET if tags is UNSET else clean_tags(tags),
+        tags=UNSET if tags is UNSET else checked_tags(tags),
     )
 
 

@@ -15,6 +15,9 @@ from oharness.types import NOTE_TYPES, HexSource
 
 ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 MAX_SUMMARY_CHARS: Final = 200
+#: Tags a write may give a note, and characters per tag: names a search would use, not text.
+MAX_TAGS: Final = 32
+MAX_TAG_CHARS: Final = 64
 MAX_SLUG_CHARS: Final = 48
 _TAG_SPLIT: Final = re.compile(r"[,\s]+")
 _ASCII_UPPER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -176,6 +179,25 @@ def clean_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
             seen.add(tag)
             cleaned.append(tag)
     return tuple(cleaned)
+
+
+def checked_tags(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """:func:`clean_tags` for a write: at most :data:`MAX_TAGS` of at most
+    :data:`MAX_TAG_CHARS` characters (a note read from disk keeps what it holds)."""
+    tags = clean_tags(value)
+    if len(tags) > MAX_TAGS:
+        raise ValidationError(
+            f"{len(tags)} tags: at most {MAX_TAGS}; keep the few names a search would use",
+            field="tags",
+        )
+    longest = max(map(len, tags), default=0)
+    if longest > MAX_TAG_CHARS:
+        raise ValidationError(
+            f"a tag of {longest} characters: at most {MAX_TAG_CHARS}; a tag is a name, put the "
+            "text in the body",
+            field="tags",
+        )
+    return tags
 
 
 def check_type(value: object) -> str | None:

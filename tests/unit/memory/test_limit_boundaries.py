@@ -11,7 +11,7 @@ import pytest
 
 from oharness.errors import LimitError, OHarnessError, ValidationError
 from oharness.memory.workspace import Workspace, open_workspace
-from oharness.notes.ids import MAX_SUMMARY_CHARS
+from oharness.notes.ids import MAX_SUMMARY_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
 
 def _workspace(tmp_path: Path, **memory: object) -> Workspace:
@@ -41,6 +41,21 @@ def test_a_summary_of_the_maximum_length_is_taken_and_one_more_is_not(tmp_path: 
     service.remember("s" * MAX_SUMMARY_CHARS, "body")
     with pytest.raises(ValidationError):
         service.remember("t" * (MAX_SUMMARY_CHARS + 1), "body")
+
+
+def test_tags_up_to_their_limits_are_taken_and_one_more_is_not(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    service = workspace.service
+    many = [f"tag{n}" for n in range(MAX_TAGS)]
+    saved = service.remember("Many tags", "body", tags=[*many[:-1], "t" * MAX_TAG_CHARS])
+    before = _files(workspace)
+    with pytest.raises(ValidationError, match=f"at most {MAX_TAGS}"):
+        service.remember("Too many tags", "body", tags=[*many, "one-more"])
+    with pytest.raises(ValidationError, match=f"at most {MAX_TAG_CHARS}"):
+        service.remember("A long tag", "body", tags=["t" * (MAX_TAG_CHARS + 1)])
+    with pytest.raises(ValidationError):
+        service.remember("Many tags", "body", tags=[*many, "one-more"], id=saved.id)
+    assert _files(workspace) == before
 
 
 def test_a_scope_fills_to_max_notes_and_then_refuses_new_notes_only(tmp_path: Path) -> None:
