@@ -19,7 +19,15 @@ from typing import Any, Final
 
 from oharness.errors import OHarnessError, ValidationError
 from oharness.memory.memory_service import UNSET, Unset
-from oharness.notes.ids import check_id, check_type, clean_body, clean_summary, clean_tags
+from oharness.notes.ids import (
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    check_id,
+    check_type,
+    clean_body,
+    clean_summary,
+    clean_tags,
+)
 from oharness.notes.invisible import remove_invisible
 from oharness.notes.secrets import redact_secrets
 from oharness.types import Scope, parse_scope
@@ -140,7 +148,9 @@ def _redact(text: str) -> tuple[str, bool]:
 
 
 def _tags(value: Any) -> tuple[tuple[str, ...], bool]:
-    """Checked tags; a tag that looks like a credential is left out."""
+    """Checked tags, and whether one that looks like a credential was left out; tags over
+    the limits of a write (:data:`~oharness.notes.ids.MAX_TAGS`,
+    :data:`~oharness.notes.ids.MAX_TAG_CHARS`) are left out too, rather than the note."""
     if value is None:
         return (), False
     if isinstance(value, str):
@@ -148,7 +158,8 @@ def _tags(value: Any) -> tuple[tuple[str, ...], bool]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValidationError("tags must be a list of strings", field="tags")
     kept = [remove_invisible(clean_text(tag)) for tag in value if redact_secrets(tag) == tag]
-    return clean_tags(kept), len(kept) != len(value)
+    tags = tuple(tag for tag in clean_tags(kept) if len(tag) <= MAX_TAG_CHARS)[:MAX_TAGS]
+    return tags, len(kept) != len(value)
 
 
 def _fields(entry: Mapping[str, Any], max_body_bytes: int) -> tuple[str, str, bool]:

@@ -175,3 +175,9 @@ def test_an_update_keeps_what_it_leaves_out() -> None:
 def test_an_absurdly_long_answer_is_refused_whole() -> None:
     with pytest.raises(ValidationError, match="characters"):
         parse("x" * (MAX_ANSWER_CHARS + 1))
+
+
+def test_tags_over_the_limits_of_a_write_are_left_out_and_the_note_kept() -> None:
+    tags = ["x" * 65, *(f"tag{n}" for n in range(40))]
+    (entry,) = parse({"new": [{**one(), "tags": tags}]}).new
+    assert entry.tags == tuple(f"tag{n}" for n in range(32))
