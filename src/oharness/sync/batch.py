@@ -38,7 +38,13 @@ from oharness.sync.ancestor import AncestorStore, BaseNote, BaseState
 from oharness.sync.client import SyncClient
 from oharness.sync.conflicts import ConflictBook
 from oharness.sync.encryption import sealed_client_for
-from oharness.sync.protocol import Change, CommitRequest, SnapshotRequest, SyncScope
+from oharness.sync.protocol import (
+    Change,
+    CommitRequest,
+    CommitResponse,
+    SnapshotRequest,
+    SyncScope,
+)
 from oharness.sync.sync_service import PassReport, SyncService, SyncTarget, sync_targets
 from oharness.types import Scope
 
@@ -229,7 +235,7 @@ class CommitFirst:
             try:
                 checked = self._check(target, base, client, expected)
                 self._check_sizes(writes, checked.max_body_bytes)
-                version = self._commit(target, client, writes, checked)
+                response = self._commit(target, client, writes, checked)
             finally:
                 client.close()
             try:
@@ -237,8 +243,8 @@ class CommitFirst:
             except Exception:
                 log.exception("merge committed to the cloud but not written here")
                 raise
-            self._record(base, checked, writes, version)
-            return version
+            self._record(base, checked, writes, response)
+            return response.version
         finally:
             lock.release()
 
@@ -312,7 +318,7 @@ class CommitFirst:
 
     def _commit(
         self, target: SyncTarget, client: SyncClient, writes: Writes, checked: _Checked
-    ) -> int:
+    ) -> CommitResponse:
         changes = []
         for note_id, data in writes:
             entry = checked.state.notes[note_id]
@@ -354,10 +360,12 @@ class CommitFirst:
                 f"({response.rejected[0].message})",
                 code="rejected",
             )
-        return response.version
+        return response
 
     @staticmethod
-    def _record(base: AncestorStore, checked: _Checked, writes: Writes, version: int) -> None:
+    def _record(
+        base: AncestorStore, checked: _Checked, writes: Writes, response: CommitResponse
+    ) -> None:
         state = base.load()
         for note_id, data in writes:
             if data is None:
@@ -366,6 +374,9 @@ class CommitFirst:
             rev = file_revision(data)
             base.write_copy(note_id, rev, data)
             state.notes[note_id] = BaseNote(rev, parse_note_bytes(data).content_hash)
-        if state.version == checked.version and version == checked.version + 1:
-            state.version = version
+        if state.version == checked.version and response.version == checked.version + 1:
+            # The position is the commit's whole identity: a version beside the commit id of
+            # the one before reads as a storage reset to the next pass.
+            state.version, state.commit = response.version, response.commit
+            state.generation = response.generation or state.generation
         base.save(state)

@@ -240,3 +240,22 @@ def test_a_crash_after_the_cloud_accepted_converges_at_the_next_sync(
     assert set(one.files()) == {a, c}
     assert "No borders." in one.files()[a]
     assert any(r.note_id == b for r in one.ws.service.backups().recent())  # pull-delete backup
+
+
+def test_a_note_forgotten_elsewhere_after_a_merge_stays_forgotten(
+    machines: tuple[Machine, Machine], server: LiveServer
+) -> None:
+    # The merge's commit moved this machine's position; it must move as a whole (version,
+    # commit id), or the next pass reads a storage reset and uploads the forgotten note again.
+    one, two = machines
+    a, b, c = _seed(one, two)
+    review = one.review()
+    plan = review.plan([a, b])
+    review.apply(plan, review.draft(plan))
+    two.sync()
+    two.ws.service.forget(c)
+    two.sync()
+    report = one.sync()["project"].result
+    assert report is not None and not report.reset
+    two.sync()
+    assert c not in one.files() and c not in two.files() and c not in server_notes(server)
