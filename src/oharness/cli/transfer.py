@@ -238,6 +238,7 @@ def export_memories(
         cast(ExportFormat, export_format),
         clock=wall_clock_ms,
         dry_run=dry_run,
+        home=workspace.home.home,
     )
     if as_json:
         emit_json(report.to_dict())

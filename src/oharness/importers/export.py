@@ -21,6 +21,7 @@ from typing import Final, Literal
 from oharness.errors import ValidationError
 from oharness.fsio import atomic_write, fsync_directory
 from oharness.memory.memory_service import MemoryService
+from oharness.memory.workspace import notes_folder_at
 from oharness.notes.store import StoredNote
 from oharness.types import Clock
 
@@ -60,18 +61,28 @@ def export_notes(
     *,
     clock: Clock,
     dry_run: bool = False,
+    home: Path | None = None,
 ) -> ExportReport:
-    """Write every note of the available scopes under ``destination``."""
+    """Write every note of the available scopes under ``destination``; never into a notes
+    folder: this workspace's, or (given ``home``) that of the project ``destination`` is in
+    (another clone, another project)."""
     if destination.exists() and not destination.is_dir():
         raise ValidationError(f"{destination} is a file; name a folder to export into")
+    real = Path(os.path.realpath(destination))
     for scope in service.available_scopes():
         folder = service.store(scope).directory
-        if Path(os.path.realpath(destination)).is_relative_to(os.path.realpath(folder)):
+        if real.is_relative_to(os.path.realpath(folder)):
             raise ValidationError(
                 f"{destination} is inside the {scope} notes folder {folder}: an export there "
                 "would become notes (and user notes would land in the project); name a folder "
                 "outside it"
             )
+    found = None if home is None else notes_folder_at(destination, home)
+    if found is not None and real.is_relative_to(os.path.realpath(found[1])):
+        raise ValidationError(
+            f"{destination} is inside the notes folder of the project at {found[0]}: an export "
+            "there would become that project's notes; name a folder outside it"
+        )
     wanted: dict[str, bytes] = {}
     for scope in service.available_scopes():
         notes = sorted(service.store(scope).notes(), key=lambda s: (-s.note.updated_at, s.id))

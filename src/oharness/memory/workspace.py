@@ -121,6 +121,20 @@ def _home_usable(home: HomeLayout) -> str | None:
     return None
 
 
+def notes_folder_at(path: Path, home: Path) -> tuple[Path, Path] | None:
+    """The registered project ``path`` (or its nearest existing folder) is in and that
+    project's notes folder, as its settings name it; None outside one. Nothing is written."""
+    existing = next((folder for folder in (path, *path.parents) if folder.is_dir()), None)
+    location = None if existing is None else find_project(existing, home)
+    if location is None or not location.registered or location.refused is not None:
+        return None
+    layout = HomeLayout(home)
+    config = layout.config_file if _home_usable(layout) is None else None
+    settings = load_settings(config, location.root)
+    source = str(location.root / STATE_DIR / "config.json")
+    return location.root, resolve_memory_dir(location.root, settings.memory.dir, source)
+
+
 def open_workspace(
     start: Path,
     home: Path,

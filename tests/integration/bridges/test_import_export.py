@@ -277,6 +277,26 @@ def test_export_into_a_notes_folder_is_refused(home: Path, project_dir: Path) ->
     assert sorted(p.relative_to(project_dir) for p in project_dir.rglob("*")) == before
 
 
+def test_export_into_another_projects_notes_folder_is_refused(
+    home: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    # Another clone's MEMORY/ (or another project's): its notes would be doubled and a forget
+    # there would leave the exported copy behind.
+    other = tmp_path / "other"
+    other.mkdir()
+    _init(home, project_dir)
+    _init(home, other)
+    ok(home, project_dir, "memory", "remember", "-s", "Ada likes terse answers", "-b", "Short.")
+    ok(home, other, "memory", "remember", "-s", "Deploys on Tuesdays", "-b", "Noon.")
+    before = sorted(p.relative_to(other) for p in other.rglob("*"))
+    for target in (other / "MEMORY", other / "MEMORY" / "new" / "out"):
+        result = run(home, project_dir, "memory", "export", str(target))
+        assert result.returncode == 1, result.stdout
+        assert f"inside the notes folder of the project at {other}" in result.stderr
+    assert sorted(p.relative_to(other) for p in other.rglob("*")) == before
+    ok(home, project_dir, "memory", "export", str(other / "exports"))  # elsewhere in it: fine
+
+
 def test_import_refuses_missing_folder(home: Path, project_dir: Path) -> None:
     result = run(home, project_dir, "memory", "import", "markdown", "/no/such/folder")
     assert result.returncode != 0 and "Traceback" not in result.stderr
