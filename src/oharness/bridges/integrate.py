@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable
@@ -99,8 +100,13 @@ def _load_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
-def _dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def _dump_json(data: dict[str, Any], text: str | None = None) -> str:
+    """``data`` as JSON, indented as ``text`` (the file it replaces) was, else by 2."""
+    indent = 2
+    if text is not None:
+        line = next((line for line in text.splitlines()[1:] if line.strip()), "")
+        indent = (len(line) - len(line.lstrip(" "))) or indent
+    return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
 def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: bool) -> FileChange:
@@ -109,6 +115,7 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise ValidationError(f"{path}: 'hooks' is not an object; fix it first")
+    own_empty = "hooks" in data and not hooks  # the person's own: kept as it is
     for event, name in HOOK_EVENTS:
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
@@ -119,6 +126,8 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
             "timeout": SHORT_TIMEOUTS_S.get((agent, event), HOOK_TIMEOUT_S),
         }
         found = [hook for group in groups for hook in _hooks_of(group) if _is_ours(hook)]
+        if len(found) == 1:  # one the person customised keeps its keys (a longer timeout)
+            ours = {**ours, **found[0], "type": "command", "command": ours["command"]}
         if install and found == [ours]:
             continue  # already there as it would be written: left where the person keeps it
         kept = []
@@ -131,11 +140,11 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
                 kept.append(group)
         if install:
             kept.append({"hooks": [ours]})
-        if kept:
+        if kept or (event in hooks and not found):  # the person's own empty list stays
             hooks[event] = kept
         else:
             hooks.pop(event, None)
-    if hooks:
+    if hooks or own_empty:
         data["hooks"] = hooks
     else:
         data.pop("hooks", None)
@@ -143,7 +152,7 @@ def plan_hooks(path: Path, text: str | None, command: str, agent: str, install: 
 
 
 def _change(path: Path, text: str | None, data: dict[str, Any]) -> FileChange:
-    new = _dump_json(data) if data or text is not None else ""
+    new = _dump_json(data, text) if data or text is not None else ""
     if text is not None and _load_json(path, text) == data:
         new = text  # nothing of ours changed: leave the file byte for byte
     return FileChange(path, text, new)
@@ -276,12 +285,15 @@ def apply(
         current = _read(change.path)
         if current != change.old:
             raise ValidationError(f"{change.path} changed while this ran; run the command again")
+        # A settings file linked from a dotfiles folder is written where the link points:
+        # replacing the link with a file would cut the user's setup off from it.
+        target = Path(os.path.realpath(change.path)) if change.path.is_symlink() else change.path
         if change.old is not None:  # a backup is the user's alone (the file may be 0600)
             backup = change.path.with_name(f"{change.path.name}.oharness-backup-{clock()}")
             atomic_write(backup, change.old.encode("utf-8"), mode=0o600)
             backups.append(backup)
-            atomic_write(change.path, change.new.encode("utf-8"))
+            atomic_write(target, change.new.encode("utf-8"))
         else:  # a file made here is the user's alone, as the agent's own are
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(change.path, change.new.encode("utf-8"), mode=0o600)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, change.new.encode("utf-8"), mode=0o600)
     return backups

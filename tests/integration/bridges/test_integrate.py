@@ -270,3 +270,49 @@ def test_codex_capture_hooks_keep_within_codex_session_end_budget(
     assert timeouts == {"Stop": 10, "PreCompact": 10, "SessionEnd": 3}
     assert _ours(hooks, "Stop")[0]["command"].endswith("hook codex stop")
     assert "nothing changed" in _integrate(user, tmp_path, "codex")
+
+
+def test_a_linked_settings_file_is_written_where_it_points_and_stays_a_link(
+    home: Path, tmp_path: Path
+) -> None:
+    # Dotfiles managers (stow, home-manager) keep settings.json as a link into their folder.
+    user = tmp_path / "user"
+    dotfiles = tmp_path / "dotfiles" / "claude"
+    dotfiles.mkdir(parents=True)
+    (user / ".claude").mkdir(parents=True)
+    (dotfiles / "settings.json").write_text(json.dumps(CLAUDE_SETTINGS, indent=4) + "\n")
+    link = user / ".claude" / "settings.json"
+    link.symlink_to(dotfiles / "settings.json")
+    _integrate(user, tmp_path, "claude-code")
+    assert link.is_symlink()
+    written = (dotfiles / "settings.json").read_text()
+    assert "hook claude-code user-prompt-submit" in written
+    assert '\n    "model"' in written  # indented as the person's file was
+    _integrate(user, tmp_path, "claude-code", "--uninstall")
+    assert link.is_symlink()
+    assert json.loads((dotfiles / "settings.json").read_text()) == CLAUDE_SETTINGS
+
+
+def test_a_customised_hook_timeout_and_an_empty_event_list_are_kept(
+    home: Path, tmp_path: Path
+) -> None:
+    user = _claude_home(tmp_path)
+    path = user / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["hooks"]["Notification"] = []  # an event oharness does not use: left alone
+    path.write_text(json.dumps(settings, indent=2))
+    _integrate(user, tmp_path, "claude-code")
+    settings = json.loads(path.read_text())
+    (mine,) = _ours(settings, "UserPromptSubmit")
+    mine["timeout"] = 30
+    path.write_text(json.dumps(settings, indent=2))
+    again = _integrate(user, tmp_path, "claude-code")
+    assert "already set up" in again
+    assert [
+        hook["timeout"] for hook in _ours(json.loads(path.read_text()), "UserPromptSubmit")
+    ] == [30]
+    _integrate(user, tmp_path, "claude-code", "--uninstall")
+    assert json.loads(path.read_text()) == {
+        **CLAUDE_SETTINGS,
+        "hooks": {**CLAUDE_SETTINGS["hooks"], "Notification": []},
+    }
