@@ -27,7 +27,8 @@ from oharness.cli.lazy import LazyGroup
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
 from oharness.fsio import atomic_write
 from oharness.memory.doctor import diagnose, loose_files
-from oharness.memory.memory_service import UNSET, Unset, check_new_note, note_file_text
+from oharness.memory.fields import check_new_note
+from oharness.memory.memory_service import UNSET, Unset, note_file_text
 from oharness.memory.note_filter import UNTYPED, NoteFilter
 from oharness.memory.workspace import Workspace
 from oharness.notes.store import StoredNote

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import enum
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -19,6 +18,9 @@ from oharness.errors import (
 )
 from oharness.memory.attach import RecallOutcome, recall_for_message
 from oharness.memory.conflict_marks import waiting_conflicts
+from oharness.memory.fields import UNSET as UNSET
+from oharness.memory.fields import Fields, check_secrets, checked_fields
+from oharness.memory.fields import Unset as Unset
 from oharness.memory.note_filter import EVERY_NOTE, NoteFilter
 from oharness.memory.results import (
     ForgetResult,
@@ -35,16 +37,13 @@ from oharness.notes.format import Note, parse_note_bytes, serialise_note_bytes
 from oharness.notes.ids import (
     check_id,
     check_type,
-    checked_tags,
     clean_body,
     clean_summary,
     clean_tags,
     generate_id,
     random_hex,
-    split_tags,
 )
 from oharness.notes.links import LinkIndex, extract_links
-from oharness.notes.secrets import check_no_secrets
 from oharness.notes.store import NoteStore, StoredNote
 from oharness.types import SCOPES, Clock, HexSource, Scope, default_scope_for
 
@@ -64,15 +63,6 @@ PERSON_HINTS: Final = Hints(
     list_notes="'oharness memory list' shows the ids",
     unreadable="run 'oharness memory doctor' to see what is wrong, then fix or remove the file",
 )
-
-
-class Unset(enum.Enum):
-    """Marks an argument the caller left out (distinct from an explicit ``None``)."""
-
-    UNSET = "unset"
-
-
-UNSET = Unset.UNSET
 
 
 @dataclass(frozen=True)
@@ -205,24 +195,28 @@ class MemoryService:
         scope: Scope | None = None,
         id: str | None = None,
         backup_reason: str = "remember-update",
+        expected_hash: str | None = None,
     ) -> RememberResult:
         """Create a note, or update note ``id`` keeping the fields left out (spec 02.1).
 
         An update backs up the version it replaces first (``backup_reason``; a daemon task
         passes ``task-update``); with no backups available it is refused, changing nothing.
+        ``expected_hash``: the content hash of the version the change was made to (an editor
+        opened it); a file that holds another now - edited by hand meanwhile - is refused,
+        changing nothing (:class:`ConflictError`), checked on the file under the lock.
         """
-        clean = _checked_fields(summary, body, type, tags, self._max_note_bytes)
+        clean = checked_fields(summary, body, type, tags, self._max_note_bytes)
         if id is not None:
             note_id, scope = split_scoped_id(id, scope)
-            return self._update(note_id, clean, scope, backup_reason)
+            return self._update(note_id, clean, scope, backup_reason, expected_hash)
         return self._create(clean, scope)
 
-    def _create(self, fields: _Fields, scope: Scope | None) -> RememberResult:
+    def _create(self, fields: Fields, scope: Scope | None) -> RememberResult:
         note_type = None if fields.type is UNSET else fields.type
         tags: tuple[str, ...] = () if fields.tags is UNSET else fields.tags
         target: Scope = scope or default_scope_for(note_type)
         store = self.store(target)
-        _check_secrets(fields.summary, tags, fields.body)
+        check_secrets(fields.summary, tags, fields.body)
         now = self._clock()
         draft = Note("draft", fields.summary, fields.body, tags, note_type, now, now)
         with store.locked():  # brings the store in step with the folder once
@@ -245,7 +239,12 @@ class MemoryService:
         )
 
     def _update(
-        self, note_id: str, fields: _Fields, scope: Scope | None, backup_reason: str | None
+        self,
+        note_id: str,
+        fields: Fields,
+        scope: Scope | None,
+        backup_reason: str | None,
+        expected_hash: str | None = None,
     ) -> RememberResult:
         if scope is not None and self.store(scope).get(note_id) is None:
             elsewhere = self.find(note_id, None)  # NotFoundError when it is nowhere
@@ -262,6 +261,13 @@ class MemoryService:
             if latest is None:
                 raise NotFoundError(self._missing_message(note_id, current.scope), id=note_id)
             old = latest.note
+            if expected_hash is not None and old.content_hash != expected_hash:
+                raise ConflictError(
+                    f"note {note_id!r} changed since it was opened (edited by hand or "
+                    "elsewhere meanwhile): open it again and make the change to that version",
+                    id=note_id,
+                    reason="changed",
+                )
             new = old.with_changes(
                 summary=fields.summary,
                 body=fields.body,
@@ -269,7 +275,7 @@ class MemoryService:
                 tags=old.tags if fields.tags is UNSET else fields.tags,
                 extra=old.extra if fields.extra is UNSET else fields.extra,
             )
-            _check_secrets(new.summary, new.tags, new.body)
+            check_secrets(new.summary, new.tags, new.body)
             if new == old:
                 return self._remember_result(latest, created=False, changed=False)
             new = new.with_changes(updated_at=max(self._clock(), old.updated_at + 1))
@@ -529,7 +535,7 @@ class MemoryService:
                 "renamed by editing: remember a new note and forget this one instead",
                 field="id",
             )
-        fields = _Fields(
+        fields = Fields(
             summary=clean_summary(edited.summary),
             body=clean_body(edited.body, self._max_note_bytes),
             type=check_type(edited.type),
@@ -538,15 +544,6 @@ class MemoryService:
         )
         # The person chose this version in an editor: no backup (spec 02.5).
         return self._update(note_id, fields, scope, None)
-
-
-@dataclass(frozen=True)
-class _Fields:
-    summary: str
-    body: str
-    type: str | Unset | None
-    tags: tuple[str, ...] | Unset
-    extra: dict[str, Any] | Unset = UNSET
 
 
 def split_scoped_id(value: object, scope: Scope | None = None) -> tuple[str, Scope | None]:
@@ -566,42 +563,6 @@ def split_scoped_id(value: object, scope: Scope | None = None) -> tuple[str, Sco
                 )
             return check_id(rest), named
     return check_id(value), scope
-
-
-def _checked_fields(
-    summary: str,
-    body: str,
-    type: str | Unset | None,
-    tags: str | Iterable[str] | Unset | None,
-    max_note_bytes: int,
-) -> _Fields:
-    if tags is not UNSET and tags is not None:
-        # Checked as given: cleaning lower-cases tags, which would hide an AWS key or JWT.
-        check_no_secrets({"tags": "\n".join(split_tags(tags))})
-    return _Fields(
-        summary=clean_summary(summary),
-        body=clean_body(body, max_note_bytes),
-        type=UNSET if type is UNSET else check_type(type),
-        tags=UNSET if tags is UNSET else checked_tags(tags),
-    )
-
-
-def check_new_note(
-    summary: str,
-    body: str,
-    *,
-    type: str | Unset | None = UNSET,
-    tags: str | Iterable[str] | Unset | None = UNSET,
-) -> None:
-    """Raise what :meth:`MemoryService.remember` refuses in a new note, whatever the folder's
-    settings (the size limit is theirs): checked before a command registers a project for it,
-    so a refused note leaves the folder as it was."""
-    fields = _checked_fields(summary, body, type, tags, max_note_bytes=2**62)
-    _check_secrets(fields.summary, () if fields.tags is UNSET else fields.tags, fields.body)
-
-
-def _check_secrets(summary: str, tags: Iterable[str], body: str) -> None:
-    check_no_secrets({"summary": summary, "tags": "\n".join(tags), "body": body})
 
 
 def note_file_text(stored: StoredNote) -> str:

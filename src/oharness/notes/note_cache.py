@@ -109,6 +109,7 @@ class NoteCache:
         self._rotation_at = 0
         self._checked_at = 0.0
         self._last_sweep: float | None = None
+        self._stale = False  # a file rewritten in place was seen (:meth:`mark_stale`)
         self._generation = 0
         #: The store's own changes since generation ``_journal_floor`` (a sweep restarts it).
         self._journal: list[tuple[int, str, StoredNote | None]] = []
@@ -178,9 +179,14 @@ class NoteCache:
             changed = self._settle(restat=self._sweeps == sweeps) or changed
         return changed
 
+    def mark_stale(self) -> None:
+        """Another thread saw the folder change: the next :meth:`refresh` sweeps."""
+        self._stale = True
+
     def _refresh(self, full: bool, strict: bool) -> bool:
         dir_mtime = self._stat_dir()
         now = self._monotonic()
+        full, self._stale = full or self._stale, False
         if full or self._last_sweep is None:
             return self._sweep(dir_mtime, now)
         recheck = _RACY_RECHECK
@@ -557,8 +563,7 @@ class NoteCache:
 
     def drop_stray(self, removed: Iterable[Path]) -> None:
         """The store removed these temp files of killed writes."""
-        gone = set(removed)
-        if gone:
+        if gone := set(removed):
             self._stray_temp = [path for path in self._stray_temp if path not in gone]
             self._own_change()
 

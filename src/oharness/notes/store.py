@@ -112,6 +112,10 @@ class NoteStore:
         no note file yet, see :meth:`NoteCache.refresh`)."""
         return self.cache.refresh(full=full, lazy=lazy)
 
+    def mark_stale(self) -> None:
+        """Another thread saw the folder change: the next refresh reads it all again."""
+        self.cache.mark_stale()
+
     def notes(self) -> list[StoredNote]:
         """Every loaded note (after a cheap refresh)."""
         self.cache.refresh()

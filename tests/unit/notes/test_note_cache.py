@@ -138,6 +138,20 @@ def test_latest_sees_an_in_place_rewrite_before_an_update(
     assert store.get("old-001") is latest
 
 
+def test_a_folder_marked_stale_is_read_again_at_the_next_read(store: NoteStore) -> None:
+    # The daemon's folder watcher saw the change (sizes, mtimes); the store's own checks
+    # would find an in-place rewrite only at a later spot check.
+    path = store.directory / "old-002.md"
+    with path.open("r+b") as handle:
+        handle.write(_note("old-002", "Rewritten in place.\n"))
+        handle.truncate()
+    cached = store.get("old-002")
+    assert cached is not None and cached.note.body == "Body.\n"
+    store.mark_stale()
+    fresh = store.get("old-002")
+    assert fresh is not None and fresh.note.body == "Rewritten in place.\n"
+
+
 def test_own_changes_are_told_to_derived_caches(store: NoteStore) -> None:
     start = store.generation
     written = store.save_bytes("new-1", _note("new-1"), create=True)

@@ -30,6 +30,7 @@ from typing import Protocol
 from oharness.daemon.background.folder_watch import FolderWatch, Signature, folder_signature
 from oharness.daemon.events import Event, EventBus, Subscription
 from oharness.daemon.workspaces import WorkspaceRegistry
+from oharness.notes.store import NoteStore
 from oharness.types import Scope
 
 #: The watcher's event type.
@@ -58,6 +59,8 @@ class NoteWatcher:
         self.interval = interval
         self._signatures: dict[Path, Signature] = {}
         self._hosted: dict[Path, tuple[Scope, str | None]] = {}
+        #: Each hosted folder's stores (the user folder has one per workspace).
+        self._stores: dict[Path, list[NoteStore]] = {}
         #: Bumped by every change seen; :attr:`_changed_at` holds each folder's last bump.
         self.version = 0
         self._changed_at: dict[Path, int] = {}
@@ -66,12 +69,15 @@ class NoteWatcher:
     def folders(self) -> list[Path]:
         """Every hosted folder: each workspace's project notes and the user notes."""
         folders: dict[Path, tuple[Scope, str | None]] = {}
+        stores: dict[Path, list[NoteStore]] = {}
         for hosted in self._state.registry.all():
             service = hosted.workspace.service
             for scope in service.available_scopes():
                 workspace = hosted.project_id if scope == "project" else None
-                folders[service.store(scope).directory] = (scope, workspace)
-        self._hosted = folders
+                store = service.store(scope)
+                folders[store.directory] = (scope, workspace)
+                stores.setdefault(store.directory, []).append(store)
+        self._hosted, self._stores = folders, stores
         return list(folders)
 
     def look_once(self) -> list[Event]:
@@ -99,6 +105,8 @@ class NoteWatcher:
                 self._signatures[directory] = signature
                 if before is None or before == signature:
                     continue
+                for store in self._stores.get(directory, ()):  # a file rewritten in place
+                    store.mark_stale()  # shows at the next read, not at a later spot check
                 self.version += 1
                 self._changed_at[directory] = self.version
                 if listening:

@@ -33,7 +33,7 @@ from oharness.daemon.page.notes_panel import note_panel, parse_note_ref
 from oharness.daemon.page.render import marked, render_fragment
 from oharness.daemon.page.usage import usage_counts
 from oharness.daemon.page.view import PageView, Section, page_view, read_form
-from oharness.errors import OHarnessError, SecretError, ValidationError
+from oharness.errors import ConflictError, OHarnessError, SecretError, ValidationError
 from oharness.importers.adopt import adopt_file
 from oharness.memory.doctor import loose_files
 from oharness.memory.memory_service import MemoryService
@@ -231,12 +231,6 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
         "user" if scope_value == "user" else ("project" if scope_value == "project" else None)
     )
     try:
-        if note_id:
-            current = service.find(note_id, scope)
-            if form.get("hash") and current.note.content_hash != form["hash"]:
-                raise ValidationError(
-                    "changed since opened", field="form", message_key="notes.changed_meanwhile"
-                )
         result = service.remember(
             form.get("summary", ""),
             form.get("body", ""),
@@ -244,8 +238,14 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
             tags=form.get("tags", ""),
             scope=scope,
             id=note_id or None,
+            expected_hash=(form.get("hash") or None) if note_id else None,
         )
     except OHarnessError as exc:
+        if isinstance(exc, ConflictError) and exc.details.get("reason") == "changed":
+            # the file, read under the lock, holds a hand edit made since the form was opened
+            exc = ValidationError(
+                "changed since opened", field="form", message_key="notes.changed_meanwhile"
+            )
         return _refusal(view, form, exc)
     if result.changed:
         view.changed(result.scope)
