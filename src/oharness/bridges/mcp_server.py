@@ -118,11 +118,18 @@ async def _approve_forget(
             "with `oharness mcp --allow-forget` to rely on the client's own tool approval",
         )
     summary = probe.get("summary", "")
-    answer = await session.elicit_form(
-        f"Delete the note {arguments['id']!r} ({summary})? A backup is kept.",
-        _CONFIRM_SCHEMA,
-        related_request_id=ctx.request_id,
-    )
+    try:
+        answer = await session.elicit_form(
+            f"Delete the note {arguments['id']!r} ({summary})? A backup is kept.",
+            _CONFIRM_SCHEMA,
+            related_request_id=ctx.request_id,
+        )
+    except MCPError as exc:  # the client answered the question with an error: no approval
+        return _refusal(
+            "not_approved",
+            f"the client could not ask the person ({exc}); nothing was deleted: run "
+            "`oharness memory forget ID` in a terminal",
+        )
     if answer.action == "accept" and (answer.content or {}).get("confirm") is True:
         return None
     return _refusal(

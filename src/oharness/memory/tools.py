@@ -54,9 +54,14 @@ REMEMBER: Final[dict[str, Any]] = {
                 **_SCOPE,
                 "description": "Default: 'user' for type user, otherwise 'project'.",
             },
-            "id": {**_ID, "description": "Update this existing note; omit to create a new one."},
+            "id": {
+                **_ID,
+                "description": (
+                    "Update this existing note (the fields left out are kept); omit to create a "
+                    "new one, which needs summary and body."
+                ),
+            },
         },
-        "required": ["summary", "body"],
         "additionalProperties": False,
     },
 }
@@ -170,9 +175,19 @@ def _dispatch(service: MemoryService, name: str, arguments: Mapping[str, Any]) -
     scope = parse_scope(scope_value) if scope_value is not None else None
     if name == "remember":
         _check_arguments(name, arguments, REMEMBER)
+        summary, body = arguments.get("summary"), arguments.get("body")
+        if (summary is None or body is None) and arguments.get("id") is not None:
+            stored = service.find(arguments["id"], scope).note  # an update keeps the rest
+            summary = stored.summary if summary is None else summary
+            body = stored.body if body is None else body
+        if summary is None or body is None:
+            raise ValidationError(
+                f"{name}: missing required argument {'summary' if summary is None else 'body'!r}"
+                " (a new note needs a summary and a body; give id to update a note)"
+            )
         return service.remember(
-            arguments["summary"],
-            arguments["body"],
+            summary,
+            body,
             type=arguments.get("type", UNSET),
             tags=arguments.get("tags", UNSET),
             scope=scope,

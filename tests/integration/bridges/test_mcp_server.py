@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
@@ -136,6 +136,12 @@ def test_forget_declined_or_unaskable_deletes_nothing(home: Path, project: Path)
 
     declined = session(home, project, elicit=decline)(body)
     assert declined.is_error is True and "did not approve" in declined.content[0].text
+
+    async def fail(context: Any, params: types.ElicitRequestParams) -> types.ErrorData:
+        return types.ErrorData(code=-1, message="the client cannot show forms")
+
+    failed = session(home, project, elicit=cast(Any, fail))(body)  # a tool error, not a crash
+    assert failed.is_error is True and "nothing was deleted" in failed.content[0].text
     unaskable = session(home, project)(body)
     assert unaskable.is_error is True and "--allow-forget" in unaskable.content[0].text
     assert (project / "MEMORY" / f"{note_id}.md").exists()

@@ -19,7 +19,7 @@ def test_definitions_are_json_and_shaped_for_both_apis() -> None:
         assert set(tool) == {"name", "description", "input_schema"}
     json.dumps(openai_tools())
     remember = tool_definitions()[0]["input_schema"]
-    assert remember["required"] == ["summary", "body"]
+    assert "required" not in remember  # an update needs only the id and what it changes
     assert "query" in tool_definitions()[1]["input_schema"]["properties"]
 
 
@@ -48,6 +48,8 @@ def test_bad_calls_come_back_as_errors_a_model_can_read(workspace: Workspace) ->
     service = workspace.service
     cases: list[tuple[str, dict[str, object], str]] = [
         ("remember", {"summary": "x"}, "missing required argument 'body'"),
+        ("remember", {"body": "y", "summary": None}, "missing required argument 'summary'"),
+        ("remember", {"id": "nope-1", "tags": ["a"]}, "no note 'nope-1'"),
         ("remember", {"summary": "x", "body": "y", "colour": 1}, "unknown argument(s) colour"),
         ("memory", {"id": "nope-1"}, "no note 'nope-1'"),
         ("memory", {"limit": "ten"}, "limit must be an integer"),
@@ -57,3 +59,16 @@ def test_bad_calls_come_back_as_errors_a_model_can_read(workspace: Workspace) ->
     for name, arguments, message in cases:
         result = call_tool(service, name, arguments)
         assert message in result["error"]["message"], (name, result)
+
+
+def test_an_update_through_the_tool_keeps_the_fields_it_leaves_out(workspace: Workspace) -> None:
+    service = workspace.service
+    saved = call_tool(service, "remember", {"summary": "gRPC deadlines", "body": "Set 2 s."})
+    updated = call_tool(service, "remember", {"id": saved["id"], "tags": ["grpc", "deadline"]})
+    assert "error" not in updated, updated
+    note = service.find(saved["id"]).note
+    assert (note.summary, note.body, note.tags) == (
+        "gRPC deadlines",
+        "Set 2 s.\n",
+        ("grpc", "deadline"),
+    )
