@@ -104,6 +104,8 @@ def _memory_off(exc: Exception, home: str) -> str:
 
     if isinstance(exc, OHarnessError):
         reason = exc.message
+    elif isinstance(exc, ValueError):  # what the agent sent: not JSON, no usable cwd...
+        reason = f"the agent's hook input cannot be used ({str(exc)[:200]})"
     else:
         reason = f"unexpected error; see {os.path.join(home, 'logs', 'hooks.log')}"
     return json.dumps({"systemMessage": f"oharness: memory is off for this session: {reason}"})

@@ -170,6 +170,14 @@ def test_a_broken_home_config_is_told_to_the_person_at_session_start(
     assert prompt.returncode == 0 and prompt.stdout == ""
 
 
+def test_a_session_start_without_a_usable_folder_names_the_cause(home: Path) -> None:
+    payload = json.dumps({"session_id": "s", "source": "startup", "cwd": "/no/such/folder"})
+    started = run(home, home, "hook", "claude-code", "session-start", input=payload)
+    assert started.returncode == 0
+    message = json.loads(started.stdout)["systemMessage"]
+    assert "cwd /no/such/folder is not a folder" in message and "unexpected" not in message
+
+
 def test_wrong_command_line_is_a_usage_error(home: Path) -> None:
     result = run(home, home, "hook", "claude-code", "nonsense")
     assert result.returncode == 2 and "usage" in result.stderr
