@@ -74,9 +74,11 @@ class DaemonServer:
             lock.release()
 
     def _serve(self, lock: DaemonLock) -> None:
+        host = self.options.bind_host
+        # Bound before the app is built: a taken port is refused at once, with its fix.
+        listening = self.listen_socket or listening_socket(host, self.port)
         app = create_app(self.options)
         warm_up(app)
-        host = self.options.bind_host
         config = uvicorn.Config(
             app,
             host=host,
@@ -88,7 +90,7 @@ class DaemonServer:
             timeout_graceful_shutdown=10,
         )
         server = _AnnouncingServer(config, self, app)
-        server.run(sockets=[self.listen_socket] if self.listen_socket is not None else None)
+        server.run(sockets=[listening])
 
     def started(self, app: Any, port: int) -> None:
         host = self.options.bind_host
@@ -110,6 +112,26 @@ class DaemonServer:
             self.announce(f"open once in a browser to sign it in (the Memory page): {page}")
         if self.on_started is not None:
             self.on_started(app, url)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port``; a port taken or not allowed is refused, naming
+    the fix."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise UnavailableError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; choose another port "
+            "with --port, or stop the program that listens there",
+            feature="daemon",
+        ) from exc
+    return sock
 
 
 def warm_up(app: Any) -> None:

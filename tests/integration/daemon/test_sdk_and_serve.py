@@ -192,6 +192,10 @@ def test_serve_single_instance_and_clean_shutdown(tmp_path: Path) -> None:
         _, err = second.communicate(timeout=60)
         assert second.returncode == 1
         assert "already runs" in err and info["url"] in err
+        other = _serve(tmp_path / "other-home", project, port)  # another home, the same port
+        _, err = other.communicate(timeout=60)
+        assert other.returncode == 1 and err.startswith("oharness: error: cannot listen on")
+        assert "--port" in err and len(err.strip().splitlines()) == 1
         with DaemonClient(home=home) as client:
             task = client.remember_workspace_memory("Served by a real process.")
             client.wait(task)
