@@ -129,13 +129,14 @@ def _write_failed(target: Path, temp: Path, exc: OSError) -> StorageError:
 
 
 def _copy_mode(target: Path, temp: Path) -> None:
-    """Keep the permissions of the file being replaced (or the umask default for a new one)."""
+    """Keep the permissions of the file being replaced (or the umask default for a new one,
+    never writable by every user: a umask of 000 would let anyone rewrite a note)."""
     try:
         os.chmod(temp, os.stat(target).st_mode & 0o7777)
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
+        os.chmod(temp, 0o666 & ~(umask | 0o002))
 
 
 def remove_file(target: Path) -> None:

@@ -362,3 +362,27 @@ def test_remember_refuses_the_credentials_of_the_attack_report(
     line = cli.refused("memory", "remember", "-s", "CI notes", "-b", body)
     assert "credential" in line and secret not in line
     assert not list((project_dir / "MEMORY").glob("*.md"))
+
+
+def test_a_project_registered_under_umask_000_is_not_writable_by_every_user(
+    home: Path, tmp_path: Path
+) -> None:
+    # Before, its folders came out 0777 and its notes 0666: refused as a project folder by
+    # the next command, and open to any user's writes meanwhile.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    environment = {**os.environ, "OHARNESS_HOME": str(home)}
+    subprocess.run(
+        [str(OHARNESS), "memory", "remember", "-s", "Project fact", "-b", "x"],
+        cwd=repo,
+        env=environment,
+        check=True,
+        capture_output=True,
+        preexec_fn=lambda: os.umask(0),
+    )
+    made = [repo / ".oharness", repo / "MEMORY", repo / "ARTIFACTS"]
+    made += [*(repo / ".oharness").iterdir(), *(repo / "MEMORY").iterdir()]
+    assert [path for path in made if path.stat().st_mode & 0o002] == []
+    listed = Cli(home, repo).ok("memory", "list")
+    assert "Project fact" in listed

@@ -137,6 +137,7 @@ def _write_exclusive(path: Path, data: bytes) -> bool:
     """Create ``path`` with ``data`` unless it exists; True when we created it."""
     temp = temp_path_for(path)
     with open(temp, "xb") as handle:
+        os.fchmod(handle.fileno(), os.stat(handle.fileno()).st_mode & 0o755)  # not o+w
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
@@ -200,9 +201,14 @@ def register_project(
     check_registrable(root, home)
     state = root / STATE_DIR
     try:
-        state.mkdir(parents=True, exist_ok=True)
-        (root / ARTIFACTS_DIR).mkdir(exist_ok=True)
-        (memory_dir or root / DEFAULT_MEMORY_DIR).mkdir(parents=True, exist_ok=True)
+        for folder in (state, root / ARTIFACTS_DIR, memory_dir or root / DEFAULT_MEMORY_DIR):
+            if not folder.is_dir():
+                folder.mkdir(parents=True, exist_ok=True)
+                # Under umask 000 it would be writable by every user: refused as a project
+                # folder on the next start, and open to anyone's notes meanwhile.
+                mode = folder.stat().st_mode & 0o7777
+                if mode & 0o002:
+                    folder.chmod(mode & ~0o022)
         path = state / PROJECT_FILE
         if not path.exists():
             identity = {
