@@ -293,6 +293,30 @@ def test_a_body_keeps_them_the_page_shows_escapes_and_the_editor_the_text(
     assert service.find(note.id, "project").note.body == body
 
 
+def test_a_summary_written_by_hand_with_a_bidi_control_is_never_saved_as_its_escape(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    # The editor shows the summary as "\\u202e…"; sent back unchanged, that text was written.
+    service = daemon.state.registry.default.workspace.service
+    note = service.remember("Invoice rtl", "Body.\n")
+    path = service.store("project").path_for(note.id)
+    path.write_text(path.read_text().replace("Invoice rtl", f"Invoice {RLO}gnp.exe"))
+    stored = service.store("project").latest(note.id)
+    assert stored is not None and RLO in stored.note.summary
+    editor = signed_in.get(f"/memory/notes?note=project:{note.id}&edit=1").text
+    assert "Invoice \\u202egnp.exe" in editor
+    form = {**FORM, "id": note.id, "hash": stored.note.content_hash, "scope": "project"}
+    unchanged = {**form, "summary": "Invoice \\u202egnp.exe", "body": "Edited.\n"}
+    refused = signed_in.post("/memory/notes/save", data=unchanged, headers=_csrf(daemon))
+    assert refused.status_code == 422 and 'id="note-summary-error"' in refused.text
+    assert path.read_text().count(RLO) == 1 and "\\u202e" not in path.read_text()
+    cleaned = {**form, "summary": "Invoice gnp.exe", "body": "Edited.\n"}
+    assert (
+        signed_in.post("/memory/notes/save", data=cleaned, headers=_csrf(daemon)).status_code == 204
+    )
+    assert service.find(note.id, "project").note.summary == "Invoice gnp.exe"
+
+
 def test_a_project_note_on_a_page_without_a_project_says_what_to_do(tmp_path: Path) -> None:
     home = tmp_path / "home"  # started in OHARNESS_HOME, as oharness setup starts it
     home.mkdir()

@@ -38,6 +38,8 @@ from oharness.importers.adopt import adopt_file
 from oharness.memory.doctor import loose_files
 from oharness.memory.memory_service import MemoryService
 from oharness.memory.note_filter import MAX_TAG_CHARS, NoteFilter
+from oharness.notes.format import Note
+from oharness.notes.invisible import escape_invisible
 from oharness.notes.loose import MAX_READ_BYTES, LooseFile
 from oharness.notes.store import NOTE_SUFFIX, StoredNote
 from oharness.types import NOTE_TYPES, SCOPES, Scope
@@ -231,6 +233,8 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
         "user" if scope_value == "user" else ("project" if scope_value == "project" else None)
     )
     try:
+        if note_id:
+            _refuse_escapes_kept(service.find(note_id, scope).note, form)
         result = service.remember(
             form.get("summary", ""),
             form.get("body", ""),
@@ -252,6 +256,20 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
     twin = result.likely_duplicate  # remember's hint, shown as the tool shows it to a model
     similar = f"{twin['scope']}:{twin['id']}" if twin else None
     return _redirect(view, note=f"{result.scope}:{result.id}", saved=1, similar=similar)
+
+
+def _refuse_escapes_kept(note: Note, form: Mapping[str, str]) -> None:
+    """The form shows a summary's or tags' invisible characters as ``\\uXXXX`` (they cannot be
+    seen, nor removed, as they are): sent back unchanged, they would be written as that text.
+    The person deletes them instead."""
+    for field, value in (("summary", note.summary), ("tags", ", ".join(note.tags))):
+        shown = escape_invisible(value)
+        if shown != value and form.get(field, "").strip() == shown:
+            raise ValidationError(
+                f"the {field} holds invisible characters shown as \\uXXXX; delete them to save",
+                field=field,
+                message_key="notes.invisible_shown",
+            )
 
 
 def _delete(view: PageView, form: Mapping[str, str]) -> Response:
