@@ -283,3 +283,23 @@ def test_an_event_during_a_refresh_is_followed_by_another_refresh(
     expect(ui.locator("body")).to_have_attribute("data-asked", "yes")
     with ui.expect_request(listing):
         held[0].continue_()
+
+
+def test_a_summary_of_thousands_of_characters_takes_three_lines_of_the_list(
+    ui: Page, page_daemon: PageDaemon
+) -> None:
+    # Written by hand (remember refuses over 200 characters); before, its row was 1,759 px.
+    path = page_daemon.project / "MEMORY" / "long-summary-a01.md"
+    summary = "Long " * 600
+    path.write_text(
+        '---\n{"id": "long-summary-a01", "summary": "' + summary + '"}\n---\n\nBody.\n',
+        encoding="utf-8",
+    )
+    try:
+        ui.goto("/memory/notes?note=project:long-summary-a01")
+        row = ui.locator('#notes-list li[data-note="project:long-summary-a01"]')
+        expect(row).to_be_visible()
+        box = row.bounding_box()
+        assert box is not None and box["height"] < 150, box
+    finally:
+        path.unlink()
