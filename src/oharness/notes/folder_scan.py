@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +79,9 @@ def _checked_stat(
                 problems[entry.name] = LoadProblem(
                     Path(entry.path),
                     "symlink_outside",
-                    "a symlink pointing outside the notes folder; it is not loaded",
+                    "a symlink pointing outside the notes folder; it is not loaded: put the "
+                    f"file itself there (cp --remove-destination {shlex.quote(real)} "
+                    f"{shlex.quote(entry.path)}), or remove the link",
                 )
                 return None
             st = os.stat(entry.path)

@@ -94,13 +94,15 @@ class LooseFile:
     @property
     def fix_kind(self) -> str:
         """Which fix applies: ``credential`` (remove it first: adopt would refuse it),
-        ``duplicate``, ``put_back``, ``by_hand`` or ``adopt``."""
+        ``duplicate``, ``put_back``, ``empty``, ``by_hand`` or ``adopt``."""
         if self.credential is not None:
             return "credential"
         if self.duplicate:
             return "duplicate"
         if self.note_id is not None:
             return "put_back"
+        if self.code == "empty":
+            return "empty"
         return "adopt" if self.adoptable else "by_hand"
 
     @property
@@ -119,6 +121,8 @@ class LooseFile:
             )
         if kind == "put_back":
             return f"put it back as {self.note_id}{NOTE_SUFFIX} with: {command}"
+        if kind == "empty":
+            return f"delete it, or write the note in it and run: {command}"
         if kind == "by_hand":
             return f"fix it by hand, or remove its frontmatter and make it a note with: {command}"
         return f"make it a note with: {command} (the original is backed up first)"
@@ -174,10 +178,20 @@ def from_problem(problem: LoadProblem, scope: Scope) -> LooseFile | None:
         )
         return LooseFile(problem.path, name, scope, problem.reason, why, problem.note_id)
     if problem.reason in NOT_A_NOTE_REASONS:
+        if _blank(problem.path):  # nothing to adopt: adopt would refuse an empty body
+            return LooseFile(problem.path, name, scope, "empty", "an empty file", adoptable=False)
         why = f"not a note yet: {problem.message}"
         adoptable = _guessable(problem.reason, problem.path)
         return LooseFile(problem.path, name, scope, problem.reason, why, adoptable=adoptable)
     return None
+
+
+def _blank(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return not handle.read(4096).strip()
+    except OSError:
+        return False
 
 
 def _guessable(reason: str, path: Path) -> bool:

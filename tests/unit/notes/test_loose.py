@@ -67,6 +67,25 @@ def test_every_kind_of_loose_file_is_named(store: NoteStore, tmp_path: Path) -> 
     assert [stored.id for stored in store.notes()] == ["kept-1"]
 
 
+def test_an_empty_file_and_a_link_outside_get_a_fix_that_works(
+    store: NoteStore, tmp_path: Path
+) -> None:
+    # adopt refuses an empty body, so "make it a note with: adopt" failed; a link pointing
+    # outside had no fix at all.
+    folder = store.directory
+    (folder / "empty.md").write_bytes(b"")
+    (folder / "blank.md").write_text("\n  \n", encoding="utf-8")
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(_note("outside-1"))
+    os.symlink(outside, folder / "link-out.md")
+    found = {loose.relative: loose for loose in find_loose_files(store)}
+    for name in ("empty.md", "blank.md"):
+        assert found[name].code == "empty" and not found[name].adoptable
+        assert found[name].fix.startswith("delete it, or write the note in it")
+    (problem,) = [p for p in store.problems() if p.path.name == "link-out.md"]
+    assert f"cp --remove-destination {outside}" in problem.message
+
+
 def test_user_scope_fixes_name_the_scope(tmp_path: Path) -> None:
     folder = tmp_path / "user"
     folder.mkdir()
