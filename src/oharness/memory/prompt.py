@@ -12,6 +12,7 @@ block (:func:`oharness.notes.quoting.quote`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable
 from typing import Final
 
@@ -61,13 +62,17 @@ No notes yet. When you learn something a future session needs (a correction, a d
 reason, a constraint, the user's preferences), save it with the `remember` tool."""
 
 
+_SPACES: Final = re.compile(r"[ \t\n\r\x0b\x0c\x1c-\x1f\x85\xa0]+")
+
+
 def index_line(stored: StoredNote, conflict: bool = False) -> str:
     """One index line for a note (marked when a sync conflict waits for it)."""
     note = stored.note
     item = ListingItem(stored.id, stored.scope, note.type, note.summary, note.updated_at, conflict)
     line = item.line()
     # The index goes to a model: one line per note (a hand-written type may hold a line break).
-    return redact_for_model(quote(" ".join(line.split())))
+    # U+2028 and U+2029 are kept for redact_for_model to show as their code points.
+    return redact_for_model(quote(_SPACES.sub(" ", line).strip()))
 
 
 def render_index(

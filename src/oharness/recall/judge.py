@@ -54,6 +54,7 @@ RELATED_FACTOR: Final = 0.5
 UNKNOWN_LENGTH: Final = 5
 UNKNOWN_MAX_LENGTH: Final = 30
 UNKNOWN_WORDS: Final = 4
+UNKNOWN_PAIR: Final = 0.4  # the share of its weight a CJK or Thai pair no note holds counts
 #: A typo other than two letters swapped or one doubled is read from this many letters.
 TYPO_LENGTH: Final = 8
 _LETTERS: Final = "abcdefghijklmnopqrstuvwxyz"
@@ -234,11 +235,8 @@ class Judge:
 
     def _held(self, terms: list[str]) -> list[bool]:
         """Whether some note holds each term."""
-        held = self._postings.held
-        ids = self._postings.vocabulary.get_many(terms)
-        return [
-            term_id is not None and term_id < len(held) and held[term_id] > 0 for term_id in ids
-        ]
+        held, ids = self._postings.held, self._postings.vocabulary.get_many(terms)
+        return [i is not None and i < len(held) and held[i] > 0 for i in ids]
 
     def passed(
         self, text: str, min_score: float, per_turn: int, exclude: Collection[object]
@@ -357,14 +355,16 @@ class Judge:
 
     def _message_weight(self, message: Message, known: dict[str, float]) -> float:
         """The recall weight of a message's words (each word's best stem; a term no note
-        holds weighs as such; two words read as a compound weigh as that one)."""
+        holds weighs as such, a pair :data:`UNKNOWN_PAIR`; a compound's words as that one)."""
         note_count, prior = len(self._postings), self._tokenizer.prior
 
         def weight(term: str) -> float:
             found = known.get(term)
-            if found is None:
-                return float(term_weight(0, note_count, prior(term), self._params))
-            return found
+            if found is not None:
+                return found
+            # A CJK or Thai pair no note holds is mostly one across two words (前要, 要做).
+            share = UNKNOWN_PAIR if unspaced_term(term) else 1.0
+            return share * float(term_weight(0, note_count, prior(term), self._params))
 
         apart = message.apart
         return sum(max(map(weight, g)) for n, g in enumerate(message.groups) if n not in apart)

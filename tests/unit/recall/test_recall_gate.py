@@ -82,6 +82,18 @@ def test_words_meaning_the_same_meet_at_full_weight() -> None:
     assert ids(index, "this page is slow") == []
 
 
+def test_pairs_across_two_chinese_words_do_not_drown_the_word_a_note_names() -> None:
+    # "部署之前要做什么" pairs 署之, 前要, 要做, 做什 besides 部署: no note holds them; at full
+    # weight they made the question too large a message for the note it names.
+    index = RecallIndex()
+    index.add_many(realistic_notes(15))
+    summary, tags = "部署前必须运行数据库迁移脚本", ("部署", "迁移", "deploy", "migration")
+    index.add("project", Note("deploy-mig-1a2", summary, "先跑 migrate。\n", tags))
+    assert ids(index, "部署之前要做什么？") == ["deploy-mig-1a2"]
+    assert ids(index, "再运行一次测试") == []
+    assert ids(index, "今天先到这里吧，我们明天再继续") == []
+
+
 def test_frame_words_of_a_memory_question_do_not_name_a_topic() -> None:
     index = RecallIndex()
     index.add_many(
