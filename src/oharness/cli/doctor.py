@@ -112,7 +112,7 @@ def check_sync_state() -> list[Finding]:
     from oharness.cli.context import open_for
     from oharness.errors import OHarnessError
     from oharness.memory.workspace import wall_clock_ms
-    from oharness.sync.actions import sync_status, unsynced_files, workspace_sync
+    from oharness.sync.actions import scope_error, sync_status, unsynced_files, workspace_sync
 
     try:
         workspace = open_for(None, register=False)
@@ -124,9 +124,9 @@ def check_sync_state() -> list[Finding]:
         name = scope["scope"]
         if scope.get("paused"):
             found.append(Finding(f"sync {name}", f"paused: {scope['paused']}", "as it says"))
-        elif scope.get("lastError"):
-            message = scope["lastError"]["message"]
-            found.append(Finding(f"sync {name}", f"failed: {message}", "oharness sync now"))
+        elif (error := scope_error(scope)) is not None:
+            failed = f"failed: {error['message']}"
+            found.append(Finding(f"sync {name}", failed, "oharness sync now"))
         if scope.get("conflicts"):
             found.append(_conflicts(f"sync {name}", len(scope["conflicts"])))
         unsynced = unsynced_files(scope)

@@ -85,6 +85,8 @@ def sync() -> None:
 
 
 def _print_status(data: dict[str, Any]) -> None:
+    from oharness.sync.actions import scope_error
+
     click.echo(f"cloud sync: {'on' if data['enabled'] else 'off'}")
     if data.get("endToEnd") == "on":
         click.echo("end-to-end encrypted: this machine holds the key; the server reads no note")
@@ -100,8 +102,8 @@ def _print_status(data: dict[str, Any]) -> None:
             click.echo(f"  account {scope['account']} at {scope['origin']}")
         if scope.get("paused"):
             click.echo(f"  paused: {scope['paused']}")
-        if scope.get("lastError"):
-            click.echo(f"  error: {scope['lastError']['message']}")
+        if (error := scope_error(scope)) is not None:
+            click.echo(f"  error: {error['message']}")
         pull = scope.get("lastPull") or {}
         if any(pull.values()):
             click.echo(

@@ -164,6 +164,18 @@ def diagnose(service: MemoryService, warnings: list[str]) -> DoctorReport:
                 report.findings.append(
                     Finding(scope, "long_summary", str(stored.path), "summary over 200 characters")
                 )
+            size = len(note.body.encode("utf-8"))
+            if size > service.max_note_bytes:  # written by hand: no write takes it
+                report.findings.append(
+                    Finding(
+                        scope,
+                        "long_body",
+                        str(stored.path),
+                        f"the body is {size:,} bytes, over memory.maxNoteBytes "
+                        f"({service.max_note_bytes:,}): split it into linked notes (an update "
+                        "of it is refused, and a sync server with the same limit refuses it)",
+                    )
+                )
             if note.type is not None and note.type not in NOTE_TYPES:
                 report.findings.append(
                     Finding(scope, "unknown_type", str(stored.path), f"unknown type {note.type!r}")

@@ -103,6 +103,11 @@ class MemoryService:
 
     # ---- scopes --------------------------------------------------------------------------
 
+    @property
+    def max_note_bytes(self) -> int:
+        """The largest body a write takes (``memory.maxNoteBytes``)."""
+        return self._max_note_bytes
+
     def available_scopes(self) -> list[Scope]:
         """The scopes this service can read and write, project first."""
         return [scope for scope in SCOPES if scope in self._scopes]

@@ -187,6 +187,15 @@ def unsynced_files(scope: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def scope_error(scope: dict[str, Any]) -> dict[str, Any] | None:
+    """A scope's last error (its 07.7 status) unless it is a note the server refused, which
+    the scope's note errors already name with their own fix: not "sync again", but "split it"
+    or "make room"."""
+    error = scope.get("lastError")
+    codes = {item.get("code") for item in scope.get("noteErrors", [])}
+    return None if not error or error.get("code") in codes else dict(error)
+
+
 def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
     """Every project this machine used (the daemon syncs each): folder, id, when it last
     synced, its waiting conflicts, last error, pause and how many notes do not sync."""
@@ -200,7 +209,7 @@ def used_project_statuses(service: SyncService) -> list[dict[str, Any]]:
                 "projectId": used.project_id,
                 "lastSyncedAt": scope["lastSyncedAt"],
                 "conflicts": scope["conflicts"],
-                "lastError": scope["lastError"],
+                "lastError": scope_error(scope),
                 "paused": scope.get("paused"),
                 "notSynced": len(unsynced_files(scope)),
             }
