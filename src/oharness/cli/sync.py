@@ -300,7 +300,9 @@ def _conflict_lines(item: dict[str, Any]) -> list[str]:
         text = item.get(side)
         note = _parsed(text)
         if note is None:
-            lines.append(f"  {title}: " + ("(deleted)" if text is None else "(unreadable)"))
+            gone = "(deleted: --keep local deletes it everywhere)" if side == "local" else ""
+            gone = gone or "(deleted)"
+            lines.append(f"  {title}: " + (gone if text is None else "(unreadable)"))
             continue
         lines.append(f"  {title}:")
         for name, value, before in (

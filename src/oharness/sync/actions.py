@@ -8,13 +8,14 @@ resolved with its set-aside versions backed up, and uploaded by the next pass.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import httpx2
 
-from oharness.errors import SyncError, UnavailableError, ValidationError
+from oharness.errors import OHarnessError, SyncError, UnavailableError, ValidationError
 from oharness.memory.workspace import Workspace
 from oharness.notes.backups import BackupStore
 from oharness.project.identity import DEFAULT_MEMORY_DIR
@@ -275,11 +276,19 @@ def conflict_records(
 
 
 def list_conflicts(service: SyncService, targets: Sequence[SyncTarget]) -> list[dict[str, Any]]:
-    """Every open conflict of these targets, with its scope and both sides."""
-    return [
-        {"scope": target.scope, **record.to_json()}
-        for target, record in conflict_records(service, targets)
-    ]
+    """Every open conflict of these targets, with its scope and both sides; this machine's
+    side is the note file as it is now (``None``: deleted since), what ``--keep local``
+    keeps."""
+    found = []
+    for target, record in conflict_records(service, targets):
+        item = {"scope": target.scope, **record.to_json()}
+        if target.store.get(record.id) is None:
+            item["local"] = None
+        else:
+            with contextlib.suppress(OHarnessError):  # unreadable now: as recorded
+                item["local"] = target.store.read_bytes(record.id).decode("utf-8", "replace")
+        found.append(item)
+    return found
 
 
 def conflict_target(

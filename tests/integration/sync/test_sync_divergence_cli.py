@@ -227,3 +227,19 @@ def test_sync_conflicts_shows_summary_type_and_tag_changes(trio: list[Machine]) 
     assert "summary: Release day is Friday (changed)" in shown
     assert "summary: Release day is Wednesday (changed)" in shown
     assert "tags:" in shown and "type:" in shown
+
+
+def test_a_conflict_whose_note_was_forgotten_here_says_so(trio: list[Machine]) -> None:
+    # The listing showed the version recorded when the conflict arose, so "--keep local" read
+    # as keeping that text while it deletes the note everywhere.
+    a, b, _ = trio
+    note = json.loads(a.ok("memory", "remember", "-s", "Release day", "-b", "Tuesday", "--json"))
+    note_id = str(note["id"])
+    a.ok("sync", "now"), b.ok("sync", "now")
+    a.ok("memory", "remember", "--id", note_id, "-b", "Wednesday")
+    b.ok("memory", "remember", "--id", note_id, "-b", "Friday")
+    a.ok("sync", "now"), b.ok("sync", "now")
+    b.ok("memory", "forget", note_id, "-y")
+    shown = b.ok("sync", "conflicts")
+    assert "this machine: (deleted: --keep local deletes it everywhere)" in shown
+    assert "Friday" not in shown and "Wednesday" in shown
