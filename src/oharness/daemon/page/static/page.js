@@ -81,8 +81,18 @@
     }
     opened = true;
   });
+  // The stream cannot say why it failed: a look at the page tells a restarted daemon, whose
+  // sign-in this page no longer holds (401), from one that is down (no answer).
+  var looked = 0;
   body.addEventListener("htmx:sseError", function () {
     live("reconnecting", body.dataset.textReconnecting);
+    if (Date.now() - looked < 5000) { return; }
+    looked = Date.now();
+    fetch(window.location.href, { method: "HEAD", credentials: "same-origin", cache: "no-store" })
+      .then(function (answer) {
+        if (answer.status === 401) { say(body.dataset.textSignedOut); }
+      })
+      .catch(function () { say(body.dataset.textOffline); });
   });
 })();
 
