@@ -137,13 +137,11 @@ class DaemonAuth:
             if method not in SAFE_METHODS:
                 sent = connection.headers.get(CSRF_HEADER, "")
                 if not hmac.compare_digest(sent.encode(), self.csrf_token.encode()):
-                    message = (
-                        "a browser request that changes something needs the X-CSRF-Token "
-                        "header (GET /auth/csrf gives it)"
-                    )
+                    fix = "(GET /auth/csrf gives it; a reload of the page takes it up)"
                     if not sent:
-                        raise DaemonApiError(401, "token_required", message)
-                    raise self.wrong(connection, message)
+                        message = "a browser request that changes something needs the "
+                        raise DaemonApiError(401, "token_required", f"{message}X-CSRF-Token {fix}")
+                    raise self.wrong(connection, f"the X-CSRF-Token header is wrong {fix}")
             return "cookie"
         raise DaemonApiError(
             401,

@@ -63,6 +63,10 @@ def test_a_plain_file_is_listed_and_adopted_from_the_page(
     assert refused.status_code == 422 and "fix the file by hand" in html.unescape(refused.text)
     escape = {"scope": "project", "file": "../outside.md"}
     assert signed_in.post("/memory/notes/adopt", data=escape, headers=csrf).status_code == 422
+    bogus = signed_in.post(
+        "/memory/notes/adopt", data={"scope": "team", "file": "broken.md"}, headers=csrf
+    )
+    assert bogus.status_code == 422 and "unknown scope 'team'" in html.unescape(bogus.text)
     zh = html.unescape(signed_in.get("/memory/notes/list?lang=zh-CN").text)
     assert "笔记文件夹中尚不是笔记的文件" in zh
 

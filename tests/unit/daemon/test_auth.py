@@ -24,10 +24,9 @@ from oharness.errors import StorageError
 
 NO_CREDENTIAL = "send 'Authorization: Bearer <token>' (the token is in $OHARNESS_HOME/daemon-token)"
 WRONG_TOKEN = "the daemon token is wrong (see daemon-token)"
-NEEDS_CSRF = (
-    "a browser request that changes something needs the X-CSRF-Token header "
-    "(GET /auth/csrf gives it)"
-)
+CSRF_FIX = "(GET /auth/csrf gives it; a reload of the page takes it up)"
+NEEDS_CSRF = f"a browser request that changes something needs the X-CSRF-Token {CSRF_FIX}"
+WRONG_CSRF = f"the X-CSRF-Token header is wrong {CSRF_FIX}"
 UNSAFE = ["POST", "PUT", "PATCH", "DELETE"]
 
 
@@ -198,7 +197,7 @@ def test_an_unsafe_method_with_a_wrong_csrf_token_is_refused_and_slowed(method: 
     connection = _connection(cookie=auth.session, csrf="0" * 64)
     for _ in range(auth.backoff.free):
         refused = _refusal(auth, connection, method)
-        assert (refused.status, refused.code, str(refused)) == (401, "token_required", NEEDS_CSRF)
+        assert (refused.status, refused.code, str(refused)) == (401, "token_required", WRONG_CSRF)
     assert _refusal(auth, connection, method).status == 429
 
 

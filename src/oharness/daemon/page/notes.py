@@ -42,7 +42,7 @@ from oharness.notes.format import Note
 from oharness.notes.invisible import escape_invisible
 from oharness.notes.loose import MAX_READ_BYTES, LooseFile
 from oharness.notes.store import NOTE_SUFFIX, StoredNote
-from oharness.types import NOTE_TYPES, SCOPES, Scope
+from oharness.types import NOTE_TYPES, SCOPES, Scope, parse_scope
 
 #: The most rows the list draws; the rest are counted, not drawn.
 SHOWN: Final = 200
@@ -286,9 +286,8 @@ def _adopt(request: Request, form: Mapping[str, str]) -> Response:
     """The loose file becomes a note (or is put back under its own name), then the page
     opens it; a refusal is shown beside the list with nothing changed."""
     view = page_view(request)
-    value = form.get("scope", "")
-    scope: Scope = "user" if value == "user" else "project"
     try:
+        scope = parse_scope(form.get("scope") or "project")
         result = adopt_file(view.hosted.workspace, scope, form.get("file", ""))
     except OHarnessError as exc:
         return render_fragment(view, "notes/message.html", {"message": exc.message}, status=422)
