@@ -305,3 +305,7 @@ def test_a_short_pass_and_second_factor_codes_are_caught(text: str, value: str) 
 )
 def test_pass_and_codes_in_ordinary_prose_pass(text: str) -> None:
     assert find_secrets({"body": text}) == []
+
+
+def test_a_password_manager_named_beside_backup_codes_is_no_code() -> None:
+    assert find_secrets({"body": "backup codes: 10 of them, see 1Password"}) == []

@@ -19,6 +19,7 @@ from typing import Final
 from oharness.notes.secrets.prose import (
     _CODE_CHARACTERS,
     _TRIM_END,
+    _WHERE_SECRETS_LIVE,
     _is_password_value,
     _is_secret_value,
     _trimmed,
@@ -222,7 +223,8 @@ _CODES_RE: Final = _lazy(
     r"(?P<codes>[^\n]*)",
     re.IGNORECASE,
 )
-# A code: a digit among 8 or more letters and digits, in groups joined by "-" (8f3k-2m9x).
+# A code: digits among 8 or more letters and digits, in groups joined by "-" (8f3k-2m9x); a
+# password manager's name ("see 1Password") says where the codes are.
 _CODE_RE: Final = _lazy(
     r"(?<![\w\-])(?=[\w\-]*\d)[A-Za-z0-9]{4,12}(?:-[A-Za-z0-9]{3,12})*(?![\w\-])"
 )
@@ -233,9 +235,13 @@ def _scan_recovery_codes(subject: _Subject) -> Iterator[_Span]:
     text = subject.text
     for match in _anchored_matches(text, subject.lowered, _CODES_HINTS, _CODES_RE()):
         for code in _CODE_RE().finditer(match.group("codes")):
-            if len(code.group().replace("-", "")) >= 8:
+            value = code.group()
+            digits = sum(character.isdigit() for character in value)
+            if value.lower() in _WHERE_SECRETS_LIVE or digits < 2:
+                continue
+            if len(value.replace("-", "")) >= 8:
                 start = match.start("codes") + code.start()
-                yield start, start + len(code.group()), "recovery code"
+                yield start, start + len(value), "recovery code"
 
 
 LOGIN_RULES: Final = (
