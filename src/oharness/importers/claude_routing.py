@@ -62,6 +62,9 @@ def route_to_current(
     ``traced``: the owners come from the project's transcripts, so they decide alone; a name
     alone (which several paths can share) only counts otherwise.
     """
+    shared = _shared_name(project, owners, current, traced)
+    if shared is not None:
+        return Route(project, None, shared)
     if current is not None and _is_current(project, owners, current, traced):
         return Route(project, current.root)
     if owners:
@@ -82,19 +85,16 @@ def route_each(
     traced: bool = False,
 ) -> Route:
     """Import ``project`` into the registered project it belongs to (``--all``)."""
+    shared = _shared_name(project, owners, current, traced)
+    if shared is not None:
+        return Route(project, None, shared)
     if current is not None and _is_current(project, owners, current, traced):
         return Route(project, current.root)
     roots = sorted({owner.root for owner in owners if owner.registered and owner.root})
     if len(roots) == 1:
         return Route(project, roots[0])
     if len(roots) > 1:
-        names = ", ".join(str(root) for root in roots)
-        return Route(
-            project,
-            None,
-            f"several projects have this Claude Code name ({names}): run the import in the "
-            "right one and name this folder alone",
-        )
+        return Route(project, None, _several(roots))
     if owners:
         where = _places(owners)
         return Route(
@@ -103,6 +103,36 @@ def route_each(
             f"no registered project at {where}: run 'oharness project init' there first",
         )
     return Route(project, None, _no_folder_reason())
+
+
+def _shared_name(
+    project: ClaudeProject,
+    owners: list[FolderOwner],
+    current: CurrentProject | None,
+    traced: bool,
+) -> str | None:
+    """Why ``project`` is not imported into the current project although its name fits it:
+    the name (where "-", "_", "." and "/" are all "-") fits another project's folder too, and
+    no transcript says which; None otherwise."""
+    if traced or current is None or project.name not in current.names:
+        return None
+    mine = {current.root, current.main_root or current.root}
+    others = {
+        owner.root
+        for owner in owners
+        if owner.root is not None
+        and owner.root not in mine
+        and (owner.key is None or owner.key != current.key)  # a clone of this one is not
+    }
+    return _several(sorted({current.root, *others})) if others else None
+
+
+def _several(roots: Iterable[Path]) -> str:
+    names = ", ".join(str(root) for root in roots)
+    return (
+        f"several projects have this Claude Code name ({names}): run the import in the right "
+        "one and name this folder alone"
+    )
 
 
 def _places(owners: Iterable[FolderOwner]) -> str:

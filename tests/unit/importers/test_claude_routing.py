@@ -59,7 +59,14 @@ def test_transcripts_outrank_a_shared_name() -> None:
     # /w/shop and /w/other-path both encode to -w-shop; the transcripts name the other one.
     project = ClaudeProject("-w-shop", PROJECT.folder, PROJECT.memory)
     assert route_to_current(project, [_owner()], CURRENT, traced=True).target is None
-    assert route_to_current(project, [_owner()], CURRENT).target == SHOP
+    # With no transcript, the name alone fits both: refused (the other project's notes would
+    # land here), as --all refuses it; named alone, the folder is imported here.
+    untraced = route_to_current(project, [_owner(), _owner(SHOP)], CURRENT)
+    assert untraced.target is None and "several projects" in untraced.reason
+    assert f"{OTHER}" in untraced.reason and f"{SHOP}" in untraced.reason
+    assert route_each(project, [_owner(), _owner(SHOP)], CURRENT).target is None
+    assert route_to_current(project, [_owner(SHOP)], CURRENT).target == SHOP
+    assert route_to_current(project, [_owner(key="git-aaa")], CURRENT).target == SHOP  # a clone
     assert route_to_current(project, [], CURRENT, traced=True).target == SHOP
     assert route_each(project, [_owner()], CURRENT, traced=True).target == OTHER
 
