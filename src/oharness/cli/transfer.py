@@ -107,11 +107,13 @@ def import_memories(
     report.items.extend(left_out)
     if as_json:
         emit_json(report.to_dict())
-        return
-    _print_report(report)
-    if left_out:
-        hint = "" if all_projects else "; --all brings each into its own project"
-        say(f"{plural(len(left_out), 'Claude Code project')} left out (see above){hint}")
+    else:
+        _print_report(report)
+        if left_out:
+            hint = "" if all_projects else "; --all brings each into its own project"
+            say(f"{plural(len(left_out), 'Claude Code project')} left out (see above){hint}")
+    if report.count("refused"):  # a script sees that not everything came in (as sync now)
+        raise click.exceptions.Exit(1)
 
 
 @dataclass(frozen=True)

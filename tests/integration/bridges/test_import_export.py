@@ -104,7 +104,9 @@ def test_markdown_folder_yaml_json_and_plain(home: Path, project_dir: Path, tmp_
     (folder / "key.md").write_text(
         "# AWS keys\n\ntoken: ghp_Zq8Lr2Vt6Wm1Xy4Ns9Kp3Bd7Hf5Jc0Ga2Ue8\n", encoding="utf-8"
     )
-    report = as_json(home, project_dir, "memory", "import", "markdown", str(folder))
+    ran = run(home, project_dir, "memory", "import", "markdown", str(folder), "--json")
+    assert ran.returncode == 1, ran.stderr  # a note was refused: a script can tell
+    report = json.loads(ran.stdout)
     by_source = {item["source"]: item for item in report["items"]}
     assert by_source["a.md"]["outcome"] == "imported"
     assert by_source["sub/b.md"]["id"] == "kept-id-1"
