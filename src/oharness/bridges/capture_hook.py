@@ -91,9 +91,9 @@ def handle_capture(
     fields = CaptureInput(payload)
     if fields.subagent or not fields.session_id or not fields.transcript_path:
         return ""  # nothing is ever extracted from subagents; no transcript, nothing to read
-    project = find_project(fields.cwd, home)
+    project = find_project(fields.cwd, home) or _registered_now(fields.cwd, home)
     if project is None:
-        return ""  # capture writes a project's notes: no registered project, no capture
+        return ""  # capture writes a project's notes: no project here, no capture
     root, project_id = project
     switches = hook_switches(home, root)
     if switches.model:
@@ -258,6 +258,22 @@ def note_resume(agent: str, payload: Mapping[str, Any], home: str) -> None:
     except OSError:
         return
     state.save_session(agent, session_id, {**record, "transcript": transcript, "offset": end})
+
+
+def _registered_now(cwd: str, home: str) -> tuple[str, str] | None:
+    """A git repository not registered yet registers itself, as on its first project note
+    (capture writes project notes); any other folder stays as it is."""
+    from pathlib import Path
+
+    from oharness.memory.workspace import open_workspace
+    from oharness.project.identity import find_project as locate
+    from oharness.project.identity import registers_itself
+
+    location = locate(Path(cwd), Path(home))
+    if location is None or location.registered or not registers_itself(location.root):
+        return None
+    open_workspace(Path(cwd), Path(home), register=True).close()
+    return find_project(cwd, home)
 
 
 def announce_saved(output: str, payload: Mapping[str, Any], home: str) -> str:

@@ -463,3 +463,19 @@ def test_a_stop_below_the_threshold_hands_nothing_over(agent: Agent, tmp_path: P
         agent.hook("claude-code", "stop", session_id="cc-few", transcript_path=str(path))
         knock, _ = door.accept()
         knock.close()
+
+
+def test_a_git_repository_not_registered_yet_registers_itself_at_its_first_capture(
+    home: Path, tmp_path: Path, stub: StubModelServer
+) -> None:
+    # Before, the pass was skipped without a word until something else registered the folder.
+    repo = tmp_path / "fresh-repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    agent = Agent(home, repo, stub)
+    _extracting(agent)
+    path = transcript(tmp_path, "claude_code_session.jsonl")
+    stub.script(openai_text(extraction_answer(ZEPHYR)))
+    agent.hook("claude-code", "stop", session_id="cc-9", transcript_path=str(path))
+    assert (repo / ".oharness" / "project.json").is_file()
+    assert len(wait_for(agent.notes, "the note")) == 1
