@@ -7,7 +7,7 @@ send :meth:`to_dict` as an event and the Memory page can list it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oharness.extraction.writer import SavedNote
@@ -70,4 +70,11 @@ class Announcement:
     def from_dict(cls, data: Mapping[str, Any]) -> Announcement:
         notes = data.get("notes") if isinstance(data, Mapping) else None
         found = [AnnouncedNote.from_dict(item) for item in notes or () if isinstance(item, Mapping)]
-        return cls(tuple(note for note in found if note is not None))
+        # Several passes (Stop, then SessionEnd, another agent) may save one note: once each,
+        # where it was first named, with its last summary; created then updated is created.
+        once: dict[tuple[str, str], AnnouncedNote] = {}
+        for note in (note for note in found if note is not None):
+            before = once.get((note.scope, note.id))
+            created = before is not None and before.action == "created"
+            once[(note.scope, note.id)] = replace(note, action="created") if created else note
+        return cls(tuple(once.values()))
