@@ -11,6 +11,7 @@ import click
 
 from oharness.cli.context import common_options, emit_json, open_for, stdin_is_terminal, warn
 from oharness.errors import OHarnessError, UnavailableError, ValidationError
+from oharness.memory.memory_service import split_scoped_id
 from oharness.memory.workspace import Workspace, wall_clock_ms
 from oharness.review.findings import Finding
 from oharness.review.merge import MergeDraft, MergePlan, draft_file_text, draft_from_file_text
@@ -175,7 +176,12 @@ def merge(
     workspace = open_for(project_path, register=False)
     warn(workspace, as_json)
     review_service = _review(workspace, sync=True)
-    plan = review_service.plan(note_ids, parse_scope(scope) if scope else None)
+    named: Scope | None = parse_scope(scope) if scope else None
+    ids = []
+    for value in note_ids:  # "user:ID" as listings print it; one scope for them all
+        note_id, named = split_scoped_id(value, named)
+        ids.append(note_id)
+    plan = review_service.plan(tuple(ids), named)
     model = _model(workspace) if draft_kind == "model" else None
     draft = review_service.draft(plan, draft_kind, model)
     if edit_draft:

@@ -70,7 +70,9 @@ def test_merge_asks_unless_yes_then_merges(home: Path, project_dir: Path) -> Non
     assert refused.returncode == 1 and "--yes" in refused.stderr
     assert "keep " + a in refused.stdout  # the plan and the draft were shown
     assert (project_dir / "MEMORY" / f"{b}.md").exists()
-    data = _json(home, project_dir, "memory", "merge", b, a, "--yes")
+    mixed = _run(home, project_dir, "memory", "merge", f"project:{b}", f"user:{a}", "--yes")
+    assert mixed.returncode == 1 and "names the user scope" in mixed.stderr
+    data = _json(home, project_dir, "memory", "merge", f"project:{b}", a, "--yes")  # as listed
     assert data["kept"] == a and data["deleted"] == [b] and len(data["backups"]) == 2
     assert data["committedVersion"] is None  # sync off: an ordinary local edit
     assert not (project_dir / "MEMORY" / f"{b}.md").exists()
