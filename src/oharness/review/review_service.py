@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from oharness.errors import ConflictError, NotFoundError, UnavailableError
 from oharness.notes.backups import BackupRecord
@@ -47,6 +47,12 @@ if TYPE_CHECKING:
     from oharness.recall.index import RecallIndex
 
 Writes = Sequence[tuple[str, bytes | None]]
+
+
+#: The tags the importers give every note they bring ("claude-code", "codex"): where a note
+#: came from, not its topic. Left out of the same-topic similarity, or three unrelated short
+#: notes imported together read as one topic.
+SOURCE_TAGS: Final = frozenset(("claude-code", "claude-md", "codex"))
 
 
 class BatchCommitter(Protocol):
@@ -129,7 +135,9 @@ class ReviewService:
                 from oharness.recall.index import RecallIndex
 
                 self._index = RecallIndex.from_settings(self.settings.memory.recall)
-            terms = self._terms[key] = self._index.summary_terms(note)
+            topical = tuple(tag for tag in note.tags if tag not in SOURCE_TAGS)
+            terms = self._index.summary_terms(note.with_changes(tags=topical))
+            self._terms[key] = terms
         return terms
 
     def _hash(self, stored: StoredNote) -> str:

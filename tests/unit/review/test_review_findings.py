@@ -38,6 +38,17 @@ def test_a_reworded_duplicate_is_one_same_topic_finding_with_merge(
     assert groups[0]["id"].startswith("same-topic-")
 
 
+def test_the_tag_an_importer_gives_every_note_makes_no_topic(
+    workspace: Workspace, clock: FakeClock
+) -> None:
+    # Short notes imported together all carry "claude-code": three unrelated ones read as one.
+    s = workspace.service
+    s.remember("BOM file", "Starts with a byte order mark.", tags="bom, claude-code")
+    s.remember("Windows line endings", "CRLF in the exports.", tags="crlf, claude-code")
+    s.remember("In subfolder", "Kept under notes/.", tags="subnote, claude-code")
+    assert "same-topic" not in _kinds(workspace, clock)
+
+
 def test_notes_of_different_scopes_are_never_one_topic(
     workspace: Workspace, clock: FakeClock
 ) -> None:
