@@ -270,7 +270,9 @@ def _registered_now(cwd: str, home: str) -> tuple[str, str] | None:
     from oharness.project.identity import registers_itself
 
     location = locate(Path(cwd), Path(home))
-    if location is None or location.registered or not registers_itself(location.root):
+    if location is None or location.registered or location.refused is not None:
+        return None
+    if not registers_itself(location.root):
         return None
     open_workspace(Path(cwd), Path(home), register=True).close()
     return find_project(cwd, home)
