@@ -140,6 +140,9 @@ def _claude_batches(
     if project is not None:
         current = current_facts(project.root, project.identity.id if project.identity else None)
     plan = plan_claude_import(path, current, route_all=all_projects, home=workspace.home.home)
+    if not as_json:
+        for notice in plan.notices:
+            say(f"note: {notice}", err=True)
     named = current.root if all_projects and current is not None else None
     left_out.extend(
         ItemReport(skip.source, "skipped", skip.reason) for skip in left_out_skips(path, plan)

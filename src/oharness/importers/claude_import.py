@@ -38,6 +38,9 @@ class ClaudePlan:
     current_root: Path | None = None
     groups: dict[Path | None, list[ClaudeProject]] = field(default_factory=dict)
     left_out: list[Route] = field(default_factory=list)
+    #: One line per folder named alone that traces back to another project on this machine:
+    #: imported here as asked, and said.
+    notices: list[str] = field(default_factory=list)
 
 
 def plan_claude_import(
@@ -48,6 +51,10 @@ def plan_claude_import(
     plan = ClaudePlan(tree, current.root if current is not None else None)
     if tree.single and not route_all:
         plan.groups[None] = list(tree.projects)
+        for project in tree.projects:
+            notice = _elsewhere(project, current, home)
+            if notice is not None:
+                plan.notices.append(notice)
         return plan
     decide = route_each if route_all else route_to_current
     for project in tree.projects:
@@ -60,6 +67,21 @@ def plan_claude_import(
         key = None if current is not None and route.target == current.root else route.target
         plan.groups.setdefault(key, []).append(project)
     return plan
+
+
+def _elsewhere(project: ClaudeProject, current: CurrentProject | None, home: Path) -> str | None:
+    """What to say when a folder named alone belongs to another project on this machine (its
+    sessions ran there, or, without them, its name is that project's folder)."""
+    located = locate_project_folders(project)
+    owners = owners_of(located.folders, home)
+    if current is not None and route_to_current(project, owners, current, traced=True).target:
+        return None  # this project's own, or a clone's
+    others = sorted({str(owner.root) for owner in owners if owner.root is not None})
+    if not others or (current is not None and str(current.root) in others):
+        return None
+    how = "its sessions ran in" if located.traced else "its name is the folder of"
+    where = ", ".join(others)
+    return f"{project.folder.name}: {how} {where}, another project: imported here as asked"
 
 
 def read_planned(

@@ -272,3 +272,20 @@ def test_claude_md_is_skipped_with_a_reason_or_imported_on_request(
     text = run(home, tmp_path, "memory", "import", "markdown", str(shop), "--include-claude-md")
     assert text.returncode != 0 and "claude-code" in text.stderr
     assert "Traceback" not in text.stderr
+
+
+def test_a_folder_named_alone_that_is_another_projects_is_imported_and_said(
+    home: Path, tmp_path: Path
+) -> None:
+    alpha = _repository(tmp_path / "code" / "alpha")
+    beta = _repository(tmp_path / "code" / "beta")
+    ok(home, alpha, "project", "init")
+    ok(home, beta, "project", "init")
+    folder = _memory(tmp_path / "dot-claude", beta, {"shop_db": "The shop database is Postgres"})
+    ran = run(home, alpha, "memory", "import", "claude-code", str(folder))
+    assert ran.returncode == 0, ran.stderr
+    assert f"its name is the folder of {beta.resolve()}, another project" in ran.stderr
+    assert _summaries(home, alpha) == {"The shop database is Postgres"}  # as asked
+    own = _memory(tmp_path / "dot-claude-2", alpha, {"deploys": "Deploys on Tuesdays"})
+    quiet = run(home, alpha, "memory", "import", "claude-code", str(own))
+    assert quiet.returncode == 0 and "another project" not in quiet.stderr
