@@ -41,6 +41,7 @@ _SUMMARY_KEYS: Final = ("summary", "description", "title", "name")
 _TAG_KEYS: Final = ("tags", "keywords", "tag")
 _CREATED_KEYS: Final = ("createdAt", "created_at", "created", "date")
 _UPDATED_KEYS: Final = ("updatedAt", "updated_at", "updated", "modified", "lastModified")
+_EMPTY_BODY: Final = "empty body: write the note's text in the file, or leave it out"
 
 
 def read_markdown(root: Path) -> Reading:
@@ -69,7 +70,7 @@ def _markdown_draft(found: TextFile, reading: Reading, **overrides: Any) -> Draf
     fields = parsed.fields
     body = parsed.body.strip("\n")
     if not body.strip():
-        reading.skips.append(Skip(found.relative, "empty body"))
+        reading.skips.append(Skip(found.relative, _EMPTY_BODY))
         return None
     summary = _first_text(fields, _SUMMARY_KEYS) or first_line_summary(body)
     note_type, tags = _type_and_tags(fields)
@@ -187,7 +188,7 @@ def _instruction_draft(
         return
     body = found.text.strip("\n")
     if not body.strip():
-        reading.skips.append(Skip(found.relative, "empty body"))
+        reading.skips.append(Skip(found.relative, _EMPTY_BODY))
         return
     reading.drafts.append(
         Draft(
@@ -352,7 +353,7 @@ def _codex_file(found: TextFile, reading: Reading) -> None:
             )
         )
     if not any(text.strip() for _, text in sections):
-        reading.skips.append(Skip(source, "empty body"))
+        reading.skips.append(Skip(source, _EMPTY_BODY))
 
 
 def _sections(body: str) -> list[tuple[str, str]]:

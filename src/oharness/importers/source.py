@@ -118,22 +118,34 @@ def read_text_file(path: Path, base: Path, reading: Reading) -> TextFile | None:
             return None
         if info.st_size > MAX_FILE_BYTES:
             reading.skips.append(
-                Skip(relative, f"too large ({info.st_size} bytes; at most {MAX_FILE_BYTES})")
+                Skip(
+                    relative,
+                    f"too large ({info.st_size} bytes; at most {MAX_FILE_BYTES}): split it into "
+                    "smaller files and import again",
+                )
             )
             return None
         data = os.read(fd, MAX_FILE_BYTES + 1)
     finally:
         os.close(fd)
     if len(data) > MAX_FILE_BYTES:
-        reading.skips.append(Skip(relative, f"too large (over {MAX_FILE_BYTES} bytes)"))
+        reading.skips.append(
+            Skip(
+                relative,
+                f"too large (over {MAX_FILE_BYTES} bytes): split it into smaller files and "
+                "import again",
+            )
+        )
         return None
     if b"\x00" in data:
-        reading.skips.append(Skip(relative, "binary (contains NUL bytes)"))
+        binary = "binary (contains NUL bytes): not a text note; left as it is"
+        reading.skips.append(Skip(relative, binary))
         return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        reading.skips.append(Skip(relative, "not UTF-8 text"))
+        encoding = "not UTF-8 text: save it as UTF-8 (iconv -f latin1 -t utf-8) and import again"
+        reading.skips.append(Skip(relative, encoding))
         return None
     return TextFile(path, relative, text.replace("\r\n", "\n"), info.st_mtime_ns // 1_000_000)
 

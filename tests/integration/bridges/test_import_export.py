@@ -187,8 +187,8 @@ def test_hostile_folder_is_skipped_with_reasons(
     assert by_source["fine.md"]["outcome"] == "imported"
     for name, word in [
         ("binary.md", "binary"),
-        ("latin1.md", "UTF-8"),
-        ("huge.md", "too large"),
+        ("latin1.md", "save it as UTF-8"),  # each with what to do
+        ("huge.md", "split it into smaller files"),
         ("bomb.md", "aliases"),
         ("unclosed.md", "frontmatter"),
         ("link.md", "outside"),
