@@ -317,6 +317,27 @@ def test_a_summary_written_by_hand_with_a_bidi_control_is_never_saved_as_its_esc
     assert service.find(note.id, "project").note.summary == "Invoice gnp.exe"
 
 
+def test_a_hand_written_tag_with_a_space_is_not_split_by_a_save(
+    daemon: LiveDaemon, signed_in: httpx2.Client
+) -> None:
+    service = daemon.state.registry.default.workspace.service
+    note = service.remember("Load tests run on staging", "Book a slot.\n", tags="perf")
+    path = service.store("project").path_for(note.id)
+    path.write_text(path.read_text().replace('"perf"', '"load testing", "perf"'))
+    stored = service.store("project").latest(note.id)
+    assert stored is not None and stored.note.tags == ("load testing", "perf")
+    form = {**FORM, "id": note.id, "hash": stored.note.content_hash, "scope": "project"}
+    kept = {**form, "summary": stored.note.summary, "tags": "load testing, perf", "body": "B.\n"}
+    refused = signed_in.post("/memory/notes/save", data=kept, headers=_csrf(daemon))
+    assert refused.status_code == 422 and 'id="note-tags-error"' in refused.text
+    assert "hyphen" in refused.text and '"load testing"' in path.read_text()
+    fixed = {**kept, "tags": "load-testing, perf"}
+    assert (
+        signed_in.post("/memory/notes/save", data=fixed, headers=_csrf(daemon)).status_code == 204
+    )
+    assert service.find(note.id, "project").note.tags == ("load-testing", "perf")
+
+
 def test_a_project_note_on_a_page_without_a_project_says_what_to_do(tmp_path: Path) -> None:
     home = tmp_path / "home"  # started in OHARNESS_HOME, as oharness setup starts it
     home.mkdir()

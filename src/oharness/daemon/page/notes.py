@@ -261,7 +261,8 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
 def _refuse_escapes_kept(note: Note, form: Mapping[str, str]) -> None:
     """The form shows a summary's or tags' invisible characters as ``\\uXXXX`` (they cannot be
     seen, nor removed, as they are): sent back unchanged, they would be written as that text.
-    The person deletes them instead."""
+    The person deletes them instead. So with a tag holding a space (written by hand), which a
+    save would split in two."""
     for field, value in (("summary", note.summary), ("tags", ", ".join(note.tags))):
         shown = escape_invisible(value)
         if shown != value and form.get(field, "").strip() == shown:
@@ -270,6 +271,14 @@ def _refuse_escapes_kept(note: Note, form: Mapping[str, str]) -> None:
                 field=field,
                 message_key="notes.invisible_shown",
             )
+    shown_tags = ", ".join(note.tags)
+    if any(len(tag.split()) > 1 for tag in note.tags) and form.get("tags", "") == shown_tags:
+        raise ValidationError(  # "load testing" would come back as "load" and "testing"
+            "a tag written by hand holds a space and would become two tags: join its words "
+            "with a hyphen",
+            field="tags",
+            message_key="notes.tag_space",
+        )
 
 
 def _delete(view: PageView, form: Mapping[str, str]) -> Response:
