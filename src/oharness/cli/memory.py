@@ -105,11 +105,6 @@ def remember(
         check_new_note(summary, body, type=note_type or UNSET, tags=UNSET if tags is None else tags)
     workspace = open_for(project_path, register=register)
     warn(workspace, as_json)
-    if summary is None or body is None:  # an update: what is left out is kept
-        assert note_id is not None
-        stored = workspace.service.find(note_id, _scope(scope))
-        summary = stored.note.summary if summary is None else summary
-        body = stored.note.body if body is None else body
     type_arg: str | Unset | None = UNSET
     if note_type is not None:
         type_arg = note_type

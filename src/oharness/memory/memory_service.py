@@ -192,8 +192,8 @@ class MemoryService:
 
     def remember(
         self,
-        summary: str,
-        body: str,
+        summary: str | None,
+        body: str | None,
         *,
         type: str | Unset | None = UNSET,
         tags: str | Iterable[str] | Unset | None = UNSET,
@@ -208,8 +208,20 @@ class MemoryService:
         passes ``task-update``); with no backups available it is refused, changing nothing.
         ``expected_hash``: the content hash of the version the change was made to (an editor
         opened it); a file that holds another now - edited by hand meanwhile - is refused,
-        changing nothing (:class:`ConflictError`), checked on the file under the lock.
+        changing nothing (:class:`ConflictError`), checked on the file under the lock. An update
+        may leave ``summary`` or ``body`` out (``None``): the note's own are kept.
         """
+        if summary is None or body is None:
+            if id is None:
+                missing = "summary" if summary is None else "body"
+                raise ValidationError(
+                    f"a new note needs a summary and a body ({missing} is missing); give id to "
+                    "update a note",
+                    field=missing,
+                )
+            kept = self.find(*split_scoped_id(id, scope)).note
+            summary = kept.summary if summary is None else summary
+            body = kept.body if body is None else body
         clean = checked_fields(summary, body, type, tags, self._max_note_bytes)
         if id is not None:
             note_id, scope = split_scoped_id(id, scope)

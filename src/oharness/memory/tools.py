@@ -176,11 +176,7 @@ def _dispatch(service: MemoryService, name: str, arguments: Mapping[str, Any]) -
     if name == "remember":
         _check_arguments(name, arguments, REMEMBER)
         summary, body = arguments.get("summary"), arguments.get("body")
-        if (summary is None or body is None) and arguments.get("id") is not None:
-            stored = service.find(arguments["id"], scope).note  # an update keeps the rest
-            summary = stored.summary if summary is None else summary
-            body = stored.body if body is None else body
-        if summary is None or body is None:
+        if arguments.get("id") is None and (summary is None or body is None):
             raise ValidationError(
                 f"{name}: missing required argument {'summary' if summary is None else 'body'!r}"
                 " (a new note needs a summary and a body; give id to update a note)"

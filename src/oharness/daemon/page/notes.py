@@ -234,7 +234,7 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
     )
     try:
         if note_id:
-            _refuse_escapes_kept(service.find(note_id, scope).note, form)
+            _refuse_lossy_save(service.find(note_id, scope).note, form)
         result = service.remember(
             form.get("summary", ""),
             form.get("body", ""),
@@ -258,21 +258,21 @@ def _save(view: PageView, form: Mapping[str, str]) -> Response:
     return _redirect(view, note=f"{result.scope}:{result.id}", saved=1, similar=similar)
 
 
-def _refuse_escapes_kept(note: Note, form: Mapping[str, str]) -> None:
-    """The form shows a summary's or tags' invisible characters as ``\\uXXXX`` (they cannot be
-    seen, nor removed, as they are): sent back unchanged, they would be written as that text.
-    The person deletes them instead. So with a tag holding a space (written by hand), which a
-    save would split in two."""
-    for field, value in (("summary", note.summary), ("tags", ", ".join(note.tags))):
+def _refuse_lossy_save(note: Note, form: Mapping[str, str]) -> None:
+    """Refuse a save that would change what the person left as it was: a summary or tags
+    whose invisible characters the form shows as escapes (``\\u202e``: they can neither be
+    seen nor removed as they are), sent back unchanged, would be written as that text; a tag
+    written by hand with a space would be split in two."""
+    tags = ", ".join(note.tags)
+    for field, value in (("summary", note.summary), ("tags", tags)):
         shown = escape_invisible(value)
         if shown != value and form.get(field, "").strip() == shown:
             raise ValidationError(
-                f"the {field} holds invisible characters shown as \\uXXXX; delete them to save",
+                f"the {field} holds invisible characters shown as escapes; delete them to save",
                 field=field,
                 message_key="notes.invisible_shown",
             )
-    shown_tags = ", ".join(note.tags)
-    if any(len(tag.split()) > 1 for tag in note.tags) and form.get("tags", "") == shown_tags:
+    if form.get("tags", "") == tags and any(len(tag.split()) > 1 for tag in note.tags):
         raise ValidationError(  # "load testing" would come back as "load" and "testing"
             "a tag written by hand holds a space and would become two tags: join its words "
             "with a hyphen",
